@@ -1,0 +1,228 @@
+//! # pipelab: the command-line tool
+//!
+//! `pipelab sim` runs a configuration in virtual time against synthetic
+//! traffic; `pipelab demo` runs the bundled example; `pipelab check` parses
+//! a configuration and prints it back in canonical form.
+//!
+//! This crate only reads files and arguments and prints; the work is done
+//! by `pipelab-lang` (parsing), `pipelab-sim` (the virtual-time driver) and
+//! `pipelab-engine`.
+
+#![forbid(unsafe_code)]
+
+use clap::{Args, Parser, Subcommand};
+use pipelab_lang::{parse_traffic, Config, TrafficSpec};
+use pipelab_sim::{simulate, SimOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The bundled default example (dummynet-revisited §3.2).
+const DEMO_CONFIG: &str = include_str!("../../../examples/two-links.conf");
+const DEMO_TRAFFIC: &str = include_str!("../../../examples/two-links.traffic");
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pipelab",
+    version,
+    about = "A user-space network emulator: links, paths and topologies with exact bandwidth, delay, queues and loss.",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run a configuration in virtual time against synthetic traffic.
+    ///
+    /// Example:
+    ///   pipelab sim links.conf --traffic 'cbr rate 500pps size 1000B duration 10s'
+    Sim(SimArgs),
+    /// Run the bundled example (two links and a LAN, dummynet-revisited §3.2).
+    Demo(OutputArgs),
+    /// Check a configuration file and print it in canonical form.
+    Check {
+        /// The configuration file (one command per line, `#` comments).
+        config: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+struct OutputArgs {
+    /// Print the report as JSON (stable field names) instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Seed of every random decision.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Args, Debug)]
+struct SimArgs {
+    /// The configuration file (one command per line, `#` comments).
+    config: PathBuf,
+    /// A traffic source, e.g. 'cbr rate 1000pps size 1000B duration 10s'
+    /// [start 1s] [from ADDR:PORT to ADDR:PORT] [proto udp|tcp] [name NAME].
+    /// Patterns: cbr, poisson, onoff (with `on 1s off 2s`). Repeatable.
+    #[arg(long = "traffic", short = 't', value_name = "SPEC")]
+    traffic: Vec<String>,
+    /// A file of traffic sources, one spec per line (`#` comments).
+    #[arg(long = "traffic-file", value_name = "FILE")]
+    traffic_file: Vec<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// An error already formatted for the user, and the exit code to use.
+struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    fn usage(message: String) -> Failure {
+        Failure { message, code: 2 }
+    }
+}
+
+fn read(path: &PathBuf) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("error: cannot read {}: {e}", path.display())))
+}
+
+fn load_config(name: &str, text: &str) -> Result<Config, Failure> {
+    let mut cfg = Config::new();
+    cfg.apply_script(text).map_err(|errs| {
+        let mut msg = String::new();
+        for e in &errs {
+            msg.push_str(&e.render(name, text));
+        }
+        msg.push_str(&format!(
+            "{} error{} in {name}; nothing was applied",
+            errs.len(),
+            if errs.len() == 1 { "" } else { "s" }
+        ));
+        Failure::usage(msg)
+    })?;
+    Ok(cfg)
+}
+
+/// Traffic specs from a file's lines (blank lines and `#` comments skipped).
+fn traffic_lines(name: &str, text: &str) -> Result<Vec<TrafficSpec>, Failure> {
+    let mut specs = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let spec = parse_traffic(line).map_err(|e| {
+            Failure::usage(format!(
+                "error: {name}:{}:{}: {}",
+                n + 1,
+                e.column,
+                with_hint(&e)
+            ))
+        })?;
+        specs.push(spec);
+    }
+    Ok(specs)
+}
+
+fn with_hint(e: &pipelab_lang::ParseError) -> String {
+    match &e.hint {
+        Some(h) => format!("{}: {h}", e.message),
+        None => e.message.clone(),
+    }
+}
+
+fn run_sim(cfg: &Config, traffic: &[TrafficSpec], out: &OutputArgs) -> Result<(), Failure> {
+    let opts = SimOptions {
+        seed: out.seed,
+        ..SimOptions::default()
+    };
+    let report = simulate(cfg, traffic, &opts).map_err(|e| Failure {
+        message: format!("error: {e}"),
+        code: 1,
+    })?;
+    let text = if out.json {
+        report.to_json() + "\n"
+    } else {
+        report.to_table()
+    };
+    emit(&text)
+}
+
+/// Write to stdout; a closed pipe (`pipelab demo | head`) is not an error.
+fn emit(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            message: format!("error: cannot write output: {e}"),
+            code: 1,
+        }),
+    }
+}
+
+fn main_inner(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Cmd::Sim(args) => {
+            let name = args.config.display().to_string();
+            let text = read(&args.config)?;
+            let cfg = load_config(&name, &text)?;
+            let mut traffic = Vec::new();
+            for (i, t) in args.traffic.iter().enumerate() {
+                let spec = parse_traffic(t).map_err(|e| {
+                    Failure::usage(format!(
+                        "error: --traffic #{}: column {}: {}\n  {t}\n  {}^",
+                        i + 1,
+                        e.column,
+                        with_hint(&e),
+                        " ".repeat((e.column as usize).saturating_sub(1))
+                    ))
+                })?;
+                traffic.push(spec);
+            }
+            for f in &args.traffic_file {
+                traffic.extend(traffic_lines(&f.display().to_string(), &read(f)?)?);
+            }
+            run_sim(&cfg, &traffic, &args.out)
+        }
+        Cmd::Demo(out) => {
+            let cfg = load_config("examples/two-links.conf", DEMO_CONFIG)?;
+            let traffic = traffic_lines("examples/two-links.traffic", DEMO_TRAFFIC)?;
+            if !out.json {
+                let mut head = format!(
+                    "# configuration (examples/two-links.conf)\n{}",
+                    cfg.to_script()
+                );
+                head.push_str("# traffic (examples/two-links.traffic)\n");
+                for t in &traffic {
+                    head.push_str(&format!("{t}\n"));
+                }
+                head.push('\n');
+                emit(&head)?;
+            }
+            run_sim(&cfg, &traffic, &out)
+        }
+        Cmd::Check { config } => {
+            let name = config.display().to_string();
+            let text = read(&config)?;
+            let cfg = load_config(&name, &text)?;
+            emit(&cfg.to_script())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match main_inner(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("{}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Packet descriptors and the descriptor pool.
+//!
+//! A [`Packet`] is the small, `Copy` description of a frame that the engine
+//! moves: its length, its flow key, when it entered the emulator, and an
+//! opaque handle to the caller's buffer. The bytes themselves never enter the
+//! engine: they stay in the backend's buffer pool and the descriptor points at
+//! them (ModelNet's "packets move by reference").
+//!
+//! Inside the engine a descriptor lives in a [`Pool`] slot together with the
+//! per-hop metadata (route, hop, due time) and an intrusive `next` link, so
+//! queues and delay lines are linked lists through the pool: moving a packet
+//! from one pipe to the next is a few index writes, and steady-state operation
+//! allocates nothing.
+
+use crate::time::Instant;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// The fields of a packet that classification and masks look at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    /// IP protocol number (6 TCP, 17 UDP, ...); 0 for non-IP frames.
+    pub proto: u8,
+    /// Source address.
+    pub src: IpAddr,
+    /// Destination address.
+    pub dst: IpAddr,
+    /// Source port (0 when the protocol has none).
+    pub sport: u16,
+    /// Destination port (0 when the protocol has none).
+    pub dport: u16,
+}
+
+impl Default for FlowKey {
+    fn default() -> Self {
+        FlowKey {
+            proto: 0,
+            src: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            dst: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            sport: 0,
+            dport: 0,
+        }
+    }
+}
+
+/// A packet descriptor: what the engine knows of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Length in bytes as the link counts it (the caller decides L2 or L3).
+    pub len: u32,
+    /// The caller's handle to the frame's buffer; opaque to the engine.
+    pub buf: u32,
+    /// The caller's flow tag (a source index, a socket, ...); opaque.
+    pub flow: u32,
+    /// The caller's per-packet tag (a sequence number, ...); opaque.
+    pub tag: u64,
+    /// When the packet entered the emulator (its first pipe).
+    pub born: Instant,
+    /// The classification key.
+    pub key: FlowKey,
+}
+
+impl Packet {
+    /// A descriptor of `len` bytes with default key and handles.
+    pub fn new(len: u32) -> Packet {
+        Packet {
+            len,
+            buf: 0,
+            flow: 0,
+            tag: 0,
+            born: Instant::ZERO,
+            key: FlowKey::default(),
+        }
+    }
+}
+
+/// Index of a descriptor slot in the engine's pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PacketId(pub(crate) u32);
+
+/// "No packet" in intrusive links.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// A pool slot: the descriptor plus the engine's per-hop metadata.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    pub pkt: Packet,
+    /// Next packet in whichever list (queue, delay line, free list) holds this one.
+    pub next: u32,
+    /// Route being followed and the index of the current hop in it.
+    pub route: u32,
+    pub hop: u16,
+    /// Arrival at the current pipe.
+    pub arrival: Instant,
+    /// When the packet leaves the current stage (transmission end or
+    /// delay-line exit).
+    pub due: Instant,
+}
+
+/// A fixed-capacity slab of descriptor slots with an intrusive free list.
+///
+/// Capacity is set at construction: the pool never grows, so a full pool is
+/// a clean, counted drop rather than an allocation in the packet path.
+#[derive(Debug)]
+pub(crate) struct Pool {
+    slots: Vec<Slot>,
+    free: u32,
+    in_use: u32,
+}
+
+impl Pool {
+    pub fn with_capacity(cap: u32) -> Pool {
+        let blank = Slot {
+            pkt: Packet::new(0),
+            next: NIL,
+            route: 0,
+            hop: 0,
+            arrival: Instant::ZERO,
+            due: Instant::ZERO,
+        };
+        let mut slots = vec![blank; cap as usize];
+        for (i, s) in slots.iter_mut().enumerate() {
+            s.next = if i + 1 < cap as usize {
+                i as u32 + 1
+            } else {
+                NIL
+            };
+        }
+        Pool {
+            slots,
+            free: if cap > 0 { 0 } else { NIL },
+            in_use: 0,
+        }
+    }
+
+    /// Take a free slot for `pkt`, or `None` if the pool is exhausted.
+    #[inline]
+    pub fn alloc(&mut self, pkt: Packet) -> Option<u32> {
+        let i = self.free;
+        if i == NIL {
+            return None;
+        }
+        let s = &mut self.slots[i as usize];
+        self.free = s.next;
+        s.pkt = pkt;
+        s.next = NIL;
+        self.in_use += 1;
+        Some(i)
+    }
+
+    /// Return slot `i` to the free list and give back its descriptor.
+    #[inline]
+    pub fn free(&mut self, i: u32) -> Packet {
+        let s = &mut self.slots[i as usize];
+        s.next = self.free;
+        self.free = i;
+        self.in_use -= 1;
+        s.pkt
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &Slot {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Slot {
+        &mut self.slots[i as usize]
+    }
+
+    pub fn in_use(&self) -> u32 {
+        self.in_use
+    }
+}
+
+/// A FIFO of packets linked through the pool (a queue or a delay line).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct List {
+    head: u32,
+    tail: u32,
+    len: u32,
+    bytes: u64,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+            bytes: 0,
+        }
+    }
+}
+
+impl List {
+    #[inline]
+    pub fn push_back(&mut self, pool: &mut Pool, i: u32) {
+        let len = {
+            let s = pool.get_mut(i);
+            s.next = NIL;
+            s.pkt.len
+        };
+        if self.tail == NIL {
+            self.head = i;
+        } else {
+            pool.get_mut(self.tail).next = i;
+        }
+        self.tail = i;
+        self.len += 1;
+        self.bytes += len as u64;
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self, pool: &mut Pool) -> Option<u32> {
+        let i = self.head;
+        if i == NIL {
+            return None;
+        }
+        let s = pool.get_mut(i);
+        self.head = s.next;
+        s.next = NIL;
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        self.len -= 1;
+        self.bytes -= s.pkt.len as u64;
+        Some(i)
+    }
+
+    #[inline]
+    pub fn front(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_recycles_slots_and_reports_exhaustion() {
+        let mut pool = Pool::with_capacity(2);
+        let a = pool.alloc(Packet::new(1)).expect("slot");
+        let b = pool.alloc(Packet::new(2)).expect("slot");
+        assert_eq!(pool.alloc(Packet::new(3)), None);
+        assert_eq!(pool.free(a).len, 1);
+        let c = pool.alloc(Packet::new(4)).expect("slot");
+        assert_eq!(c, a);
+        assert_eq!(pool.get(b).pkt.len, 2);
+        assert_eq!(pool.in_use(), 2);
+    }
+
+    #[test]
+    fn list_is_fifo_and_counts_bytes() {
+        let mut pool = Pool::with_capacity(8);
+        let mut l = List::default();
+        for len in [10, 20, 30] {
+            let i = pool.alloc(Packet::new(len)).expect("slot");
+            l.push_back(&mut pool, i);
+        }
+        assert_eq!((l.len(), l.bytes()), (3, 60));
+        let mut order = Vec::new();
+        while let Some(i) = l.pop_front(&mut pool) {
+            order.push(pool.get(i).pkt.len);
+        }
+        assert_eq!(order, vec![10, 20, 30]);
+        assert!(l.is_empty());
+        assert_eq!(l.bytes(), 0);
+    }
+}

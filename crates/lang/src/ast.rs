@@ -1,0 +1,622 @@
+//! The typed syntax tree of the command language, and its canonical text.
+//!
+//! Every type here is plain data (`Clone + Debug + PartialEq`) and prints
+//! back (`Display`) as canonical command text that [`crate::parse_line`]
+//! parses to an equal value. Canonical means: ipfw word order
+//! (`add N prob P ACTION log PROTO from SRC to DST OPTIONS`), aliases
+//! folded (`accept`, `pass`, `permit` print as `allow`; `drop` as `deny`;
+//! `all` as `ip`; an omitted `PROTO from .. to ..` as `ip from any to any`),
+//! values in the largest exact unit (`20800us`, `3Mbit/s`, `100KB`).
+//!
+//! The tree only records what was written; it does not check references
+//! between commands (that a pipe exists, that a rule number is free): that
+//! is [`crate::state::Config::apply`]'s job. Value ranges that do not depend
+//! on other commands (port ranges, prefix lengths, pipe and rule numbers)
+//! are checked by the parser and, for types with invariants, by their
+//! constructors.
+//!
+//! Extension points: [`PipeSpec`] and [`RuleSpec`] are `#[non_exhaustive]`
+//! structs of optional fields, so new pipe parameters (loss, jitter, RED,
+//! profile, ...) are new `Option` fields; build them with `default()` and
+//! assign fields. [`OptionKind`] gets new variants for new rule options
+//! (`via`, `mac`, `iplen`, `tcpflags`, `table(N)`, ...), and [`Action`] new
+//! variants for `pipe tablearg`/`skipto tablearg` (`Action::PipeTablearg`,
+//! ...) so that `Action::Pipe(u32)` keeps meaning a concrete pipe.
+
+use core::fmt;
+use std::net::IpAddr;
+
+use pipelab_engine::config::{ConfigError, PipeConfig, QueueLimit};
+use pipelab_engine::time::{Duration, Rate};
+
+use crate::units::{format_queue, Probability};
+
+/// The smallest pipe number.
+pub const MIN_PIPE: u32 = 1;
+/// The largest pipe number (ipfw: 16 bits).
+pub const MAX_PIPE: u32 = 65_535;
+/// The smallest rule number a user may add.
+pub const MIN_RULE: u32 = 1;
+/// The largest rule number a user may add; 65535 is the default rule.
+pub const MAX_RULE: u32 = 65_534;
+/// The built-in default rule, always last. pipelab is an emulator, not a
+/// firewall, so it is `allow ip from any to any` (ipfw's default is a
+/// compile-time choice; pipelab always allows).
+pub const DEFAULT_RULE: u32 = 65_535;
+/// The step between automatically numbered rules (ipfw's
+/// `net.inet.ip.fw.autoinc_step` default).
+pub const AUTOINC_STEP: u32 = 100;
+
+/// One command: one line of a script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `pipe N config [bw RATE] [delay DUR] [queue N|SIZE]`: replaces the
+    /// pipe's whole configuration (absent parameters take their defaults).
+    PipeConfig {
+        /// Pipe number, `1..=65535`.
+        id: u32,
+        /// The parameters as written.
+        spec: PipeSpec,
+    },
+    /// `pipe N delete`.
+    PipeDelete {
+        /// Pipe number.
+        id: u32,
+    },
+    /// `pipe show`, `pipe N show` (also `pipe list`, `pipe N list`).
+    PipeShow {
+        /// One pipe, or all of them.
+        id: Option<u32>,
+    },
+    /// `add [N] [prob P] ACTION [log] [PROTO from SRC to DST] [OPTIONS]`.
+    Add(RuleSpec),
+    /// `delete N [N ...]`: deletes rules.
+    Delete {
+        /// Rule numbers, in the order written.
+        numbers: Vec<u32>,
+    },
+    /// `flush`: deletes all rules (not pipes; the default rule stays).
+    Flush,
+    /// `list`: prints the rules.
+    List,
+    /// `show`: prints the rules (ipfw adds counters; see the CLI).
+    Show,
+    /// `set one_pass 0|1`: whether a packet leaving a pipe leaves the
+    /// classifier (1, ipfw's default) or is reinjected after its rule (0).
+    SetOnePass(bool),
+}
+
+/// The parameters of a `pipe N config` command, as written.
+///
+/// Each field is `None` when the parameter was not given; printing shows
+/// exactly the given ones. [`PipeSpec::to_config`] fills in the defaults.
+/// New parameters are added as new `Option` fields; construct with
+/// `PipeSpec::default()` and assign.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct PipeSpec {
+    /// `bw RATE`: link bandwidth (default unlimited).
+    pub bw: Option<Rate>,
+    /// `delay DUR`: propagation delay (default 0).
+    pub delay: Option<Duration>,
+    /// `queue N|SIZE`: queue bound in slots or bytes (default 50 slots).
+    pub queue: Option<QueueLimit>,
+}
+
+impl PipeSpec {
+    /// The parameter words of `pipe N config`, in canonical order.
+    pub const PARAMS: &'static [&'static str] = &["bw", "delay", "queue"];
+
+    /// Builds the engine's validated pipe configuration, with ipfw's
+    /// defaults for absent parameters: unlimited bandwidth, no delay,
+    /// 50 slots.
+    pub fn to_config(&self) -> Result<PipeConfig, ConfigError> {
+        PipeConfig::new(
+            self.bw.unwrap_or(Rate::UNLIMITED),
+            self.delay.unwrap_or(Duration::ZERO),
+            self.queue.unwrap_or_default(),
+        )
+    }
+
+    /// True when no parameter was given.
+    pub fn is_empty(&self) -> bool {
+        *self == PipeSpec::default()
+    }
+}
+
+impl fmt::Display for PipeSpec {
+    /// The given parameters in canonical order: `bw 3Mbit/s delay 32ms queue 20`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sep = "";
+        if let Some(bw) = self.bw {
+            write!(f, "{sep}bw {bw}")?;
+            sep = " ";
+        }
+        if let Some(d) = self.delay {
+            write!(f, "{sep}delay {d}")?;
+            sep = " ";
+        }
+        if let Some(q) = self.queue {
+            write!(f, "{sep}queue {}", format_queue(q))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a rule does with a matching packet.
+///
+/// `pipe tablearg` and `skipto tablearg` will be new variants, so that
+/// `Pipe(n)` and `Skipto(n)` always name a concrete number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// `allow` (also `accept`, `pass`, `permit`): leave the classifier.
+    Allow,
+    /// `deny` (also `drop`): drop the packet.
+    Deny,
+    /// `count`: update counters and continue with the next rule.
+    Count,
+    /// `skipto N`: continue at the first rule numbered `N` or more; `N`
+    /// must be greater than the rule's own number.
+    Skipto(u32),
+    /// `pipe N`: send the packet through pipe `N`.
+    Pipe(u32),
+    /// `queue N`: send the packet to flow queue `N` (of a scheduler).
+    Queue(u32),
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Allow => f.write_str("allow"),
+            Action::Deny => f.write_str("deny"),
+            Action::Count => f.write_str("count"),
+            Action::Skipto(n) => write!(f, "skipto {n}"),
+            Action::Pipe(n) => write!(f, "pipe {n}"),
+            Action::Queue(n) => write!(f, "queue {n}"),
+        }
+    }
+}
+
+/// The protocol a rule matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Proto {
+    /// `ip` (also `all`): any IPv4 or IPv6 packet.
+    Ip,
+    /// `ip4`: IPv4 only.
+    Ip4,
+    /// `ip6`: IPv6 only.
+    Ip6,
+    /// `tcp` (protocol 6).
+    Tcp,
+    /// `udp` (protocol 17).
+    Udp,
+    /// `icmp` (protocol 1).
+    Icmp,
+    /// A protocol number as written, `0..=255` (kept as written: `6` prints
+    /// as `6`, not `tcp`).
+    Number(u8),
+}
+
+impl Proto {
+    /// The IP protocol number, `None` for `ip`, `ip4`, `ip6`.
+    pub fn number(self) -> Option<u8> {
+        match self {
+            Proto::Ip | Proto::Ip4 | Proto::Ip6 => None,
+            Proto::Tcp => Some(6),
+            Proto::Udp => Some(17),
+            Proto::Icmp => Some(1),
+            Proto::Number(n) => Some(n),
+        }
+    }
+
+    /// True if port numbers make sense with this protocol (ipfw accepts
+    /// ports with `ip`, meaning TCP, UDP or SCTP packets).
+    pub fn allows_ports(self) -> bool {
+        matches!(self.number(), None | Some(6) | Some(17) | Some(132))
+    }
+}
+
+impl fmt::Display for Proto {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Proto::Ip => f.write_str("ip"),
+            Proto::Ip4 => f.write_str("ip4"),
+            Proto::Ip6 => f.write_str("ip6"),
+            Proto::Tcp => f.write_str("tcp"),
+            Proto::Udp => f.write_str("udp"),
+            Proto::Icmp => f.write_str("icmp"),
+            Proto::Number(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// An IPv4 or IPv6 network: an address and a prefix length, host bits zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IpNet {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl IpNet {
+    /// The network of `addr` with `prefix` bits; host bits are cleared (as
+    /// ipfw does with `10.0.0.1/8`). `None` if `prefix` is longer than the
+    /// address (32 or 128).
+    pub fn new(addr: IpAddr, prefix: u8) -> Option<IpNet> {
+        let addr = match addr {
+            IpAddr::V4(a) => {
+                if prefix > 32 {
+                    return None;
+                }
+                let mask = u32::MAX.checked_shl(32 - prefix as u32).unwrap_or(0);
+                IpAddr::V4((u32::from(a) & mask).into())
+            }
+            IpAddr::V6(a) => {
+                if prefix > 128 {
+                    return None;
+                }
+                let mask = u128::MAX.checked_shl(128 - prefix as u32).unwrap_or(0);
+                IpAddr::V6((u128::from(a) & mask).into())
+            }
+        };
+        Some(IpNet { addr, prefix })
+    }
+
+    /// The single address `addr` (prefix 32 or 128).
+    pub fn host(addr: IpAddr) -> IpNet {
+        let prefix = if addr.is_ipv4() { 32 } else { 128 };
+        IpNet { addr, prefix }
+    }
+
+    /// The network address (host bits zero).
+    pub fn addr(&self) -> IpAddr {
+        self.addr
+    }
+
+    /// The prefix length.
+    pub fn prefix(&self) -> u8 {
+        self.prefix
+    }
+
+    /// True if `ip` is inside this network (never across IPv4/IPv6).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.addr, ip) {
+            (IpAddr::V4(_), IpAddr::V4(_)) | (IpAddr::V6(_), IpAddr::V6(_)) => {
+                IpNet::new(ip, self.prefix).is_some_and(|n| n.addr == self.addr)
+            }
+            _ => false,
+        }
+    }
+
+    fn is_host(&self) -> bool {
+        self.prefix == if self.addr.is_ipv4() { 32 } else { 128 }
+    }
+}
+
+impl fmt::Display for IpNet {
+    /// `10.0.0.1` for a host, `192.168.4.0/24` for a network.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_host() {
+            write!(f, "{}", self.addr)
+        } else {
+            write!(f, "{}/{}", self.addr, self.prefix)
+        }
+    }
+}
+
+/// Which addresses a source or destination matches.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AddrMatch {
+    /// `any`.
+    Any,
+    /// `me`: any address of the emulating host (resolved by the runner).
+    Me,
+    /// One address or network: `10.0.0.1`, `192.168.4.0/24`, `2001:db8::/32`.
+    Net(IpNet),
+    /// `{a,b,c}`: any of these addresses or networks (never empty).
+    List(Vec<IpNet>),
+}
+
+impl fmt::Display for AddrMatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AddrMatch::Any => f.write_str("any"),
+            AddrMatch::Me => f.write_str("me"),
+            AddrMatch::Net(n) => write!(f, "{n}"),
+            AddrMatch::List(l) => {
+                f.write_str("{")?;
+                for (i, n) in l.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{n}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// An inclusive port range, `lo <= hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PortRange {
+    lo: u16,
+    hi: u16,
+}
+
+impl PortRange {
+    /// `lo-hi`; `None` if `lo > hi`.
+    pub fn new(lo: u16, hi: u16) -> Option<PortRange> {
+        (lo <= hi).then_some(PortRange { lo, hi })
+    }
+    /// A single port.
+    pub fn single(port: u16) -> PortRange {
+        PortRange { lo: port, hi: port }
+    }
+    /// The first port.
+    pub fn lo(&self) -> u16 {
+        self.lo
+    }
+    /// The last port.
+    pub fn hi(&self) -> u16 {
+        self.hi
+    }
+    /// True if `port` is in the range.
+    pub fn contains(&self, port: u16) -> bool {
+        self.lo <= port && port <= self.hi
+    }
+}
+
+impl fmt::Display for PortRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.lo == self.hi {
+            write!(f, "{}", self.lo)
+        } else {
+            write!(f, "{}-{}", self.lo, self.hi)
+        }
+    }
+}
+
+/// Writes a port list as `80,443,8000-8080`.
+fn write_ports(f: &mut fmt::Formatter<'_>, ports: &[PortRange]) -> fmt::Result {
+    for (i, p) in ports.iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        write!(f, "{p}")?;
+    }
+    Ok(())
+}
+
+/// The source or destination of a rule: `[not] ADDR [PORTS]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    /// `not`: match addresses *not* in `addr` (ports are not negated).
+    pub not: bool,
+    /// The addresses.
+    pub addr: AddrMatch,
+    /// The ports, any of which matches; empty means any port.
+    pub ports: Vec<PortRange>,
+}
+
+impl Endpoint {
+    /// `any`, any port.
+    pub fn any() -> Endpoint {
+        Endpoint {
+            not: false,
+            addr: AddrMatch::Any,
+            ports: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.not {
+            f.write_str("not ")?;
+        }
+        write!(f, "{}", self.addr)?;
+        if !self.ports.is_empty() {
+            f.write_str(" ")?;
+            write_ports(f, &self.ports)?;
+        }
+        Ok(())
+    }
+}
+
+/// A rule option (match condition), possibly negated with `not`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RuleOption {
+    /// `not OPTION`.
+    pub not: bool,
+    /// The condition.
+    pub kind: OptionKind,
+}
+
+impl RuleOption {
+    /// A condition, not negated.
+    pub fn new(kind: OptionKind) -> RuleOption {
+        RuleOption { not: false, kind }
+    }
+}
+
+impl fmt::Display for RuleOption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.not {
+            f.write_str("not ")?;
+        }
+        write!(f, "{}", self.kind)
+    }
+}
+
+/// The match conditions that may follow `from .. to ..`.
+///
+/// Later issues add variants (`via`, `recv`, `xmit`, `mac`, `mac-type`,
+/// `iplen`, `tcpflags`, `dscp`, `uid`, `table(N)`, ...); until then the
+/// parser rejects those words with "option 'X' is not supported yet".
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OptionKind {
+    /// `in`: packets entering (ipfw: on the input path).
+    In,
+    /// `out`: packets leaving.
+    Out,
+    /// `proto P`.
+    Proto(Proto),
+    /// `src-ip ADDR`.
+    SrcIp(AddrMatch),
+    /// `dst-ip ADDR`.
+    DstIp(AddrMatch),
+    /// `src-port PORTS` (never empty).
+    SrcPort(Vec<PortRange>),
+    /// `dst-port PORTS` (never empty).
+    DstPort(Vec<PortRange>),
+}
+
+impl OptionKind {
+    /// The option words the parser implements.
+    pub const WORDS: &'static [&'static str] = &[
+        "in", "out", "proto", "src-ip", "dst-ip", "src-port", "dst-port",
+    ];
+}
+
+impl fmt::Display for OptionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionKind::In => f.write_str("in"),
+            OptionKind::Out => f.write_str("out"),
+            OptionKind::Proto(p) => write!(f, "proto {p}"),
+            OptionKind::SrcIp(a) => write!(f, "src-ip {a}"),
+            OptionKind::DstIp(a) => write!(f, "dst-ip {a}"),
+            OptionKind::SrcPort(p) => {
+                f.write_str("src-port ")?;
+                write_ports(f, p)
+            }
+            OptionKind::DstPort(p) => {
+                f.write_str("dst-port ")?;
+                write_ports(f, p)
+            }
+        }
+    }
+}
+
+/// A classifier rule, as written after `add`.
+///
+/// An omitted `PROTO from SRC to DST` is stored as `ip from any to any`.
+/// New rule-level words (`set N`, `tag N`, ...) are added as new fields;
+/// construct with [`RuleSpec::new`] and assign.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct RuleSpec {
+    /// Rule number, `1..=65534`; `None` means "last rule + 100" when
+    /// applied to a configuration.
+    pub number: Option<u32>,
+    /// `prob P`: the rule matches only with this probability.
+    pub prob: Option<Probability>,
+    /// What to do with a matching packet.
+    pub action: Action,
+    /// `log`: log matching packets.
+    pub log: bool,
+    /// The protocol.
+    pub proto: Proto,
+    /// `from SRC`.
+    pub src: Endpoint,
+    /// `to DST`.
+    pub dst: Endpoint,
+    /// Further conditions, all of which must match, in the order written.
+    pub options: Vec<RuleOption>,
+}
+
+impl RuleSpec {
+    /// `ACTION ip from any to any`, unnumbered, no options.
+    pub fn new(action: Action) -> RuleSpec {
+        RuleSpec {
+            number: None,
+            prob: None,
+            action,
+            log: false,
+            proto: Proto::Ip,
+            src: Endpoint::any(),
+            dst: Endpoint::any(),
+            options: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for RuleSpec {
+    /// `[N] [prob P] ACTION [log] PROTO from SRC to DST [OPTIONS]`, as
+    /// written after `add`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(n) = self.number {
+            write!(f, "{n} ")?;
+        }
+        if let Some(p) = self.prob {
+            write!(f, "prob {p} ")?;
+        }
+        write!(f, "{}", self.action)?;
+        if self.log {
+            f.write_str(" log")?;
+        }
+        write!(f, " {} from {} to {}", self.proto, self.src, self.dst)?;
+        for o in &self.options {
+            write!(f, " {o}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Command {
+    /// Canonical command text, which parses back to an equal command.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Command::PipeConfig { id, spec } => {
+                write!(f, "pipe {id} config")?;
+                if !spec.is_empty() {
+                    write!(f, " {spec}")?;
+                }
+                Ok(())
+            }
+            Command::PipeDelete { id } => write!(f, "pipe {id} delete"),
+            Command::PipeShow { id: None } => f.write_str("pipe show"),
+            Command::PipeShow { id: Some(id) } => write!(f, "pipe {id} show"),
+            Command::Add(r) => write!(f, "add {r}"),
+            Command::Delete { numbers } => {
+                f.write_str("delete")?;
+                for n in numbers {
+                    write!(f, " {n}")?;
+                }
+                Ok(())
+            }
+            Command::Flush => f.write_str("flush"),
+            Command::List => f.write_str("list"),
+            Command::Show => f.write_str("show"),
+            Command::SetOnePass(b) => write!(f, "set one_pass {}", u8::from(*b)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipnet_masks_host_bits_and_prints_hosts_bare() {
+        let n = IpNet::new("10.1.2.3".parse().unwrap(), 8).unwrap();
+        assert_eq!(n.to_string(), "10.0.0.0/8");
+        assert!(n.contains("10.200.0.1".parse().unwrap()));
+        assert!(!n.contains("11.0.0.1".parse().unwrap()));
+        assert!(!n.contains("::1".parse().unwrap()));
+        assert_eq!(IpNet::host("::1".parse().unwrap()).to_string(), "::1");
+        assert_eq!(
+            IpNet::new("2001:db8::1".parse().unwrap(), 0)
+                .unwrap()
+                .to_string(),
+            "::/0"
+        );
+        assert!(IpNet::new("10.0.0.0".parse().unwrap(), 33).is_none());
+    }
+
+    #[test]
+    fn pipe_spec_defaults_are_ipfw_defaults() {
+        let c = PipeSpec::default().to_config().unwrap();
+        assert_eq!(c, PipeConfig::default());
+    }
+}

@@ -1,0 +1,47 @@
+//! # pipelab-lang: the command language
+//!
+//! pipelab speaks ipfw/dummynet's language where ipfw has a word for it
+//! (dummynet-revisited §3.1–3.6): two commands set up a link,
+//!
+//! ```text
+//! pipe 1 config bw 3Mbit/s delay 32ms
+//! add 100 pipe 1 ip from any to any
+//! ```
+//!
+//! Layers, bottom up:
+//! * [`units`]: rates, durations, sizes, probabilities and packet rates,
+//!   parsed exactly (integer arithmetic) with "did you mean" hints.
+//! * [`lexer`]: one line into positioned tokens (1-based line and column).
+//! * [`ast`]: the typed commands ([`Command`], [`PipeSpec`], [`RuleSpec`],
+//!   ...) and their canonical text (`Display`), which parses back equal.
+//! * [`parser`]: [`parse_line`] and [`parse_script`], errors with positions
+//!   ([`ParseError`], rendered rustc-style by [`ParseError::render`]).
+//! * [`state`]: the applied configuration [`Config`], all-or-nothing
+//!   [`Config::apply_script`], and [`Config::to_script`].
+//! * [`traffic`]: the synthetic traffic specs of `pipelab sim --traffic`.
+//!
+//! What it deliberately does not do: build engine pipes, compile rules into
+//! a classifier, resolve host names, read files or talk to a daemon. It
+//! depends only on `pipelab-engine`'s time and config types, so that there
+//! is one time type in the project.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod ast;
+pub mod error;
+pub mod lexer;
+pub mod parser;
+pub mod state;
+pub mod traffic;
+pub mod units;
+
+pub use ast::{
+    Action, AddrMatch, Command, Endpoint, IpNet, OptionKind, PipeSpec, PortRange, Proto,
+    RuleOption, RuleSpec,
+};
+pub use error::{ParseError, Spanned};
+pub use parser::{parse_line, parse_script};
+pub use state::{ApplyError, Config, Outcome, ScriptError};
+pub use traffic::{parse_traffic, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec};
+pub use units::{PacketRate, Probability, UnitError};

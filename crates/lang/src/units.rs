@@ -1,0 +1,747 @@
+//! Units of the command language: rates, durations, sizes, probabilities
+//! and packet rates, parsed exactly from words such as `1.5Mbit/s`,
+//! `20800us`, `100KB`, `5%` or `1.5kpps`.
+//!
+//! Unit names are case-insensitive, as in ipfw. Numbers may have decimals,
+//! and are parsed with integer arithmetic only (never `f64`): a value that is
+//! not a whole number of the target unit (bit/s, ns, bytes, slots) is an
+//! error, never silently rounded. Negative numbers and overflow are errors,
+//! never panics. Common mistakes (`Mbps`, `MB/s`, `mbit`, `sec`) get a
+//! "did you mean" hint.
+//!
+//! This module only turns one word into one value. It knows nothing about
+//! commands, positions or defaults beyond each parameter's bare-number
+//! meaning (ipfw: `bw 1000` is bit/s, `delay 10` is ms, `queue 20` is
+//! slots). Errors are [`UnitError`]s without a position; the parser adds it.
+
+use core::fmt;
+
+use pipelab_engine::config::QueueLimit;
+use pipelab_engine::time::{Duration, Rate};
+
+/// Why a word is not a valid value: a message and an optional hint.
+///
+/// The parser turns it into a [`crate::ParseError`] at the word's position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitError {
+    /// What is wrong, quoting the word (`unknown unit 'Mbps' in '10Mbps'`).
+    pub message: String,
+    /// How to fix it, when we can tell (`did you mean Mbit/s?`).
+    pub hint: Option<String>,
+}
+
+impl UnitError {
+    fn new(message: impl Into<String>) -> Self {
+        UnitError {
+            message: message.into(),
+            hint: None,
+        }
+    }
+    fn with_hint(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        UnitError {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(h) = &self.hint {
+            write!(f, ": {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+/// A probability in parts per billion (`1_000_000_000` = always).
+///
+/// Kept as an integer so that `prob 0.2` prints back as `0.2` exactly. At
+/// most nine decimals are representable; more is an error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Probability(u32);
+
+impl Probability {
+    /// Parts per billion meaning certainty.
+    pub const ONE_PPB: u32 = 1_000_000_000;
+    /// Never.
+    pub const ZERO: Probability = Probability(0);
+    /// Always.
+    pub const ONE: Probability = Probability(Self::ONE_PPB);
+
+    /// From parts per billion; `None` above [`Probability::ONE_PPB`].
+    pub const fn from_ppb(ppb: u32) -> Option<Probability> {
+        if ppb <= Self::ONE_PPB {
+            Some(Probability(ppb))
+        } else {
+            None
+        }
+    }
+    /// Parts per billion, `0..=1_000_000_000`.
+    pub const fn ppb(self) -> u32 {
+        self.0
+    }
+    /// As a float (for reports and random draws, never for printing).
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64 / Self::ONE_PPB as f64
+    }
+}
+
+impl fmt::Display for Probability {
+    /// The shortest exact decimal: `0.2`, `0.05`, `1`, `0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_decimal(f, self.0 as u64, 9)
+    }
+}
+
+/// A packet rate in milli-packets per second (so `0.5pps` is exact).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PacketRate(u64);
+
+impl PacketRate {
+    /// From milli-packets per second.
+    pub const fn from_millipps(m: u64) -> PacketRate {
+        PacketRate(m)
+    }
+    /// From whole packets per second (saturating).
+    pub const fn from_pps(pps: u64) -> PacketRate {
+        PacketRate(pps.saturating_mul(1000))
+    }
+    /// Milli-packets per second.
+    pub const fn millipps(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for PacketRate {
+    /// Packets per second with the shortest exact decimal: `1500pps`, `0.5pps`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_decimal(f, self.0, 3)?;
+        f.write_str("pps")
+    }
+}
+
+/// Writes `value / 10^scale` as the shortest exact decimal.
+fn write_decimal(f: &mut fmt::Formatter<'_>, value: u64, scale: u32) -> fmt::Result {
+    let div = 10u64.pow(scale);
+    let int = value / div;
+    let frac = value % div;
+    if frac == 0 {
+        return write!(f, "{int}");
+    }
+    let mut digits = format!("{frac:0width$}", width = scale as usize);
+    while digits.ends_with('0') {
+        digits.pop();
+    }
+    write!(f, "{int}.{digits}")
+}
+
+/// A non-negative decimal number `digits / 10^scale`, split from its unit.
+struct Number<'a> {
+    digits: u128,
+    scale: u32,
+    unit: &'a str,
+}
+
+/// What went wrong splitting a word into number and unit.
+enum NumberError {
+    /// The word starts with `-`.
+    Negative,
+    /// The word has no number at its start, or a malformed one.
+    Invalid,
+    /// More digits than fit in 128 bits.
+    TooLarge,
+}
+
+/// Splits `word` into a decimal number and the unit text after it.
+fn split_number(word: &str) -> Result<Number<'_>, NumberError> {
+    if word.starts_with('-') {
+        return Err(NumberError::Negative);
+    }
+    let end = word
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
+        .map_or(word.len(), |(i, _)| i);
+    let (num, unit) = word.split_at(end);
+    let mut parts = num.split('.');
+    let int = parts.next().unwrap_or("");
+    let frac = parts.next().unwrap_or("");
+    if parts.next().is_some() || (int.is_empty() && frac.is_empty()) {
+        return Err(NumberError::Invalid);
+    }
+    // Trailing zeros of the fraction do not change the value; dropping them
+    // keeps the scale small.
+    let frac = frac.trim_end_matches('0');
+    let mut digits: u128 = 0;
+    for c in int.chars().chain(frac.chars()) {
+        let d = c.to_digit(10).ok_or(NumberError::Invalid)?;
+        digits = digits
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(d as u128))
+            .ok_or(NumberError::TooLarge)?;
+    }
+    Ok(Number {
+        digits,
+        scale: frac.len() as u32,
+        unit,
+    })
+}
+
+/// `n · mult`, which must be a whole number that fits in `u64`.
+///
+/// `what` names the target unit for the "not a whole number" message.
+fn exact(word: &str, n: &Number<'_>, mult: u128, what: &str) -> Result<u64, UnitError> {
+    let too_large = || UnitError::new(format!("value '{word}' is too large"));
+    let not_whole = || UnitError::new(format!("'{word}' is not a whole number of {what}"));
+    let scaled = n.digits.checked_mul(mult).ok_or_else(too_large)?;
+    if n.scale == 0 {
+        return u64::try_from(scaled).map_err(|_| too_large());
+    }
+    // mult < 10^20, so a value with more than 20 significant decimals can
+    // never be whole (the last decimal digit is non-zero).
+    if n.scale > 20 {
+        return Err(not_whole());
+    }
+    let div = 10u128.pow(n.scale);
+    if scaled % div != 0 {
+        return Err(not_whole());
+    }
+    u64::try_from(scaled / div).map_err(|_| too_large())
+}
+
+fn number_error(word: &str, e: NumberError, invalid: UnitError) -> UnitError {
+    match e {
+        NumberError::Negative => UnitError::new(format!("negative value '{word}' is not allowed")),
+        NumberError::TooLarge => UnitError::new(format!("value '{word}' is too large")),
+        NumberError::Invalid => invalid,
+    }
+}
+
+fn lookup(table: &[(&str, u128)], unit: &str) -> Option<u128> {
+    let lower = unit.to_lowercase();
+    table.iter().find(|(u, _)| *u == lower).map(|&(_, m)| m)
+}
+
+/// Rate units and their multiplier to bit/s. K, M, G are powers of 1000.
+const RATE_UNITS: &[(&str, u128)] = &[
+    ("bit/s", 1),
+    ("kbit/s", 1_000),
+    ("mbit/s", 1_000_000),
+    ("gbit/s", 1_000_000_000),
+    ("byte/s", 8),
+    ("kbyte/s", 8_000),
+    ("mbyte/s", 8_000_000),
+    ("gbyte/s", 8_000_000_000),
+];
+
+/// The rate units, as printed in hints.
+pub const RATE_UNIT_NAMES: &str =
+    "bit/s, Kbit/s, Mbit/s, Gbit/s, Byte/s, KByte/s, MByte/s, GByte/s";
+
+/// Splits an optional K/M/G prefix (any case) from a unit.
+fn si_prefix(unit: &str) -> (&'static str, &str) {
+    let mut chars = unit.chars();
+    match chars.next().map(|c| c.to_ascii_lowercase()) {
+        Some('k') => ("K", chars.as_str()),
+        Some('m') => ("M", chars.as_str()),
+        Some('g') => ("G", chars.as_str()),
+        _ => ("", unit),
+    }
+}
+
+/// The rate unit the user probably meant by `unit`, if it is a common
+/// spelling we do not accept (`Mbps`, `MB/s`, `mbit`, `kbits`).
+fn rate_hint(unit: &str) -> Option<String> {
+    let (prefix, rest) = si_prefix(unit);
+    let lower = rest.to_lowercase();
+    let upper_b = rest.starts_with('B');
+    let bytes = match lower.as_str() {
+        "byte" | "bytes" | "bytes/s" | "byte/sec" | "bytes/sec" | "byteps" => true,
+        "bps" | "b/s" | "b" | "b/sec" => upper_b,
+        "bit" | "bits" | "bits/s" | "bit/sec" | "bits/sec" | "" => false,
+        _ => return None,
+    };
+    if prefix.is_empty() && lower.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "did you mean {prefix}{}?",
+        if bytes { "Byte/s" } else { "bit/s" }
+    ))
+}
+
+/// Parses a link bandwidth: `10Mbit/s`, `1.5Mbit/s`, `640Kbit/s`,
+/// `1MByte/s`; a bare number is bit/s (ipfw). Zero means unlimited.
+pub fn parse_rate(word: &str) -> Result<Rate, UnitError> {
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(
+                format!("invalid rate '{word}'"),
+                "rates are written like 10Mbit/s",
+            ),
+        )
+    })?;
+    let mult = if n.unit.is_empty() {
+        1
+    } else {
+        match lookup(RATE_UNITS, n.unit) {
+            Some(m) => m,
+            None => {
+                let hint = rate_hint(n.unit)
+                    .unwrap_or_else(|| format!("known rate units: {RATE_UNIT_NAMES}"));
+                return Err(UnitError::with_hint(
+                    format!("unknown unit '{}' in '{word}'", n.unit),
+                    hint,
+                ));
+            }
+        }
+    };
+    exact(word, &n, mult, "bit/s").map(Rate::from_bps)
+}
+
+/// Duration units and their multiplier to nanoseconds.
+const DURATION_UNITS: &[(&str, u128)] = &[
+    ("s", 1_000_000_000),
+    ("ms", 1_000_000),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("μs", 1_000),
+    ("ns", 1),
+];
+
+fn duration_hint(unit: &str) -> String {
+    let h = match unit.to_lowercase().as_str() {
+        "sec" | "secs" | "second" | "seconds" => "did you mean s?",
+        "msec" | "msecs" | "millisecond" | "milliseconds" => "did you mean ms?",
+        "usec" | "usecs" | "microsecond" | "microseconds" => "did you mean us?",
+        "nsec" | "nsecs" | "nanosecond" | "nanoseconds" => "did you mean ns?",
+        "m" | "min" | "mins" | "minute" | "minutes" => {
+            "did you mean ms? (minutes are written in seconds, e.g. 60s)"
+        }
+        "h" | "hour" | "hours" => "hours are written in seconds, e.g. 3600s",
+        _ => "known duration units: s, ms, us, ns",
+    };
+    h.to_string()
+}
+
+fn duration_with(word: &str, bare: Option<u128>) -> Result<Duration, UnitError> {
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(
+                format!("invalid duration '{word}'"),
+                "durations are written like 20ms",
+            ),
+        )
+    })?;
+    let mult = if n.unit.is_empty() {
+        match bare {
+            Some(m) => m,
+            None => {
+                return Err(UnitError::with_hint(
+                    format!("missing unit in '{word}'"),
+                    format!("write e.g. {word}s or {word}ms"),
+                ))
+            }
+        }
+    } else {
+        match lookup(DURATION_UNITS, n.unit) {
+            Some(m) => m,
+            None => {
+                return Err(UnitError::with_hint(
+                    format!("unknown unit '{}' in '{word}'", n.unit),
+                    duration_hint(n.unit),
+                ))
+            }
+        }
+    };
+    exact(word, &n, mult, "nanoseconds").map(Duration::from_nanos)
+}
+
+/// Parses a pipe delay: `30ms`, `1.5s`, `250us`, `100ns`; a bare number is
+/// milliseconds (ipfw).
+pub fn parse_delay(word: &str) -> Result<Duration, UnitError> {
+    duration_with(word, Some(1_000_000))
+}
+
+/// Parses a duration whose unit is required: `10s`, `500ms`, `20us`, `7ns`.
+pub fn parse_duration(word: &str) -> Result<Duration, UnitError> {
+    duration_with(word, None)
+}
+
+/// Size units and their multiplier to bytes. K and M are powers of 1024, as
+/// in ipfw's dummynet (`queue 100KB` is 102400 bytes).
+const SIZE_UNITS: &[(&str, u128)] = &[
+    ("b", 1),
+    ("kb", 1 << 10),
+    ("mb", 1 << 20),
+    ("gb", 1 << 30),
+    ("kib", 1 << 10),
+    ("mib", 1 << 20),
+    ("gib", 1 << 30),
+];
+
+fn size_hint(unit: &str) -> String {
+    let (prefix, rest) = si_prefix(unit);
+    match rest.to_lowercase().as_str() {
+        "" | "byte" | "bytes" => format!("did you mean {prefix}B?"),
+        "bit" | "bits" | "bit/s" | "bps" => {
+            "sizes are in bytes (KB = 1024 bytes), e.g. 100KB".to_string()
+        }
+        _ => "known size units: B, KB, MB, GB, KiB, MiB, GiB".to_string(),
+    }
+}
+
+fn parse_bytes(word: &str) -> Result<(Number<'_>, Option<u128>), UnitError> {
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(
+                format!("invalid size '{word}'"),
+                "sizes are written like 1500B or 100KB",
+            ),
+        )
+    })?;
+    if n.unit.is_empty() {
+        return Ok((n, None));
+    }
+    match lookup(SIZE_UNITS, n.unit) {
+        Some(m) => Ok((n, Some(m))),
+        None => Err(UnitError::with_hint(
+            format!("unknown unit '{}' in '{word}'", n.unit),
+            size_hint(n.unit),
+        )),
+    }
+}
+
+/// Parses a queue bound: a bare number is slots (`queue 20`), a size is
+/// bytes (`queue 100KB`, K = 1024 as in ipfw; also `KiB`, `MiB`).
+pub fn parse_queue(word: &str) -> Result<QueueLimit, UnitError> {
+    match parse_bytes(word)? {
+        (n, None) => {
+            let slots = exact(word, &n, 1, "slots")?;
+            u32::try_from(slots)
+                .map(QueueLimit::Slots)
+                .map_err(|_| UnitError::new(format!("value '{word}' is too large")))
+        }
+        (n, Some(m)) => exact(word, &n, m, "bytes").map(QueueLimit::Bytes),
+    }
+}
+
+/// Parses a size in bytes: `1500B`, `1KB` (1024), `1500` (bare = bytes).
+pub fn parse_size(word: &str) -> Result<u64, UnitError> {
+    let (n, m) = parse_bytes(word)?;
+    exact(word, &n, m.unwrap_or(1), "bytes")
+}
+
+/// Formats a byte count with the largest exact unit: `100KB`, `1MB`, `1500B`.
+pub fn format_size(bytes: u64) -> String {
+    if bytes != 0 && bytes & ((1 << 20) - 1) == 0 {
+        format!("{}MB", bytes >> 20)
+    } else if bytes != 0 && bytes & ((1 << 10) - 1) == 0 {
+        format!("{}KB", bytes >> 10)
+    } else {
+        format!("{bytes}B")
+    }
+}
+
+/// Formats a queue bound as it is written: `50` (slots) or `100KB`.
+pub fn format_queue(q: QueueLimit) -> String {
+    match q {
+        QueueLimit::Slots(n) => n.to_string(),
+        QueueLimit::Bytes(b) => format_size(b),
+    }
+}
+
+/// Parses a probability: `0.05`, `1`, `0` or a percentage `5%`.
+pub fn parse_probability(word: &str) -> Result<Probability, UnitError> {
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(
+                format!("invalid probability '{word}'"),
+                "write a number between 0 and 1, or a percentage like 5%",
+            ),
+        )
+    })?;
+    let mult = match n.unit {
+        "" => 1_000_000_000,
+        "%" => 10_000_000,
+        other => {
+            return Err(UnitError::with_hint(
+                format!("unknown unit '{other}' in '{word}'"),
+                "write a number between 0 and 1, or a percentage like 5%",
+            ))
+        }
+    };
+    let outside = || UnitError::new(format!("probability '{word}' is outside 0..1"));
+    let ppb = exact(word, &n, mult, "billionths").map_err(|e| {
+        if e.message.ends_with("too large") {
+            outside()
+        } else {
+            UnitError::new(format!(
+                "probability '{word}' has more than 9 decimal places"
+            ))
+        }
+    })?;
+    u32::try_from(ppb)
+        .ok()
+        .and_then(Probability::from_ppb)
+        .ok_or_else(outside)
+}
+
+/// Packet-rate units and their multiplier to milli-packets per second.
+const PACKET_RATE_UNITS: &[(&str, u128)] =
+    &[("pps", 1_000), ("kpps", 1_000_000), ("mpps", 1_000_000_000)];
+
+/// True if `word` ends in a packet-rate unit (`pps`, `kpps`, `Mpps`).
+pub fn is_packet_rate(word: &str) -> bool {
+    match split_number(word) {
+        Ok(n) => lookup(PACKET_RATE_UNITS, n.unit).is_some(),
+        Err(_) => false,
+    }
+}
+
+/// Parses a packet rate: `1000pps`, `1.5kpps`, `0.5pps`, `2Mpps`.
+pub fn parse_packet_rate(word: &str) -> Result<PacketRate, UnitError> {
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(
+                format!("invalid packet rate '{word}'"),
+                "packet rates are written like 1000pps",
+            ),
+        )
+    })?;
+    let Some(mult) = lookup(PACKET_RATE_UNITS, n.unit) else {
+        return Err(UnitError::with_hint(
+            format!("unknown unit '{}' in '{word}'", n.unit),
+            "known packet-rate units: pps, kpps, Mpps",
+        ));
+    };
+    exact(word, &n, mult, "milli-packets/s").map(PacketRate::from_millipps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(w: &str) -> u64 {
+        parse_rate(w)
+            .map(Rate::bps)
+            .unwrap_or_else(|e| panic!("{w}: {e}"))
+    }
+    fn ns(w: &str) -> u64 {
+        parse_delay(w)
+            .map(Duration::as_nanos)
+            .unwrap_or_else(|e| panic!("{w}: {e}"))
+    }
+    fn err<T: fmt::Debug>(r: Result<T, UnitError>) -> String {
+        match r {
+            Ok(v) => panic!("expected an error, got {v:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn every_rate_unit_scales_by_1000_and_bytes_by_8() {
+        assert_eq!(rate("7bit/s"), 7);
+        assert_eq!(rate("7Kbit/s"), 7_000);
+        assert_eq!(rate("7Mbit/s"), 7_000_000);
+        assert_eq!(rate("7Gbit/s"), 7_000_000_000);
+        assert_eq!(rate("7Byte/s"), 56);
+        assert_eq!(rate("7KByte/s"), 56_000);
+        assert_eq!(rate("7MByte/s"), 56_000_000);
+        assert_eq!(rate("7GByte/s"), 56_000_000_000);
+        assert_eq!(rate("1234"), 1234, "bare number is bit/s");
+        assert_eq!(rate("0"), 0);
+    }
+
+    #[test]
+    fn rate_units_are_case_insensitive() {
+        assert_eq!(rate("3MBIT/S"), 3_000_000);
+        assert_eq!(rate("3mbit/s"), 3_000_000);
+        assert_eq!(rate("3kbyte/S"), 24_000);
+    }
+
+    #[test]
+    fn decimal_rates_are_exact() {
+        assert_eq!(rate("1.5Mbit/s"), 1_500_000);
+        assert_eq!(rate("0.001Kbit/s"), 1);
+        assert_eq!(rate("2.50Mbit/s"), 2_500_000);
+        assert_eq!(rate(".5Kbit/s"), 500);
+        assert_eq!(
+            err(parse_rate("0.5bit/s")),
+            "'0.5bit/s' is not a whole number of bit/s"
+        );
+        assert_eq!(
+            err(parse_rate("1.0000000001Gbit/s")),
+            "'1.0000000001Gbit/s' is not a whole number of bit/s"
+        );
+    }
+
+    #[test]
+    fn rate_mistakes_get_hints() {
+        assert_eq!(
+            err(parse_rate("10Mbps")),
+            "unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"
+        );
+        assert_eq!(
+            err(parse_rate("10kbps")),
+            "unknown unit 'kbps' in '10kbps': did you mean Kbit/s?"
+        );
+        assert_eq!(
+            err(parse_rate("10MB/s")),
+            "unknown unit 'MB/s' in '10MB/s': did you mean MByte/s?"
+        );
+        assert_eq!(
+            err(parse_rate("10mbit")),
+            "unknown unit 'mbit' in '10mbit': did you mean Mbit/s?"
+        );
+        assert_eq!(
+            err(parse_rate("10Gbits")),
+            "unknown unit 'Gbits' in '10Gbits': did you mean Gbit/s?"
+        );
+        assert_eq!(
+            err(parse_rate("10furlongs")),
+            format!("unknown unit 'furlongs' in '10furlongs': known rate units: {RATE_UNIT_NAMES}")
+        );
+    }
+
+    #[test]
+    fn rate_overflow_and_negatives_are_errors() {
+        assert_eq!(
+            err(parse_rate("99999999999Gbit/s")),
+            "value '99999999999Gbit/s' is too large"
+        );
+        assert_eq!(
+            err(parse_rate("999999999999999999999999999999999999999999")),
+            "value '999999999999999999999999999999999999999999' is too large"
+        );
+        assert_eq!(
+            err(parse_rate("-1Mbit/s")),
+            "negative value '-1Mbit/s' is not allowed"
+        );
+        assert_eq!(
+            err(parse_rate("1.2.3Mbit/s")),
+            "invalid rate '1.2.3Mbit/s': rates are written like 10Mbit/s"
+        );
+        assert_eq!(
+            err(parse_rate("Mbit/s")),
+            "invalid rate 'Mbit/s': rates are written like 10Mbit/s"
+        );
+    }
+
+    #[test]
+    fn every_duration_unit() {
+        assert_eq!(ns("2s"), 2_000_000_000);
+        assert_eq!(ns("2ms"), 2_000_000);
+        assert_eq!(ns("2us"), 2_000);
+        assert_eq!(ns("2µs"), 2_000);
+        assert_eq!(ns("2ns"), 2);
+        assert_eq!(ns("2MS"), 2_000_000);
+        assert_eq!(ns("2Us"), 2_000);
+        assert_eq!(ns("30"), 30_000_000, "bare delay is ms");
+        assert_eq!(ns("20.8ms"), 20_800_000);
+        assert_eq!(ns("1.5s"), 1_500_000_000);
+        assert_eq!(
+            err(parse_delay("1.5ns")),
+            "'1.5ns' is not a whole number of nanoseconds"
+        );
+        assert_eq!(
+            err(parse_delay("-5ms")),
+            "negative value '-5ms' is not allowed"
+        );
+        assert_eq!(
+            err(parse_delay("99999999999s")),
+            "value '99999999999s' is too large"
+        );
+        assert_eq!(
+            err(parse_delay("5sec")),
+            "unknown unit 'sec' in '5sec': did you mean s?"
+        );
+        assert_eq!(
+            err(parse_duration("10")),
+            "missing unit in '10': write e.g. 10s or 10ms"
+        );
+    }
+
+    #[test]
+    fn sizes_and_queues() {
+        assert_eq!(parse_queue("20"), Ok(QueueLimit::Slots(20)));
+        assert_eq!(parse_queue("100KB"), Ok(QueueLimit::Bytes(102_400)));
+        assert_eq!(parse_queue("100kb"), Ok(QueueLimit::Bytes(102_400)));
+        assert_eq!(parse_queue("1MB"), Ok(QueueLimit::Bytes(1 << 20)));
+        assert_eq!(parse_queue("2KiB"), Ok(QueueLimit::Bytes(2048)));
+        assert_eq!(parse_queue("1MiB"), Ok(QueueLimit::Bytes(1 << 20)));
+        assert_eq!(parse_queue("1500B"), Ok(QueueLimit::Bytes(1500)));
+        assert_eq!(parse_queue("1.5KB"), Ok(QueueLimit::Bytes(1536)));
+        assert_eq!(
+            err(parse_queue("1.5")),
+            "'1.5' is not a whole number of slots"
+        );
+        assert_eq!(
+            err(parse_queue("99999999999")),
+            "value '99999999999' is too large"
+        );
+        assert_eq!(
+            err(parse_queue("10K")),
+            "unknown unit 'K' in '10K': did you mean KB?"
+        );
+        assert_eq!(parse_size("1000B"), Ok(1000));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(format_size(102_400), "100KB");
+        assert_eq!(format_size(1 << 20), "1MB");
+        assert_eq!(format_size(1500), "1500B");
+        assert_eq!(format_size(0), "0B");
+    }
+
+    #[test]
+    fn probabilities() {
+        assert_eq!(parse_probability("0.2").map(|p| p.ppb()), Ok(200_000_000));
+        assert_eq!(parse_probability("5%").map(|p| p.ppb()), Ok(50_000_000));
+        assert_eq!(parse_probability("1"), Ok(Probability::ONE));
+        assert_eq!(parse_probability("0"), Ok(Probability::ZERO));
+        assert_eq!(parse_probability("100%"), Ok(Probability::ONE));
+        assert_eq!(
+            err(parse_probability("1.5")),
+            "probability '1.5' is outside 0..1"
+        );
+        assert_eq!(
+            err(parse_probability("150%")),
+            "probability '150%' is outside 0..1"
+        );
+        assert_eq!(
+            err(parse_probability("99999999999999999999")),
+            "probability '99999999999999999999' is outside 0..1"
+        );
+        assert_eq!(
+            err(parse_probability("0.0000000001")),
+            "probability '0.0000000001' has more than 9 decimal places"
+        );
+        assert_eq!(Probability(200_000_000).to_string(), "0.2");
+        assert_eq!(Probability(50_000_000).to_string(), "0.05");
+        assert_eq!(Probability(1).to_string(), "0.000000001");
+        assert_eq!(Probability::ONE.to_string(), "1");
+    }
+
+    #[test]
+    fn packet_rates() {
+        assert_eq!(parse_packet_rate("1000pps"), Ok(PacketRate::from_pps(1000)));
+        assert_eq!(parse_packet_rate("1.5kpps"), Ok(PacketRate::from_pps(1500)));
+        assert_eq!(parse_packet_rate("0.5PPS").map(|r| r.millipps()), Ok(500));
+        assert_eq!(PacketRate::from_millipps(500).to_string(), "0.5pps");
+        assert_eq!(PacketRate::from_pps(1500).to_string(), "1500pps");
+        assert!(is_packet_rate("3Mpps"));
+        assert!(!is_packet_rate("3Mbit/s"));
+    }
+}

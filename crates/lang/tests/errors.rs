@@ -1,0 +1,365 @@
+//! Bad inputs: each test proves the exact message, hint and column a user
+//! sees, and that the parser returns an error instead of panicking.
+
+use pipelab_lang::{parse_line, parse_script, ParseError};
+
+fn err(line: &str) -> ParseError {
+    match parse_line(line) {
+        Ok(c) => panic!("{line}: expected an error, got {c:?}"),
+        Err(e) => e,
+    }
+}
+
+/// (input, `line:column: message[: hint]`)
+const CASES: &[(&str, &str)] = &[
+    // units
+    (
+        "pipe 1 config bw 10Mbps",
+        "1:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+    ),
+    (
+        "pipe 1 config bw 10kbps",
+        "1:18: unknown unit 'kbps' in '10kbps': did you mean Kbit/s?",
+    ),
+    (
+        "pipe 1 config bw 10MB/s",
+        "1:18: unknown unit 'MB/s' in '10MB/s': did you mean MByte/s?",
+    ),
+    (
+        "pipe 1 config bw 10mbit",
+        "1:18: unknown unit 'mbit' in '10mbit': did you mean Mbit/s?",
+    ),
+    (
+        "pipe 1 config bw 0.5bit/s",
+        "1:18: '0.5bit/s' is not a whole number of bit/s",
+    ),
+    (
+        "pipe 1 config bw 99999999999999Gbit/s",
+        "1:18: value '99999999999999Gbit/s' is too large",
+    ),
+    (
+        "pipe 1 config bw fast",
+        "1:18: invalid rate 'fast': rates are written like 10Mbit/s",
+    ),
+    (
+        "pipe 1 config delay -5ms",
+        "1:21: negative value '-5ms' is not allowed",
+    ),
+    (
+        "pipe 1 config delay 5sec",
+        "1:21: unknown unit 'sec' in '5sec': did you mean s?",
+    ),
+    (
+        "pipe 1 config delay 2h",
+        "1:21: unknown unit 'h' in '2h': hours are written in seconds, e.g. 3600s",
+    ),
+    (
+        "pipe 1 config delay 7200s",
+        "1:21: invalid delay '7200s': 7200s is more than the maximum 3600s",
+    ),
+    (
+        "pipe 1 config queue 0",
+        "1:21: invalid queue '0': a queue must hold at least one packet",
+    ),
+    (
+        "pipe 1 config queue 10K",
+        "1:21: unknown unit 'K' in '10K': did you mean KB?",
+    ),
+    // pipe command structure
+    (
+        "pipe 1 config bw",
+        "1:17: missing value after 'bw': e.g. bw 10Mbit/s",
+    ),
+    (
+        "pipe 1 config bw 1Mbit/s delay 2ms bw 2Mbit/s",
+        "1:36: duplicate parameter 'bw': 'bw' was already given at column 15",
+    ),
+    (
+        "pipe 1 config bandwith 1Mbit/s",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, queue",
+    ),
+    (
+        "pipe 1 config plr 0.1",
+        "1:15: parameter 'plr' is not supported yet",
+    ),
+    ("pipe 0 config", "1:6: pipe number 0 is out of range 1..65535"),
+    (
+        "pipe 70000 config",
+        "1:6: pipe number 70000 is out of range 1..65535",
+    ),
+    ("pipe x config", "1:6: invalid pipe number 'x'"),
+    (
+        "pipe",
+        "1:5: missing pipe number after 'pipe': e.g. pipe 1 config bw 10Mbit/s delay 20ms",
+    ),
+    (
+        "pipe 1",
+        "1:7: missing 'config', 'delete' or 'show' after 'pipe 1'",
+    ),
+    (
+        "pipe 1 configure",
+        "1:8: unknown pipe command 'configure': expected config, delete or show",
+    ),
+    (
+        "pipe 1 delete now",
+        "1:15: unexpected 'now' at end of command",
+    ),
+    // commands
+    (
+        "frobnicate 1",
+        "1:1: unknown command 'frobnicate': commands: pipe, add, delete, flush, list, show, set",
+    ),
+    ("queue 1 config weight 5", "1:1: command 'queue' is not supported yet"),
+    ("flush all", "1:7: unexpected 'all' at end of command"),
+    (
+        "ipfw",
+        "1:5: missing command after 'ipfw': commands: pipe, add, delete, flush, list, show, set",
+    ),
+    // rules: numbers and actions
+    ("add 0 allow", "1:5: rule number 0 is out of range 1..65534"),
+    (
+        "add 65535 allow",
+        "1:5: rule number 65535 is out of range 1..65534: 65535 is the built-in default rule 'allow ip from any to any'",
+    ),
+    (
+        "add 100 reroute 10.0.0.1",
+        "1:9: unknown action 'reroute': actions: allow, deny, count, skipto N, pipe N, queue N",
+    ),
+    ("add 100 fwd 10.0.0.1", "1:9: action 'fwd' is not supported yet"),
+    (
+        "add 100",
+        "1:8: missing action after '100': actions: allow, deny, count, skipto N, pipe N, queue N",
+    ),
+    ("add 100 pipe", "1:13: missing pipe number after 'pipe'"),
+    ("add 100 pipe 0", "1:14: pipe number 0 is out of range 1..65535"),
+    (
+        "add 100 pipe tablearg ip from any to any",
+        "1:14: 'pipe tablearg' is not supported yet",
+    ),
+    (
+        "add 100 prob 1.5 pipe 1",
+        "1:14: probability '1.5' is outside 0..1",
+    ),
+    (
+        "add 100 prob 0.2 pipe 1 prob 0.3",
+        "1:25: duplicate 'prob'",
+    ),
+    (
+        "add 100 prob -0.2 pipe 1",
+        "1:14: negative value '-0.2' is not allowed",
+    ),
+    // rules: body
+    (
+        "add 100 allow ip from any",
+        "1:26: missing 'to' after source address: e.g. from any to any",
+    ),
+    (
+        "add 100 allow ip from any 80 at any",
+        "1:30: expected 'to', found 'at'",
+    ),
+    (
+        "add 100 allow tcp",
+        "1:18: missing 'from' after 'tcp': e.g. ip from any to any",
+    ),
+    (
+        "add 100 allow 256 from any to any",
+        "1:15: protocol number 256 is out of range 0..255",
+    ),
+    (
+        "add 100 allow sctpp from any to any",
+        "1:15: unknown protocol 'sctpp': protocols: ip, all, ip4, ip6, tcp, udp, icmp, or a number 0..255",
+    ),
+    (
+        "add 100 allow ip from 10.0.0.0/33 to any",
+        "1:23: invalid prefix length 33 in '10.0.0.0/33' (at most 32)",
+    ),
+    (
+        "add 100 allow ip from 10.0.0.256 to any",
+        "1:23: invalid address '10.0.0.256': write any, me, an address, a network like 10.0.0.0/8, or {a,b}",
+    ),
+    (
+        "add 100 pipe 10 ip from any to xy.it",
+        "1:32: invalid address 'xy.it': host names are not resolved; write an IPv4 or IPv6 address",
+    ),
+    (
+        "add 100 allow ip from 10.0.0.0/x to any",
+        "1:23: invalid prefix length 'x' in '10.0.0.0/x': write a number 0..32, e.g. 10.0.0.0/8",
+    ),
+    (
+        "add 100 allow ip from {10.0.0.1,10.0.0.2 to any",
+        "1:23: unclosed '{': expected ',' or '}' before 'to'",
+    ),
+    (
+        "add 100 allow ip from {10.0.0.1,",
+        "1:23: unclosed '{': expected '}' before the end of the line",
+    ),
+    ("add 100 allow ip from {} to any", "1:23: empty address list"),
+    (
+        "add 100 allow tcp from any 80000 to any",
+        "1:28: port 80000 is out of range 0..65535",
+    ),
+    (
+        "add 100 allow tcp from any 2000-1000 to any",
+        "1:28: port range '2000-1000' is reversed: write 1000-2000",
+    ),
+    (
+        "add 100 allow tcp from any 80, to any",
+        "1:32: invalid port 'to': ports are numbers 0..65535, ranges 1000-2000 or lists 80,443",
+    ),
+    (
+        "add 100 allow icmp from any 80 to any",
+        "1:29: ports are not valid with protocol 'icmp': ports need tcp, udp or ip",
+    ),
+    // rules: options
+    (
+        "add 100 pipe 1 via em0",
+        "1:16: option 'via' is not supported yet",
+    ),
+    (
+        "add 100 pipe 1 ip from any to any tcpflags syn",
+        "1:35: option 'tcpflags' is not supported yet",
+    ),
+    (
+        "add 100 pipe 1 ip from any to any inbound",
+        "1:35: unknown option 'inbound': options: in, out, proto, src-ip, dst-ip, src-port, dst-port (each may follow 'not')",
+    ),
+    ("add 100 pipe 1 in not", "1:22: missing option after 'not'"),
+    (
+        "add 100 pipe 1 src-port",
+        "1:24: missing port after 'src-port': e.g. 80, 1000-2000 or 80,443",
+    ),
+    (
+        "add 100 pipe 1 dst-ip",
+        "1:22: missing address after 'dst-ip': write any, me, an address, a network like 10.0.0.0/8, or {a,b}",
+    ),
+    // delete, set
+    (
+        "delete",
+        "1:7: missing rule number after 'delete': e.g. delete 100",
+    ),
+    ("delete 100 x", "1:12: invalid rule number 'x'"),
+    (
+        "delete 65535",
+        "1:8: rule number 65535 is out of range 1..65534: 65535 is the built-in default rule 'allow ip from any to any'",
+    ),
+    (
+        "set one_pass 2",
+        "1:14: invalid value '2' for one_pass: expected 0 or 1",
+    ),
+    (
+        "set fast 1",
+        "1:5: unknown set variable 'fast': known variables: one_pass",
+    ),
+];
+
+#[test]
+fn every_bad_input_has_its_exact_message_and_column() {
+    let mut failures = Vec::new();
+    for (input, want) in CASES {
+        let got = err(input).to_string();
+        if got != *want {
+            failures.push(format!("input: {input}\n want: {want}\n  got: {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+    assert!(CASES.len() >= 25);
+}
+
+#[test]
+fn the_error_carries_the_offending_word() {
+    let e = err("pipe 1 config bw 10Mbps");
+    assert_eq!((e.line, e.column, e.word.as_str()), (1, 18, "10Mbps"));
+    assert_eq!(e.message, "unknown unit 'Mbps' in '10Mbps'");
+    assert_eq!(e.hint.as_deref(), Some("did you mean Mbit/s?"));
+    let e = err("pipe 1 config bw");
+    assert_eq!(e.word, "", "a missing word is empty");
+}
+
+#[test]
+fn columns_count_characters_and_skip_ipfw() {
+    assert_eq!(
+        err("ipfw -q pipe 1 config bw 1Mbps").to_string(),
+        "1:26: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?"
+    );
+    assert_eq!(
+        err("pipe 1 config delay 5µs bw 1Mbps").to_string(),
+        "1:28: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?"
+    );
+}
+
+#[test]
+fn scripts_collect_every_error_with_its_line() {
+    let script = "# links\n\
+                  pipe 1 config bw 3Mbit/s delay 32ms\n\
+                  \n\
+                  pipe 2 config bw 10Mbps\n\
+                  add 100 pipe 1 ip from any to any\n\
+                  add 0 allow\n";
+    let errs = parse_script(script).unwrap_err();
+    let msgs: Vec<String> = errs.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        msgs,
+        vec![
+            "4:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+            "6:5: rule number 0 is out of range 1..65534",
+        ]
+    );
+    assert_eq!(
+        errs[0].render("links.conf", script),
+        "error: unknown unit 'Mbps' in '10Mbps'\n --> links.conf:4:18\n  |\n\
+         4 | pipe 2 config bw 10Mbps\n  |                  ^^^^^^ did you mean Mbit/s?\n"
+    );
+    let ok = parse_script("pipe 1 config\n  add pipe 1 # trailing comment\n").unwrap();
+    assert_eq!((ok[1].line, ok[1].column), (2, 3));
+}
+
+#[test]
+fn parse_line_accepts_blank_and_comment_lines_and_one_command_only() {
+    assert_eq!(parse_line(""), Ok(None));
+    assert_eq!(parse_line("   # just a comment"), Ok(None));
+    assert_eq!(
+        err("flush\nlist").to_string(),
+        "2:1: expected one command, found more than one line"
+    );
+}
+
+#[test]
+fn hostile_inputs_do_not_panic() {
+    let long_number = "9".repeat(500);
+    let inputs = [
+        "{".to_string(),
+        "}".to_string(),
+        ",,,".to_string(),
+        "add , , ,".to_string(),
+        "add 1 allow ip from { { } to".to_string(),
+        format!("pipe {long_number} config bw {long_number}Gbit/s"),
+        format!("pipe 1 config delay 0.{long_number}s"),
+        format!("pipe 1 config queue {long_number}KB"),
+        format!("add 1 prob 0.{long_number} allow"),
+        format!("add {long_number} allow tcp from any {long_number} to any"),
+        "add 1 allow ip from ::/999 to any".to_string(),
+        "add 1 allow ip from 1.2.3.4/ to any".to_string(),
+        "add 1 allow tcp from any - to any".to_string(),
+        "add 1 allow tcp from any 1-2-3 to any".to_string(),
+        "pipe 1 config bw ..Mbit/s delay . queue .".to_string(),
+        "pipe 1 config bw µ delay µµ".to_string(),
+        "\u{0}\u{7f}\u{feff} \t\r".to_string(),
+    ];
+    for i in &inputs {
+        let _ = parse_line(i);
+        let _ = parse_script(i);
+        let _ = pipelab_lang::parse_traffic(i);
+    }
+}
+
+#[test]
+fn apply_errors_render_with_the_line() {
+    let mut c = pipelab_lang::Config::default();
+    let src = "pipe 1 config\nadd 100 pipe 2\n";
+    let errs = c.apply_script(src).unwrap_err();
+    assert_eq!(
+        errs[0].render("x.conf", src),
+        "error: pipe 2 is not configured (used by rule 100)\n --> x.conf:2:1\n  |\n\
+         2 | add 100 pipe 2\n  | ^\n"
+    );
+}

@@ -1,0 +1,251 @@
+//! Property tests: printing is the inverse of parsing.
+//!
+//! * For any command, `parse_line(&cmd.to_string()) == Ok(Some(cmd))`.
+//! * For any valid configuration, applying `to_script()` to an empty
+//!   configuration gives an equal one.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use pipelab_engine::config::{QueueLimit, MAX_QUEUE_BYTES, MAX_QUEUE_SLOTS};
+use pipelab_engine::time::{Duration, Rate};
+use pipelab_lang::{
+    parse_line, Action, AddrMatch, Command, Config, Endpoint, IpNet, OptionKind, PipeSpec,
+    PortRange, Probability, Proto, RuleOption, RuleSpec,
+};
+use proptest::prelude::*;
+
+fn rate() -> impl Strategy<Value = Rate> {
+    prop_oneof![
+        any::<u64>().prop_map(Rate::from_bps),
+        (0u64..100_000).prop_map(|k| Rate::from_bps(k * 1000)),
+        (0u64..100).prop_map(|m| Rate::from_bps(m * 1_000_000)),
+    ]
+}
+
+fn delay() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        (0u64..=3_600_000_000_000).prop_map(Duration::from_nanos),
+        (0u64..=3_600_000).prop_map(Duration::from_micros),
+        (0u64..=3_600).prop_map(Duration::from_secs),
+    ]
+}
+
+fn queue() -> impl Strategy<Value = QueueLimit> {
+    prop_oneof![
+        (1..=MAX_QUEUE_SLOTS).prop_map(QueueLimit::Slots),
+        (1..=MAX_QUEUE_BYTES).prop_map(QueueLimit::Bytes),
+        (1u64..=4096).prop_map(|k| QueueLimit::Bytes(k * 1024)),
+    ]
+}
+
+fn pipe_spec() -> impl Strategy<Value = PipeSpec> {
+    (
+        proptest::option::of(rate()),
+        proptest::option::of(delay()),
+        proptest::option::of(queue()),
+    )
+        .prop_map(|(bw, delay, queue)| {
+            let mut s = PipeSpec::default();
+            s.bw = bw;
+            s.delay = delay;
+            s.queue = queue;
+            s
+        })
+}
+
+fn proto() -> impl Strategy<Value = Proto> {
+    prop_oneof![
+        Just(Proto::Ip),
+        Just(Proto::Ip4),
+        Just(Proto::Ip6),
+        Just(Proto::Tcp),
+        Just(Proto::Udp),
+        Just(Proto::Icmp),
+        any::<u8>().prop_map(Proto::Number),
+    ]
+}
+
+fn net() -> impl Strategy<Value = IpNet> {
+    prop_oneof![
+        (any::<u32>(), 0u8..=32).prop_map(|(a, p)| IpNet::new(IpAddr::V4(Ipv4Addr::from(a)), p)),
+        (any::<u128>(), 0u8..=128).prop_map(|(a, p)| IpNet::new(IpAddr::V6(Ipv6Addr::from(a)), p)),
+    ]
+    .prop_map(|n| n.expect("prefix in range"))
+}
+
+fn addr() -> impl Strategy<Value = AddrMatch> {
+    prop_oneof![
+        Just(AddrMatch::Any),
+        Just(AddrMatch::Me),
+        net().prop_map(AddrMatch::Net),
+        proptest::collection::vec(net(), 1..4).prop_map(AddrMatch::List),
+    ]
+}
+
+fn port_range() -> impl Strategy<Value = PortRange> {
+    prop_oneof![
+        any::<u16>().prop_map(PortRange::single),
+        (any::<u16>(), any::<u16>())
+            .prop_map(|(a, b)| PortRange::new(a.min(b), a.max(b)).expect("ordered")),
+    ]
+}
+
+fn ports(min: usize) -> impl Strategy<Value = Vec<PortRange>> {
+    proptest::collection::vec(port_range(), min..4)
+}
+
+fn endpoint() -> impl Strategy<Value = Endpoint> {
+    (any::<bool>(), addr(), ports(0)).prop_map(|(not, addr, ports)| Endpoint { not, addr, ports })
+}
+
+fn option() -> impl Strategy<Value = RuleOption> {
+    let kind = prop_oneof![
+        Just(OptionKind::In),
+        Just(OptionKind::Out),
+        proto().prop_map(OptionKind::Proto),
+        addr().prop_map(OptionKind::SrcIp),
+        addr().prop_map(OptionKind::DstIp),
+        ports(1).prop_map(OptionKind::SrcPort),
+        ports(1).prop_map(OptionKind::DstPort),
+    ];
+    (any::<bool>(), kind).prop_map(|(not, kind)| RuleOption { not, kind })
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        Just(Action::Allow),
+        Just(Action::Deny),
+        Just(Action::Count),
+        (1u32..=65_535).prop_map(Action::Skipto),
+        (1u32..=65_535).prop_map(Action::Pipe),
+        (1u32..=65_535).prop_map(Action::Queue),
+    ]
+}
+
+fn rule() -> impl Strategy<Value = RuleSpec> {
+    (
+        proptest::option::of(1u32..=65_534),
+        proptest::option::of(
+            (0u32..=1_000_000_000).prop_map(|p| Probability::from_ppb(p).expect("<= 1")),
+        ),
+        action(),
+        any::<bool>(),
+        proto(),
+        endpoint(),
+        endpoint(),
+        proptest::collection::vec(option(), 0..4),
+    )
+        .prop_map(
+            |(number, prob, action, log, proto, mut src, mut dst, options)| {
+                if !proto.allows_ports() {
+                    src.ports.clear();
+                    dst.ports.clear();
+                }
+                let mut r = RuleSpec::new(action);
+                r.number = number;
+                r.prob = prob;
+                r.log = log;
+                r.proto = proto;
+                r.src = src;
+                r.dst = dst;
+                r.options = options;
+                r
+            },
+        )
+}
+
+fn command() -> impl Strategy<Value = Command> {
+    prop_oneof![
+        (1u32..=65_535, pipe_spec()).prop_map(|(id, spec)| Command::PipeConfig { id, spec }),
+        (1u32..=65_535).prop_map(|id| Command::PipeDelete { id }),
+        proptest::option::of(1u32..=65_535).prop_map(|id| Command::PipeShow { id }),
+        rule().prop_map(Command::Add),
+        proptest::collection::vec(1u32..=65_534, 1..5)
+            .prop_map(|numbers| Command::Delete { numbers }),
+        Just(Command::Flush),
+        Just(Command::List),
+        Just(Command::Show),
+        any::<bool>().prop_map(Command::SetOnePass),
+    ]
+}
+
+/// A configuration that `apply_script` accepts: every rule's pipe exists,
+/// every skipto jumps forward, no flow queues.
+fn config() -> impl Strategy<Value = Config> {
+    (
+        proptest::collection::btree_map(1u32..=65_535, pipe_spec(), 0..5),
+        proptest::collection::btree_map(1u32..=65_534, (rule(), any::<u32>()), 0..6),
+        any::<bool>(),
+    )
+        .prop_map(|(pipes, rules, one_pass)| {
+            let pipe_ids: Vec<u32> = pipes.keys().copied().collect();
+            let rules: BTreeMap<u32, RuleSpec> = rules
+                .into_iter()
+                .map(|(n, (mut r, pick))| {
+                    r.number = Some(n);
+                    r.action = match r.action {
+                        Action::Pipe(_) | Action::Queue(_) if !pipe_ids.is_empty() => {
+                            Action::Pipe(pipe_ids[pick as usize % pipe_ids.len()])
+                        }
+                        Action::Pipe(_) | Action::Queue(_) => Action::Deny,
+                        Action::Skipto(_) => Action::Skipto(n + 1 + pick % (65_535 - n)),
+                        a => a,
+                    };
+                    (n, r)
+                })
+                .collect();
+            Config {
+                pipes,
+                rules,
+                one_pass,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn command_text_parses_back_to_the_command(cmd in command()) {
+        let text = cmd.to_string();
+        prop_assert_eq!(parse_line(&text), Ok(Some(cmd)), "text: {}", text);
+    }
+
+    #[test]
+    fn config_script_applies_back_to_the_config(cfg in config()) {
+        let script = cfg.to_script();
+        let mut back = Config::default();
+        let applied = back.apply_script(&script);
+        prop_assert!(applied.is_ok(), "{:?}\n{}", applied, script);
+        prop_assert_eq!(back, cfg);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC{0,80}") {
+        let _ = parse_line(&s);
+        let _ = pipelab_lang::parse_script(&s);
+        let _ = pipelab_lang::parse_traffic(&s);
+    }
+
+    #[test]
+    fn command_like_text_never_panics(
+        words in proptest::collection::vec(
+            prop_oneof![
+                Just("add".to_string()), Just("pipe".to_string()), Just("config".to_string()),
+                Just("from".to_string()), Just("to".to_string()), Just("not".to_string()),
+                Just("{".to_string()), Just("}".to_string()), Just(",".to_string()),
+                Just("bw".to_string()), Just("delay".to_string()), Just("queue".to_string()),
+                Just("prob".to_string()), Just("src-port".to_string()), Just("dst-ip".to_string()),
+                "[0-9a-fA-F:./%-]{1,12}",
+                "[a-zA-Z/µ]{1,6}",
+            ],
+            0..14,
+        )
+    ) {
+        let line = words.join(" ");
+        let _ = parse_line(&line);
+        let mut c = Config::default();
+        let _ = c.apply_script(&line);
+    }
+}

@@ -1,0 +1,330 @@
+//! Running a configuration against synthetic traffic in virtual time.
+//!
+//! The loop is the virtual-time driver of the engine: take the earlier of
+//! the next packet arrival and the engine's next deadline, advance the
+//! engine to it, settle what came out, inject what arrives. Every packet
+//! that leaves the engine does so exactly at the instant advanced to, so a
+//! packet reinjected into the classifier (`set one_pass 0`) enters its next
+//! pipe at its exact exit time.
+//!
+//! Synthetic packets are seen by rules as entering the emulator (`in`).
+
+use crate::report::{FlowAcc, PipeReport, Report, RuleReport};
+use crate::source::Source;
+use pipelab_classify::{Classifier, Decision, Direction, PacketView};
+use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output};
+use pipelab_engine::rng::{stage_rng, StageKind};
+use pipelab_engine::{Engine, FlowKey, Instant, Packet, PipeIdx, RouteId, Verdict};
+use pipelab_lang::{Action, Config, TrafficProto, TrafficSpec};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// How many times a packet may re-enter the classifier (`one_pass 0`)
+/// before it is dropped as looping.
+pub const MAX_PASSES: u64 = 64;
+
+/// Simulation settings.
+#[derive(Clone, Copy, Debug)]
+pub struct SimOptions {
+    /// Seed of every random decision (traffic, `prob`, models).
+    pub seed: u64,
+    /// Most packets inside the engine at once.
+    pub max_packets: u32,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            seed: 1,
+            max_packets: EngineOptions::default().max_packets,
+        }
+    }
+}
+
+/// Why a simulation could not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// A pipe's parameters are invalid.
+    Pipe {
+        /// The pipe's number.
+        id: u32,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The configuration uses something the simulator cannot run yet.
+    Unsupported(String),
+    /// No traffic was given.
+    NoTraffic,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Pipe { id, reason } => write!(f, "pipe {id}: {reason}"),
+            SimError::Unsupported(s) => write!(f, "{s}"),
+            SimError::NoTraffic => f.write_str(
+                "no traffic: give at least one --traffic, e.g. --traffic 'cbr rate 1000pps size 1000B duration 10s'",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Bits of a packet's `tag` that count passes through the classifier.
+const PASS_SHIFT: u32 = 48;
+
+struct Sim<'a> {
+    engine: Engine,
+    classifier: Classifier,
+    routes: BTreeMap<u32, RouteId>,
+    one_pass: bool,
+    flows: Vec<FlowAcc>,
+    keys: Vec<FlowKey>,
+    specs: &'a [TrafficSpec],
+    end: Instant,
+}
+
+impl Sim<'_> {
+    /// Walk `pkt` through the rules from rule index `start`, at `now`.
+    fn classify_and_send(&mut self, now: Instant, mut pkt: Packet, start: usize) {
+        let flow = pkt.flow as usize;
+        let view = PacketView {
+            key: pkt.key,
+            is_ip: true,
+            dir: Some(Direction::In),
+            len: pkt.len,
+        };
+        let m = self.classifier.classify(&view, start);
+        match m.decision {
+            Decision::Allow => self.deliver(&pkt, now),
+            Decision::Deny => self.flows[flow].drops.rule += 1,
+            Decision::Pipe(n) => {
+                let Some(&route) = self.routes.get(&n) else {
+                    // References are checked before the run; treat as deny.
+                    self.flows[flow].drops.rule += 1;
+                    return;
+                };
+                pkt.buf = m.rule as u32;
+                match self.engine.enqueue(now, pkt, route) {
+                    Verdict::Queued => {}
+                    Verdict::Dropped(r) => self.dropped(flow, r),
+                }
+            }
+            Decision::Queue(_) => self.flows[flow].drops.rule += 1,
+        }
+    }
+
+    fn deliver(&mut self, pkt: &Packet, at: Instant) {
+        self.flows[pkt.flow as usize].delivered(pkt.len, at - pkt.born, at);
+        self.end = self.end.max(at);
+    }
+
+    fn dropped(&mut self, flow: usize, r: DropReason) {
+        let d = &mut self.flows[flow].drops;
+        match r {
+            DropReason::QueueFull => d.queue += 1,
+            DropReason::PoolFull => d.memory += 1,
+        }
+    }
+
+    fn settle(&mut self, o: Output) {
+        let flow = o.pkt.flow as usize;
+        self.end = self.end.max(o.at);
+        match o.fate {
+            Fate::Dropped { reason, .. } => self.dropped(flow, reason),
+            Fate::Delivered if self.one_pass => self.deliver(&o.pkt, o.at),
+            Fate::Delivered => {
+                let passes = o.pkt.tag >> PASS_SHIFT;
+                if passes + 1 >= MAX_PASSES {
+                    self.flows[flow].drops.r#loop += 1;
+                    return;
+                }
+                let mut pkt = o.pkt;
+                pkt.tag += 1 << PASS_SHIFT;
+                let resume = pkt.buf as usize + 1;
+                self.classify_and_send(o.at, pkt, resume);
+            }
+        }
+    }
+}
+
+fn flow_key(spec: &TrafficSpec, index: usize) -> FlowKey {
+    let from = spec.from.unwrap_or_else(|| {
+        SocketAddr::new(
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            10_000u16.wrapping_add(index as u16),
+        )
+    });
+    let to = spec
+        .to
+        .unwrap_or_else(|| SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 5001));
+    FlowKey {
+        proto: match spec.proto.unwrap_or(TrafficProto::Udp) {
+            TrafficProto::Udp => 17,
+            TrafficProto::Tcp => 6,
+        },
+        src: from.ip(),
+        dst: to.ip(),
+        sport: from.port(),
+        dport: to.port(),
+    }
+}
+
+/// Run `config` against `traffic` in virtual time until every packet has
+/// left the emulator, and report.
+pub fn simulate(
+    config: &Config,
+    traffic: &[TrafficSpec],
+    opts: &SimOptions,
+) -> Result<Report, SimError> {
+    if traffic.is_empty() {
+        return Err(SimError::NoTraffic);
+    }
+    if let Some((n, r)) = config
+        .rules
+        .iter()
+        .find(|(_, r)| matches!(r.action, Action::Queue(_)))
+    {
+        return Err(SimError::Unsupported(format!(
+            "rule {n}: '{}': flow queues and schedulers are not supported yet",
+            r.action
+        )));
+    }
+    let mut engine = Engine::new(EngineOptions {
+        max_packets: opts.max_packets,
+    });
+    let mut routes = BTreeMap::new();
+    let mut pipe_ids: Vec<(u32, PipeIdx)> = Vec::new();
+    for (&id, spec) in &config.pipes {
+        let cfg = spec.to_config().map_err(|e| SimError::Pipe {
+            id,
+            reason: e.to_string(),
+        })?;
+        let idx = engine.add_pipe(cfg);
+        let route = engine.pipe_route(idx).ok_or_else(|| SimError::Pipe {
+            id,
+            reason: "internal: no route".into(),
+        })?;
+        routes.insert(id, route);
+        pipe_ids.push((id, idx));
+    }
+    let classifier = Classifier::new(config.rules.iter().map(|(n, r)| (*n, r)), &[], opts.seed);
+    let mut sim = Sim {
+        engine,
+        classifier,
+        routes,
+        one_pass: config.one_pass,
+        flows: traffic.iter().map(|_| FlowAcc::new()).collect(),
+        keys: traffic
+            .iter()
+            .enumerate()
+            .map(|(i, s)| flow_key(s, i))
+            .collect(),
+        specs: traffic,
+        end: Instant::ZERO,
+    };
+    let mut sources: Vec<Source> = traffic
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Source::new(s, stage_rng(opts.seed, StageKind::Traffic, i as u64)))
+        .collect();
+    let mut arrivals: BinaryHeap<Reverse<(Instant, usize)>> = BinaryHeap::new();
+    for (i, s) in sources.iter_mut().enumerate() {
+        if let Some(t) = s.next() {
+            arrivals.push(Reverse((t, i)));
+        }
+    }
+    let mut out = Vec::with_capacity(1024);
+    let mut seq = 0u64;
+    loop {
+        let next_arrival = arrivals.peek().map(|r| r.0 .0);
+        let next_deadline = sim.engine.next_deadline();
+        let t = match (next_arrival, next_deadline) {
+            (None, None) => break,
+            (Some(a), None) => a,
+            (None, Some(d)) => d,
+            (Some(a), Some(d)) => a.min(d),
+        };
+        // Departures due at t free their slots before arrivals at t.
+        sim.engine.advance(t, &mut out);
+        for o in out.drain(..) {
+            sim.settle(o);
+        }
+        while let Some(&Reverse((at, i))) = arrivals.peek() {
+            if at > t {
+                break;
+            }
+            arrivals.pop();
+            let spec = &sim.specs[i];
+            let pkt = Packet {
+                len: spec.size,
+                buf: 0,
+                flow: i as u32,
+                tag: seq & ((1 << PASS_SHIFT) - 1),
+                born: t,
+                key: sim.keys[i],
+            };
+            seq += 1;
+            sim.flows[i].sent += 1;
+            sim.flows[i].sent_bytes += spec.size as u64;
+            sim.classify_and_send(t, pkt, 0);
+            if let Some(next) = sources[i].next() {
+                arrivals.push(Reverse((next, i)));
+            }
+        }
+    }
+    let flows = sim
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let name = traffic[i]
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("flow{i}"));
+            f.finish(i, name, traffic[i].to_string())
+        })
+        .collect();
+    let pipes = pipe_ids
+        .iter()
+        .filter_map(|&(id, idx)| {
+            let st = sim.engine.pipe_stats(idx)?;
+            let spec = config.pipes.get(&id)?;
+            Some(PipeReport {
+                id,
+                config: spec.to_string(),
+                arrivals: st.arrivals,
+                arrival_bytes: st.arrival_bytes,
+                departures: st.departures,
+                departure_bytes: st.departure_bytes,
+                drops: st.drops,
+                max_backlog: st.max_backlog,
+                max_backlog_bytes: st.max_backlog_bytes,
+            })
+        })
+        .collect();
+    let rules = sim
+        .classifier
+        .rules()
+        .map(|(number, spec, c)| {
+            let mut s = spec.clone();
+            s.number = None;
+            RuleReport {
+                number,
+                packets: c.packets,
+                bytes: c.bytes,
+                rule: s.to_string(),
+            }
+        })
+        .collect();
+    Ok(Report {
+        seed: opts.seed,
+        end_s: sim.end.as_nanos() as f64 / 1e9,
+        flows,
+        pipes,
+        rules,
+    })
+}

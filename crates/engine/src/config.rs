@@ -4,6 +4,9 @@
 //! its constructor, and then never changes: reconfiguring a pipe builds a new
 //! [`PipeConfig`] and swaps it in, keeping the pipe's queued packets.
 
+use crate::models::{
+    CorruptConfig, DelayDist, DuplicateConfig, LossConfig, ReorderConfig, SwapConfig,
+};
 use crate::time::{Duration, Rate};
 
 /// Dummynet's default queue: 50 slots.
@@ -60,13 +63,34 @@ impl core::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Whether delay jitter may reorder packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum JitterOrder {
+    /// A packet never leaves before the one ahead of it (NetPath's
+    /// head-of-line behaviour): its exit is `max(own due, previous exit)`.
+    #[default]
+    Keep,
+    /// Each packet leaves at its own due time, so jitter larger than the
+    /// gap between packets reorders them (netem's behaviour).
+    Allow,
+}
+
 /// The parameters of a Dummynet pipe (dummynet-revisited §3.1, Fig. 2):
-/// a finite queue, a link of bandwidth `bw`, a delay line of `delay`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// a finite queue, a link of bandwidth `bw`, a delay line of `delay`, and
+/// the impairment models of the link-and-path issue (jitter, loss,
+/// duplication, reordering, corruption).
+#[derive(Clone, Debug, PartialEq)]
 pub struct PipeConfig {
     bw: Rate,
     delay: Duration,
     queue: QueueLimit,
+    jitter: Option<DelayDist>,
+    jitter_order: JitterOrder,
+    loss: Option<LossConfig>,
+    duplicate: Option<DuplicateConfig>,
+    reorder: Option<ReorderConfig>,
+    swap: Option<SwapConfig>,
+    corrupt: Option<CorruptConfig>,
 }
 
 impl Default for PipeConfig {
@@ -76,6 +100,13 @@ impl Default for PipeConfig {
             bw: Rate::UNLIMITED,
             delay: Duration::ZERO,
             queue: QueueLimit::default(),
+            jitter: None,
+            jitter_order: JitterOrder::Keep,
+            loss: None,
+            duplicate: None,
+            reorder: None,
+            swap: None,
+            corrupt: None,
         }
     }
 }
@@ -114,7 +145,57 @@ impl PipeConfig {
                 reason: format!("{delay} is more than the maximum 3600s"),
             });
         }
-        Ok(PipeConfig { bw, delay, queue })
+        Ok(PipeConfig {
+            bw,
+            delay,
+            queue,
+            ..PipeConfig::default()
+        })
+    }
+
+    /// Delay drawn per packet from `dist` (netem's `delay MU SIGMA [CORR]
+    /// distribution D`); the fixed `delay` becomes the distribution's mean.
+    pub fn with_jitter(mut self, dist: DelayDist, order: JitterOrder) -> Self {
+        self.delay = dist.mu();
+        self.jitter = (!dist.is_constant()).then_some(dist);
+        self.jitter_order = order;
+        self
+    }
+
+    /// How jitter may order packets (without jitter it changes nothing).
+    pub fn with_jitter_order(mut self, order: JitterOrder) -> Self {
+        self.jitter_order = order;
+        self
+    }
+
+    /// A loss model applied to each arriving packet.
+    pub fn with_loss(mut self, loss: LossConfig) -> Self {
+        self.loss = Some(loss);
+        self
+    }
+
+    /// Duplicate arriving packets with this model.
+    pub fn with_duplicate(mut self, d: DuplicateConfig) -> Self {
+        self.duplicate = Some(d);
+        self
+    }
+
+    /// netem reordering: chosen packets skip the delay line.
+    pub fn with_reorder(mut self, r: ReorderConfig) -> Self {
+        self.reorder = Some(r);
+        self
+    }
+
+    /// NetPath reordering: swap the two packets at the head of the queue.
+    pub fn with_swap(mut self, s: SwapConfig) -> Self {
+        self.swap = Some(s);
+        self
+    }
+
+    /// Corrupt packets (netem `corrupt` or a bit error rate).
+    pub fn with_corrupt(mut self, c: CorruptConfig) -> Self {
+        self.corrupt = Some(c);
+        self
     }
 
     /// Link bandwidth (0 = unlimited).
@@ -128,5 +209,37 @@ impl PipeConfig {
     /// Queue bound.
     pub fn queue(&self) -> QueueLimit {
         self.queue
+    }
+    /// Per-packet delay distribution, if the delay is not constant.
+    pub fn jitter(&self) -> Option<&DelayDist> {
+        self.jitter.as_ref()
+    }
+    /// How jitter may order packets.
+    pub fn jitter_order(&self) -> JitterOrder {
+        self.jitter_order
+    }
+    /// Loss model.
+    pub fn loss(&self) -> Option<&LossConfig> {
+        self.loss.as_ref()
+    }
+    /// Duplication model.
+    pub fn duplicate(&self) -> Option<&DuplicateConfig> {
+        self.duplicate.as_ref()
+    }
+    /// netem reordering.
+    pub fn reorder(&self) -> Option<&ReorderConfig> {
+        self.reorder.as_ref()
+    }
+    /// NetPath head-of-queue swap.
+    pub fn swap(&self) -> Option<&SwapConfig> {
+        self.swap.as_ref()
+    }
+    /// Corruption model.
+    pub fn corrupt(&self) -> Option<&CorruptConfig> {
+        self.corrupt.as_ref()
+    }
+    /// True if packets may leave the delay line out of arrival order.
+    pub fn may_reorder(&self) -> bool {
+        self.reorder.is_some() || (self.jitter.is_some() && self.jitter_order == JitterOrder::Allow)
     }
 }

@@ -40,6 +40,8 @@ pub enum DropReason {
     QueueFull,
     /// The engine's descriptor pool was exhausted (global memory cap).
     PoolFull,
+    /// A pipe's loss model dropped it.
+    Loss,
 }
 
 impl DropReason {
@@ -48,6 +50,7 @@ impl DropReason {
         match self {
             DropReason::QueueFull => "queue",
             DropReason::PoolFull => "memory",
+            DropReason::Loss => "loss",
         }
     }
 }
@@ -92,6 +95,8 @@ pub struct EngineOptions {
     /// Most packets inside the engine at once: the descriptor pool's size.
     /// Arrivals beyond it are dropped as [`DropReason::PoolFull`].
     pub max_packets: u32,
+    /// Seed from which every pipe's random stages are derived.
+    pub seed: u64,
 }
 
 impl Default for EngineOptions {
@@ -100,6 +105,7 @@ impl Default for EngineOptions {
         // 1.5 GB of MTU-sized frames in flight.
         EngineOptions {
             max_packets: 1 << 20,
+            seed: 1,
         }
     }
 }
@@ -115,6 +121,11 @@ pub struct EngineStats {
     pub dropped_queue: u64,
     /// Packets dropped because the pool was exhausted.
     pub dropped_memory: u64,
+    /// Packets dropped by loss models.
+    pub dropped_loss: u64,
+    /// Copies made by duplication models (each one is also delivered or
+    /// dropped, so `offered + duplicated = delivered + dropped + inside`).
+    pub duplicated: u64,
 }
 
 /// Errors in building routes.
@@ -162,7 +173,11 @@ pub struct Engine {
     now: Instant,
     /// Reused buffer of packets leaving a pipe during one `step`.
     scratch: Vec<u32>,
+    /// Outputs produced inside `enqueue` (a refused duplicate), handed out
+    /// by the next `advance`.
+    pending: Vec<Output>,
     stats: EngineStats,
+    seed: u64,
 }
 
 impl Default for Engine {
@@ -183,14 +198,25 @@ impl Engine {
             events: EventQueue::with_capacity(1024),
             now: Instant::ZERO,
             scratch: Vec::with_capacity(1024),
+            pending: Vec::new(),
             stats: EngineStats::default(),
+            seed: opts.seed,
         }
     }
 
     /// Add a pipe; it also gets a one-hop route, [`Engine::pipe_route`].
+    /// Its random stages are seeded from its index; prefer
+    /// [`Engine::add_pipe_with_stage`] with a stable id (the user's pipe
+    /// number) so that adding other pipes never changes its draws.
     pub fn add_pipe(&mut self, cfg: PipeConfig) -> PipeIdx {
+        let stage = self.pipes.len() as u64;
+        self.add_pipe_with_stage(cfg, stage)
+    }
+
+    /// Add a pipe whose random stages are seeded from `(seed, stage)`.
+    pub fn add_pipe_with_stage(&mut self, cfg: PipeConfig, stage: u64) -> PipeIdx {
         let idx = PipeIdx(self.pipes.len() as u32);
-        self.pipes.push(Pipe::new(cfg));
+        self.pipes.push(Pipe::new(cfg, self.seed, stage));
         let route = self.push_route(&[idx]);
         self.pipe_route.push(route);
         idx
@@ -202,7 +228,8 @@ impl Engine {
             .pipes
             .get_mut(pipe.0 as usize)
             .ok_or(RouteError::NoSuchPipe(pipe))?;
-        p.reconfigure(cfg);
+        p.reconfigure(&mut self.pool, cfg);
+        self.reschedule(pipe.0);
         Ok(())
     }
 
@@ -285,7 +312,7 @@ impl Engine {
         let span = self.routes[route.0 as usize];
         let first = self.hops[span.start as usize];
         let Some(i) = self.pool.alloc(pkt) else {
-            self.stats.dropped_memory += 1;
+            self.count_drop(DropReason::PoolFull);
             return Verdict::Dropped(DropReason::PoolFull);
         };
         {
@@ -293,21 +320,102 @@ impl Engine {
             s.route = route.0;
             s.hop = 0;
         }
-        match self.pipes[first.0 as usize].enqueue(&mut self.pool, i, now) {
-            Ok(()) => {
-                self.reschedule(first.0);
-                Verdict::Queued
-            }
-            Err(Refusal::QueueFull) => {
+        let mut discard = Vec::new();
+        let v = match self.offer(first, i, now, &mut discard) {
+            Ok(()) => Verdict::Queued,
+            Err(reason) => {
                 self.pool.free(i);
-                self.stats.dropped_queue += 1;
-                Verdict::Dropped(DropReason::QueueFull)
+                Verdict::Dropped(reason)
             }
+        };
+        // A refused duplicate of an accepted packet is reported here
+        // rather than lost: `discard` holds it (never allocates otherwise).
+        debug_assert!(discard.len() <= 1);
+        self.pending.extend(discard);
+        v
+    }
+
+    /// Offer slot `i` to `pipe` at `at`: on refusal the slot is still the
+    /// caller's to free; a duplicate that the pipe refuses is freed here
+    /// and reported in `out`.
+    #[inline]
+    fn offer(&mut self, pipe: PipeIdx, i: u32, at: Instant, out: &mut Vec<Output>) -> Result<(), DropReason> {
+        match self.pipes[pipe.0 as usize].enqueue(&mut self.pool, i, at) {
+            Ok(dup) => {
+                if dup {
+                    self.duplicate(pipe, i, at, out);
+                }
+                self.reschedule(pipe.0);
+                Ok(())
+            }
+            Err(r) => {
+                let reason = match r {
+                    Refusal::QueueFull => DropReason::QueueFull,
+                    Refusal::Loss => DropReason::Loss,
+                };
+                self.count_drop(reason);
+                Err(reason)
+            }
+        }
+    }
+
+    /// Offer a copy of slot `i` (flagged as a duplicate) to `pipe`.
+    fn duplicate(&mut self, pipe: PipeIdx, i: u32, at: Instant, out: &mut Vec<Output>) {
+        let (mut pkt, route, hop) = {
+            let s = self.pool.get(i);
+            (s.pkt, s.route, s.hop)
+        };
+        pkt.flags |= Packet::DUPLICATE;
+        self.stats.duplicated += 1;
+        let Some(j) = self.pool.alloc(pkt) else {
+            self.count_drop(DropReason::PoolFull);
+            out.push(Output {
+                pkt,
+                at,
+                fate: Fate::Dropped {
+                    pipe,
+                    reason: DropReason::PoolFull,
+                },
+            });
+            return;
+        };
+        {
+            let s = self.pool.get_mut(j);
+            s.route = route;
+            s.hop = hop;
+        }
+        match self.pipes[pipe.0 as usize].enqueue(&mut self.pool, j, at) {
+            Ok(_) => {}
+            Err(r) => {
+                let reason = match r {
+                    Refusal::QueueFull => DropReason::QueueFull,
+                    Refusal::Loss => DropReason::Loss,
+                };
+                self.count_drop(reason);
+                let pkt = self.pool.free(j);
+                out.push(Output {
+                    pkt,
+                    at,
+                    fate: Fate::Dropped { pipe, reason },
+                });
+            }
+        }
+    }
+
+    #[inline]
+    fn count_drop(&mut self, reason: DropReason) {
+        match reason {
+            DropReason::QueueFull => self.stats.dropped_queue += 1,
+            DropReason::PoolFull => self.stats.dropped_memory += 1,
+            DropReason::Loss => self.stats.dropped_loss += 1,
         }
     }
 
     /// When the engine next has work, if it has any.
     pub fn next_deadline(&mut self) -> Option<Instant> {
+        if !self.pending.is_empty() {
+            return Some(self.now);
+        }
         while let Some(e) = self.events.peek() {
             if self.is_live(e.pipe, e.time, e.seq) {
                 return Some(e.time);
@@ -326,6 +434,7 @@ impl Engine {
     pub fn advance(&mut self, now: Instant, out: &mut Vec<Output>) {
         let now = now.max(self.now);
         self.now = now;
+        out.append(&mut self.pending);
         while let Some(e) = self.events.peek() {
             if e.time > now {
                 break;
@@ -369,20 +478,13 @@ impl Engine {
         }
         let next = self.hops[span.start as usize + next_hop];
         self.pool.get_mut(i).hop = next_hop as u16;
-        match self.pipes[next.0 as usize].enqueue(&mut self.pool, i, at) {
-            Ok(()) => self.reschedule(next.0),
-            Err(Refusal::QueueFull) => {
-                let pkt = self.pool.free(i);
-                self.stats.dropped_queue += 1;
-                out.push(Output {
-                    pkt,
-                    at,
-                    fate: Fate::Dropped {
-                        pipe: next,
-                        reason: DropReason::QueueFull,
-                    },
-                });
-            }
+        if let Err(reason) = self.offer(next, i, at, out) {
+            let pkt = self.pool.free(i);
+            out.push(Output {
+                pkt,
+                at,
+                fate: Fate::Dropped { pipe: next, reason },
+            });
         }
     }
 

@@ -34,7 +34,7 @@ pub mod pipe;
 pub mod rng;
 pub mod time;
 
-pub use config::{ConfigError, PipeConfig, QueueLimit};
+pub use config::{ConfigError, JitterOrder, PipeConfig, QueueLimit};
 pub use engine::{DropReason, Engine, EngineOptions, Fate, Output, PipeIdx, RouteId, Verdict};
 pub use packet::{FlowKey, Packet, PacketId};
 pub use pipe::PipeStats;

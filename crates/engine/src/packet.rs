@@ -57,6 +57,18 @@ pub struct Packet {
     pub born: Instant,
     /// The classification key.
     pub key: FlowKey,
+    /// What the emulator did to the packet: [`Packet::DUPLICATE`],
+    /// [`Packet::CORRUPT`], [`Packet::REORDERED`].
+    pub flags: u8,
+}
+
+impl Packet {
+    /// This descriptor is a copy made by a duplication model.
+    pub const DUPLICATE: u8 = 1;
+    /// A corruption model decided to damage this packet's bits.
+    pub const CORRUPT: u8 = 2;
+    /// A reordering model sent this packet ahead of others.
+    pub const REORDERED: u8 = 4;
 }
 
 impl Packet {
@@ -69,6 +81,7 @@ impl Packet {
             tag: 0,
             born: Instant::ZERO,
             key: FlowKey::default(),
+            flags: 0,
         }
     }
 }
@@ -227,6 +240,24 @@ impl List {
         Some(i)
     }
 
+    /// Exchange the first two packets (NetPath's head-of-queue swap).
+    /// Returns false (and does nothing) with fewer than two packets.
+    pub fn swap_front_two(&mut self, pool: &mut Pool) -> bool {
+        if self.len < 2 {
+            return false;
+        }
+        let a = self.head;
+        let b = pool.get(a).next;
+        let c = pool.get(b).next;
+        pool.get_mut(b).next = a;
+        pool.get_mut(a).next = c;
+        self.head = b;
+        if self.tail == b {
+            self.tail = a;
+        }
+        true
+    }
+
     #[inline]
     pub fn front(&self) -> Option<u32> {
         (self.head != NIL).then_some(self.head)
@@ -281,5 +312,25 @@ mod tests {
         assert_eq!(order, vec![10, 20, 30]);
         assert!(l.is_empty());
         assert_eq!(l.bytes(), 0);
+    }
+
+    #[test]
+    fn swap_front_two_exchanges_head_and_second() {
+        for n in [2u32, 3] {
+            let mut pool = Pool::with_capacity(8);
+            let mut l = List::default();
+            for len in 1..=n {
+                let i = pool.alloc(Packet::new(len)).expect("slot");
+                l.push_back(&mut pool, i);
+            }
+            assert!(l.swap_front_two(&mut pool));
+            let mut order = Vec::new();
+            while let Some(i) = l.pop_front(&mut pool) {
+                order.push(pool.get(i).pkt.len);
+            }
+            let mut want = vec![2, 1];
+            want.extend(3..=n);
+            assert_eq!(order, want);
+        }
     }
 }

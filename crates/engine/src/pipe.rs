@@ -15,12 +15,32 @@
 //! So a packet leaves the pipe at `T_i = (l_i + Q_i)/B + t_D` after arrival,
 //! the paper's formula, with no timer tick: deadlines are exact nanoseconds.
 //!
+//! Impairment stages, in order (netem's order where netem has them):
+//! 1. at arrival: loss (dropped before the queue, counted apart from tail
+//!    drops), duplication (the copy is offered to the queue right after the
+//!    original and is never duplicated again), corruption (marked; the
+//!    bytes are flipped by whoever holds them);
+//! 2. when the link takes the next packet: NetPath's swap of the two
+//!    packets at the head of the queue;
+//! 3. when transmission ends: the delay, fixed or drawn from a distribution;
+//!    netem's reorder sends chosen packets with no delay. With
+//!    `jitter-order keep` a delayed packet never leaves before the one ahead
+//!    of it; with `allow` (or with reordering) the delay line is kept sorted
+//!    by exit time, ties in arrival order.
+//!
 //! A pipe does not know the clock or the other pipes: the engine calls
 //! [`Pipe::enqueue`] at arrivals and [`Pipe::step`] at the pipe's deadline.
 
-use crate::config::PipeConfig;
-use crate::packet::{List, Pool};
+use crate::config::{JitterOrder, PipeConfig};
+use crate::models::{
+    CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, ReorderDecision,
+    SwapReorder,
+};
+use crate::packet::{List, Packet, Pool};
+use crate::rng::{stage_rng, StageKind};
 use crate::time::{Duration, Instant};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Counters of one pipe, read by `pipelab sim`, `show` and the tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,6 +67,14 @@ pub struct PipeStats {
     pub max_backlog_bytes: u64,
     /// Packets in the delay line now.
     pub in_delay_line: u32,
+    /// Packets dropped by the loss model.
+    pub loss_drops: u64,
+    /// Copies made by the duplication model.
+    pub duplicated: u64,
+    /// Packets marked corrupt.
+    pub corrupted: u64,
+    /// Packets sent ahead by a reordering model (netem reorder or swap).
+    pub reordered: u64,
 }
 
 /// Why a pipe refused a packet.
@@ -54,6 +82,111 @@ pub struct PipeStats {
 pub enum Refusal {
     /// The queue was full (tail drop).
     QueueFull,
+    /// The loss model dropped it.
+    Loss,
+}
+
+/// The stateful models of a pipe, built from its config and seed.
+#[derive(Debug, Default)]
+struct Models {
+    delay: Option<DelayModel>,
+    loss: Option<LossModel>,
+    duplicate: Option<DuplicateModel>,
+    reorder: Option<NetemReorder>,
+    swap: Option<SwapReorder>,
+    corrupt: Option<CorruptModel>,
+}
+
+impl Models {
+    fn new(cfg: &PipeConfig, seed: u64, stage: u64) -> Models {
+        Models {
+            delay: cfg
+                .jitter()
+                .map(|d| DelayModel::new(d.clone(), stage_rng(seed, StageKind::Delay, stage))),
+            loss: cfg
+                .loss()
+                .map(|l| LossModel::new(l.clone(), stage_rng(seed, StageKind::Loss, stage))),
+            duplicate: cfg
+                .duplicate()
+                .map(|d| DuplicateModel::new(*d, stage_rng(seed, StageKind::Duplicate, stage))),
+            reorder: cfg
+                .reorder()
+                .map(|r| NetemReorder::new(*r, stage_rng(seed, StageKind::Reorder, stage))),
+            swap: cfg.swap().map(|s| {
+                SwapReorder::new(*s, stage_rng(seed, StageKind::Reorder, stage ^ (1 << 63)))
+            }),
+            corrupt: cfg
+                .corrupt()
+                .map(|c| CorruptModel::new(*c, stage_rng(seed, StageKind::Corrupt, stage))),
+        }
+    }
+}
+
+/// The delay line: a FIFO when packets keep their order, a min-heap on
+/// `(exit time, sequence)` when they may overtake each other.
+#[derive(Debug)]
+enum DelayLine {
+    Fifo(List),
+    Sorted {
+        heap: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+        seq: u64,
+    },
+}
+
+impl DelayLine {
+    fn for_config(cfg: &PipeConfig) -> DelayLine {
+        if cfg.may_reorder() {
+            DelayLine::Sorted {
+                heap: BinaryHeap::with_capacity(64),
+                seq: 0,
+            }
+        } else {
+            DelayLine::Fifo(List::default())
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, pool: &mut Pool, i: u32) {
+        match self {
+            DelayLine::Fifo(l) => l.push_back(pool, i),
+            DelayLine::Sorted { heap, seq } => {
+                heap.push(Reverse((pool.get(i).due, *seq, i)));
+                *seq += 1;
+            }
+        }
+    }
+
+    #[inline]
+    fn front_due(&self, pool: &Pool) -> Option<Instant> {
+        match self {
+            DelayLine::Fifo(l) => l.front().map(|i| pool.get(i).due),
+            DelayLine::Sorted { heap, .. } => heap.peek().map(|r| r.0 .0),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self, pool: &mut Pool) -> Option<u32> {
+        match self {
+            DelayLine::Fifo(l) => l.pop_front(pool),
+            DelayLine::Sorted { heap, .. } => heap.pop().map(|r| r.0 .2),
+        }
+    }
+
+    fn len(&self) -> u32 {
+        match self {
+            DelayLine::Fifo(l) => l.len(),
+            DelayLine::Sorted { heap, .. } => heap.len() as u32,
+        }
+    }
+
+    /// Move every packet into a line of the other kind (reconfiguration).
+    fn convert(&mut self, pool: &mut Pool, to: DelayLine) {
+        let mut next = to;
+        while let Some(i) = self.pop(pool) {
+            next.push(pool, i);
+        }
+        *self = next;
+    }
 }
 
 /// A pipe's state. Its configuration is immutable and swapped whole on
@@ -69,22 +202,31 @@ pub struct Pipe {
     /// that instant in units of `1/B` ns (see `Rate::tx_time`).
     link_free_at: Instant,
     tx_carry: u64,
-    delay_line: List,
+    delay_line: DelayLine,
+    /// Latest exit time given to a packet (for `jitter-order keep`).
+    last_due: Instant,
+    models: Models,
+    seed: u64,
+    stage: u64,
     stats: PipeStats,
     /// The pipe's live entry in the engine's event queue: (time, seq).
     pub(crate) scheduled: Option<(Instant, u64)>,
 }
 
 impl Pipe {
-    /// An idle pipe.
-    pub fn new(cfg: PipeConfig) -> Pipe {
+    /// An idle pipe whose random stages are seeded from `(seed, stage)`.
+    pub fn new(cfg: PipeConfig, seed: u64, stage: u64) -> Pipe {
         Pipe {
+            models: Models::new(&cfg, seed, stage),
+            delay_line: DelayLine::for_config(&cfg),
             cfg,
             queue: List::default(),
             tx_done: Instant::ZERO,
             link_free_at: Instant::ZERO,
             tx_carry: 0,
-            delay_line: List::default(),
+            last_due: Instant::ZERO,
+            seed,
+            stage,
             stats: PipeStats::default(),
             scheduled: None,
         }
@@ -99,7 +241,15 @@ impl Pipe {
     /// being transmitted finishes at the old rate and the new bandwidth and
     /// delay apply from the next transmission (packets already in the delay
     /// line keep their exit time).
-    pub fn reconfigure(&mut self, cfg: PipeConfig) {
+    ///
+    /// The models restart from the pipe's seed, so a reconfiguration is as
+    /// reproducible as the initial configuration.
+    pub(crate) fn reconfigure(&mut self, pool: &mut Pool, cfg: PipeConfig) {
+        if cfg.may_reorder() != self.cfg.may_reorder() {
+            let to = DelayLine::for_config(&cfg);
+            self.delay_line.convert(pool, to);
+        }
+        self.models = Models::new(&cfg, self.seed, self.stage);
         self.cfg = cfg;
     }
 
@@ -111,12 +261,35 @@ impl Pipe {
     /// Offer packet `i` (already in `pool`) to the pipe at `now`.
     ///
     /// Precondition: the engine has served this pipe up to `now`.
+    ///
+    /// Returns `Ok(true)` when the duplication model asks for a copy: the
+    /// engine then offers a copy flagged [`Packet::DUPLICATE`] right after.
     #[inline]
-    pub(crate) fn enqueue(&mut self, pool: &mut Pool, i: u32, now: Instant) -> Result<(), Refusal> {
-        let len = pool.get(i).pkt.len;
+    pub(crate) fn enqueue(&mut self, pool: &mut Pool, i: u32, now: Instant) -> Result<bool, Refusal> {
+        let (len, flags) = {
+            let p = &pool.get(i).pkt;
+            (p.len, p.flags)
+        };
         self.catch_up(pool, now);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += len as u64;
+        if let Some(l) = &mut self.models.loss {
+            if l.lose(now) {
+                self.stats.loss_drops += 1;
+                return Err(Refusal::Loss);
+            }
+        }
+        let dup = flags & Packet::DUPLICATE == 0
+            && self.models.duplicate.as_mut().is_some_and(|d| d.duplicate());
+        if let Some(c) = &mut self.models.corrupt {
+            if c.corrupt_len(len as usize) > 0 {
+                pool.get_mut(i).pkt.flags |= Packet::CORRUPT;
+                self.stats.corrupted += 1;
+            }
+        }
+        if dup {
+            self.stats.duplicated += 1;
+        }
         if !self
             .cfg
             .queue()
@@ -133,12 +306,20 @@ impl Pipe {
         if was_idle {
             self.start_tx(pool, now);
         }
-        Ok(())
+        Ok(dup)
     }
 
     /// Start transmitting the head of the queue, no earlier than `now`.
     #[inline]
-    fn start_tx(&mut self, pool: &Pool, now: Instant) {
+    fn start_tx(&mut self, pool: &mut Pool, now: Instant) {
+        if let Some(s) = &mut self.models.swap {
+            if s.swap(self.queue.len() as usize) && self.queue.swap_front_two(pool) {
+                if let Some(h) = self.queue.front() {
+                    pool.get_mut(h).pkt.flags |= Packet::REORDERED;
+                }
+                self.stats.reordered += 1;
+            }
+        }
         let Some(h) = self.queue.front() else { return };
         let start = if now > self.link_free_at {
             // The link was idle: the remainder of the last transmission is
@@ -162,8 +343,16 @@ impl Pipe {
     /// touched before anything could observe its queue.
     #[inline]
     pub(crate) fn next_deadline(&self, pool: &Pool) -> Option<Instant> {
-        let sending = (!self.queue.is_empty()).then(|| self.tx_done + self.cfg.delay());
-        let delayed = self.delay_line.front().map(|i| pool.get(i).due);
+        // With variable delay the packet being sent may leave as early as
+        // the end of its transmission: wake then and let `catch_up` draw.
+        let sending = (!self.queue.is_empty()).then(|| {
+            if self.models.delay.is_some() || self.models.reorder.is_some() {
+                self.tx_done
+            } else {
+                self.tx_done + self.cfg.delay()
+            }
+        });
+        let delayed = self.delay_line.front_due(pool);
         match (sending, delayed) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -175,17 +364,41 @@ impl Pipe {
     /// start the next one back to back.
     #[inline]
     fn catch_up(&mut self, pool: &mut Pool, t: Instant) {
-        let delay: Duration = self.cfg.delay();
         while !self.queue.is_empty() && self.tx_done <= t {
             let Some(i) = self.queue.pop_front(pool) else {
                 break;
             };
             let done = self.tx_done;
             self.link_free_at = done;
-            pool.get_mut(i).due = done + delay;
-            self.delay_line.push_back(pool, i);
+            let due = self.exit_time(pool, i, done);
+            pool.get_mut(i).due = due;
+            self.delay_line.push(pool, i);
             self.start_tx(pool, done);
         }
+    }
+
+    /// When packet `i`, transmitted at `done`, leaves the delay line.
+    #[inline]
+    fn exit_time(&mut self, pool: &mut Pool, i: u32, done: Instant) -> Instant {
+        if let Some(r) = &mut self.models.reorder {
+            if r.decide() == ReorderDecision::Immediate {
+                pool.get_mut(i).pkt.flags |= Packet::REORDERED;
+                self.stats.reordered += 1;
+                return done;
+            }
+        }
+        let delay: Duration = match &mut self.models.delay {
+            Some(m) => m.sample(),
+            None => self.cfg.delay(),
+        };
+        let mut due = done + delay;
+        if self.cfg.jitter_order() == JitterOrder::Keep || self.models.delay.is_none() {
+            // Never before the packet ahead (only a reconfiguration to a
+            // shorter delay could otherwise make that happen).
+            due = due.max(self.last_due);
+        }
+        self.last_due = self.last_due.max(due);
+        due
     }
 
     /// Do everything due at or before `t`: settle transmissions, and append
@@ -194,11 +407,11 @@ impl Pipe {
     #[inline]
     pub(crate) fn step(&mut self, pool: &mut Pool, t: Instant, out: &mut Vec<u32>) {
         self.catch_up(pool, t);
-        while let Some(h) = self.delay_line.front() {
-            if pool.get(h).due > t {
+        while let Some(due) = self.delay_line.front_due(pool) {
+            if due > t {
                 break;
             }
-            if let Some(i) = self.delay_line.pop_front(pool) {
+            if let Some(i) = self.delay_line.pop(pool) {
                 let len = pool.get(i).pkt.len as u64;
                 self.stats.departures += 1;
                 self.stats.departure_bytes += len;

@@ -266,6 +266,7 @@ pub fn simulate(
                 tag: seq & ((1 << PASS_SHIFT) - 1),
                 born: t,
                 key: sim.keys[i],
+                flags: 0,
             };
             seq += 1;
             sim.flows[i].sent += 1;

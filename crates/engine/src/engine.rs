@@ -339,7 +339,13 @@ impl Engine {
     /// caller's to free; a duplicate that the pipe refuses is freed here
     /// and reported in `out`.
     #[inline]
-    fn offer(&mut self, pipe: PipeIdx, i: u32, at: Instant, out: &mut Vec<Output>) -> Result<(), DropReason> {
+    fn offer(
+        &mut self,
+        pipe: PipeIdx,
+        i: u32,
+        at: Instant,
+        out: &mut Vec<Output>,
+    ) -> Result<(), DropReason> {
         match self.pipes[pipe.0 as usize].enqueue(&mut self.pool, i, at) {
             Ok(dup) => {
                 if dup {

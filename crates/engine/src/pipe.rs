@@ -33,8 +33,7 @@
 
 use crate::config::{JitterOrder, PipeConfig};
 use crate::models::{
-    CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, ReorderDecision,
-    SwapReorder,
+    CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, ReorderDecision, SwapReorder,
 };
 use crate::packet::{List, Packet, Pool};
 use crate::rng::{stage_rng, StageKind};
@@ -265,7 +264,12 @@ impl Pipe {
     /// Returns `Ok(true)` when the duplication model asks for a copy: the
     /// engine then offers a copy flagged [`Packet::DUPLICATE`] right after.
     #[inline]
-    pub(crate) fn enqueue(&mut self, pool: &mut Pool, i: u32, now: Instant) -> Result<bool, Refusal> {
+    pub(crate) fn enqueue(
+        &mut self,
+        pool: &mut Pool,
+        i: u32,
+        now: Instant,
+    ) -> Result<bool, Refusal> {
         let (len, flags) = {
             let p = &pool.get(i).pkt;
             (p.len, p.flags)
@@ -280,7 +284,11 @@ impl Pipe {
             }
         }
         let dup = flags & Packet::DUPLICATE == 0
-            && self.models.duplicate.as_mut().is_some_and(|d| d.duplicate());
+            && self
+                .models
+                .duplicate
+                .as_mut()
+                .is_some_and(|d| d.duplicate());
         if let Some(c) = &mut self.models.corrupt {
             if c.corrupt_len(len as usize) > 0 {
                 pool.get_mut(i).pkt.flags |= Packet::CORRUPT;

@@ -209,7 +209,10 @@ fn drop_inside_route_is_reported_where_and_when() {
 /// The pool bounds memory: beyond it arrivals are refused and counted.
 #[test]
 fn pool_exhaustion_is_a_counted_drop() {
-    let mut e = Engine::new(EngineOptions { max_packets: 10 });
+    let mut e = Engine::new(EngineOptions {
+        max_packets: 10,
+        seed: 1,
+    });
     let p = e.add_pipe(pipe(0, 10 * MS, QueueLimit::Slots(100)));
     let r = e.pipe_route(p).expect("route");
     let (out, v) = run(&mut e, r, &vec![(0, 100); 15]);

@@ -16,7 +16,7 @@
 //! is exactly its rate (no fence-post error).
 
 use hdrhistogram::Histogram;
-use pipelab_engine::{Duration, Instant};
+use pipelab_engine::{Duration, Instant, Packet};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -48,6 +48,8 @@ pub struct Drops {
     pub rule: u64,
     /// Dropped after looping through the classifier too often (`one_pass 0`).
     pub r#loop: u64,
+    /// Dropped by a pipe's loss model.
+    pub loss: u64,
 }
 
 /// What one traffic source experienced.
@@ -65,6 +67,12 @@ pub struct FlowReport {
     pub received: u64,
     /// Packets lost (`sent − received`).
     pub lost: u64,
+    /// Extra copies delivered (made by duplication; not in `received`).
+    pub duplicated: u64,
+    /// Packets delivered after a packet sent later than them.
+    pub reordered: u64,
+    /// Delivered packets marked corrupt.
+    pub corrupted: u64,
     /// Losses by reason.
     pub drops: Drops,
     /// Bytes sent.
@@ -136,6 +144,11 @@ pub(crate) struct FlowAcc {
     pub received: u64,
     pub received_bytes: u64,
     pub drops: Drops,
+    duplicated: u64,
+    reordered: u64,
+    corrupted: u64,
+    /// Highest sequence number delivered so far, plus one (0: none yet).
+    next_seq: u64,
     min: u64,
     max: u64,
     sum: u128,
@@ -153,6 +166,10 @@ impl FlowAcc {
             received: 0,
             received_bytes: 0,
             drops: Drops::default(),
+            duplicated: 0,
+            reordered: 0,
+            corrupted: 0,
+            next_seq: 0,
             min: u64::MAX,
             max: 0,
             sum: 0,
@@ -165,7 +182,23 @@ impl FlowAcc {
         }
     }
 
-    pub fn delivered(&mut self, len: u32, delay: Duration, at: Instant) {
+    /// A delivery of `pkt`, the `seq`-th packet of its flow.
+    ///
+    /// A duplicate copy is counted in `duplicated` only. A packet is
+    /// reordered if a packet sent after it was delivered before it.
+    pub fn delivered(&mut self, pkt: &Packet, seq: u64, delay: Duration, at: Instant) {
+        if pkt.flags & Packet::DUPLICATE != 0 {
+            self.duplicated += 1;
+            return;
+        }
+        if pkt.flags & Packet::CORRUPT != 0 {
+            self.corrupted += 1;
+        }
+        if seq + 1 < self.next_seq {
+            self.reordered += 1;
+        }
+        self.next_seq = self.next_seq.max(seq + 1);
+        let len = pkt.len;
         let d = delay.as_nanos();
         self.received += 1;
         self.received_bytes += len as u64;
@@ -214,6 +247,9 @@ impl FlowAcc {
             received: self.received,
             lost: self.sent - self.received,
             drops: self.drops,
+            duplicated: self.duplicated,
+            reordered: self.reordered,
+            corrupted: self.corrupted,
             sent_bytes: self.sent_bytes,
             received_bytes: self.received_bytes,
             delay_ms,

@@ -118,7 +118,8 @@ impl Sim<'_> {
     }
 
     fn deliver(&mut self, pkt: &Packet, at: Instant) {
-        self.flows[pkt.flow as usize].delivered(pkt.len, at - pkt.born, at);
+        let seq = pkt.tag & ((1 << PASS_SHIFT) - 1);
+        self.flows[pkt.flow as usize].delivered(pkt, seq, at - pkt.born, at);
         self.end = self.end.max(at);
     }
 
@@ -127,6 +128,7 @@ impl Sim<'_> {
         match r {
             DropReason::QueueFull => d.queue += 1,
             DropReason::PoolFull => d.memory += 1,
+            DropReason::Loss => d.loss += 1,
         }
     }
 
@@ -195,6 +197,7 @@ pub fn simulate(
     }
     let mut engine = Engine::new(EngineOptions {
         max_packets: opts.max_packets,
+        seed: opts.seed,
     });
     let mut routes = BTreeMap::new();
     let mut pipe_ids: Vec<(u32, PipeIdx)> = Vec::new();
@@ -203,7 +206,7 @@ pub fn simulate(
             id,
             reason: e.to_string(),
         })?;
-        let idx = engine.add_pipe(cfg);
+        let idx = engine.add_pipe_with_stage(cfg, id as u64);
         let route = engine.pipe_route(idx).ok_or_else(|| SimError::Pipe {
             id,
             reason: "internal: no route".into(),

@@ -1,0 +1,714 @@
+//! Dummynet's MAC-overhead profile (`ipfw pipe N config ... profile FILE`):
+//! the extra airtime a packet keeps the channel busy for, drawn from an
+//! empirical CDF, and the chance the MAC gives up and loses the packet.
+//!
+//! Sources: Carbone and Rizzo, "Dummynet revisited" (CCR 2010) §3.7 and its
+//! Figure 5; FreeBSD `sbin/ipfw/dummynet.c` (`load_extra_delays`, the `ED_*`
+//! tokens) and `sys/netpfil/ipfw/ip_dn_io.c` (`extra_bits`).
+//!
+//! # The model
+//! A packet of `l` bits keeps the link busy for `l/B` plus an *extra
+//! airtime* `X` (busy channel, contention, backoff, preambles, link-level
+//! ACKs and retransmissions). `X` follows a piecewise-linear CDF given as
+//! corner points `(prob, delay)`. A draw whose probability lies above the
+//! *loss level* `L` is a packet the MAC gave up on: it still occupies the
+//! channel (dummynet marks it `DIR_DROP` and frees it only when it leaves
+//! the link), then it is lost. Units: delays in [`Duration`] (integer ns);
+//! probabilities in `[0, 1]`.
+//!
+//! # File format (exactly what ipfw reads, plus units and `bandwidth`)
+//! One `keyword argument` pair per line, whitespace separated; a token that
+//! *starts* with `#` ends the line (ipfw's rule: `200#x` is not a comment);
+//! blank lines are skipped; keywords are case-insensitive. More than two
+//! tokens on a line, or a keyword without its argument, is an error.
+//! * `name ID` — a label (optional, at most once).
+//! * `bw RATE` or `bandwidth RATE` — the link rate the profile was measured
+//!   at (optional; ipfw reads `bw`, the paper writes `bandwidth`). `RATE` is
+//!   an integer with an optional `K`/`M`/`G` (×10³, ×10⁶, ×10⁹) and an
+//!   optional unit `bit/s`, `bps`, `b/s` or, ×8, `B/s`, `Byte/s`,
+//!   `bytes/s`. ipfw's "clock from interface" form is not supported.
+//! * `loss-level L` — `L ∈ [0, 1]`, digits with at most one `.` (default 1,
+//!   no loss; at most once).
+//! * `samples N` — the size of dummynet's internal table, `1..=1024`
+//!   (default 100; at most once). See *Sampling* below.
+//! * `prob delay` or `delay prob` — starts the data points and says which
+//!   column comes first. The points follow, one `P D` (or `D P`) per line,
+//!   until the next keyword. `P ≤ 1` with digits and at most one `.`; `D` is
+//!   a non-negative delay, a bare number being **milliseconds** (ipfw's unit:
+//!   the kernel computes `bits = samples[i]·bw/1000`); pipelab also accepts
+//!   a unit suffix (`130us`, `1.5ms`, `2s`, `700ns`). Points need not be
+//!   sorted (they are sorted by probability, then delay); at least 2, at most
+//!   1024. After sorting, delays must not decrease (a CDF); pipelab rejects
+//!   what ipfw would silently accept.
+//!
+//! The paper's example says `prob delay # delay in us` but writes bare
+//! numbers, which ipfw and the kernel read as milliseconds; write `100us`
+//! to mean microseconds.
+//!
+//! # Sampling
+//! [`ProfileSampling::Exact`] (the default) inverts the piecewise-linear CDF
+//! exactly: draw `u ~ U[0, 1)`; `u ≥ L` means lost; otherwise `X = Q(u)`,
+//! where `Q` interpolates linearly between consecutive corners, `Q(u) = D₀`
+//! for `u < P₀` (the first corner carries an atom of mass `P₀`) and
+//! `Q(u) = D_last` for `u ≥ P_last` (the curve stays at its largest delay up
+//! to the loss level). This is the limit of dummynet's table as `samples`
+//! grows, without its quantisation.
+//!
+//! [`ProfileSampling::DummynetTable`] reproduces the kernel: ipfw fills a
+//! table of `samples` entries, entry `ix` for `ix ∈ [⌊P_i·N⌋, ⌊P_{i+1}·N⌋)`
+//! being the linear interpolation `(ix − c)/m` of the segment `i` (so an
+//! entry may be extrapolated slightly below a corner), entries outside the
+//! corners staying 0; `loss_level = ⌊L·N⌋`; a packet draws `index =
+//! random() mod N`, gets `table[index]` and is lost if `index ≥ loss_level`.
+//! With few samples this is coarse (the paper's own `samples 5` example loses
+//! 20 % of packets: `⌊0.99·5⌋ = 4`). One difference: the kernel stores the
+//! table as whole milliseconds; pipelab keeps nanoseconds (clamped at 0).
+//!
+//! What this module does not do: add the extra airtime to the transmission
+//! time or drop the packet (the link server does, with
+//! [`Airtime`]); dummynet converts the airtime to bits at the link rate, so
+//! it also consumes `burst` credit (see `burst.rs`).
+
+use core::fmt;
+
+use rand::Rng;
+
+use crate::models::{parse_duration_ns, ModelError};
+use crate::rng::StageRng;
+use crate::time::{Duration, Rate};
+
+const WHAT: &str = "profile";
+
+/// Largest `samples` and largest number of points (`ED_MAX_SAMPLES_NO`).
+pub const MAX_SAMPLES: usize = 1024;
+/// `samples` when the file gives none (ipfw's default).
+pub const DEFAULT_SAMPLES: usize = 100;
+
+/// How a draw maps to an extra airtime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProfileSampling {
+    /// Invert the piecewise-linear CDF exactly (see the module docs).
+    #[default]
+    Exact,
+    /// dummynet's table of `samples` entries, as the kernel draws it.
+    DummynetTable,
+}
+
+/// One corner of the CDF: cumulative probability and extra airtime.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProfilePoint {
+    /// Cumulative probability in `[0, 1]`.
+    pub prob: f64,
+    /// Extra airtime at that probability.
+    pub delay: Duration,
+}
+
+/// A validated MAC-overhead profile (the parsed file). Immutable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    name: Option<String>,
+    bandwidth: Option<Rate>,
+    loss_level: f64,
+    samples: usize,
+    /// Sorted by probability, delays non-decreasing, at least 2.
+    points: Vec<ProfilePoint>,
+    /// dummynet's table in ns (`samples` entries).
+    table: Vec<u64>,
+    /// `⌊loss_level · samples⌋`.
+    table_loss_index: usize,
+    sampling: ProfileSampling,
+}
+
+/// What a packet costs the channel beyond `l/B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Airtime {
+    /// The packet is delivered; the channel stays busy this much longer.
+    Extra(Duration),
+    /// The MAC gave up: the channel is busy for the transmission plus
+    /// `extra`, then the packet is dropped (dummynet's `DIR_DROP`).
+    Lost {
+        /// Extra airtime spent before giving up.
+        extra: Duration,
+    },
+}
+
+impl Airtime {
+    /// The extra airtime, lost or not.
+    pub fn extra(self) -> Duration {
+        match self {
+            Airtime::Extra(d) | Airtime::Lost { extra: d } => d,
+        }
+    }
+
+    /// True when the packet is lost.
+    pub fn is_lost(self) -> bool {
+        matches!(self, Airtime::Lost { .. })
+    }
+}
+
+/// ipfw's `is_valid_number`: digits with at most one `.` (so non-negative).
+/// pipelab also requires at least one digit.
+fn is_valid_number(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && s.bytes().filter(|&b| b == b'.').count() <= 1
+}
+
+/// A profile's `bw` argument in bits/s (see the module docs).
+fn parse_bw(arg: &str) -> Result<Rate, String> {
+    let digits = arg.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(format!(
+            "`{arg}` is not a bandwidth (clocking from an interface is not supported)"
+        ));
+    }
+    let (number, rest) = arg.split_at(digits);
+    let too_large = || format!("bandwidth `{arg}` is too large");
+    let mut bps: u64 = number.parse().map_err(|_| too_large())?;
+    let (scale, unit) = match rest.as_bytes().first() {
+        Some(b'K' | b'k') => (1_000, &rest[1..]),
+        Some(b'M' | b'm') => (1_000_000, &rest[1..]),
+        Some(b'G' | b'g') => (1_000_000_000, &rest[1..]),
+        _ => (1, rest),
+    };
+    bps = bps.checked_mul(scale).ok_or_else(too_large)?;
+    let bytes = match unit {
+        "" | "bit/s" | "Bit/s" | "bps" | "b/s" => false,
+        "B/s" | "Byte/s" | "Bytes/s" | "bytes/s" | "byte/s" => true,
+        _ => return Err(format!("`{arg}`: unknown bandwidth unit `{unit}`")),
+    };
+    if bytes {
+        bps = bps.checked_mul(8).ok_or_else(too_large)?;
+    }
+    if bps == 0 {
+        return Err("bandwidth must be positive".into());
+    }
+    Ok(Rate::from_bps(bps))
+}
+
+/// Splits a line into at most `keyword argument`, ipfw style.
+fn split_line(line: &str) -> Result<Option<(&str, Option<&str>)>, String> {
+    let mut tokens = line.split([' ', '\t', '\r']).filter(|t| !t.is_empty());
+    let mut name = None;
+    let mut arg = None;
+    for tok in tokens.by_ref() {
+        if tok.starts_with('#') {
+            break;
+        }
+        if arg.is_some() {
+            return Err("too many arguments".into());
+        }
+        if name.is_none() {
+            name = Some(tok);
+        } else {
+            arg = Some(tok);
+        }
+    }
+    Ok(name.map(|n| (n, arg)))
+}
+
+impl Profile {
+    /// Parses a profile file's text (see the module docs). Errors name the
+    /// line; any text is accepted without panicking.
+    pub fn parse(text: &str) -> Result<Profile, ModelError> {
+        let mut name: Option<String> = None;
+        let mut bandwidth: Option<Rate> = None;
+        let mut loss: Option<f64> = None;
+        let mut samples: Option<usize> = None;
+        let mut delay_first = false;
+        let mut do_points = false;
+        // (point, line) so that ordering errors can name the line.
+        let mut points: Vec<(ProfilePoint, usize)> = Vec::new();
+
+        for (i, raw) in text.lines().enumerate() {
+            let lineno = i + 1;
+            let err = |m: String| ModelError::at_line(WHAT, lineno, m);
+            let Some((key, arg)) = split_line(raw).map_err(err)? else {
+                continue;
+            };
+            let Some(arg) = arg else {
+                return Err(err(format!("missing argument for `{key}`")));
+            };
+            let k = key.to_ascii_lowercase();
+            match k.as_str() {
+                "samples" => {
+                    if samples.is_some() {
+                        return Err(err("duplicate `samples` line".into()));
+                    }
+                    let n: usize = arg
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| err(format!("invalid number of samples `{arg}`")))?;
+                    if n > MAX_SAMPLES {
+                        return Err(err(format!(
+                            "too many samples, maximum is {MAX_SAMPLES}"
+                        )));
+                    }
+                    samples = Some(n);
+                    do_points = false;
+                }
+                "bw" | "bandwidth" => {
+                    if bandwidth.is_some() {
+                        return Err(err(format!("duplicate `{key}` line")));
+                    }
+                    bandwidth = Some(parse_bw(arg).map_err(err)?);
+                }
+                "loss-level" => {
+                    if loss.is_some() {
+                        return Err(err("duplicate `loss-level` line".into()));
+                    }
+                    let l = is_valid_number(arg)
+                        .then(|| arg.parse::<f64>().ok())
+                        .flatten()
+                        .ok_or_else(|| err(format!("invalid loss-level `{arg}`")))?;
+                    if l > 1.0 {
+                        return Err(err(format!("loss-level {arg} is greater than 1")));
+                    }
+                    loss = Some(l);
+                    do_points = false;
+                }
+                "name" => {
+                    if name.is_some() {
+                        return Err(err("duplicate `name` line".into()));
+                    }
+                    name = Some(arg.to_string());
+                    do_points = false;
+                }
+                "delay" | "prob" => {
+                    if do_points {
+                        return Err(err(format!("duplicate `{key}` header")));
+                    }
+                    let other = if k == "delay" { "prob" } else { "delay" };
+                    if !arg.eq_ignore_ascii_case(other) {
+                        return Err(err(format!(
+                            "expected `{key} {other}` to start the points, found `{key} {arg}`"
+                        )));
+                    }
+                    delay_first = k == "delay";
+                    do_points = true;
+                }
+                _ if do_points => {
+                    let (p_tok, d_tok) = if delay_first { (arg, key) } else { (key, arg) };
+                    let prob = is_valid_number(p_tok)
+                        .then(|| p_tok.parse::<f64>().ok())
+                        .flatten()
+                        .ok_or_else(|| err(format!("invalid probability `{p_tok}`")))?;
+                    if prob > 1.0 {
+                        return Err(err(format!("probability {p_tok} is greater than 1")));
+                    }
+                    let delay = parse_duration_ns(d_tok).map_err(err)?;
+                    if points.len() >= MAX_SAMPLES {
+                        return Err(err(format!("too many points, maximum is {MAX_SAMPLES}")));
+                    }
+                    points.push((
+                        ProfilePoint {
+                            prob,
+                            delay: Duration(delay),
+                        },
+                        lineno,
+                    ));
+                }
+                _ => return Err(err(format!("unrecognised keyword `{key}`"))),
+            }
+        }
+
+        if points.len() < 2 {
+            return Err(ModelError::new(
+                WHAT,
+                "too few points, need at least 2 `prob delay` lines",
+            ));
+        }
+        points.sort_by(|(a, _), (b, _)| a.prob.total_cmp(&b.prob).then(a.delay.cmp(&b.delay)));
+        for w in points.windows(2) {
+            let ((a, _), (b, line)) = (w[0], w[1]);
+            if b.delay < a.delay {
+                return Err(ModelError::at_line(
+                    WHAT,
+                    line,
+                    format!(
+                        "delay {} at probability {} is below {} at probability {}: \
+                         delays must not decrease as the probability grows",
+                        b.delay, b.prob, a.delay, a.prob
+                    ),
+                ));
+            }
+        }
+        let points: Vec<ProfilePoint> = points.into_iter().map(|(p, _)| p).collect();
+        Ok(Profile::build(
+            name,
+            bandwidth,
+            loss.unwrap_or(1.0),
+            samples.unwrap_or(DEFAULT_SAMPLES),
+            points,
+        ))
+    }
+
+    /// Builds the table and the loss index from validated parts.
+    fn build(
+        name: Option<String>,
+        bandwidth: Option<Rate>,
+        loss_level: f64,
+        samples: usize,
+        points: Vec<ProfilePoint>,
+    ) -> Profile {
+        // ipfw's interpolation, in ns instead of ms (module docs).
+        let mut table = vec![0u64; samples];
+        let n = samples as f64;
+        for w in points.windows(2) {
+            let (y1, x1) = (w[0].prob * n, w[0].delay.0 as f64);
+            let (y2, x2) = (w[1].prob * n, w[1].delay.0 as f64);
+            let stop = (y2 as usize).min(samples);
+            let start = y1 as usize;
+            for (ix, slot) in table.iter_mut().enumerate().take(stop).skip(start) {
+                *slot = if x1 == x2 {
+                    x1 as u64
+                } else {
+                    let m = (y2 - y1) / (x2 - x1);
+                    let c = y1 - m * x1;
+                    ((ix as f64 - c) / m).max(0.0) as u64
+                };
+            }
+        }
+        Profile {
+            name,
+            bandwidth,
+            loss_level,
+            samples,
+            points,
+            table,
+            table_loss_index: (loss_level * n) as usize,
+            sampling: ProfileSampling::Exact,
+        }
+    }
+
+    /// The same profile drawn with `sampling`.
+    pub fn with_sampling(mut self, sampling: ProfileSampling) -> Profile {
+        self.sampling = sampling;
+        self
+    }
+
+    /// How draws are made.
+    pub fn sampling(&self) -> ProfileSampling {
+        self.sampling
+    }
+
+    /// The profile's `name`, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The `bw`/`bandwidth` line, if any (ipfw sets the pipe's rate from it).
+    pub fn bandwidth(&self) -> Option<Rate> {
+        self.bandwidth
+    }
+
+    /// The loss level `L`.
+    pub fn loss_level(&self) -> f64 {
+        self.loss_level
+    }
+
+    /// The `samples` value (table size).
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
+    /// The corners, sorted.
+    pub fn points(&self) -> &[ProfilePoint] {
+        &self.points
+    }
+
+    /// dummynet's table (extra airtime per index), for inspection.
+    pub fn dummynet_table(&self) -> impl Iterator<Item = Duration> + '_ {
+        self.table.iter().map(|&ns| Duration(ns))
+    }
+
+    /// The exact quantile `Q(u)` of the piecewise-linear CDF, `u ∈ [0, 1]`.
+    pub fn quantile(&self, u: f64) -> Duration {
+        let pts = &self.points;
+        // First corner with prob > u; the segment is (k−1, k).
+        let k = pts.partition_point(|p| p.prob <= u);
+        if k == 0 {
+            return pts[0].delay;
+        }
+        if k == pts.len() {
+            return pts[k - 1].delay;
+        }
+        let (a, b) = (pts[k - 1], pts[k]);
+        // a.prob ≤ u < b.prob, so the width is positive.
+        let frac = (u - a.prob) / (b.prob - a.prob);
+        let span = (b.delay.0 - a.delay.0) as f64;
+        Duration(a.delay.0 + (frac * span) as u64)
+    }
+}
+
+impl fmt::Display for Profile {
+    /// The profile in its own file format (parses back to an equal profile).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(name) = &self.name {
+            writeln!(f, "name {name}")?;
+        }
+        if let Some(bw) = self.bandwidth {
+            writeln!(f, "bw {}bit/s", bw.bps())?;
+        }
+        writeln!(f, "loss-level {}", self.loss_level)?;
+        writeln!(f, "samples {}", self.samples)?;
+        writeln!(f, "prob delay")?;
+        for p in &self.points {
+            writeln!(f, "{} {}ns", p.prob, p.delay.0)?;
+        }
+        Ok(())
+    }
+}
+
+/// A profile with its generator: one draw per transmitted packet.
+#[derive(Clone, Debug)]
+pub struct ProfileModel {
+    profile: Profile,
+    rng: StageRng,
+}
+
+impl ProfileModel {
+    /// The model of `profile`, drawing from `rng` (a `StageKind::Link` stream).
+    pub fn new(profile: Profile, rng: StageRng) -> ProfileModel {
+        ProfileModel { profile, rng }
+    }
+
+    /// The profile in use.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The extra airtime of the next packet, and whether it is lost.
+    pub fn draw(&mut self) -> Airtime {
+        match self.profile.sampling {
+            ProfileSampling::Exact => {
+                let u: f64 = self.rng.gen();
+                let extra = self.profile.quantile(u);
+                if u >= self.profile.loss_level {
+                    Airtime::Lost { extra }
+                } else {
+                    Airtime::Extra(extra)
+                }
+            }
+            ProfileSampling::DummynetTable => {
+                let index = self.rng.gen_range(0..self.profile.samples);
+                let extra = Duration(self.profile.table[index]);
+                if index >= self.profile.table_loss_index {
+                    Airtime::Lost { extra }
+                } else {
+                    Airtime::Extra(extra)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::stats_test_util::{
+        assert_binomial_3sigma, ks_critical_001, ks_statistic_with_atoms,
+    };
+    use crate::rng::rng_from_seed;
+
+    /// The paper's example (§3.7), with the unit its comment intends.
+    const PAPER: &str = "name profile foo
+bandwidth 2Mbit/s
+loss-level 0.99
+samples 5
+prob delay # delay in us
+0.2 100us
+0.4 130us
+0.5 130us
+0.8 1500us
+0.98 2000us
+";
+
+    fn paper() -> Profile {
+        match Profile::parse(PAPER) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The piecewise-linear CDF `F(x) = P(Q(U) ≤ x)` over all draws.
+    fn cdf(points: &[ProfilePoint], x: f64) -> f64 {
+        let mut f = 0.0;
+        for w in points.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let (da, db) = (a.delay.0 as f64, b.delay.0 as f64);
+            if x >= db {
+                f = b.prob;
+            } else if x >= da {
+                f = if db > da {
+                    a.prob + (x - da) / (db - da) * (b.prob - a.prob)
+                } else {
+                    b.prob
+                };
+                f = f.max(a.prob);
+                break;
+            } else {
+                break;
+            }
+        }
+        let last = points[points.len() - 1];
+        if x >= last.delay.0 as f64 {
+            return 1.0; // the mass above P_last sits at D_last
+        }
+        f
+    }
+
+    /// Pass proves: the paper's example parses with its words (name,
+    /// bandwidth, loss-level, samples, the `prob delay` header with a
+    /// trailing comment) and prints back to an equal profile.
+    #[test]
+    fn paper_example_parses_and_round_trips() {
+        let p = paper();
+        assert_eq!(p.name(), Some("profile"));
+        assert_eq!(p.bandwidth(), Some(Rate::from_bps(2_000_000)));
+        assert_eq!(p.loss_level(), 0.99);
+        assert_eq!(p.samples(), 5);
+        assert_eq!(p.points().len(), 5);
+        assert_eq!(p.points()[3].delay, Duration::from_micros(1500));
+        let again = Profile::parse(&p.to_string());
+        assert_eq!(again.as_ref(), Ok(&p), "{p}");
+    }
+
+    /// Pass proves: the extra airtime of delivered packets follows the
+    /// paper's piecewise-linear CDF (KS at α = 0.01, atoms at 100us, 130us and
+    /// 2000us handled), and the loss rate is 1 − 0.99 within 3σ.
+    #[test]
+    fn paper_example_draws_follow_the_cdf_and_lose_one_percent() {
+        let p = paper();
+        let pts = p.points().to_vec();
+        let level = p.loss_level();
+        let mut model = ProfileModel::new(p, rng_from_seed(0x5eed));
+        let n = 100_000;
+        let mut xs = Vec::with_capacity(n);
+        let mut lost = 0u64;
+        for _ in 0..n {
+            match model.draw() {
+                Airtime::Extra(d) => xs.push(d.0 as f64),
+                Airtime::Lost { extra } => {
+                    lost += 1;
+                    assert_eq!(extra, Duration::from_micros(2000));
+                }
+            }
+        }
+        assert_binomial_3sigma(lost, n as u64, 1.0 - level, "profile loss");
+        // Delivered draws are U restricted to [0, L): F(x)/L, capped at 1.
+        let cond = |x: f64| (cdf(&pts, x).min(level) / level).min(1.0);
+        let d = ks_statistic_with_atoms(&mut xs, cond, |x| cond(x - 0.5));
+        assert!(d < ks_critical_001(xs.len()), "KS D = {d}");
+        // And a wrong CDF (delays scaled by 1.2) is rejected.
+        let wrong = |x: f64| cond(x / 1.2);
+        let d = ks_statistic_with_atoms(&mut xs, wrong, |x| wrong(x - 0.5));
+        assert!(d > ks_critical_001(xs.len()), "KS D = {d}");
+    }
+
+    /// Pass proves: the table mode reproduces ipfw's interpolation and the
+    /// kernel's `index >= (int)(L·N)` loss rule (ipfw's own example file).
+    #[test]
+    fn dummynet_table_matches_ipfw() {
+        let text = "name bla_bla_bla\nsamples 100\nloss-level 0.86\nprob delay\n\
+                    0 200 # minimum overhead is 200ms\n0.5 200\n0.5 300\n0.8 1000\n0.9 1300\n1 1300\n";
+        let p = match Profile::parse(text) {
+            Ok(p) => p.with_sampling(ProfileSampling::DummynetTable),
+            Err(e) => panic!("{e}"),
+        };
+        let t: Vec<Duration> = p.dummynet_table().collect();
+        assert_eq!(t.len(), 100);
+        assert_eq!(t[0], Duration::from_millis(200));
+        assert_eq!(t[49], Duration::from_millis(200));
+        assert_eq!(t[50], Duration::from_millis(300));
+        // Segment (0.5, 300) → (0.8, 1000): ix 65 is 300 + 15/30·700 = 650 ms.
+        assert_eq!(t[65], Duration::from_millis(650));
+        assert_eq!(t[95], Duration::from_millis(1300));
+        let mut model = ProfileModel::new(p, rng_from_seed(3));
+        let n = 100_000u64;
+        let lost = (0..n).filter(|_| model.draw().is_lost()).count() as u64;
+        assert_binomial_3sigma(lost, n, 0.14, "table loss"); // indices 86..99
+    }
+
+    /// Pass proves: errors name the offending line for each ipfw error.
+    #[test]
+    fn errors_name_the_line() {
+        let cases: &[(&str, usize)] = &[
+            ("samples 10\nsamples 20\n", 2),
+            ("samples 0\n", 1),
+            ("samples 2000\n", 1),
+            ("loss-level 1.5\n", 1),
+            ("loss-level -0.1\n", 1),
+            ("name a b\n", 1),
+            ("name\n", 1),
+            ("frobnicate 3\n", 1),
+            ("prob delay\n0.1 10\n0.2\n", 3),
+            ("prob delay\n0.1 10\n1.2 20\n", 3),
+            ("prob delay\nx 10\n", 2),
+            ("prob delay\n0.1 10parsecs\n", 2),
+            ("prob delay\nprob delay\n", 2),
+            ("prob kelvin\n", 1),
+            ("bw em0\n", 1),
+            ("prob delay\n0.1 20\n0.5 10\n", 3),
+            ("samples 10\n0.1 10\n", 2),
+        ];
+        for &(text, line) in cases {
+            match Profile::parse(text) {
+                Err(e) => assert_eq!(e.line, Some(line), "{text:?}: {e}"),
+                Ok(p) => panic!("{text:?} parsed: {p}"),
+            }
+        }
+        assert!(Profile::parse("prob delay\n0.5 10\n").is_err());
+        assert!(Profile::parse("").is_err());
+    }
+
+    /// Pass proves: `delay prob` order, unsorted points, defaults (samples
+    /// 100, no loss), case-insensitive keywords and rate units all work.
+    #[test]
+    fn variants_of_the_format() {
+        let p = match Profile::parse("DELAY PROB\n5 1\n1 0\n\tBW 1KB/s\n") {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(p.samples(), DEFAULT_SAMPLES);
+        assert_eq!(p.loss_level(), 1.0);
+        assert_eq!(p.bandwidth(), Some(Rate::from_bps(8_000)));
+        assert_eq!(p.points()[0].delay, Duration::from_millis(1));
+        assert_eq!(p.quantile(0.5), Duration::from_millis(3));
+        let mut m = ProfileModel::new(p, rng_from_seed(1));
+        assert!((0..1000).all(|_| !m.draw().is_lost()));
+    }
+
+    /// Pass proves: no text makes the parser panic (garbage, binary, huge
+    /// numbers, odd unicode).
+    #[test]
+    fn garbage_never_panics() {
+        let samples = [
+            "\u{0}\u{1}\u{ff}",
+            "prob delay\n1e400 1\n",
+            "prob delay\n0.5 99999999999999999999999s\n",
+            "prob delay\n. .\n",
+            "samples 99999999999999999999999\n",
+            "bw 99999999999999999999G\n",
+            "bw 4294967295G\n",
+            "loss-level ..\n",
+            "prob délai\n",
+            "µ µ µ\n",
+            "# only a comment\n\n",
+        ];
+        for s in samples {
+            let _ = Profile::parse(s);
+        }
+        let mut x: u64 = 1;
+        for _ in 0..2000 {
+            let mut s = String::new();
+            for _ in 0..40 {
+                x = crate::rng::mix64(x);
+                s.push(b"0123456789. \n#abpdlsK"[(x % 21) as usize] as char);
+            }
+            let _ = Profile::parse(&s);
+            let _ = Profile::parse(&format!("prob delay\n{s}"));
+        }
+    }
+}

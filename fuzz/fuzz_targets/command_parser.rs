@@ -1,0 +1,25 @@
+//! Fuzz the command language: any text must parse or fail with an error,
+//! never panic; whatever parses must print back to text that parses equal,
+//! and applying a script must be all or nothing.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pipelab_lang::{parse_line, parse_script, Config};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for line in text.lines() {
+        if let Ok(Some(cmd)) = parse_line(line) {
+            let printed = cmd.to_string();
+            assert_eq!(parse_line(&printed).ok().flatten(), Some(cmd), "{printed}");
+        }
+    }
+    let _ = parse_script(text);
+    let mut cfg = Config::new();
+    let before = cfg.clone();
+    if cfg.apply_script(text).is_err() {
+        assert_eq!(cfg, before, "a failed script changed the configuration");
+    }
+});

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod frame;
 mod matcher;
 
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};

@@ -10,10 +10,12 @@
 
 #![forbid(unsafe_code)]
 
+mod live;
+
 use clap::{Args, Parser, Subcommand};
 use pipelab_lang::{parse_traffic, Config, TrafficSpec};
-use pipelab_sim::{simulate, SimOptions};
-use std::path::PathBuf;
+use pipelab_sim::{simulate_with_loader, SimOptions};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The bundled default example (dummynet-revisited §3.2).
@@ -41,6 +43,14 @@ enum Cmd {
     Sim(SimArgs),
     /// Run the bundled example (two links and a LAN, dummynet-revisited §3.2).
     Demo(OutputArgs),
+    /// Run a command in a new network namespace behind an emulated link.
+    ///
+    /// Example:
+    ///   pipelab shell --link 'bw 10Mbit/s delay 20ms' -- ping -c 5 $PIPELAB_OUTSIDE
+    Shell(live::ShellArgs),
+    /// Timestamped UDP test traffic: one-way delay, loss, reordering.
+    #[command(subcommand)]
+    Probe(live::ProbeCmd),
     /// Check a configuration file and print it in canonical form.
     Check {
         /// The configuration file (one command per line, `#` comments).
@@ -136,12 +146,37 @@ fn with_hint(e: &pipelab_lang::ParseError) -> String {
     }
 }
 
-fn run_sim(cfg: &Config, traffic: &[TrafficSpec], out: &OutputArgs) -> Result<(), Failure> {
+/// A loader for the files a configuration names (`file:PATH`,
+/// `trace:PATH`): relative paths are relative to the configuration file's
+/// directory (`base`).
+fn file_loader(base: Option<PathBuf>) -> impl FnMut(&str) -> Result<String, String> {
+    move |path: &str| {
+        let p = Path::new(path);
+        let full = match &base {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.to_path_buf(),
+        };
+        std::fs::read_to_string(&full).map_err(|e| format!("{}: {e}", full.display()))
+    }
+}
+
+/// The directory holding `config`, for [`file_loader`].
+fn config_dir(config: &Path) -> Option<PathBuf> {
+    config.parent().map(Path::to_path_buf)
+}
+
+fn run_sim(
+    cfg: &Config,
+    traffic: &[TrafficSpec],
+    out: &OutputArgs,
+    base: Option<PathBuf>,
+) -> Result<(), Failure> {
     let opts = SimOptions {
         seed: out.seed,
         ..SimOptions::default()
     };
-    let report = simulate(cfg, traffic, &opts).map_err(|e| Failure {
+    let mut load = file_loader(base);
+    let report = simulate_with_loader(cfg, traffic, &opts, &mut load).map_err(|e| Failure {
         message: format!("error: {e}"),
         code: 1,
     })?;
@@ -189,7 +224,7 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             for f in &args.traffic_file {
                 traffic.extend(traffic_lines(&f.display().to_string(), &read(f)?)?);
             }
-            run_sim(&cfg, &traffic, &args.out)
+            run_sim(&cfg, &traffic, &args.out, config_dir(&args.config))
         }
         Cmd::Demo(out) => {
             let cfg = load_config("examples/two-links.conf", DEMO_CONFIG)?;
@@ -206,12 +241,26 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
                 head.push('\n');
                 emit(&head)?;
             }
-            run_sim(&cfg, &traffic, &out)
+            run_sim(&cfg, &traffic, &out, None)
         }
+        Cmd::Shell(a) => match live::shell(a) {
+            Ok(0) => Ok(()),
+            Ok(code) => Err(Failure {
+                message: String::new(),
+                code: u8::try_from(code).unwrap_or(1),
+            }),
+            Err(message) => Err(Failure { message, code: 1 }),
+        },
+        Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),
         Cmd::Check { config } => {
             let name = config.display().to_string();
             let text = read(&config)?;
             let cfg = load_config(&name, &text)?;
+            let mut load = file_loader(config_dir(&config));
+            for (id, spec) in &cfg.pipes {
+                spec.to_config_with(&mut load)
+                    .map_err(|e| Failure::usage(format!("error: {name}: pipe {id}: {e}")))?;
+            }
             emit(&cfg.to_script())
         }
     }
@@ -221,7 +270,9 @@ fn main() -> ExitCode {
     match main_inner(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("{}", f.message);
+            if !f.message.is_empty() {
+                eprintln!("{}", f.message);
+            }
             ExitCode::from(f.code)
         }
     }

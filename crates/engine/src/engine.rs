@@ -69,6 +69,14 @@ pub enum Verdict {
 pub enum Fate {
     /// It crossed every pipe of its route.
     Delivered,
+    /// Not a departure: a duplication model made a copy of this packet at
+    /// this pipe. The copy shares the packet's `buf` and will come out of
+    /// the engine on its own (delivered or dropped), so a caller that
+    /// counts references to buffers adds one here.
+    Duplicated {
+        /// Where.
+        pipe: PipeIdx,
+    },
     /// It was dropped inside its route, at this pipe.
     Dropped {
         /// Where.
@@ -328,10 +336,9 @@ impl Engine {
                 Verdict::Dropped(reason)
             }
         };
-        // A refused duplicate of an accepted packet is reported here
-        // rather than lost: `discard` holds it (never allocates otherwise).
-        debug_assert!(discard.len() <= 1);
-        self.pending.extend(discard);
+        // Outputs made while enqueueing (a copy made, a copy refused) are
+        // handed out by the next `advance`; `discard` allocates only then.
+        self.pending.append(&mut discard);
         v
     }
 
@@ -371,6 +378,11 @@ impl Engine {
             let s = self.pool.get(i);
             (s.pkt, s.route, s.hop)
         };
+        out.push(Output {
+            pkt,
+            at,
+            fate: Fate::Duplicated { pipe },
+        });
         pkt.flags |= Packet::DUPLICATE;
         self.stats.duplicated += 1;
         let Some(j) = self.pool.alloc(pkt) else {

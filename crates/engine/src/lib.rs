@@ -16,6 +16,7 @@
 //! * [`engine`]: many pipes and routes behind `enqueue(now, ..)`,
 //!   `next_deadline()`, `advance(now, ..)`.
 //! * [`models`]: impairment models (delay distributions, loss, ...).
+//! * [`sched`]: packet schedulers over flow queues (FIFO, DRR, WF2Q+, QFQ, ...).
 //!
 //! What it deliberately does not do: read a clock, perform I/O, parse
 //! frames or commands, or allocate per packet in steady state. `now` is
@@ -32,6 +33,7 @@ pub mod models;
 pub mod packet;
 pub mod pipe;
 pub mod rng;
+pub mod sched;
 pub mod time;
 
 pub use config::{ConfigError, JitterOrder, PipeConfig, QueueLimit};

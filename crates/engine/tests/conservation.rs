@@ -137,7 +137,9 @@ proptest! {
         let st = *e.stats();
         let refused = verdicts.iter().filter(|v| matches!(v, Verdict::Dropped(_))).count() as u64;
         let delivered = out.iter().filter(|o| o.fate == Fate::Delivered).count() as u64;
-        let dropped_inside = out.len() as u64 - delivered;
+        let copies = out.iter().filter(|o| matches!(o.fate, Fate::Duplicated { .. })).count() as u64;
+        prop_assert_eq!(copies, st.duplicated);
+        let dropped_inside = out.len() as u64 - delivered - copies;
         prop_assert_eq!(e.in_flight(), 0);
         prop_assert_eq!(st.offered, arrivals.len() as u64);
         prop_assert_eq!(st.delivered, delivered);
@@ -152,9 +154,7 @@ proptest! {
         for o in out.iter().filter(|o| o.fate == Fate::Delivered) {
             let mut min = 0u64;
             for p in &pipes {
-                if p.bw > 0 {
-                    min += o.pkt.len as u64 * 8 * 1_000_000_000 / p.bw;
-                }
+                min += (o.pkt.len as u64 * 8 * 1_000_000_000).checked_div(p.bw).unwrap_or(0);
                 if p.reorder == 0.0 {
                     min += (p.delay_us - p.jitter_us) * 1000;
                 }

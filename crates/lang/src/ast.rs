@@ -26,10 +26,15 @@
 use core::fmt;
 use std::net::IpAddr;
 
-use pipelab_engine::config::{ConfigError, PipeConfig, QueueLimit};
+use pipelab_engine::config::{ConfigError, JitterOrder, PipeConfig, QueueLimit};
+use pipelab_engine::models::{
+    BitErrorRate, CorruptConfig, DelayDist, Distribution, DuplicateConfig, EmpiricalDelay,
+    FourState, GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability,
+    ReorderConfig, SwapConfig, TraceLoss, UniformLoss,
+};
 use pipelab_engine::time::{Duration, Rate};
 
-use crate::units::{format_queue, Probability};
+use crate::units::{format_percent, format_queue, Ber, Probability};
 
 /// The smallest pipe number.
 pub const MIN_PIPE: u32 = 1;
@@ -50,8 +55,9 @@ pub const AUTOINC_STEP: u32 = 100;
 /// One command: one line of a script.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `pipe N config [bw RATE] [delay DUR] [queue N|SIZE]`: replaces the
-    /// pipe's whole configuration (absent parameters take their defaults).
+    /// `pipe N config [bw RATE] [delay DUR ...] [queue N|SIZE] [loss ...]
+    /// ...`: replaces the pipe's whole configuration (absent parameters
+    /// take their defaults).
     PipeConfig {
         /// Pipe number, `1..=65535`.
         id: u32,
@@ -92,30 +98,425 @@ pub enum Command {
 /// exactly the given ones. [`PipeSpec::to_config`] fills in the defaults.
 /// New parameters are added as new `Option` fields; construct with
 /// `PipeSpec::default()` and assign.
+///
+/// Files named by the spec (`distribution file:PATH`, `loss trace:PATH`)
+/// are kept as paths: this crate reads no file. [`PipeSpec::to_config_with`]
+/// takes a loader that turns a path into its text.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct PipeSpec {
     /// `bw RATE`: link bandwidth (default unlimited).
     pub bw: Option<Rate>,
-    /// `delay DUR`: propagation delay (default 0).
+    /// `delay DUR`: propagation delay (default 0); with [`PipeSpec::jitter`]
+    /// the mean (netem's `delay MU SIGMA`).
     pub delay: Option<Duration>,
+    /// `delay MU SIGMA [CORR%]`: the jitter part of netem's `delay`; only
+    /// meaningful with `delay`.
+    pub jitter: Option<Jitter>,
+    /// `distribution uniform|normal|pareto|paretonormal|file:PATH`: the
+    /// shape of the jitter (default uniform, as netem without a table).
+    pub distribution: Option<DistSpec>,
+    /// `jitter-order keep|allow`: whether jitter may reorder (default keep).
+    pub jitter_order: Option<JitterOrder>,
     /// `queue N|SIZE`: queue bound in slots or bytes (default 50 slots).
     pub queue: Option<QueueLimit>,
+    /// `plr P`: ipfw's packet loss rate, a uniform loss probability.
+    pub plr: Option<Probability>,
+    /// `loss ...`: netem's loss models.
+    pub loss: Option<LossSpec>,
+    /// `duplicate P% [CORR%]`.
+    pub duplicate: Option<Chance>,
+    /// `reorder P% [CORR%] [gap N]` or `reorder swap P%`.
+    pub reorder: Option<ReorderSpec>,
+    /// `corrupt P% [CORR%]`: one bit flipped per chosen packet.
+    pub corrupt: Option<Chance>,
+    /// `ber B`: independent bit errors, `B` in `[0, 1)`.
+    pub ber: Option<Ber>,
+}
+
+/// The `SIGMA [CORR%]` of netem's `delay MU SIGMA [CORR%]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Jitter {
+    /// The spread `SIGMA`.
+    pub sigma: Duration,
+    /// Correlation with the previous draw, as written (`None`: not given).
+    pub correlation: Option<Probability>,
+}
+
+/// A netem probability with an optional correlation: `P% [CORR%]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Chance {
+    /// The probability.
+    pub p: Probability,
+    /// Correlation with the previous draw, as written.
+    pub correlation: Option<Probability>,
+}
+
+impl Chance {
+    /// `P%` without correlation.
+    pub fn new(p: Probability) -> Chance {
+        Chance {
+            p,
+            correlation: None,
+        }
+    }
+}
+
+impl fmt::Display for Chance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_percent(self.p))?;
+        if let Some(c) = self.correlation {
+            write!(f, " {}", format_percent(c))?;
+        }
+        Ok(())
+    }
+}
+
+/// The word after `distribution`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DistSpec {
+    /// `uniform`: `MU ± SIGMA`, uniformly.
+    Uniform,
+    /// `normal`.
+    Normal,
+    /// `pareto`.
+    Pareto,
+    /// `paretonormal`.
+    ParetoNormal,
+    /// `file:PATH`: an empirical distribution read from `PATH` (samples or
+    /// CDF points), added to `MU`.
+    File(String),
+}
+
+impl DistSpec {
+    /// The words after `distribution`, as listed in hints.
+    pub const NAMES: &'static str = "uniform, normal, pareto, paretonormal, file:PATH";
+}
+
+impl fmt::Display for DistSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DistSpec::Uniform => f.write_str("uniform"),
+            DistSpec::Normal => f.write_str("normal"),
+            DistSpec::Pareto => f.write_str("pareto"),
+            DistSpec::ParetoNormal => f.write_str("paretonormal"),
+            DistSpec::File(p) => write!(f, "file:{p}"),
+        }
+    }
+}
+
+/// netem's loss models, as written after `loss`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LossSpec {
+    /// `loss P% [CORR%]`.
+    Random(Chance),
+    /// `loss gemodel P [R [1-H [1-K]]]`: 1 to 4 percentages; omitted ones
+    /// take netem's defaults (`R = 1 − P`, `1-H = 100%`, `1-K = 0%`).
+    Gemodel(Vec<Probability>),
+    /// `loss state P13 [P31 [P32 [P23 [P14]]]]`: 1 to 5 percentages;
+    /// omitted ones take netem's defaults (`P31 = 1 − P13`, `P32 = 0`,
+    /// `P23 = 100%`, `P14 = 0`).
+    State(Vec<Probability>),
+    /// `loss trace:PATH`: drops listed in a file.
+    Trace(String),
+}
+
+fn write_percents(f: &mut fmt::Formatter<'_>, ps: &[Probability]) -> fmt::Result {
+    for p in ps {
+        write!(f, " {}", format_percent(*p))?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for LossSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LossSpec::Random(c) => write!(f, "{c}"),
+            LossSpec::Gemodel(ps) => {
+                f.write_str("gemodel")?;
+                write_percents(f, ps)
+            }
+            LossSpec::State(ps) => {
+                f.write_str("state")?;
+                write_percents(f, ps)
+            }
+            LossSpec::Trace(p) => write!(f, "trace:{p}"),
+        }
+    }
+}
+
+/// The reordering models, as written after `reorder`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReorderSpec {
+    /// netem's `reorder P% [CORR%] [gap N]`: chosen packets skip the delay.
+    Netem {
+        /// Probability and correlation.
+        chance: Chance,
+        /// `gap N` (≥ 1), as written.
+        gap: Option<u32>,
+    },
+    /// NetPath's `reorder swap P%`: swap the two packets at the queue's head.
+    Swap(Probability),
+}
+
+impl fmt::Display for ReorderSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReorderSpec::Netem { chance, gap } => {
+                write!(f, "{chance}")?;
+                if let Some(g) = gap {
+                    write!(f, " gap {g}")?;
+                }
+                Ok(())
+            }
+            ReorderSpec::Swap(p) => write!(f, "swap {}", format_percent(*p)),
+        }
+    }
+}
+
+/// How [`PipeSpec`] reaches the files it names.
+enum Files<'l> {
+    /// Files are an error ("needs a file loader").
+    Refuse,
+    /// Files are not read; everything else is checked.
+    Skip,
+    /// Files are read with this loader.
+    Load(&'l mut dyn FnMut(&str) -> Result<String, String>),
+}
+
+impl Files<'_> {
+    /// The text of `path`, `None` when skipping.
+    fn text(&mut self, param: &'static str, path: &str) -> Result<Option<String>, ConfigError> {
+        match self {
+            Files::Refuse => Err(ConfigError {
+                param,
+                reason: format!("'{path}': reading a file needs a file loader (to_config_with)"),
+            }),
+            Files::Skip => Ok(None),
+            Files::Load(f) => f(path).map(Some).map_err(|e| ConfigError {
+                param,
+                reason: format!("cannot read '{path}': {e}"),
+            }),
+        }
+    }
+}
+
+/// The engine's probability for a language one (ppb, exact to 1e-9).
+fn model_p(p: Probability) -> ModelProbability {
+    ModelProbability::new(p.as_f64()).unwrap_or(ModelProbability::ONE)
+}
+
+fn model_corr(c: Option<Probability>) -> ModelProbability {
+    c.map_or(ModelProbability::ZERO, model_p)
 }
 
 impl PipeSpec {
     /// The parameter words of `pipe N config`, in canonical order.
-    pub const PARAMS: &'static [&'static str] = &["bw", "delay", "queue"];
+    pub const PARAMS: &'static [&'static str] = &[
+        "bw",
+        "delay",
+        "distribution",
+        "jitter-order",
+        "queue",
+        "plr",
+        "loss",
+        "duplicate",
+        "reorder",
+        "corrupt",
+        "ber",
+    ];
 
     /// Builds the engine's validated pipe configuration, with ipfw's
     /// defaults for absent parameters: unlimited bandwidth, no delay,
-    /// 50 slots.
+    /// 50 slots, no impairment.
+    ///
+    /// A spec that names a file (`distribution file:PATH`,
+    /// `loss trace:PATH`) is an error here: use [`PipeSpec::to_config_with`].
     pub fn to_config(&self) -> Result<PipeConfig, ConfigError> {
-        PipeConfig::new(
+        self.build(&mut Files::Refuse)
+    }
+
+    /// Like [`PipeSpec::to_config`], reading the files the spec names with
+    /// `load` (a path as written to its text, or why it cannot be read).
+    /// Errors name the file and, for a malformed file, the line.
+    pub fn to_config_with(
+        &self,
+        load: &mut dyn FnMut(&str) -> Result<String, String>,
+    ) -> Result<PipeConfig, ConfigError> {
+        self.build(&mut Files::Load(load))
+    }
+
+    /// Checks everything [`PipeSpec::to_config_with`] checks except the
+    /// contents of files (which this crate does not read).
+    pub fn check(&self) -> Result<(), ConfigError> {
+        self.build(&mut Files::Skip).map(|_| ())
+    }
+
+    /// The files this spec names, as written (`(param, path)`).
+    pub fn files(&self) -> Vec<(&'static str, &str)> {
+        let mut out = Vec::new();
+        if let Some(DistSpec::File(p)) = &self.distribution {
+            out.push(("distribution", p.as_str()));
+        }
+        if let Some(LossSpec::Trace(p)) = &self.loss {
+            out.push(("loss", p.as_str()));
+        }
+        out
+    }
+
+    fn build(&self, files: &mut Files<'_>) -> Result<PipeConfig, ConfigError> {
+        let err = |param: &'static str, reason: String| ConfigError { param, reason };
+        let mut cfg = PipeConfig::new(
             self.bw.unwrap_or(Rate::UNLIMITED),
             self.delay.unwrap_or(Duration::ZERO),
             self.queue.unwrap_or_default(),
-        )
+        )?;
+        if self.delay.is_none() {
+            if self.jitter.is_some() {
+                return Err(err("delay", "a jitter needs a delay".into()));
+            }
+            if self.distribution.is_some() {
+                return Err(err(
+                    "distribution",
+                    "a distribution needs a delay: write delay MU SIGMA distribution D".into(),
+                ));
+            }
+        }
+        let sigma = self.jitter.map_or(Duration::ZERO, |j| j.sigma);
+        let corr = model_corr(self.jitter.and_then(|j| j.correlation));
+        let dist = match &self.distribution {
+            None | Some(DistSpec::Uniform) => Some(Distribution::Uniform),
+            Some(DistSpec::Normal) => Some(Distribution::Normal),
+            Some(DistSpec::Pareto) => Some(Distribution::Pareto),
+            Some(DistSpec::ParetoNormal) => Some(Distribution::ParetoNormal),
+            Some(DistSpec::File(path)) => {
+                if self.jitter.is_some() {
+                    return Err(err(
+                        "distribution",
+                        "a jitter has no meaning with file: (the file gives the spread); write delay MU distribution file:PATH".into(),
+                    ));
+                }
+                match files.text("distribution", path)? {
+                    None => None,
+                    Some(text) => Some(Distribution::Empirical(
+                        EmpiricalDelay::parse(&text)
+                            .map_err(|e| err("distribution", format!("'{path}': {e}")))?,
+                    )),
+                }
+            }
+        };
+        let order = self.jitter_order.unwrap_or_default();
+        if let (Some(mu), Some(dist)) = (self.delay, dist) {
+            if self.jitter.is_some() || self.distribution.is_some() {
+                let d =
+                    DelayDist::new(mu, sigma, corr, dist).map_err(|e| err("delay", e.message))?;
+                cfg = cfg.with_jitter(d, order);
+            }
+        }
+        cfg = cfg.with_jitter_order(order);
+        match (self.plr, &self.loss) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "loss",
+                    "'plr' and 'loss' cannot both be given (plr P is loss P·100%)".into(),
+                ))
+            }
+            (Some(p), None) => {
+                cfg = cfg.with_loss(LossConfig::Uniform(UniformLoss::new(
+                    model_p(p),
+                    ModelProbability::ZERO,
+                )))
+            }
+            (None, Some(loss)) => {
+                if let Some(l) = self.loss_config(loss, files)? {
+                    cfg = cfg.with_loss(l);
+                }
+            }
+            (None, None) => {}
+        }
+        if let Some(d) = self.duplicate {
+            cfg = cfg.with_duplicate(DuplicateConfig::new(
+                model_p(d.p),
+                model_corr(d.correlation),
+            ));
+        }
+        match self.reorder {
+            Some(ReorderSpec::Netem { chance, gap }) => {
+                cfg = cfg.with_reorder(ReorderConfig::new(
+                    model_p(chance.p),
+                    model_corr(chance.correlation),
+                    gap.unwrap_or(1),
+                ))
+            }
+            Some(ReorderSpec::Swap(p)) => cfg = cfg.with_swap(SwapConfig { p: model_p(p) }),
+            None => {}
+        }
+        match (self.corrupt, self.ber) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "ber",
+                    "'corrupt' and 'ber' cannot both be given (both corrupt packets)".into(),
+                ))
+            }
+            (Some(c), None) => {
+                cfg = cfg.with_corrupt(CorruptConfig::Netem(NetemCorrupt {
+                    p: model_p(c.p),
+                    correlation: model_corr(c.correlation),
+                }))
+            }
+            (None, Some(b)) => {
+                let ber = BitErrorRate::new(b.as_f64()).map_err(|e| err("ber", e.message))?;
+                cfg = cfg.with_corrupt(CorruptConfig::Ber(ber));
+            }
+            (None, None) => {}
+        }
+        Ok(cfg)
+    }
+
+    fn loss_config(
+        &self,
+        loss: &LossSpec,
+        files: &mut Files<'_>,
+    ) -> Result<Option<LossConfig>, ConfigError> {
+        let err = |reason: String| ConfigError {
+            param: "loss",
+            reason,
+        };
+        Ok(Some(match loss {
+            LossSpec::Random(c) => {
+                LossConfig::Uniform(UniformLoss::new(model_p(c.p), model_corr(c.correlation)))
+            }
+            LossSpec::Gemodel(ps) => {
+                let Some(&p) = ps.first().filter(|_| ps.len() <= 4) else {
+                    return Err(err("gemodel takes 1 to 4 percentages".into()));
+                };
+                let mut g = GilbertElliott::netem_defaults(model_p(p));
+                let fields = [&mut g.r, &mut g.one_minus_h, &mut g.one_minus_k];
+                for (slot, q) in fields.into_iter().zip(&ps[1..]) {
+                    *slot = model_p(*q);
+                }
+                LossConfig::GilbertElliott(g)
+            }
+            LossSpec::State(ps) => {
+                let Some(&p13) = ps.first().filter(|_| ps.len() <= 5) else {
+                    return Err(err("state takes 1 to 5 percentages".into()));
+                };
+                let d = FourState::netem_defaults(model_p(p13));
+                let mut v = [d.p31, d.p32, d.p23, d.p14];
+                for (slot, q) in v.iter_mut().zip(&ps[1..]) {
+                    *slot = model_p(*q);
+                }
+                LossConfig::FourState(
+                    FourState::new(d.p13, v[0], v[1], v[2], v[3]).map_err(|e| err(e.message))?,
+                )
+            }
+            LossSpec::Trace(path) => match files.text("loss", path)? {
+                None => return Ok(None),
+                Some(text) => LossConfig::Trace(
+                    TraceLoss::parse(&text).map_err(|e| err(format!("'{path}': {e}")))?,
+                ),
+            },
+        }))
     }
 
     /// True when no parameter was given.
@@ -125,19 +526,58 @@ impl PipeSpec {
 }
 
 impl fmt::Display for PipeSpec {
-    /// The given parameters in canonical order: `bw 3Mbit/s delay 32ms queue 20`.
+    /// The given parameters in canonical order: `bw 3Mbit/s delay 32ms
+    /// 5ms 25% distribution normal jitter-order allow queue 20 loss 1%`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut sep = "";
+        let mut word = |f: &mut fmt::Formatter<'_>, text: fmt::Arguments<'_>| {
+            let r = write!(f, "{sep}{text}");
+            sep = " ";
+            r
+        };
         if let Some(bw) = self.bw {
-            write!(f, "{sep}bw {bw}")?;
-            sep = " ";
+            word(f, format_args!("bw {bw}"))?;
         }
-        if let Some(d) = self.delay {
-            write!(f, "{sep}delay {d}")?;
-            sep = " ";
+        if self.delay.is_some() || self.jitter.is_some() {
+            let d = self.delay.unwrap_or(Duration::ZERO);
+            word(f, format_args!("delay {d}"))?;
+            if let Some(j) = self.jitter {
+                write!(f, " {}", j.sigma)?;
+                if let Some(c) = j.correlation {
+                    write!(f, " {}", format_percent(c))?;
+                }
+            }
+        }
+        if let Some(d) = &self.distribution {
+            word(f, format_args!("distribution {d}"))?;
+        }
+        if let Some(o) = self.jitter_order {
+            let o = match o {
+                JitterOrder::Keep => "keep",
+                JitterOrder::Allow => "allow",
+            };
+            word(f, format_args!("jitter-order {o}"))?;
         }
         if let Some(q) = self.queue {
-            write!(f, "{sep}queue {}", format_queue(q))?;
+            word(f, format_args!("queue {}", format_queue(q)))?;
+        }
+        if let Some(p) = self.plr {
+            word(f, format_args!("plr {p}"))?;
+        }
+        if let Some(l) = &self.loss {
+            word(f, format_args!("loss {l}"))?;
+        }
+        if let Some(d) = self.duplicate {
+            word(f, format_args!("duplicate {d}"))?;
+        }
+        if let Some(r) = self.reorder {
+            word(f, format_args!("reorder {r}"))?;
+        }
+        if let Some(c) = self.corrupt {
+            word(f, format_args!("corrupt {c}"))?;
+        }
+        if let Some(b) = self.ber {
+            word(f, format_args!("ber {b}"))?;
         }
         Ok(())
     }

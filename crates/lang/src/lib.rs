@@ -20,8 +20,10 @@
 //!   [`Config::apply_script`], and [`Config::to_script`].
 //! * [`traffic`]: the synthetic traffic specs of `pipelab sim --traffic`.
 //!
-//! What it deliberately does not do: build engine pipes, compile rules into
-//! a classifier, resolve host names, read files or talk to a daemon. It
+//! What it deliberately does not do: compile rules into a classifier,
+//! resolve host names, read files (a pipe's `file:`/`trace:` paths are kept
+//! as written; [`PipeSpec::to_config_with`] takes a loader) or talk to a
+//! daemon. It
 //! depends only on `pipelab-engine`'s time and config types, so that there
 //! is one time type in the project.
 
@@ -37,11 +39,11 @@ pub mod traffic;
 pub mod units;
 
 pub use ast::{
-    Action, AddrMatch, Command, Endpoint, IpNet, OptionKind, PipeSpec, PortRange, Proto,
-    RuleOption, RuleSpec,
+    Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, OptionKind,
+    PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec,
 };
 pub use error::{ParseError, Spanned};
 pub use parser::{parse_line, parse_script};
 pub use state::{ApplyError, Config, Outcome, ScriptError};
 pub use traffic::{parse_traffic, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec};
-pub use units::{PacketRate, Probability, UnitError};
+pub use units::{Ber, PacketRate, Probability, UnitError};

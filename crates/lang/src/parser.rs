@@ -4,7 +4,14 @@
 //! leading `ipfw` and `ipfw -q` ignored so pasted ipfw commands work):
 //!
 //! ```text
-//! pipe N config [bw RATE] [delay DUR] [queue N|SIZE]   (any order, each once)
+//! pipe N config [PARAM ...]                 (any order, each once)
+//!     PARAM   = bw RATE | queue N|SIZE
+//!             | delay DUR [SIGMA [CORR%]] | distribution uniform|normal|pareto
+//!               |paretonormal|file:PATH | jitter-order keep|allow
+//!             | plr P | loss P% [CORR%] | loss gemodel P% [R% [1-H% [1-K%]]]
+//!             | loss state P13% [P31% [P32% [P23% [P14%]]]] | loss trace:PATH
+//!             | duplicate P% [CORR%] | reorder P% [CORR%] [gap N]
+//!             | reorder swap P% | corrupt P% [CORR%] | ber B
 //! pipe N delete | pipe [N] show | pipe [N] list
 //! add [N] [prob P] ACTION [prob P] [log] [[PROTO] from SRC to DST] [OPTION...]
 //!     ACTION  = allow|accept|pass|permit | deny|drop | count
@@ -28,12 +35,14 @@
 use std::net::IpAddr;
 
 use crate::ast::{
-    Action, AddrMatch, Command, Endpoint, IpNet, OptionKind, PipeSpec, PortRange, Proto,
-    RuleOption, RuleSpec, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MIN_PIPE, MIN_RULE,
+    Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, OptionKind,
+    PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, DEFAULT_RULE, MAX_PIPE,
+    MAX_RULE, MIN_PIPE, MIN_RULE,
 };
 use crate::error::{ParseError, Spanned};
 use crate::lexer::{tokenize_line, Token, TokenKind};
 use crate::units::{self, UnitError};
+use pipelab_engine::config::JitterOrder;
 
 /// The commands, as listed in hints.
 const COMMANDS: &str = "pipe, add, delete, flush, list, show, set";
@@ -127,30 +136,8 @@ const LATER_OPTIONS: &[&str] = &[
 
 /// ipfw/netem pipe parameters that pipelab will support later.
 const LATER_PIPE_PARAMS: &[&str] = &[
-    "plr",
-    "mask",
-    "buckets",
-    "red",
-    "gred",
-    "droptail",
-    "noerror",
-    "burst",
-    "profile",
-    "sched",
-    "weight",
-    "lmax",
-    "link",
-    "type",
-    "loss",
-    "jitter",
-    "distribution",
-    "corrupt",
-    "duplicate",
-    "reorder",
-    "pipe",
-    "flowset",
-    "pri",
-    "priority",
+    "mask", "buckets", "red", "gred", "droptail", "noerror", "burst", "profile", "sched", "weight",
+    "lmax", "link", "type", "pipe", "flowset", "pri", "priority",
 ];
 
 /// Parses one line. Returns `Ok(None)` for a blank or comment-only line.
@@ -426,8 +413,32 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             let (name, example): (&'static str, &str) = match lower(&tok).as_str() {
                 "bw" | "bandwidth" => ("bw", "e.g. bw 10Mbit/s"),
-                "delay" => ("delay", "e.g. delay 20ms"),
+                "delay" => ("delay", "e.g. delay 20ms or delay 20ms 5ms 25%"),
+                "distribution" => (
+                    "distribution",
+                    "e.g. distribution normal or distribution file:delays.txt",
+                ),
+                "jitter-order" => ("jitter-order", "jitter-order keep or jitter-order allow"),
                 "queue" => ("queue", "e.g. queue 50 or queue 100KB"),
+                "plr" => ("plr", "e.g. plr 0.05"),
+                "loss" => (
+                    "loss",
+                    "e.g. loss 5%, loss gemodel 1% 10%, loss state 1% or loss trace:FILE",
+                ),
+                "duplicate" => ("duplicate", "e.g. duplicate 1% or duplicate 1% 25%"),
+                "reorder" => (
+                    "reorder",
+                    "e.g. reorder 25% 50%, reorder 25% gap 5 or reorder swap 1%",
+                ),
+                "corrupt" => ("corrupt", "e.g. corrupt 0.1%"),
+                "ber" => ("ber", "e.g. ber 1e-6"),
+                "jitter" => {
+                    return Err(self.err_at(
+                        tok,
+                        "unknown pipe parameter 'jitter'",
+                        Some("netem's jitter follows the delay: delay 20ms 5ms".into()),
+                    ))
+                }
                 w if LATER_PIPE_PARAMS.contains(&w) => {
                     return Err(self.err_at(
                         tok,
@@ -456,12 +467,39 @@ impl<'t, 'a> Parser<'t, 'a> {
             let value = self.expect_word("value", Some(example))?;
             match name {
                 "bw" => spec.bw = Some(self.unit(value, units::parse_rate(value.text))?),
-                "delay" => spec.delay = Some(self.unit(value, units::parse_delay(value.text))?),
+                "delay" => {
+                    spec.delay = Some(self.unit(value, units::parse_delay(value.text))?);
+                    if let Some(t) = self.next_number() {
+                        let sigma = self.unit(t, units::parse_delay(t.text))?;
+                        let correlation = self.opt_percent()?;
+                        spec.jitter = Some(Jitter { sigma, correlation });
+                    }
+                }
+                "distribution" => spec.distribution = Some(self.distribution(value)?),
+                "jitter-order" => {
+                    spec.jitter_order = Some(match lower(&value).as_str() {
+                        "keep" => JitterOrder::Keep,
+                        "allow" => JitterOrder::Allow,
+                        _ => {
+                            return Err(self.err_at(
+                                value,
+                                format!("invalid jitter-order '{}'", value.text),
+                                Some("expected keep or allow".into()),
+                            ))
+                        }
+                    })
+                }
+                "plr" => spec.plr = Some(self.unit(value, units::parse_probability(value.text))?),
+                "loss" => spec.loss = Some(self.loss(value)?),
+                "duplicate" => spec.duplicate = Some(self.chance(value)?),
+                "reorder" => spec.reorder = Some(self.reorder(value)?),
+                "corrupt" => spec.corrupt = Some(self.chance(value)?),
+                "ber" => spec.ber = Some(self.unit(value, units::parse_ber(value.text))?),
                 _ => spec.queue = Some(self.unit(value, units::parse_queue(value.text))?),
             }
             seen.push((name, tok, value));
         }
-        if let Err(e) = spec.to_config() {
+        if let Err(e) = spec.check() {
             let at = seen
                 .iter()
                 .find(|(n, _, _)| *n == e.param)
@@ -476,6 +514,140 @@ impl<'t, 'a> Parser<'t, 'a> {
             });
         }
         Ok(spec)
+    }
+
+    /// The next token if it is a word starting like a number (`5%`, `.5`,
+    /// `20ms`): the optional values of netem's words.
+    fn next_number(&mut self) -> Option<Token<'a>> {
+        let t = self.peek()?;
+        let first = t.text.chars().next()?;
+        if t.kind == TokenKind::Word && (first.is_ascii_digit() || first == '.' || first == '-') {
+            self.pos += 1;
+            Some(t)
+        } else {
+            None
+        }
+    }
+
+    /// An optional `CORR%` (or other percentage) after a value.
+    fn opt_percent(&mut self) -> Result<Option<units::Probability>, ParseError> {
+        match self.next_number() {
+            Some(t) => self.unit(t, units::parse_percent(t.text)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `P% [CORR%]`, `P%` being `value`.
+    fn chance(&mut self, value: Token<'a>) -> Result<Chance, ParseError> {
+        let p = self.unit(value, units::parse_percent(value.text))?;
+        Ok(Chance {
+            p,
+            correlation: self.opt_percent()?,
+        })
+    }
+
+    fn distribution(&self, value: Token<'a>) -> Result<DistSpec, ParseError> {
+        let w = lower(&value);
+        Ok(match w.as_str() {
+            "uniform" => DistSpec::Uniform,
+            "normal" => DistSpec::Normal,
+            "pareto" => DistSpec::Pareto,
+            "paretonormal" => DistSpec::ParetoNormal,
+            _ if w.starts_with("file:") => {
+                let path = &value.text["file:".len()..];
+                if path.is_empty() {
+                    return Err(self.err_at(
+                        value,
+                        "missing path after 'file:'",
+                        Some("e.g. distribution file:delays.txt".into()),
+                    ));
+                }
+                DistSpec::File(path.to_string())
+            }
+            _ => {
+                return Err(self.err_at(
+                    value,
+                    format!("unknown distribution '{}'", value.text),
+                    Some(format!("known distributions: {}", DistSpec::NAMES)),
+                ))
+            }
+        })
+    }
+
+    fn loss(&mut self, value: Token<'a>) -> Result<LossSpec, ParseError> {
+        let w = lower(&value);
+        let (max, state) = match w.as_str() {
+            "gemodel" => (4, false),
+            "state" => (5, true),
+            _ if w.starts_with("trace:") => {
+                let path = &value.text["trace:".len()..];
+                if path.is_empty() {
+                    return Err(self.err_at(
+                        value,
+                        "missing path after 'trace:'",
+                        Some("e.g. loss trace:drops.txt".into()),
+                    ));
+                }
+                return Ok(LossSpec::Trace(path.to_string()));
+            }
+            _ if self.is_number_like(value) => return self.chance(value).map(LossSpec::Random),
+            _ => {
+                return Err(self.err_at(
+                    value,
+                    format!("unknown loss model '{}'", value.text),
+                    Some("expected a percentage, gemodel, state or trace:FILE".into()),
+                ))
+            }
+        };
+        let example = if state {
+            "e.g. loss state 1% 30% 10% 40% 0.5%"
+        } else {
+            "e.g. loss gemodel 1% 10% 70% 0.1%"
+        };
+        let first = self.expect_word("percentage", Some(example))?;
+        let mut ps = vec![self.unit(first, units::parse_percent(first.text))?];
+        while let Some(t) = self.next_number() {
+            if ps.len() == max {
+                return Err(self.err_at(
+                    t,
+                    format!("too many values for '{}'", value.text),
+                    Some(format!(
+                        "'{}' takes at most {max} percentages",
+                        lower(&value)
+                    )),
+                ));
+            }
+            ps.push(self.unit(t, units::parse_percent(t.text))?);
+        }
+        Ok(if state {
+            LossSpec::State(ps)
+        } else {
+            LossSpec::Gemodel(ps)
+        })
+    }
+
+    fn reorder(&mut self, value: Token<'a>) -> Result<ReorderSpec, ParseError> {
+        if value.is_word("swap") {
+            let p = self.expect_word("percentage", Some("e.g. reorder swap 1%"))?;
+            return Ok(ReorderSpec::Swap(
+                self.unit(p, units::parse_percent(p.text))?,
+            ));
+        }
+        let chance = self.chance(value)?;
+        let mut gap = None;
+        if self.peek_is("gap") {
+            self.pos += 1;
+            let t = self.expect_word("value", Some("e.g. gap 5"))?;
+            gap = Some(self.number(t, "gap", 1, u32::MAX, None)?);
+        }
+        Ok(ReorderSpec::Netem { chance, gap })
+    }
+
+    fn is_number_like(&self, t: Token<'_>) -> bool {
+        t.text
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == '.' || c == '-')
     }
 
     fn add(&mut self) -> Result<Command, ParseError> {

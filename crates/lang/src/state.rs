@@ -38,7 +38,8 @@ use crate::parser::parse_script;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Configured pipes by number (`1..=65535`); each spec's
-    /// [`PipeSpec::to_config`] succeeds.
+    /// [`PipeSpec::check`] succeeds (file contents are checked when the
+    /// configuration is run).
     pub pipes: BTreeMap<u32, PipeSpec>,
     /// Rules by number (`1..=65534`); each rule's `number` is `Some(key)`.
     pub rules: BTreeMap<u32, RuleSpec>,
@@ -237,7 +238,7 @@ impl Config {
         match cmd {
             Command::PipeConfig { id, spec } => {
                 check_pipe(*id)?;
-                spec.to_config()
+                spec.check()
                     .map_err(|error| ApplyError::BadPipeConfig { id: *id, error })?;
                 self.pipes.insert(*id, spec.clone());
                 Ok(Outcome::PipeConfigured(*id))

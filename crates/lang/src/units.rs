@@ -498,6 +498,176 @@ pub fn parse_probability(word: &str) -> Result<Probability, UnitError> {
         .ok_or_else(outside)
 }
 
+/// Parses a netem percentage: `5%`, `0.5%`, `100%`. The `%` is required
+/// (netem reads a bare `5` as 5 %, ipfw's `plr` and `prob` read it as
+/// certainty, so pipelab accepts neither reading silently).
+pub fn parse_percent(word: &str) -> Result<Probability, UnitError> {
+    const HINT: &str = "write a percentage like 5%";
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(format!("invalid percentage '{word}'"), HINT),
+        )
+    })?;
+    match n.unit {
+        "%" => {}
+        "" => {
+            return Err(UnitError::with_hint(
+                format!("missing '%' in '{word}'"),
+                format!("netem probabilities are percentages, e.g. {word}%"),
+            ))
+        }
+        other => {
+            return Err(UnitError::with_hint(
+                format!("unknown unit '{other}' in '{word}'"),
+                HINT,
+            ))
+        }
+    }
+    let over = || UnitError::new(format!("percentage '{word}' is more than 100%"));
+    let ppb = exact(word, &n, 10_000_000, "billionths").map_err(|e| {
+        if e.message.ends_with("too large") {
+            over()
+        } else {
+            UnitError::new(format!(
+                "percentage '{word}' has more than 7 decimal places"
+            ))
+        }
+    })?;
+    u32::try_from(ppb)
+        .ok()
+        .and_then(Probability::from_ppb)
+        .ok_or_else(over)
+}
+
+/// Formats a probability as a percentage with the shortest exact decimal:
+/// `5%`, `0.5%`, `100%`.
+pub fn format_percent(p: Probability) -> String {
+    struct Pct(u32);
+    impl fmt::Display for Pct {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write_decimal(f, self.0 as u64, 7)?;
+            f.write_str("%")
+        }
+    }
+    Pct(p.ppb()).to_string()
+}
+
+/// A bit error rate in `[0, 1)`, kept as the decimal it was written as
+/// (`mantissa · 10^exponent`, the mantissa without trailing zeros) so that
+/// it prints back exactly: `1e-6`, `2.5e-7`, `0`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Ber {
+    mantissa: u64,
+    exponent: i32,
+}
+
+impl Ber {
+    /// The smallest decimal exponent accepted (far below any real link).
+    pub const MIN_EXPONENT: i32 = -300;
+
+    /// `mantissa · 10^exponent`; `None` unless it is in `[0, 1)` and not
+    /// below `1e-300`.
+    pub fn new(mut mantissa: u64, mut exponent: i32) -> Option<Ber> {
+        if mantissa == 0 {
+            return Some(Ber::default());
+        }
+        while mantissa.is_multiple_of(10) {
+            mantissa /= 10;
+            exponent = exponent.checked_add(1)?;
+        }
+        let digits = mantissa.to_string().len() as i32;
+        let lead = exponent.checked_add(digits - 1)?;
+        (Self::MIN_EXPONENT..0)
+            .contains(&lead)
+            .then_some(Ber { mantissa, exponent })
+    }
+
+    /// The rate as a float (for the engine's model).
+    pub fn as_f64(self) -> f64 {
+        if self.mantissa == 0 {
+            return 0.0;
+        }
+        format!("{}e{}", self.mantissa, self.exponent)
+            .parse()
+            .unwrap_or(0.0)
+    }
+}
+
+impl fmt::Display for Ber {
+    /// Scientific notation with the shortest exact mantissa: `1e-6`,
+    /// `2.5e-7`; zero is `0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.mantissa == 0 {
+            return f.write_str("0");
+        }
+        let digits = self.mantissa.to_string();
+        let lead = self.exponent + digits.len() as i32 - 1;
+        let (first, rest) = digits.split_at(1);
+        if rest.is_empty() {
+            write!(f, "{first}e{lead}")
+        } else {
+            write!(f, "{first}.{rest}e{lead}")
+        }
+    }
+}
+
+/// Parses a bit error rate: `1e-6`, `2.5E-7`, `0.000001`, `0`; it must be
+/// in `[0, 1)`.
+pub fn parse_ber(word: &str) -> Result<Ber, UnitError> {
+    let invalid = || {
+        UnitError::with_hint(
+            format!("invalid bit error rate '{word}'"),
+            "write a number below 1, e.g. 1e-6 or 0.000001",
+        )
+    };
+    let (num, exp) = match word.find(['e', 'E']) {
+        Some(i) => (&word[..i], Some(&word[i + 1..])),
+        None => (word, None),
+    };
+    let n = split_number(num).map_err(|e| number_error(word, e, invalid()))?;
+    if !n.unit.is_empty() {
+        return Err(invalid());
+    }
+    let exp: i64 = match exp {
+        None => 0,
+        Some(e) => {
+            let digits = e.strip_prefix(['-', '+']).unwrap_or(e);
+            if !is_ascii_digits(digits) || digits.len() > 6 {
+                return Err(invalid());
+            }
+            e.parse().map_err(|_| invalid())?
+        }
+    };
+    let mut digits = n.digits;
+    let mut exponent = exp - n.scale as i64;
+    if digits == 0 {
+        return Ok(Ber::default());
+    }
+    while digits.is_multiple_of(10) {
+        digits /= 10;
+        exponent += 1;
+    }
+    let mantissa = u64::try_from(digits)
+        .ok()
+        .filter(|&m| m < 1_000_000_000_000_000_000)
+        .ok_or_else(|| UnitError::new(format!("bit error rate '{word}' has too many digits")))?;
+    let exponent = i32::try_from(exponent).unwrap_or(i32::MIN);
+    Ber::new(mantissa, exponent).ok_or_else(|| {
+        let lead = exponent as i64 + mantissa.to_string().len() as i64 - 1;
+        if lead >= 0 {
+            UnitError::new(format!("bit error rate '{word}' is not below 1"))
+        } else {
+            UnitError::new(format!("bit error rate '{word}' is below 1e-300"))
+        }
+    })
+}
+
+fn is_ascii_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Packet-rate units and their multiplier to milli-packets per second.
 const PACKET_RATE_UNITS: &[(&str, u128)] =
     &[("pps", 1_000), ("kpps", 1_000_000), ("mpps", 1_000_000_000)];
@@ -732,6 +902,59 @@ mod tests {
         assert_eq!(Probability(50_000_000).to_string(), "0.05");
         assert_eq!(Probability(1).to_string(), "0.000000001");
         assert_eq!(Probability::ONE.to_string(), "1");
+    }
+
+    #[test]
+    fn percentages_and_bit_error_rates() {
+        assert_eq!(parse_percent("5%").map(|p| p.ppb()), Ok(50_000_000));
+        assert_eq!(parse_percent("0.0000001%").map(|p| p.ppb()), Ok(1));
+        assert_eq!(parse_percent("100%"), Ok(Probability::ONE));
+        assert_eq!(
+            err(parse_percent("5")),
+            "missing '%' in '5': netem probabilities are percentages, e.g. 5%"
+        );
+        assert_eq!(
+            err(parse_percent("101%")),
+            "percentage '101%' is more than 100%"
+        );
+        assert_eq!(
+            err(parse_percent("0.00000001%")),
+            "percentage '0.00000001%' has more than 7 decimal places"
+        );
+        assert_eq!(format_percent(Probability(50_000_000)), "5%");
+        assert_eq!(format_percent(Probability(1)), "0.0000001%");
+        assert_eq!(format_percent(Probability::ONE), "100%");
+        for (w, canon) in [
+            ("1e-6", "1e-6"),
+            ("1E-6", "1e-6"),
+            ("0.000001", "1e-6"),
+            ("25e-8", "2.5e-7"),
+            ("0.5", "5e-1"),
+            ("0", "0"),
+            ("0e5", "0"),
+            ("1.50e-3", "1.5e-3"),
+            ("10e-7", "1e-6"),
+        ] {
+            let b = parse_ber(w).unwrap_or_else(|e| panic!("{w}: {e}"));
+            assert_eq!(b.to_string(), canon, "{w}");
+            assert_eq!(parse_ber(canon), Ok(b));
+        }
+        assert_eq!(parse_ber("1e-6").map(Ber::as_f64), Ok(1e-6));
+        assert_eq!(err(parse_ber("1")), "bit error rate '1' is not below 1");
+        assert_eq!(
+            err(parse_ber("10e-1")),
+            "bit error rate '10e-1' is not below 1"
+        );
+        assert_eq!(
+            err(parse_ber("-1e-6")),
+            "negative value '-1e-6' is not allowed"
+        );
+        assert_eq!(
+            err(parse_ber("1e-")),
+            "invalid bit error rate '1e-': write a number below 1, e.g. 1e-6 or 0.000001"
+        );
+        assert!(parse_ber("1e-999999").is_err());
+        assert!(parse_ber("1e9999999999").is_err());
     }
 
     #[test]

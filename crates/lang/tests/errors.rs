@@ -76,11 +76,106 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, queue",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, plr, loss, duplicate, reorder, corrupt, ber",
     ),
     (
-        "pipe 1 config plr 0.1",
-        "1:15: parameter 'plr' is not supported yet",
+        "pipe 1 config mask 0.1",
+        "1:15: parameter 'mask' is not supported yet",
+    ),
+    // impairments
+    (
+        "pipe 1 config plr 0.05 loss 1%",
+        "1:29: invalid loss '1%': 'plr' and 'loss' cannot both be given (plr P is loss P·100%)",
+    ),
+    (
+        "pipe 1 config delay 20ms 5ms distribution gaussian",
+        "1:43: unknown distribution 'gaussian': known distributions: uniform, normal, pareto, paretonormal, file:PATH",
+    ),
+    (
+        "pipe 1 config loss 150%",
+        "1:20: percentage '150%' is more than 100%",
+    ),
+    (
+        "pipe 1 config loss 5",
+        "1:20: missing '%' in '5': netem probabilities are percentages, e.g. 5%",
+    ),
+    (
+        "pipe 1 config loss",
+        "1:19: missing value after 'loss': e.g. loss 5%, loss gemodel 1% 10%, loss state 1% or loss trace:FILE",
+    ),
+    (
+        "pipe 1 config duplicate",
+        "1:24: missing value after 'duplicate': e.g. duplicate 1% or duplicate 1% 25%",
+    ),
+    (
+        "pipe 1 config loss gemodel",
+        "1:27: missing percentage after 'gemodel': e.g. loss gemodel 1% 10% 70% 0.1%",
+    ),
+    (
+        "pipe 1 config loss gemodel 1% 2% 3% 4% 5%",
+        "1:40: too many values for 'gemodel': 'gemodel' takes at most 4 percentages",
+    ),
+    (
+        "pipe 1 config loss state 60% 10% 0% 0% 50%",
+        "1:20: invalid loss 'state': p13 + p14 = 1.1 exceeds 1",
+    ),
+    (
+        "pipe 1 config loss queue",
+        "1:20: unknown loss model 'queue': expected a percentage, gemodel, state or trace:FILE",
+    ),
+    (
+        "pipe 1 config loss trace:",
+        "1:20: missing path after 'trace:': e.g. loss trace:drops.txt",
+    ),
+    (
+        "pipe 1 config reorder 25% gap",
+        "1:30: missing value after 'gap': e.g. gap 5",
+    ),
+    (
+        "pipe 1 config reorder 25% gap 0",
+        "1:31: gap 0 is out of range 1..4294967295",
+    ),
+    (
+        "pipe 1 config reorder swap",
+        "1:27: missing percentage after 'swap': e.g. reorder swap 1%",
+    ),
+    ("pipe 1 config ber 1", "1:19: bit error rate '1' is not below 1"),
+    (
+        "pipe 1 config ber 1e-x",
+        "1:19: invalid bit error rate '1e-x': write a number below 1, e.g. 1e-6 or 0.000001",
+    ),
+    (
+        "pipe 1 config corrupt 1% ber 1e-6",
+        "1:30: invalid ber '1e-6': 'corrupt' and 'ber' cannot both be given (both corrupt packets)",
+    ),
+    (
+        "pipe 1 config jitter-order random",
+        "1:28: invalid jitter-order 'random': expected keep or allow",
+    ),
+    (
+        "pipe 1 config distribution normal",
+        "1:28: invalid distribution 'normal': a distribution needs a delay: write delay MU SIGMA distribution D",
+    ),
+    (
+        "pipe 1 config delay 10ms 5ms distribution file:x.txt",
+        "1:43: invalid distribution 'file:x.txt': a jitter has no meaning with file: (the file gives the spread); write delay MU distribution file:PATH",
+    ),
+    (
+        "pipe 1 config delay 10ms distribution file:",
+        "1:39: missing path after 'file:': e.g. distribution file:delays.txt",
+    ),
+    (
+        "pipe 1 config delay 10ms 5ms 25",
+        "1:30: missing '%' in '25': netem probabilities are percentages, e.g. 25%",
+    ),
+    (
+        "pipe 1 config jitter 5ms",
+        "1:15: unknown pipe parameter 'jitter': netem's jitter follows the delay: delay 20ms 5ms",
+    ),
+    ("pipe 1 config plr 5", "1:19: probability '5' is outside 0..1"),
+    (
+        "pipe 1 config loss 5% 0.000000001%",
+        "1:23: percentage '0.000000001%' has more than 7 decimal places",
     ),
     ("pipe 0 config", "1:6: pipe number 0 is out of range 1..65535"),
     (

@@ -7,11 +7,12 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use pipelab_engine::config::{QueueLimit, MAX_QUEUE_BYTES, MAX_QUEUE_SLOTS};
+use pipelab_engine::config::{JitterOrder, QueueLimit, MAX_QUEUE_BYTES, MAX_QUEUE_SLOTS};
 use pipelab_engine::time::{Duration, Rate};
 use pipelab_lang::{
-    parse_line, Action, AddrMatch, Command, Config, Endpoint, IpNet, OptionKind, PipeSpec,
-    PortRange, Probability, Proto, RuleOption, RuleSpec,
+    parse_line, Action, AddrMatch, Ber, Chance, Command, Config, DistSpec, Endpoint, IpNet, Jitter,
+    LossSpec, OptionKind, PipeSpec, PortRange, Probability, Proto, ReorderSpec, RuleOption,
+    RuleSpec,
 };
 use proptest::prelude::*;
 
@@ -39,19 +40,121 @@ fn queue() -> impl Strategy<Value = QueueLimit> {
     ]
 }
 
+fn prob() -> impl Strategy<Value = Probability> {
+    prop_oneof![
+        (0u32..=1_000_000_000).prop_map(|p| Probability::from_ppb(p).expect("<= 1")),
+        (0u32..=100).prop_map(|p| Probability::from_ppb(p * 10_000_000).expect("<= 1")),
+        (0u32..=1000).prop_map(|p| Probability::from_ppb(p * 1_000_000).expect("<= 1")),
+    ]
+}
+
+fn chance() -> impl Strategy<Value = Chance> {
+    (prob(), proptest::option::of(prob())).prop_map(|(p, correlation)| Chance { p, correlation })
+}
+
+fn path() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9_./:-]{1,20}"
+}
+
+fn jitter() -> impl Strategy<Value = Jitter> {
+    (
+        (0u64..=2_147_483_647).prop_map(Duration::from_nanos),
+        proptest::option::of(prob()),
+    )
+        .prop_map(|(sigma, correlation)| Jitter { sigma, correlation })
+}
+
+fn dist() -> impl Strategy<Value = DistSpec> {
+    prop_oneof![
+        Just(DistSpec::Uniform),
+        Just(DistSpec::Normal),
+        Just(DistSpec::Pareto),
+        Just(DistSpec::ParetoNormal),
+        path().prop_map(DistSpec::File),
+    ]
+}
+
+fn loss() -> impl Strategy<Value = LossSpec> {
+    prop_oneof![
+        chance().prop_map(LossSpec::Random),
+        proptest::collection::vec(prob(), 1..=4).prop_map(LossSpec::Gemodel),
+        // p13 + p14 <= 1 and p31 + p32 <= 1: keep them at most 50%.
+        proptest::collection::vec(
+            (0u32..=500_000_000).prop_map(|p| Probability::from_ppb(p).expect("<= 1")),
+            1..=5
+        )
+        .prop_map(LossSpec::State),
+        path().prop_map(LossSpec::Trace),
+    ]
+}
+
+fn reorder() -> impl Strategy<Value = ReorderSpec> {
+    prop_oneof![
+        (chance(), proptest::option::of(1u32..=u32::MAX))
+            .prop_map(|(chance, gap)| ReorderSpec::Netem { chance, gap }),
+        prob().prop_map(ReorderSpec::Swap),
+    ]
+}
+
+fn ber() -> impl Strategy<Value = Ber> {
+    (0u64..1_000_000, 1i32..=12)
+        .prop_map(|(m, e)| Ber::new(m, -(e + m.to_string().len() as i32)).expect("below 1"))
+}
+
+/// A pipe spec that `check()` accepts (so a script of it applies).
 fn pipe_spec() -> impl Strategy<Value = PipeSpec> {
     (
-        proptest::option::of(rate()),
-        proptest::option::of(delay()),
-        proptest::option::of(queue()),
+        (
+            proptest::option::of(rate()),
+            proptest::option::of(delay()),
+            proptest::option::of(jitter()),
+            proptest::option::of(dist()),
+            proptest::option::of(prop_oneof![
+                Just(JitterOrder::Keep),
+                Just(JitterOrder::Allow)
+            ]),
+            proptest::option::of(queue()),
+        ),
+        (
+            proptest::option::of(prob()),
+            proptest::option::of(loss()),
+            proptest::option::of(chance()),
+            proptest::option::of(reorder()),
+            proptest::option::of(chance()),
+            proptest::option::of(ber()),
+        ),
     )
-        .prop_map(|(bw, delay, queue)| {
-            let mut s = PipeSpec::default();
-            s.bw = bw;
-            s.delay = delay;
-            s.queue = queue;
-            s
-        })
+        .prop_map(
+            |(
+                (bw, delay, jitter, distribution, jitter_order, queue),
+                (plr, loss, dup, re, corrupt, ber),
+            )| {
+                let mut s = PipeSpec::default();
+                s.bw = bw;
+                s.delay = delay;
+                s.queue = queue;
+                s.jitter_order = jitter_order;
+                if delay.is_some() {
+                    s.distribution = distribution;
+                    s.jitter =
+                        jitter.filter(|_| !matches!(s.distribution, Some(DistSpec::File(_))));
+                }
+                // plr and loss, corrupt and ber exclude each other.
+                if loss.is_some() {
+                    s.loss = loss;
+                } else {
+                    s.plr = plr;
+                }
+                s.duplicate = dup;
+                s.reorder = re;
+                if ber.is_some() {
+                    s.ber = ber;
+                } else {
+                    s.corrupt = corrupt;
+                }
+                s
+            },
+        )
 }
 
 fn proto() -> impl Strategy<Value = Proto> {
@@ -237,6 +340,9 @@ proptest! {
                 Just("{".to_string()), Just("}".to_string()), Just(",".to_string()),
                 Just("bw".to_string()), Just("delay".to_string()), Just("queue".to_string()),
                 Just("prob".to_string()), Just("src-port".to_string()), Just("dst-ip".to_string()),
+                Just("loss".to_string()), Just("gemodel".to_string()), Just("state".to_string()),
+                Just("reorder".to_string()), Just("gap".to_string()), Just("swap".to_string()),
+                Just("distribution".to_string()), Just("ber".to_string()), Just("plr".to_string()),
                 "[0-9a-fA-F:./%-]{1,12}",
                 "[a-zA-Z/µ]{1,6}",
             ],

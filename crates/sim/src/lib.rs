@@ -14,7 +14,9 @@
 //! * [`report`]: per-flow, per-pipe and per-rule results, as a table or
 //!   JSON with stable field names.
 //!
-//! What it deliberately does not do: touch a clock, a socket or a file.
+//! What it deliberately does not do: touch a clock or a socket. The only
+//! files it reads are those a pipe names (`distribution file:PATH`,
+//! `loss trace:PATH`), through a loader ([`simulate_with_loader`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -24,4 +26,4 @@ pub mod run;
 pub mod source;
 
 pub use report::{DelayStats, FlowReport, PipeReport, Report, RuleReport};
-pub use run::{simulate, SimError, SimOptions};
+pub use run::{simulate, simulate_with_loader, SimError, SimOptions};

@@ -137,6 +137,7 @@ impl Sim<'_> {
         self.end = self.end.max(o.at);
         match o.fate {
             Fate::Dropped { reason, .. } => self.dropped(flow, reason),
+            Fate::Duplicated { .. } => {}
             Fate::Delivered if self.one_pass => self.deliver(&o.pkt, o.at),
             Fate::Delivered => {
                 let passes = o.pkt.tag >> PASS_SHIFT;
@@ -177,10 +178,27 @@ fn flow_key(spec: &TrafficSpec, index: usize) -> FlowKey {
 
 /// Run `config` against `traffic` in virtual time until every packet has
 /// left the emulator, and report.
+///
+/// Files named by pipes (`distribution file:PATH`, `loss trace:PATH`) are
+/// read as written, relative to the current directory; use
+/// [`simulate_with_loader`] to resolve them otherwise.
 pub fn simulate(
     config: &Config,
     traffic: &[TrafficSpec],
     opts: &SimOptions,
+) -> Result<Report, SimError> {
+    simulate_with_loader(config, traffic, opts, &mut |path: &str| {
+        std::fs::read_to_string(path).map_err(|e| e.to_string())
+    })
+}
+
+/// [`simulate`], reading the files named by pipes with `load` (a path as
+/// written to its text, or why it cannot be read).
+pub fn simulate_with_loader(
+    config: &Config,
+    traffic: &[TrafficSpec],
+    opts: &SimOptions,
+    load: &mut dyn FnMut(&str) -> Result<String, String>,
 ) -> Result<Report, SimError> {
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
@@ -202,7 +220,7 @@ pub fn simulate(
     let mut routes = BTreeMap::new();
     let mut pipe_ids: Vec<(u32, PipeIdx)> = Vec::new();
     for (&id, spec) in &config.pipes {
-        let cfg = spec.to_config().map_err(|e| SimError::Pipe {
+        let cfg = spec.to_config_with(load).map_err(|e| SimError::Pipe {
             id,
             reason: e.to_string(),
         })?;

@@ -15,6 +15,9 @@
 //! | [`duplicate`] | `duplicate P [CORR]` | `sch_netem.c` (`netem_enqueue`); NetPath §2.2.5 |
 //! | [`corrupt`] | `corrupt P [CORR]` (one bit), `ber B` (independent bit errors) | `sch_netem.c`; NetPath §2.2.1 (random bit errors) |
 //! | [`reorder`] | `reorder P [CORR] [gap N]`, `reorder swap P` | `sch_netem.c`, tc-netem(8); NetPath §2.2.5 (swap the two head packets) |
+//! | [`red`] | `red w_q/min_th/max_th/max_p`, `gred w_q/min_th/max_th/max_p` (AQM, on enqueue) | Floyd & Jacobson 1993; dummynet-revisited §3.5; FreeBSD `ip_dn_io.c` (`red_drops`) |
+//! | [`codel`] | `codel target T interval I` (AQM, on dequeue) | RFC 8289; Linux `include/net/codel_impl.h` |
+//! | [`pie`] | `pie target T tupdate U alpha A beta B max_burst M` (AQM, on enqueue) | RFC 8033; Linux `net/sched/sch_pie.c` |
 //!
 //! Shared here: [`ModelError`] (what failed, the line of the input file if
 //! any, why), [`Probability`] (a probability in `[0, 1]` together with
@@ -32,20 +35,34 @@ use rand::RngCore;
 
 use crate::rng::StageRng;
 
+pub mod accounting;
+pub mod burst;
+pub mod codel;
 pub mod corrupt;
 pub mod delay;
 pub mod duplicate;
 pub mod loss;
+pub mod pie;
+pub mod profile;
+pub mod red;
 pub mod reorder;
+pub mod trace_bw;
 
 #[cfg(test)]
 mod stats_test_util;
 
+pub use accounting::{Accounting, NetemOverhead};
+pub use burst::{Burst, BurstConfig};
+pub use codel::{Codel, CodelConfig};
 pub use corrupt::{flip_bit, BitErrorRate, BitErrors, CorruptConfig, CorruptModel, NetemCorrupt};
 pub use delay::{DelayDist, DelayModel, Distribution, EmpiricalDelay};
 pub use duplicate::{DuplicateConfig, DuplicateModel};
 pub use loss::{FourState, GilbertElliott, LossConfig, LossModel, TraceLoss, UniformLoss};
+pub use pie::{Pie, PieConfig};
+pub use profile::{Airtime, Profile, ProfileModel, ProfilePoint, ProfileSampling};
+pub use red::{QueueMeasure, Red, RedConfig, RedVariant};
 pub use reorder::{NetemReorder, ReorderConfig, ReorderDecision, SwapConfig, SwapReorder};
+pub use trace_bw::{BwTrace, TraceLink};
 
 /// Why a model's configuration or input file was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,158 @@
+//! The live commands: `pipelab shell` and `pipelab probe`.
+
+use clap::{Args, Subcommand};
+use pipelab_dataplane::probe::{self, SendOptions};
+use pipelab_dataplane::runner::RunnerOptions;
+use pipelab_dataplane::shell::{run_shell, ShellOptions};
+use pipelab_engine::PipeConfig;
+use pipelab_lang::{parse_line, Command};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// `pipelab shell` arguments.
+#[derive(Args, Debug)]
+pub struct ShellArgs {
+    /// Pipe parameters of both directions, e.g. 'bw 10Mbit/s delay 20ms'.
+    #[arg(long, value_name = "PIPE PARAMETERS")]
+    link: Option<String>,
+    /// Pipe parameters from the namespace to the host (overrides --link).
+    #[arg(long, value_name = "PIPE PARAMETERS")]
+    uplink: Option<String>,
+    /// Pipe parameters from the host to the namespace (overrides --link).
+    #[arg(long, value_name = "PIPE PARAMETERS")]
+    downlink: Option<String>,
+    /// Spin instead of sleeping between deadlines (lowest error, one core).
+    #[arg(long)]
+    busy_poll: bool,
+    /// Cap on buffered frame memory (e.g. 512MB).
+    #[arg(long, value_name = "SIZE", default_value = "512MB")]
+    mem_cap: String,
+    /// Seed of every random decision.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the accounting and lateness report on exit.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Write the accounting and lateness report as JSON to FILE on exit.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+    /// The command to run inside (default: $SHELL).
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+/// `pipelab probe` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum ProbeCmd {
+    /// Receive probe traffic and answer each sender with its report.
+    Recv {
+        /// Address and port to listen on.
+        #[arg(long, default_value = "0.0.0.0:7777")]
+        listen: SocketAddr,
+        /// Exit after sending one report.
+        #[arg(long)]
+        once: bool,
+    },
+    /// Send probe traffic and print the receiver's report.
+    Send {
+        /// The receiver, ADDR:PORT.
+        to: SocketAddr,
+        /// Packets per second, e.g. 1000pps or 10kpps.
+        #[arg(long, default_value = "1000pps")]
+        rate: String,
+        /// IP packet size, e.g. 100B.
+        #[arg(long, default_value = "100B")]
+        size: String,
+        /// How long to send, e.g. 10s.
+        #[arg(long, default_value = "10s")]
+        duration: String,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn pipe_config(what: &str, text: &str) -> Result<PipeConfig, String> {
+    let line = format!("pipe 1 config {text}");
+    match parse_line(&line) {
+        Ok(Some(Command::PipeConfig { spec, .. })) => spec
+            .to_config_with(&mut |path: &str| {
+                std::fs::read_to_string(path).map_err(|e| e.to_string())
+            })
+            .map_err(|e| format!("--{what} '{text}': {e}")),
+        Ok(_) => Err(format!("--{what} '{text}': not pipe parameters")),
+        Err(e) => {
+            let col = (e.column as usize).saturating_sub("pipe 1 config ".len() + 1);
+            let hint = e
+                .hint
+                .as_deref()
+                .map(|h| format!(": {h}"))
+                .unwrap_or_default();
+            Err(format!(
+                "--{what}: {}{hint}\n  {text}\n  {}^",
+                e.message,
+                " ".repeat(col)
+            ))
+        }
+    }
+}
+
+/// Run `pipelab shell`; returns the command's exit code.
+pub fn shell(a: ShellArgs) -> Result<i32, String> {
+    let both = a.link.as_deref().unwrap_or("");
+    let uplink = pipe_config("uplink", a.uplink.as_deref().unwrap_or(both))?;
+    let downlink = pipe_config("downlink", a.downlink.as_deref().unwrap_or(both))?;
+    let mem_cap = pipelab_lang::units::parse_size(&a.mem_cap)
+        .map_err(|e| format!("--mem-cap '{}': {}", a.mem_cap, e.message))?;
+    let opts = ShellOptions {
+        uplink,
+        downlink,
+        runner: RunnerOptions {
+            busy_poll: a.busy_poll,
+            mem_cap,
+            seed: a.seed,
+        },
+        command: a.command,
+        verbose: a.verbose,
+        stats_file: a.stats,
+    };
+    run_shell(opts).map_err(|e| format!("pipelab shell: {e}"))
+}
+
+/// Run a probe command.
+pub fn probe(cmd: ProbeCmd) -> Result<(), String> {
+    match cmd {
+        ProbeCmd::Recv { listen, once } => {
+            probe::receive(listen, once).map_err(|e| format!("probe recv: {e}"))
+        }
+        ProbeCmd::Send {
+            to,
+            rate,
+            size,
+            duration,
+            json,
+        } => {
+            let r = pipelab_lang::units::parse_packet_rate(&rate)
+                .map_err(|e| format!("--rate '{rate}': {}", e.message))?;
+            let s = pipelab_lang::units::parse_size(&size)
+                .map_err(|e| format!("--size '{size}': {}", e.message))?;
+            let d = pipelab_lang::units::parse_duration(&duration)
+                .map_err(|e| format!("--duration '{duration}': {}", e.message))?;
+            let opts = SendOptions {
+                rate_pps: r.millipps() as f64 / 1000.0,
+                size: u32::try_from(s).map_err(|_| format!("--size '{size}' is too large"))?,
+                duration: std::time::Duration::from_nanos(d.as_nanos()),
+            };
+            let report = probe::send(to, opts).map_err(|e| format!("probe send: {e}"))?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+                );
+            } else {
+                print!("{}", report.to_table());
+            }
+            Ok(())
+        }
+    }
+}

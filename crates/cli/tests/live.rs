@@ -1,0 +1,259 @@
+//! Live tests: real packets from real programs (ping, iperf3, the probe)
+//! through `pipelab shell`, in real network namespaces. They need root;
+//! CI runs them as root always. Outside CI, without root, they are skipped
+//! with a message.
+//!
+//! Each test also checks the run's accounting (`received = delivered +
+//! dropped + inside`) and that tear-down left no interface or NAT table.
+
+use serde_json::Value;
+use std::net::UdpSocket;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
+
+/// Live tests share the host's interfaces and CPU: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn live() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY-free check: root is uid 0.
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false);
+    if !root {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "live tests must run as root in CI"
+        );
+        eprintln!("skipped: live tests need root");
+        return None;
+    }
+    Some(guard)
+}
+
+fn leftovers() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("pli") || n.starts_with("plo"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Ok(o) = Command::new("nft").args(["list", "tables"]).output() {
+        v.extend(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.contains("pipelab_"))
+                .map(str::to_string),
+        );
+    }
+    v
+}
+
+/// Run `pipelab shell ARGS -- sh -c SCRIPT`; returns (stdout, stats JSON).
+fn shell(args: &[&str], script: &str) -> (String, Value) {
+    let stats = tempfile_path("stats.json");
+    let out = Command::new(BIN)
+        .arg("shell")
+        .args(args)
+        .args(["--stats", &stats])
+        .args(["--", "sh", "-c", script])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run pipelab shell");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "pipelab shell failed: {}\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats file"))
+        .expect("stats json");
+    let _ = std::fs::remove_file(&stats);
+    check_accounting(&v);
+    assert_eq!(
+        leftovers(),
+        Vec::<String>::new(),
+        "tear-down left objects behind"
+    );
+    (stdout, v)
+}
+
+fn check_accounting(v: &Value) {
+    let s = &v["stats"];
+    let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("stats.{k}"));
+    assert_eq!(
+        n("received"),
+        n("delivered")
+            + n("dropped_queue")
+            + n("dropped_loss")
+            + n("dropped_memory")
+            + n("dropped_rule")
+            + n("dropped_tx")
+            + n("inside"),
+        "accounting: {s}"
+    );
+}
+
+fn tempfile_path(name: &str) -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}/pipelab-test-{}-{n}-{name}",
+        std::env::temp_dir().display(),
+        std::process::id()
+    )
+}
+
+fn free_udp_port() -> u16 {
+    UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+struct Bg(Child);
+impl Drop for Bg {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn probe_receiver(port: u16) -> Bg {
+    let c = Command::new(BIN)
+        .args(["probe", "recv", "--listen", &format!("0.0.0.0:{port}")])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("probe recv");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    Bg(c)
+}
+
+/// Probe from inside a shell with `link` to a receiver on the host.
+fn probe_through(link: &str, rate: &str, duration: &str, size: &str) -> Value {
+    let port = free_udp_port();
+    let _rx = probe_receiver(port);
+    let script = format!("exec {BIN} probe send $PIPELAB_OUTSIDE:{port} --rate {rate} --size {size} --duration {duration} --json");
+    let (out, _) = shell(&["--link", link], &script);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("probe report: {e}: {out}"))
+}
+
+/// `pipelab shell --link 'delay 20ms' -- ping`: the RTT is 40 ms ± 0.5 ms.
+#[test]
+fn shell_ping_rtt_is_twice_the_delay() {
+    let Some(_g) = live() else { return };
+    let (out, _) = shell(
+        &["--link", "delay 20ms"],
+        "ping -c 20 -i 0.05 -q $PIPELAB_OUTSIDE",
+    );
+    let line = out
+        .lines()
+        .find(|l| l.contains("rtt min/avg/max"))
+        .unwrap_or_else(|| panic!("no rtt line: {out}"));
+    let nums: Vec<f64> = line
+        .split('=')
+        .nth(1)
+        .unwrap_or("")
+        .trim()
+        .trim_end_matches(" ms")
+        .split('/')
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let avg = nums[1];
+    assert!((avg - 40.0).abs() <= 0.5, "mean RTT {avg} ms");
+    assert!(out.contains("20 received"), "{out}");
+}
+
+/// The probe through a 10 ms link: mean one-way delay 10 ms ± 0.2 ms and
+/// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost.
+#[test]
+fn probe_one_way_delay_is_accurate() {
+    let Some(_g) = live() else { return };
+    for rate in ["1000pps", "10kpps"] {
+        let r = probe_through("delay 10ms", rate, "3s", "100B");
+        let d = &r["delay_ms"];
+        let mean = d["mean"].as_f64().expect("mean");
+        let p99 = d["p99"].as_f64().expect("p99");
+        assert!((mean - 10.0).abs() <= 0.2, "{rate}: mean {mean} ms");
+        assert!(p99 <= 11.0, "{rate}: p99 {p99} ms");
+        assert_eq!(r["lost"].as_u64(), Some(0), "{rate}: {r}");
+    }
+}
+
+/// `loss 5%` and `plr 0.05` drop 5 % of 20k probe packets, within 3σ.
+#[test]
+fn probe_loss_rate_matches_the_model() {
+    let Some(_g) = live() else { return };
+    for link in ["loss 5%", "plr 0.05"] {
+        let r = probe_through(link, "10kpps", "2s", "100B");
+        let sent = r["sent"].as_u64().expect("sent") as f64;
+        let lost = r["lost"].as_u64().expect("lost") as f64;
+        // The link is applied in both directions, but only the data
+        // direction carries probe packets (the FIN/report exchange is
+        // retried until it passes).
+        let sigma = (sent * 0.05 * 0.95).sqrt();
+        assert!(
+            (lost - sent * 0.05).abs() <= 3.0 * sigma,
+            "{link}: lost {lost} of {sent}"
+        );
+    }
+}
+
+/// Real TCP (iperf3) through `bw 10Mbit/s delay 10ms queue 100`: goodput
+/// between 9.0 and 10 Mbit/s.
+#[test]
+fn iperf3_tcp_goodput_matches_the_bandwidth() {
+    let Some(_g) = live() else { return };
+    for (bw, lo, hi) in [("10Mbit/s", 9.0, 10.0), ("50Mbit/s", 45.0, 50.0)] {
+        let port = free_udp_port();
+        let server = Command::new("iperf3")
+            .args(["-s", "-1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 -s (install iperf3)");
+        let _server = Bg(server);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let link = format!("bw {bw} delay 10ms queue 100");
+        let (out, _) = shell(
+            &["--link", &link],
+            &format!("iperf3 -c $PIPELAB_OUTSIDE -p {port} -t 5 -J"),
+        );
+        let v: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("iperf3 json: {e}: {out}"));
+        let bps = v["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .expect("bits_per_second");
+        let mbps = bps / 1e6;
+        assert!((lo..=hi).contains(&mbps), "{bw}: goodput {mbps} Mbit/s");
+    }
+}
+
+/// The exit status is the command's; a bad link option is a clear error.
+#[test]
+fn shell_exit_status_and_errors() {
+    let Some(_g) = live() else { return };
+    let st = Command::new(BIN)
+        .args(["shell", "--link", "delay 1ms", "--", "sh", "-c", "exit 7"])
+        .status()
+        .expect("run");
+    assert_eq!(st.code(), Some(7));
+    let out = Command::new(BIN)
+        .args(["shell", "--link", "bw 10Mbps", "--", "true"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean Mbit/s?"), "{err}");
+    assert_eq!(leftovers(), Vec::<String>::new());
+}

@@ -1,0 +1,26 @@
+//! # pipelab-dataplane: live packets
+//!
+//! Everything that touches the operating system lives here, so that the
+//! engine stays pure:
+//!
+//! * [`clock`]: `CLOCK_MONOTONIC` as engine time;
+//! * [`netns`], [`netlink`]: network namespaces (held by descriptor, never
+//!   left behind) and their links, addresses and routes via rtnetlink;
+//! * [`backends`]: where frames come from and go to (TAP, AF_PACKET);
+//! * [`buffers`]: the frame buffer pool under a global memory cap;
+//! * [`runner`]: the real-time driver of the engine, with its lateness meter;
+//! * [`shell`]: `pipelab shell`, a command in a namespace behind an
+//!   emulated link;
+//! * [`probe`]: timestamped UDP test traffic and its report.
+//!
+//! `unsafe` appears only in the backends (and where a descriptor is
+//! borrowed for `poll`), each block with its SAFETY argument.
+
+pub mod backends;
+pub mod buffers;
+pub mod clock;
+pub mod netlink;
+pub mod netns;
+pub mod probe;
+pub mod runner;
+pub mod shell;

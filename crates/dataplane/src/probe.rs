@@ -1,0 +1,424 @@
+//! The probe: timestamped UDP test traffic and a report of what it met
+//! (the role of the AX/4000 analyser in the NetEm/Dummynet comparison).
+//!
+//! `send` emits packets carrying a run id, a sequence number and the
+//! `CLOCK_MONOTONIC` send time; `recv` timestamps them on arrival. Sender and
+//! receiver run on one host, in any namespaces, and read one clock, so
+//! one-way delay is exact. At the end the sender sends FIN (with the
+//! count it sent) until the receiver answers with its report.
+//!
+//! Timestamps are `CLOCK_REALTIME` nanoseconds: the sender reads the clock
+//! just before `send`, and the receiver takes the kernel's receive
+//! timestamp of each datagram (`SO_TIMESTAMPNS`, stamped when the packet
+//! reaches the socket), so the receiving process's scheduling latency is
+//! not counted as network delay. Both ends read the same host clock.
+//!
+//! Wire format (big-endian): `"PLPB"`, kind (0 data, 1 fin, 2 report),
+//! run id u32, sequence u64, send time u64 ns; a report carries JSON after
+//! the header. `size` is the IP packet length (IP + UDP headers included).
+
+use nix::sys::socket::{
+    recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage,
+};
+use nix::sys::time::TimeSpec;
+use std::io::IoSliceMut;
+use std::os::fd::AsRawFd;
+
+/// `CLOCK_REALTIME` now, ns (the clock of `SO_TIMESTAMPNS`).
+fn realtime_ns() -> u64 {
+    match nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME) {
+        Ok(ts) => ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64,
+        Err(_) => 0,
+    }
+}
+
+/// One datagram with its kernel receive timestamp (ns, CLOCK_REALTIME).
+fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, u64)> {
+    let mut iov = [IoSliceMut::new(buf)];
+    let mut cmsg = nix::cmsg_space!(TimeSpec);
+    let msg = recvmsg::<SockaddrStorage>(
+        sock.as_raw_fd(),
+        &mut iov,
+        Some(&mut cmsg),
+        MsgFlags::empty(),
+    )
+    .map_err(io::Error::from)?;
+    let mut stamp = None;
+    for c in msg.cmsgs().map_err(io::Error::from)? {
+        if let ControlMessageOwned::ScmTimestampns(ts) = c {
+            stamp = Some(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64);
+        }
+    }
+    let from = msg
+        .address
+        .and_then(|a| {
+            a.as_sockaddr_in()
+                .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
+                .or_else(|| {
+                    a.as_sockaddr_in6()
+                        .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
+                })
+        })
+        .ok_or_else(|| io::Error::other("datagram without a source address"))?;
+    Ok((msg.bytes, from, stamp.unwrap_or_else(realtime_ns)))
+}
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration as StdDuration;
+
+const MAGIC: &[u8; 4] = b"PLPB";
+const HEADER: usize = 4 + 1 + 4 + 8 + 8;
+/// IPv4 + UDP headers.
+pub const IP_UDP_HEADERS: u32 = 28;
+/// The smallest probe packet (headers plus the probe header).
+pub const MIN_SIZE: u32 = IP_UDP_HEADERS + HEADER as u32;
+
+const DATA: u8 = 0;
+const FIN: u8 = 1;
+const REPORT: u8 = 2;
+
+/// What the receiver measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeReport {
+    /// Packets sent (from the FIN).
+    pub sent: u64,
+    /// Distinct packets received.
+    pub received: u64,
+    /// `sent − received`.
+    pub lost: u64,
+    /// Extra copies received.
+    pub duplicated: u64,
+    /// Packets that arrived after one sent later.
+    pub reordered: u64,
+    /// One-way delay, ms.
+    pub delay_ms: Option<DelaySummary>,
+    /// Received bits per second of IP packets, first to last arrival.
+    pub throughput_bps: f64,
+    /// Delay histogram: (upper bound ms, count), 20 equal bins min..max.
+    pub histogram: Vec<(f64, u64)>,
+}
+
+/// One-way delay summary, ms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DelaySummary {
+    /// Smallest.
+    pub min: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest.
+    pub max: f64,
+    /// Standard deviation.
+    pub stddev: f64,
+}
+
+fn header(kind: u8, run: u32, seq: u64, t: u64, buf: &mut [u8]) {
+    buf[..4].copy_from_slice(MAGIC);
+    buf[4] = kind;
+    buf[5..9].copy_from_slice(&run.to_be_bytes());
+    buf[9..17].copy_from_slice(&seq.to_be_bytes());
+    buf[17..25].copy_from_slice(&t.to_be_bytes());
+}
+
+fn parse(buf: &[u8]) -> Option<(u8, u32, u64, u64)> {
+    if buf.len() < HEADER || &buf[..4] != MAGIC {
+        return None;
+    }
+    let run = u32::from_be_bytes(buf[5..9].try_into().ok()?);
+    let seq = u64::from_be_bytes(buf[9..17].try_into().ok()?);
+    let t = u64::from_be_bytes(buf[17..25].try_into().ok()?);
+    Some((buf[4], run, seq, t))
+}
+
+/// Per-run state of the receiver.
+struct RunState {
+    seen: Vec<u64>,
+    max_seq: Option<u64>,
+    received: u64,
+    duplicated: u64,
+    reordered: u64,
+    hist: Histogram<u64>,
+    delays: Vec<u64>,
+    sum: u128,
+    sum_sq: u128,
+    bytes: u64,
+    first: u64,
+    last: u64,
+    first_len: u64,
+}
+
+impl RunState {
+    fn new() -> RunState {
+        RunState {
+            seen: Vec::new(),
+            max_seq: None,
+            received: 0,
+            duplicated: 0,
+            reordered: 0,
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .unwrap_or_else(|_| std::process::abort()),
+            delays: Vec::new(),
+            sum: 0,
+            sum_sq: 0,
+            bytes: 0,
+            first: 0,
+            last: 0,
+            first_len: 0,
+        }
+    }
+
+    fn record(&mut self, seq: u64, sent_ns: u64, now: u64, ip_len: u64) {
+        let (w, b) = ((seq / 64) as usize, seq % 64);
+        if w >= self.seen.len() {
+            if w > 1 << 26 {
+                return; // absurd sequence number: ignore rather than grow
+            }
+            self.seen.resize(w + 1, 0);
+        }
+        if self.seen[w] & (1 << b) != 0 {
+            self.duplicated += 1;
+            return;
+        }
+        self.seen[w] |= 1 << b;
+        if self.max_seq.is_some_and(|m| seq < m) {
+            self.reordered += 1;
+        }
+        self.max_seq = Some(self.max_seq.map_or(seq, |m| m.max(seq)));
+        let d = now.saturating_sub(sent_ns);
+        self.received += 1;
+        self.sum += d as u128;
+        self.sum_sq += d as u128 * d as u128;
+        self.hist.saturating_record(d.max(1));
+        self.delays.push(d);
+        if self.received == 1 {
+            self.first = now;
+            self.first_len = ip_len;
+        }
+        self.last = now;
+        self.bytes += ip_len;
+    }
+
+    fn report(&self, sent: u64) -> ProbeReport {
+        let n = self.received;
+        let delay_ms = (n > 0).then(|| {
+            let mean = self.sum as f64 / n as f64;
+            let var = (n as u128 * self.sum_sq).saturating_sub(self.sum * self.sum) as f64
+                / (n as f64 * n as f64);
+            let (lo, hi) = (self.hist.min(), self.hist.max());
+            let q = |p: f64| self.hist.value_at_quantile(p).clamp(lo, hi) as f64 / 1e6;
+            DelaySummary {
+                min: *self.delays.iter().min().unwrap_or(&0) as f64 / 1e6,
+                mean: mean / 1e6,
+                p50: q(0.5),
+                p99: q(0.99),
+                p999: q(0.999),
+                max: *self.delays.iter().max().unwrap_or(&0) as f64 / 1e6,
+                stddev: var.sqrt() / 1e6,
+            }
+        });
+        let mut histogram = Vec::new();
+        if let Some(d) = delay_ms {
+            let (lo, hi) = (d.min, d.max);
+            let w = ((hi - lo) / 20.0).max(1e-6);
+            let mut bins = [0u64; 20];
+            for &x in &self.delays {
+                let i = (((x as f64 / 1e6 - lo) / w) as usize).min(19);
+                bins[i] += 1;
+            }
+            histogram = bins
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| (lo + w * (i + 1) as f64, c))
+                .collect();
+        }
+        let throughput_bps = if self.last > self.first {
+            (self.bytes - self.first_len) as f64 * 8.0 * 1e9 / (self.last - self.first) as f64
+        } else {
+            0.0
+        };
+        ProbeReport {
+            sent,
+            received: n,
+            lost: sent.saturating_sub(n),
+            duplicated: self.duplicated,
+            reordered: self.reordered,
+            delay_ms,
+            throughput_bps,
+            histogram,
+        }
+    }
+}
+
+/// Receive probe traffic on `listen` forever (or until one report was sent,
+/// with `once`). Answers each FIN with the run's report.
+pub fn receive(listen: SocketAddr, once: bool) -> io::Result<()> {
+    let sock = UdpSocket::bind(listen)?;
+    setsockopt(&sock, sockopt::ReceiveTimestampns, &true).map_err(io::Error::from)?;
+    eprintln!("pipelab probe: listening on {}", sock.local_addr()?);
+    let mut runs: HashMap<u32, RunState> = HashMap::new();
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let (n, from, now) = recv_stamped(&sock, &mut buf)?;
+        let Some((kind, run, seq, t)) = parse(&buf[..n]) else {
+            continue;
+        };
+        match kind {
+            DATA => {
+                if runs.len() > 1024 && !runs.contains_key(&run) {
+                    runs.clear();
+                }
+                runs.entry(run).or_insert_with(RunState::new).record(
+                    seq,
+                    t,
+                    now,
+                    n as u64 + IP_UDP_HEADERS as u64,
+                );
+            }
+            FIN => {
+                let report = runs
+                    .get(&run)
+                    .map(|r| r.report(seq))
+                    .unwrap_or(ProbeReport {
+                        sent: seq,
+                        lost: seq,
+                        ..ProbeReport::default()
+                    });
+                let json = serde_json::to_vec(&report).map_err(io::Error::other)?;
+                let mut out = vec![0u8; HEADER];
+                header(REPORT, run, 0, 0, &mut out);
+                out.extend_from_slice(&json);
+                sock.send_to(&out, from)?;
+                if once {
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Sending parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct SendOptions {
+    /// Packets per second.
+    pub rate_pps: f64,
+    /// IP packet size, bytes (at least [`MIN_SIZE`]).
+    pub size: u32,
+    /// How long to send.
+    pub duration: StdDuration,
+}
+
+/// Send probe traffic to `to` and return the receiver's report.
+pub fn send(to: SocketAddr, opts: SendOptions) -> io::Result<ProbeReport> {
+    if opts.size < MIN_SIZE || opts.size > 65535 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "size {}B: a probe packet is {MIN_SIZE} to 65535 bytes",
+                opts.size
+            ),
+        ));
+    }
+    if !(opts.rate_pps > 0.0 && opts.rate_pps.is_finite()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "rate must be positive",
+        ));
+    }
+    let bind: SocketAddr = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }
+        .parse()
+        .map_err(io::Error::other)?;
+    let sock = UdpSocket::bind(bind)?;
+    sock.connect(to)?;
+    let run = (realtime_ns() as u32) ^ std::process::id().rotate_left(16);
+    let mut buf = vec![0u8; (opts.size - IP_UDP_HEADERS) as usize];
+    let interval = 1e9 / opts.rate_pps;
+    // Exact wake-ups (default timer slack is 50 µs); sleeping rather than
+    // spinning leaves the CPU to the emulator. Each packet is stamped when
+    // it is sent, so pacing jitter never biases the measured delay.
+    let _ = nix::sys::prctl::set_timerslack(1);
+    let start = realtime_ns();
+    let count = (opts.duration.as_secs_f64() * opts.rate_pps).round() as u64;
+    for seq in 0..count {
+        let due = start + (seq as f64 * interval) as u64;
+        let now = realtime_ns();
+        if due > now {
+            std::thread::sleep(StdDuration::from_nanos(due - now));
+        }
+        header(DATA, run, seq, realtime_ns(), &mut buf);
+        // A full socket buffer or an unreachable port is a lost packet.
+        let _ = sock.send(&buf);
+    }
+    sock.set_read_timeout(Some(StdDuration::from_millis(200)))?;
+    let mut fin = vec![0u8; HEADER];
+    header(FIN, run, count, realtime_ns(), &mut fin);
+    let mut reply = vec![0u8; 65536];
+    for _ in 0..50 {
+        sock.send(&fin)?;
+        match sock.recv(&mut reply) {
+            Ok(n) => {
+                if let Some((REPORT, r, _, _)) = parse(&reply[..n]) {
+                    if r == run {
+                        return serde_json::from_slice(&reply[HEADER..n]).map_err(io::Error::other);
+                    }
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("no report from the receiver at {to}"),
+    ))
+}
+
+impl ProbeReport {
+    /// A human-readable report.
+    pub fn to_table(&self) -> String {
+        let mut s = format!(
+            "sent {}  received {}  lost {} ({:.3}%)  duplicated {}  reordered {}\n",
+            self.sent,
+            self.received,
+            self.lost,
+            if self.sent > 0 {
+                100.0 * self.lost as f64 / self.sent as f64
+            } else {
+                0.0
+            },
+            self.duplicated,
+            self.reordered
+        );
+        if let Some(d) = self.delay_ms {
+            s.push_str(&format!(
+                "one-way delay ms: min {:.3}  mean {:.3}  p50 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}  stddev {:.3}\n",
+                d.min, d.mean, d.p50, d.p99, d.p999, d.max, d.stddev
+            ));
+            let peak = self.histogram.iter().map(|h| h.1).max().unwrap_or(1).max(1);
+            for (ub, c) in &self.histogram {
+                s.push_str(&format!(
+                    "  <= {ub:>10.3} ms {c:>8} {}\n",
+                    "#".repeat((40 * c / peak) as usize)
+                ));
+            }
+        }
+        s.push_str(&format!(
+            "throughput {:.3} Mbit/s\n",
+            self.throughput_bps / 1e6
+        ));
+        s
+    }
+}

@@ -41,6 +41,71 @@ pub struct ShellArgs {
     command: Vec<String>,
 }
 
+/// `pipelab bridge` arguments.
+#[derive(Args, Debug)]
+pub struct BridgeArgs {
+    /// The first interface.
+    pub port_a: String,
+    /// The second interface.
+    pub port_b: String,
+    /// The configuration (pipes and rules), one command per line.
+    #[arg(short = 'f', long = "file", value_name = "CONFIG")]
+    pub config: PathBuf,
+    /// Stop after this long (default: run until Ctrl-C).
+    #[arg(long, value_name = "DURATION")]
+    duration: Option<String>,
+    /// Spin instead of sleeping between deadlines.
+    #[arg(long)]
+    busy_poll: bool,
+    /// Cap on buffered frame memory.
+    #[arg(long, value_name = "SIZE", default_value = "512MB")]
+    mem_cap: String,
+    /// Seed of every random decision.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the accounting and lateness report on exit.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Write the report as JSON to FILE on exit.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+}
+
+/// Run `pipelab bridge` with an applied configuration and built pipes.
+pub fn bridge(
+    a: BridgeArgs,
+    cfg: &pipelab_lang::Config,
+    pipes: Vec<(u32, PipeConfig)>,
+) -> Result<(), String> {
+    let mem_cap = pipelab_lang::units::parse_size(&a.mem_cap)
+        .map_err(|e| format!("--mem-cap '{}': {}", a.mem_cap, e.message))?;
+    let duration = match &a.duration {
+        Some(d) => Some(
+            pipelab_lang::units::parse_duration(d)
+                .map_err(|e| format!("--duration '{d}': {}", e.message))?,
+        ),
+        None => None,
+    };
+    let classifier =
+        pipelab_classify::Classifier::new(cfg.rules.iter().map(|(n, r)| (*n, r)), &[], a.seed);
+    let opts = pipelab_dataplane::bridge::BridgeOptions {
+        ports: [a.port_a, a.port_b],
+        pipes,
+        classifier,
+        runner: RunnerOptions {
+            busy_poll: a.busy_poll,
+            mem_cap,
+            seed: a.seed,
+        },
+        duration,
+        stats_file: a.stats,
+        verbose: a.verbose,
+    };
+    pipelab_dataplane::bridge::run_bridge(opts)
+        .map(|_| ())
+        .map_err(|e| format!("pipelab bridge: {e}"))
+}
+
 /// `pipelab probe` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum ProbeCmd {

@@ -48,6 +48,11 @@ enum Cmd {
     /// Example:
     ///   pipelab shell --link 'bw 10Mbit/s delay 20ms' -- ping -c 5 $PIPELAB_OUTSIDE
     Shell(live::ShellArgs),
+    /// A Dummynet bridge between two interfaces, in user space.
+    ///
+    /// Example:
+    ///   pipelab bridge veth-a veth-b -f links.conf
+    Bridge(live::BridgeArgs),
     /// Timestamped UDP test traffic: one-way delay, loss, reordering.
     #[command(subcommand)]
     Probe(live::ProbeCmd),
@@ -251,6 +256,20 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             }),
             Err(message) => Err(Failure { message, code: 1 }),
         },
+        Cmd::Bridge(a) => {
+            let name = a.config.display().to_string();
+            let text = read(&a.config)?;
+            let cfg = load_config(&name, &text)?;
+            let mut load = file_loader(config_dir(&a.config));
+            let mut pipes = Vec::new();
+            for (id, spec) in &cfg.pipes {
+                let c = spec
+                    .to_config_with(&mut load)
+                    .map_err(|e| Failure::usage(format!("error: {name}: pipe {id}: {e}")))?;
+                pipes.push((*id, c));
+            }
+            live::bridge(a, &cfg, pipes).map_err(|message| Failure { message, code: 1 })
+        }
         Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),
         Cmd::Check { config } => {
             let name = config.display().to_string();

@@ -17,6 +17,7 @@
 //! borrowed for `poll`), each block with its SAFETY argument.
 
 pub mod backends;
+pub mod bridge;
 pub mod buffers;
 pub mod clock;
 pub mod netlink;

@@ -300,6 +300,10 @@ impl<S: Steering> Runner<S> {
             DropReason::QueueFull => self.stats.dropped_queue += 1,
             DropReason::Loss => self.stats.dropped_loss += 1,
             DropReason::PoolFull => self.stats.dropped_memory += 1,
+            // Until the live stats get their own counters: an AQM drop is a
+            // queue-management drop, a MAC-profile loss a loss.
+            DropReason::Aqm => self.stats.dropped_queue += 1,
+            DropReason::Link => self.stats.dropped_loss += 1,
         }
     }
 

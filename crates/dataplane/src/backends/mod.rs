@@ -1,11 +1,16 @@
 //! Backends: where frames come from and go to. One file each.
 //!
 //! * [`tap`]: a TAP device (a virtual Ethernet interface whose other side
-//!   is a file descriptor), for `pipelab shell`.
+//!   is a file descriptor), for `pipelab shell`;
+//! * [`af_packet`]: an AF_PACKET socket with a TPACKET_V2 receive ring on
+//!   an existing interface, for `pipelab bridge`;
+//! * [`ethtool`]: reading and setting offloads of an interface.
 //!
 //! A backend moves whole Ethernet frames; the runner owns the buffers.
 //! `unsafe` code lives only here, each block with its SAFETY argument.
 
+pub mod af_packet;
+pub mod ethtool;
 pub mod tap;
 
 use std::io;

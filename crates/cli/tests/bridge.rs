@@ -1,0 +1,269 @@
+//! Live tests of `pipelab bridge`: two namespaces joined by two veth pairs,
+//! with pipelab bridging the host ends, built with iproute2 as a user
+//! would. Real probe traffic and raw non-IP frames cross it. Root needed;
+//! CI runs them as root.
+
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+fn sh(cmd: &str) {
+    let st = Command::new("sh").args(["-c", cmd]).status().expect("sh");
+    assert!(st.success(), "failed: {cmd}");
+}
+
+/// Two namespaces, A (10.77.0.1) and B (10.77.0.2), each with an `eth0`
+/// whose peer (`pba<id>`, `pbb<id>`) is in the host. Removed on drop.
+struct Testbed {
+    id: u32,
+}
+
+impl Testbed {
+    fn new() -> Testbed {
+        let id = std::process::id() % 100_000;
+        let t = Testbed { id };
+        t.teardown();
+        sh(&format!(
+            "set -e
+             ip netns add plA{id}; ip netns add plB{id}
+             ip link add pba{id} type veth peer name eth0 netns plA{id}
+             ip link add pbb{id} type veth peer name eth0 netns plB{id}
+             ip -n plA{id} addr add 10.77.0.1/24 dev eth0; ip -n plA{id} link set eth0 up; ip -n plA{id} link set lo up
+             ip -n plB{id} addr add 10.77.0.2/24 dev eth0; ip -n plB{id} link set eth0 up; ip -n plB{id} link set lo up
+             ip link set pba{id} up; ip link set pbb{id} up"
+        ));
+        t
+    }
+
+    fn ns(&self, which: char) -> String {
+        format!("pl{which}{}", self.id)
+    }
+
+    fn bridge(&self, config: &str, stats: &str) -> Bg {
+        let conf = format!(
+            "{}/pipelab-bridge-{}.conf",
+            std::env::temp_dir().display(),
+            self.id
+        );
+        std::fs::write(&conf, config).expect("write config");
+        let c = Command::new(BIN)
+            .args([
+                "bridge",
+                &format!("pba{}", self.id),
+                &format!("pbb{}", self.id),
+                "-f",
+                &conf,
+                "--stats",
+                stats,
+            ])
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("pipelab bridge");
+        std::thread::sleep(Duration::from_millis(800));
+        Bg(c)
+    }
+
+    fn teardown(&self) {
+        let id = self.id;
+        let _ = Command::new("sh")
+            .args(["-c", &format!("ip netns del plA{id} 2>/dev/null; ip netns del plB{id} 2>/dev/null; ip link del pba{id} 2>/dev/null; ip link del pbb{id} 2>/dev/null; true")])
+            .status();
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}
+
+struct Bg(Child);
+impl Bg {
+    /// Stop with SIGTERM (as Ctrl-C would) and wait.
+    fn stop(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let st = self.0.wait().expect("wait");
+        std::mem::forget(self);
+        st
+    }
+}
+impl Drop for Bg {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn stats_path(tag: &str) -> String {
+    format!(
+        "{}/pipelab-bridge-{}-{tag}.json",
+        std::env::temp_dir().display(),
+        std::process::id()
+    )
+}
+
+fn read_stats(path: &str) -> Value {
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("stats")).expect("json");
+    let s = &v["stats"];
+    let n = |k: &str| s[k].as_u64().unwrap_or(0);
+    assert_eq!(
+        n("received"),
+        n("delivered")
+            + n("dropped_queue")
+            + n("dropped_loss")
+            + n("dropped_memory")
+            + n("dropped_rule")
+            + n("dropped_tx")
+            + n("inside"),
+        "accounting: {s}"
+    );
+    v
+}
+
+fn guard() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_root() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "bridge tests must run as root in CI"
+        );
+        eprintln!("skipped: bridge tests need root");
+        return None;
+    }
+    Some(g)
+}
+
+/// Probe through a bridge with `delay 10ms`: one-way delay mean 10 ms
+/// ± 0.2 ms and p99 within +1 ms, at 1 kpps and 10 kpps.
+#[test]
+fn probe_through_bridge_sees_the_delay() {
+    let Some(_g) = guard() else { return };
+    let tb = Testbed::new();
+    let stats = stats_path("probe");
+    let br = tb.bridge(
+        "pipe 1 config delay 10ms\nadd 100 pipe 1 ip from any to any\n",
+        &stats,
+    );
+    // Resolve ARP across the bridge before measuring.
+    sh(&format!(
+        "ip netns exec {} ping -c 2 -i 0.2 -q 10.77.0.2 >/dev/null",
+        tb.ns('A')
+    ));
+    for rate in ["1000pps", "10kpps"] {
+        let rx = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &tb.ns('B'),
+                BIN,
+                "probe",
+                "recv",
+                "--listen",
+                "10.77.0.2:7788",
+                "--once",
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("probe recv");
+        let _rx = Bg(rx);
+        std::thread::sleep(Duration::from_millis(300));
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &tb.ns('A'),
+                BIN,
+                "probe",
+                "send",
+                "10.77.0.2:7788",
+                "--rate",
+                rate,
+                "--duration",
+                "3s",
+                "--json",
+            ])
+            .output()
+            .expect("probe send");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).expect("report");
+        let mean = r["delay_ms"]["mean"].as_f64().expect("mean");
+        let p99 = r["delay_ms"]["p99"].as_f64().expect("p99");
+        assert!((mean - 10.0).abs() <= 0.2, "{rate}: mean {mean}");
+        assert!(p99 <= 11.0, "{rate}: p99 {p99}");
+        assert_eq!(r["lost"].as_u64(), Some(0), "{rate}: {r}");
+    }
+    assert!(br.stop().success());
+    let v = read_stats(&stats);
+    assert!(v["stats"]["delivered"].as_u64().unwrap_or(0) >= 33_000);
+    let _ = std::fs::remove_file(&stats);
+}
+
+/// A non-IP frame (ethertype 0x88b5) crosses the bridge with the
+/// configured delay (raw AF_PACKET sockets on both sides, one clock).
+#[test]
+fn non_ip_frames_cross_with_the_delay() {
+    let Some(_g) = guard() else { return };
+    let tb = Testbed::new();
+    let stats = stats_path("l2");
+    let br = tb.bridge(
+        "pipe 1 config delay 15ms\nadd 100 pipe 1 ip from any to any\n",
+        &stats,
+    );
+    let recv = format!(
+        "import socket,time,struct\n\
+         s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(0x88b5))\n\
+         s.bind(('eth0',0)); s.settimeout(5)\n\
+         d=[]\n\
+         while len(d)<20:\n\
+         \x20   f=s.recv(2000); t=time.monotonic_ns()\n\
+         \x20   if f[12:14]==b'\\x88\\xb5': d.append(t-struct.unpack('!Q',f[14:22])[0])\n\
+         print(min(d)/1e6, max(d)/1e6)\n"
+    );
+    let send = "import socket,time,struct\n\
+         s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n\
+         s.bind(('eth0',0))\n\
+         for i in range(20):\n\
+         \x20   s.send(b'\\xff'*6+b'\\x02\\x00\\x00\\x00\\x00\\x01'+b'\\x88\\xb5'+struct.pack('!Q',time.monotonic_ns())+b'x'*50); time.sleep(0.02)\n";
+    let rx = Command::new("ip")
+        .args(["netns", "exec", &tb.ns('B'), "python3", "-c", &recv])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 receiver");
+    std::thread::sleep(Duration::from_millis(300));
+    let st = Command::new("ip")
+        .args(["netns", "exec", &tb.ns('A'), "python3", "-c", send])
+        .status()
+        .expect("python3 sender");
+    assert!(st.success());
+    let out = rx.wait_with_output().expect("receiver");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert_eq!(v.len(), 2, "receiver said: {text}");
+    assert!(v[0] >= 15.0 && v[1] <= 16.0, "non-IP delays {v:?} ms");
+    assert!(br.stop().success());
+    read_stats(&stats);
+    let _ = std::fs::remove_file(&stats);
+}

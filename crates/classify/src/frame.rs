@@ -1,13 +1,20 @@
 //! Ethernet frames to [`PacketView`]s, through etherparse's lax slicer.
 //!
-//! Reads, never copies: VLAN tags, IPv4, IPv6 with extension headers, TCP,
-//! UDP and ICMP are found by etherparse (`LaxSlicedPacket`), which stops
-//! at the first malformed layer and keeps what it could read. A truncated or
-//! malformed frame therefore yields a view with the fields it has (a non-IP
-//! view if even the IP header is missing) and matches only rules that need
-//! no missing field. No input can make this code panic (fuzzed).
+//! Reads, never copies: Ethernet addresses, VLAN tags, IPv4, IPv6 with
+//! extension headers (the protocol is the one after them), TCP (ports,
+//! flags), UDP and ICMP are found by etherparse (`LaxSlicedPacket`), which
+//! stops at the first malformed layer and keeps what it could read. A
+//! truncated or malformed frame therefore yields a view with the fields it
+//! has (a non-IP view if even the IP header is missing; no ports if the
+//! transport header is cut, or for a non-first fragment) and matches only
+//! rules that need no missing field. No input can make this code panic
+//! (fuzzed: `fuzz/fuzz_targets/frame_classify.rs`, and a proptest).
+//!
+//! Interfaces, direction and the owning user are not in the frame: the
+//! caller sets them on the returned view.
 
 use crate::PacketView;
+use etherparse::err::Layer;
 use etherparse::{LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, TransportSlice};
 use pipelab_engine::FlowKey;
 use std::net::IpAddr;
@@ -34,9 +41,8 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
     let mut info = FrameInfo {
         view: PacketView {
             key: FlowKey::default(),
-            is_ip: false,
-            dir: None,
             len,
+            ..PacketView::default()
         },
         ether_type: 0,
         l3_len: len.saturating_sub(ETH_HEADER),
@@ -44,31 +50,58 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
     let Ok(p) = LaxSlicedPacket::from_ethernet(frame) else {
         return info;
     };
+    let view = &mut info.view;
     if let Some(LinkSlice::Ethernet2(e)) = &p.link {
         info.ether_type = e.ether_type().0;
+        view.src_mac = Some(e.source());
+        view.dst_mac = Some(e.destination());
     }
     for ext in &p.link_exts {
         if let LaxLinkExtSlice::Vlan(v) = ext {
             info.ether_type = v.ether_type().0;
         }
     }
-    let key = &mut info.view.key;
+    let stopped_in = p.stop_err.as_ref().map(|(_, layer)| *layer);
+    // Cut inside a VLAN tag: the innermost ethertype is unknown.
+    if matches!(p.link, Some(LinkSlice::Ethernet2(_))) && stopped_in != Some(Layer::VlanHeader) {
+        view.ether_type = Some(info.ether_type);
+    }
+    // Cut inside an extension header: the protocol after the chain is
+    // unknown, so the packet is treated as non-IP (it then matches only
+    // rules that need no IP field) rather than as protocol 0 or 51.
+    let ip_cut = matches!(
+        stopped_in,
+        Some(
+            Layer::IpAuthHeader
+                | Layer::Ipv6ExtHeader
+                | Layer::Ipv6HopByHopHeader
+                | Layer::Ipv6DestOptionsHeader
+                | Layer::Ipv6RouteHeader
+                | Layer::Ipv6FragHeader
+        )
+    );
+    let key = &mut view.key;
     match &p.net {
+        _ if ip_cut => {}
         Some(LaxNetSlice::Ipv4(ip)) => {
             let h = ip.header();
             key.src = IpAddr::V4(h.source_addr());
             key.dst = IpAddr::V4(h.destination_addr());
             key.proto = ip.payload().ip_number.0;
-            info.view.is_ip = true;
-            info.l3_len = h.total_len() as u32;
+            view.is_ip = true;
+            view.dscp = h.dcp().value();
+            view.ip_len = h.total_len() as u32;
+            info.l3_len = view.ip_len;
         }
         Some(LaxNetSlice::Ipv6(ip)) => {
             let h = ip.header();
             key.src = IpAddr::V6(h.source_addr());
             key.dst = IpAddr::V6(h.destination_addr());
             key.proto = ip.payload().ip_number.0;
-            info.view.is_ip = true;
-            info.l3_len = 40 + h.payload_length() as u32;
+            view.is_ip = true;
+            view.dscp = h.traffic_class() >> 2;
+            view.ip_len = 40 + h.payload_length() as u32;
+            info.l3_len = view.ip_len;
         }
         _ => {}
     }
@@ -76,10 +109,14 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
         Some(TransportSlice::Udp(u)) => {
             key.sport = u.source_port();
             key.dport = u.destination_port();
+            view.has_ports = true;
         }
         Some(TransportSlice::Tcp(t)) => {
             key.sport = t.source_port();
             key.dport = t.destination_port();
+            view.has_ports = true;
+            // The flag byte: byte 13 of the TCP header (CWR..FIN).
+            view.tcp_flags = t.slice().get(13).copied();
         }
         _ => {}
     }

@@ -6,10 +6,26 @@
 //! language's [`RuleSpec`]s into a [`Classifier`], an immutable program plus
 //! per-rule counters and per-rule random generators (for `prob`).
 //!
-//! What it deliberately does not do: parse frames (callers hand it a
-//! [`PacketView`] built from a parsed frame or a synthetic source), own
-//! pipes, or read a clock. It depends on `pipelab-engine` for the flow key
-//! and the seeded generators, and on `pipelab-lang` for the rule types.
+//! Matches cover ipfw's words for an emulator (dummynet-revisited
+//! §3.2–3.3): protocol, addresses (`any`, `me`, networks, `{a,b}` lists,
+//! `table(N)`), ports, `in`/`out`, `via`/`recv`/`xmit`, `mac`, `mac-type`
+//! (non-IP frames), `iplen`, `tcpflags`, `dscp`, `uid`, each negatable.
+//! Lookup tables ([`table::LpmTable`]) answer in one binary search, and
+//! `pipe tablearg`/`skipto tablearg` take the value of the rule's last
+//! matching lookup (planetlab-dummynet-emulation §3.6).
+//!
+//! A frame field the packet lacks (no IP header, a truncated transport
+//! header, no Ethernet addresses) fails every condition on it, negated or
+//! not; so a truncated or non-IP frame matches only rules that need no
+//! missing field. Where the packet was seen (`in`/`out`, interfaces, the
+//! owning user) is metadata: unknown means false, and `not` makes it true.
+//!
+//! What it deliberately does not do: read frames beyond [`frame`]'s
+//! etherparse view (callers may also build a [`PacketView`] from a
+//! synthetic source), own pipes, resolve user or interface names (the
+//! runner passes them in a [`Context`]), or read a clock. It depends on
+//! `pipelab-engine` for the flow key and the seeded generators, and on
+//! `pipelab-lang` for the rule types.
 //!
 //! The built-in last rule, 65535, is `allow ip from any to any`: pipelab
 //! is an emulator, not a firewall, so unmatched traffic passes unshaped.
@@ -19,15 +35,19 @@
 
 pub mod frame;
 mod matcher;
+pub mod table;
 
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};
 use pipelab_engine::FlowKey;
-use pipelab_lang::{Action, RuleSpec};
+use pipelab_lang::{Action, RuleSpec, Table};
 use rand::Rng;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 pub use matcher::Matcher;
+pub use table::LpmTable;
 
 /// The number of the built-in default rule.
 pub const DEFAULT_RULE: u32 = 65535;
@@ -42,17 +62,79 @@ pub enum Direction {
 }
 
 /// What the classifier looks at in a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Fill what the source knows and leave the rest at its default
+/// ([`PacketView::ip`] for a synthetic IP packet, [`frame::parse_ethernet`]
+/// for a frame): an absent field makes conditions on it fail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PacketView {
-    /// Addresses, ports, protocol.
+    /// Addresses, ports, protocol (the protocol after IPv6 extension
+    /// headers). Ports are meaningful only when `has_ports`.
     pub key: FlowKey,
     /// `true` if the packet is IP (v4 or v6); non-IP frames match only
-    /// rules that need no IP field.
+    /// rules that need no IP field. `key`'s addresses and protocol,
+    /// `ip_len` and `dscp` are meaningful only when set.
     pub is_ip: bool,
+    /// `true` if `key`'s ports were read (a TCP or UDP header was present).
+    pub has_ports: bool,
     /// Direction, if the capture point knows it.
     pub dir: Option<Direction>,
-    /// Length in bytes.
+    /// Length in bytes (what the rule's byte counter adds).
     pub len: u32,
+    /// The innermost ethertype (after VLAN tags), if known.
+    pub ether_type: Option<u16>,
+    /// Ethernet source address, if the packet came as a frame.
+    pub src_mac: Option<[u8; 6]>,
+    /// Ethernet destination address, if the packet came as a frame.
+    pub dst_mac: Option<[u8; 6]>,
+    /// The IP packet's length: IPv4 total length, IPv6 40 + payload length.
+    pub ip_len: u32,
+    /// The DSCP (upper six bits of the IPv4 TOS / IPv6 traffic class).
+    pub dscp: u8,
+    /// The TCP flag byte (FIN = 0x01 ... CWR = 0x80), if a TCP header was
+    /// read.
+    pub tcp_flags: Option<u8>,
+    /// The receiving interface, as an id of [`Context::ifaces`].
+    pub in_if: Option<u32>,
+    /// The transmitting interface, as an id of [`Context::ifaces`].
+    pub out_if: Option<u32>,
+    /// The user owning the local socket, where the backend knows it.
+    pub uid: Option<u32>,
+}
+
+impl PacketView {
+    /// An IP packet of `len` bytes with flow `key` (ports read if the
+    /// protocol has them); `ip_len` is `len`, the ethertype follows the
+    /// address family; everything else unknown.
+    pub fn ip(key: FlowKey, len: u32) -> PacketView {
+        PacketView {
+            key,
+            is_ip: true,
+            has_ports: matches!(key.proto, 6 | 17 | 132),
+            len,
+            ether_type: Some(if key.src.is_ipv4() { 0x0800 } else { 0x86dd }),
+            ip_len: len,
+            ..PacketView::default()
+        }
+    }
+}
+
+/// What rules refer to by name or number, resolved when they are compiled:
+/// the host's addresses (`me`), the lookup tables, interface names and
+/// user names. The runner fills it; [`Classifier::new`] uses an empty one
+/// with only `me`.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// The emulating host's addresses, for `me`.
+    pub me: Vec<IpAddr>,
+    /// Lookup tables by number (a `Config`'s `tables`). A rule naming a
+    /// missing table finds nothing in it.
+    pub tables: BTreeMap<u32, Table>,
+    /// Interface name → the id in [`PacketView::in_if`]/[`PacketView::out_if`].
+    /// A rule naming an unknown interface never sees it.
+    pub ifaces: BTreeMap<String, u32>,
+    /// User name → uid, for `uid NAME`. An unknown name matches no packet.
+    pub users: BTreeMap<String, u32>,
 }
 
 /// The classifier's verdict on a packet.
@@ -104,18 +186,45 @@ struct CompiledRule {
 pub struct Classifier {
     rules: Vec<CompiledRule>,
     counters: Vec<RuleCounters>,
+    /// Rule numbers in evaluation order, for `skipto tablearg`.
+    numbers: Vec<u32>,
 }
 
 impl Classifier {
     /// Compile `rules` (number → spec, e.g. a `Config`'s rule map), seeding
     /// each `prob` rule's generator from `(seed, rule number)`. `me` are the
     /// emulating host's addresses, for the `me` keyword. The default rule
-    /// 65535 is appended.
+    /// 65535 is appended. No tables, interfaces or users: see
+    /// [`Classifier::with_context`].
     pub fn new<'a>(
         rules: impl IntoIterator<Item = (u32, &'a RuleSpec)>,
         me: &[IpAddr],
         seed: u64,
     ) -> Classifier {
+        let ctx = Context {
+            me: me.to_vec(),
+            ..Context::default()
+        };
+        Classifier::with_context(rules, &ctx, seed)
+    }
+
+    /// Like [`Classifier::new`], resolving tables, interface and user names
+    /// through `ctx`. Each table is compiled once and shared by the rules
+    /// that name it.
+    pub fn with_context<'a>(
+        rules: impl IntoIterator<Item = (u32, &'a RuleSpec)>,
+        ctx: &Context,
+        seed: u64,
+    ) -> Classifier {
+        let tables: BTreeMap<u32, Arc<LpmTable>> = ctx
+            .tables
+            .iter()
+            .map(|(n, t)| (*n, Arc::new(LpmTable::new(t))))
+            .collect();
+        let env = matcher::Env {
+            ctx,
+            tables: &tables,
+        };
         let mut list: Vec<(u32, RuleSpec)> =
             rules.into_iter().map(|(n, r)| (n, r.clone())).collect();
         list.sort_by_key(|(n, _)| *n);
@@ -132,7 +241,7 @@ impl Classifier {
                 };
                 CompiledRule {
                     number,
-                    matcher: Matcher::compile(&spec, me),
+                    matcher: Matcher::compile_in(&spec, &env),
                     prob: spec.prob.map(|p| {
                         (p.ppb() as u64 * (1u64 << 32)) / pipelab_lang::Probability::ONE_PPB as u64
                     }),
@@ -143,7 +252,11 @@ impl Classifier {
             })
             .collect();
         let counters = vec![RuleCounters::default(); rules.len()];
-        Classifier { rules, counters }
+        Classifier {
+            rules,
+            counters,
+            numbers,
+        }
     }
 
     /// Classify `pkt`, starting at rule index `start` (0 for a fresh packet;
@@ -151,10 +264,10 @@ impl Classifier {
     pub fn classify(&mut self, pkt: &PacketView, start: usize) -> Match {
         let mut i = start;
         while let Some(r) = self.rules.get_mut(i) {
-            if !r.matcher.matches(pkt) {
+            let Some(arg) = r.matcher.matches_arg(pkt) else {
                 i += 1;
                 continue;
-            }
+            };
             if let Some(th) = r.prob {
                 // Draw only for packets that match everything else, so the
                 // stream of draws depends on this rule's traffic alone.
@@ -163,9 +276,10 @@ impl Classifier {
                     continue;
                 }
             }
-            let c = &mut self.counters[i];
-            c.packets += 1;
-            c.bytes += pkt.len as u64;
+            if let Some(c) = self.counters.get_mut(i) {
+                c.packets += 1;
+                c.bytes += pkt.len as u64;
+            }
             let decision = match r.spec.action {
                 Action::Allow => Decision::Allow,
                 Action::Deny => Decision::Deny,
@@ -179,6 +293,13 @@ impl Classifier {
                     // skipto targets are always later rules (the parser
                     // checks N > own number), so this terminates.
                     i = r.skip_to.max(i + 1);
+                    continue;
+                }
+                Action::PipeTablearg => Decision::Pipe(arg),
+                Action::SkiptoTablearg => {
+                    // A value not after this rule continues with the next
+                    // one, so the walk always moves forward and ends.
+                    i = self.numbers.partition_point(|&m| m < arg).max(i + 1);
                     continue;
                 }
             };

@@ -257,3 +257,22 @@ fn shell_exit_status_and_errors() {
     assert!(err.contains("did you mean Mbit/s?"), "{err}");
     assert_eq!(leftovers(), Vec::<String>::new());
 }
+
+/// Memory cap: 10× overload into a pipe with a 10 s delay and a 4 MB cap.
+/// The excess is dropped and counted as `memory`, buffer memory never
+/// exceeds the cap, and the accounting still balances.
+#[test]
+fn memory_cap_holds_under_overload() {
+    let Some(_g) = live() else { return };
+    // 10 kpps of 1000-byte packets for 1.5 s = 15 MB offered into a 4 MB cap.
+    let (_, v) = shell(
+        &["--link", "delay 10s queue 1000000", "--mem-cap", "4MB"],
+        &format!("{BIN} probe send $PIPELAB_OUTSIDE:9 --rate 10kpps --size 1000B --duration 1500ms >/dev/null 2>&1; true"),
+    );
+    let mem = v["stats"]["dropped_memory"]
+        .as_u64()
+        .expect("dropped_memory");
+    let bytes = v["buffer_bytes"].as_u64().expect("buffer_bytes");
+    assert!(mem > 5_000, "memory drops {mem}");
+    assert!(bytes <= 4 << 20, "buffers grew to {bytes} bytes");
+}

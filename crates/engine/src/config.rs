@@ -5,7 +5,8 @@
 //! [`PipeConfig`] and swaps it in, keeping the pipe's queued packets.
 
 use crate::models::{
-    CorruptConfig, DelayDist, DuplicateConfig, LossConfig, ReorderConfig, SwapConfig,
+    Accounting, BurstConfig, BwTrace, CodelConfig, CorruptConfig, DelayDist, DuplicateConfig,
+    LossConfig, PieConfig, Profile, RedConfig, ReorderConfig, SwapConfig,
 };
 use crate::time::{Duration, Rate};
 
@@ -75,10 +76,26 @@ pub enum JitterOrder {
     Allow,
 }
 
+/// The active queue management scheme of a pipe (at most one; without one
+/// the queue only tail-drops).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Aqm {
+    /// RED or GRED (`red`/`gred w_q/min_th/max_th/max_p`), decided at
+    /// enqueue. Boxed: its decay table makes it much larger than the others.
+    Red(Box<RedConfig>),
+    /// CoDel (`codel target T interval I`), decided when the link takes the
+    /// head packet.
+    Codel(CodelConfig),
+    /// PIE (`pie ...`), decided at enqueue.
+    Pie(PieConfig),
+}
+
 /// The parameters of a Dummynet pipe (dummynet-revisited §3.1, Fig. 2):
 /// a finite queue, a link of bandwidth `bw`, a delay line of `delay`, and
 /// the impairment models of the link-and-path issue (jitter, loss,
-/// duplication, reordering, corruption).
+/// duplication, reordering, corruption), the queue management of the
+/// queue-management issue (RED/GRED, CoDel, PIE) and the link-server extras
+/// (MAC profile, trace-driven bandwidth, burst, rate accounting).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PipeConfig {
     bw: Rate,
@@ -91,6 +108,11 @@ pub struct PipeConfig {
     reorder: Option<ReorderConfig>,
     swap: Option<SwapConfig>,
     corrupt: Option<CorruptConfig>,
+    aqm: Option<Aqm>,
+    profile: Option<Profile>,
+    bw_trace: Option<BwTrace>,
+    burst: Option<BurstConfig>,
+    accounting: Accounting,
 }
 
 impl Default for PipeConfig {
@@ -107,6 +129,11 @@ impl Default for PipeConfig {
             reorder: None,
             swap: None,
             corrupt: None,
+            aqm: None,
+            profile: None,
+            bw_trace: None,
+            burst: None,
+            accounting: Accounting::L3,
         }
     }
 }
@@ -198,6 +225,39 @@ impl PipeConfig {
         self
     }
 
+    /// Active queue management (RED/GRED, CoDel or PIE).
+    pub fn with_aqm(mut self, aqm: Aqm) -> Self {
+        self.aqm = Some(aqm);
+        self
+    }
+
+    /// Dummynet's MAC-overhead profile: each transmission keeps the link
+    /// busy for an extra airtime drawn from it, and some packets are lost
+    /// on the link. Without a `bw`, the profile's bandwidth is the link's.
+    pub fn with_profile(mut self, profile: Profile) -> Self {
+        self.profile = Some(profile);
+        self
+    }
+
+    /// Serve the queue at the delivery opportunities of a Mahimahi trace
+    /// instead of at `bw` (which is then ignored, as is `burst`).
+    pub fn with_bw_trace(mut self, trace: BwTrace) -> Self {
+        self.bw_trace = Some(trace);
+        self
+    }
+
+    /// ipfw's `burst`: an idle link may send this many bytes at line rate.
+    pub fn with_burst(mut self, burst: BurstConfig) -> Self {
+        self.burst = Some(burst);
+        self
+    }
+
+    /// Which bytes of a packet the link's rate applies to (default L3).
+    pub fn with_accounting(mut self, accounting: Accounting) -> Self {
+        self.accounting = accounting;
+        self
+    }
+
     /// Link bandwidth (0 = unlimited).
     pub fn bw(&self) -> Rate {
         self.bw
@@ -237,6 +297,35 @@ impl PipeConfig {
     /// Corruption model.
     pub fn corrupt(&self) -> Option<&CorruptConfig> {
         self.corrupt.as_ref()
+    }
+    /// Active queue management, if any.
+    pub fn aqm(&self) -> Option<&Aqm> {
+        self.aqm.as_ref()
+    }
+    /// MAC-overhead profile, if any.
+    pub fn profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()
+    }
+    /// Bandwidth trace, if any.
+    pub fn bw_trace(&self) -> Option<&BwTrace> {
+        self.bw_trace.as_ref()
+    }
+    /// Burst allowance, if any.
+    pub fn burst(&self) -> Option<&BurstConfig> {
+        self.burst.as_ref()
+    }
+    /// Rate accounting.
+    pub fn accounting(&self) -> Accounting {
+        self.accounting
+    }
+    /// The rate the link serialises at: `bw`, or the profile's bandwidth
+    /// when `bw` is unlimited (ipfw takes the pipe's rate from the profile).
+    /// A bandwidth trace replaces it (see [`PipeConfig::bw_trace`]).
+    pub fn link_rate(&self) -> Rate {
+        match (&self.profile, self.bw) {
+            (Some(p), bw) if bw.is_unlimited() => p.bandwidth().unwrap_or(bw),
+            (_, bw) => bw,
+        }
     }
     /// True if packets may leave the delay line out of arrival order.
     pub fn may_reorder(&self) -> bool {

@@ -42,6 +42,11 @@ pub enum DropReason {
     PoolFull,
     /// A pipe's loss model dropped it.
     Loss,
+    /// A pipe's active queue management dropped it (RED/GRED/PIE at
+    /// arrival, CoDel when the link took it), counted apart from tail drops.
+    Aqm,
+    /// Lost on the link (MAC profile), after occupying it for its airtime.
+    Link,
 }
 
 impl DropReason {
@@ -51,7 +56,20 @@ impl DropReason {
             DropReason::QueueFull => "queue",
             DropReason::PoolFull => "memory",
             DropReason::Loss => "loss",
+            DropReason::Aqm => "aqm",
+            DropReason::Link => "link",
         }
+    }
+}
+
+/// The engine's name for a pipe's reason.
+#[inline]
+fn drop_reason(r: Refusal) -> DropReason {
+    match r {
+        Refusal::QueueFull => DropReason::QueueFull,
+        Refusal::Loss => DropReason::Loss,
+        Refusal::Aqm => DropReason::Aqm,
+        Refusal::Link => DropReason::Link,
     }
 }
 
@@ -131,6 +149,10 @@ pub struct EngineStats {
     pub dropped_memory: u64,
     /// Packets dropped by loss models.
     pub dropped_loss: u64,
+    /// Packets dropped by active queue management.
+    pub dropped_aqm: u64,
+    /// Packets lost on a link (MAC profile).
+    pub dropped_link: u64,
     /// Copies made by duplication models (each one is also delivered or
     /// dropped, so `offered + duplicated = delivered + dropped + inside`).
     pub duplicated: u64,
@@ -181,6 +203,8 @@ pub struct Engine {
     now: Instant,
     /// Reused buffer of packets leaving a pipe during one `step`.
     scratch: Vec<u32>,
+    /// Reused buffer of packets dropped inside a pipe during one `step`.
+    scratch_dropped: Vec<(u32, Refusal)>,
     /// Outputs produced inside `enqueue` (a refused duplicate), handed out
     /// by the next `advance`.
     pending: Vec<Output>,
@@ -206,6 +230,7 @@ impl Engine {
             events: EventQueue::with_capacity(1024),
             now: Instant::ZERO,
             scratch: Vec::with_capacity(1024),
+            scratch_dropped: Vec::with_capacity(64),
             pending: Vec::new(),
             stats: EngineStats::default(),
             seed: opts.seed,
@@ -362,10 +387,7 @@ impl Engine {
                 Ok(())
             }
             Err(r) => {
-                let reason = match r {
-                    Refusal::QueueFull => DropReason::QueueFull,
-                    Refusal::Loss => DropReason::Loss,
-                };
+                let reason = drop_reason(r);
                 self.count_drop(reason);
                 Err(reason)
             }
@@ -405,10 +427,7 @@ impl Engine {
         match self.pipes[pipe.0 as usize].enqueue(&mut self.pool, j, at) {
             Ok(_) => {}
             Err(r) => {
-                let reason = match r {
-                    Refusal::QueueFull => DropReason::QueueFull,
-                    Refusal::Loss => DropReason::Loss,
-                };
+                let reason = drop_reason(r);
                 self.count_drop(reason);
                 let pkt = self.pool.free(j);
                 out.push(Output {
@@ -426,6 +445,8 @@ impl Engine {
             DropReason::QueueFull => self.stats.dropped_queue += 1,
             DropReason::PoolFull => self.stats.dropped_memory += 1,
             DropReason::Loss => self.stats.dropped_loss += 1,
+            DropReason::Aqm => self.stats.dropped_aqm += 1,
+            DropReason::Link => self.stats.dropped_link += 1,
         }
     }
 
@@ -464,13 +485,30 @@ impl Engine {
             let p = e.pipe as usize;
             self.pipes[p].scheduled = None;
             let mut leaving = std::mem::take(&mut self.scratch);
+            let mut dropped = std::mem::take(&mut self.scratch_dropped);
             leaving.clear();
-            self.pipes[p].step(&mut self.pool, e.time, &mut leaving);
+            dropped.clear();
+            self.pipes[p].step(&mut self.pool, e.time, &mut leaving, &mut dropped);
             self.reschedule(e.pipe);
+            for &(i, why) in &dropped {
+                let reason = drop_reason(why);
+                self.count_drop(reason);
+                let at = self.pool.get(i).due;
+                let pkt = self.pool.free(i);
+                out.push(Output {
+                    pkt,
+                    at,
+                    fate: Fate::Dropped {
+                        pipe: PipeIdx(e.pipe),
+                        reason,
+                    },
+                });
+            }
             for &i in &leaving {
                 self.forward(i, out);
             }
             self.scratch = leaving;
+            self.scratch_dropped = dropped;
         }
     }
 

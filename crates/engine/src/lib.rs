@@ -36,7 +36,7 @@ pub mod rng;
 pub mod sched;
 pub mod time;
 
-pub use config::{ConfigError, JitterOrder, PipeConfig, QueueLimit};
+pub use config::{Aqm, ConfigError, JitterOrder, PipeConfig, QueueLimit};
 pub use engine::{DropReason, Engine, EngineOptions, Fate, Output, PipeIdx, RouteId, Verdict};
 pub use packet::{FlowKey, Packet, PacketId};
 pub use pipe::PipeStats;

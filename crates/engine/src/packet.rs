@@ -102,6 +102,12 @@ pub(crate) struct Slot {
     /// Route being followed and the index of the current hop in it.
     pub route: u32,
     pub hop: u16,
+    /// The flow queue (engine queue id) chosen for the current hop, or
+    /// `NIL` for the pipe's default queue.
+    pub queue: u32,
+    /// The scheduler flow slot holding the packet in its current pipe
+    /// (meaningful only in a pipe with a scheduler).
+    pub qslot: u32,
     /// Arrival at the current pipe.
     pub arrival: Instant,
     /// When the packet leaves the current stage (transmission end or
@@ -127,6 +133,8 @@ impl Pool {
             next: NIL,
             route: 0,
             hop: 0,
+            queue: NIL,
+            qslot: NIL,
             arrival: Instant::ZERO,
             due: Instant::ZERO,
         };
@@ -156,6 +164,7 @@ impl Pool {
         self.free = s.next;
         s.pkt = pkt;
         s.next = NIL;
+        s.queue = NIL;
         self.in_use += 1;
         Some(i)
     }

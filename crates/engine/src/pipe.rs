@@ -15,29 +15,57 @@
 //! So a packet leaves the pipe at `T_i = (l_i + Q_i)/B + t_D` after arrival,
 //! the paper's formula, with no timer tick: deadlines are exact nanoseconds.
 //!
-//! Impairment stages, in order (netem's order where netem has them):
+//! Stages, in order (netem's order where netem has them, dummynet's for
+//! RED, RFC 8289 for CoDel):
 //! 1. at arrival: loss (dropped before the queue, counted apart from tail
 //!    drops), duplication (the copy is offered to the queue right after the
 //!    original and is never duplicated again), corruption (marked; the
 //!    bytes are flipped by whoever holds them);
-//! 2. when the link takes the next packet: NetPath's swap of the two
-//!    packets at the head of the queue;
-//! 3. when transmission ends: the delay, fixed or drawn from a distribution;
+//! 2. at arrival, early drop by RED/GRED (on the average queue in slots or
+//!    bytes, as the queue is measured) or PIE (on the queue delay, Linux's
+//!    estimate: the sojourn of the last packet the link took, 0 when it left
+//!    the queue empty); then tail drop. AQM drops are counted apart
+//!    ([`PipeStats::aqm_drops`]);
+//! 3. when the link takes the next packet (the end of the previous
+//!    transmission, or the arrival at an idle link): NetPath's swap of the
+//!    two packets at the head of the queue, then CoDel, which may drop head
+//!    packets (each at that instant, `sojourn = instant − arrival`) until it
+//!    lets one through; the dropped ones leave the pipe through
+//!    [`Pipe::step`]'s drop list at that exact instant;
+//! 4. the transmission: `wire_bytes(len)` bytes (rate accounting: L3, L2
+//!    framing or netem's overheads; the queue bound keeps counting `len`) at
+//!    the link rate `B` (`bw`, or the profile's bandwidth when the pipe has
+//!    none), through the `burst` credit when configured; or, with a
+//!    bandwidth trace, until the delivery opportunity that carries its last
+//!    byte. A MAC profile adds an extra airtime to the busy period; a draw
+//!    above the loss level still occupies the link, then the packet is
+//!    dropped ([`PipeStats::link_drops`]) instead of entering the delay line;
+//! 5. when transmission ends: the delay, fixed or drawn from a distribution;
 //!    netem's reorder sends chosen packets with no delay. With
 //!    `jitter-order keep` a delayed packet never leaves before the one ahead
 //!    of it; with `allow` (or with reordering) the delay line is kept sorted
 //!    by exit time, ties in arrival order.
 //!
+//! Settling is lazy (see [`Pipe::next_deadline`]); when a stage decides at
+//! the end of a transmission (a delay draw, reordering, CoDel, the MAC
+//! profile) the pipe wakes at that instant, so every decision and every drop
+//! happens at its exact time.
+//!
 //! A pipe does not know the clock or the other pipes: the engine calls
 //! [`Pipe::enqueue`] at arrivals and [`Pipe::step`] at the pipe's deadline.
 
-use crate::config::{JitterOrder, PipeConfig};
+use crate::config::{Aqm, JitterOrder, PipeConfig};
 use crate::models::{
-    CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, ReorderDecision, SwapReorder,
+    Burst, Codel, CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, Pie,
+    ProfileModel, QueueMeasure, Red, RedConfig, ReorderDecision, SwapReorder, TraceLink,
 };
 use crate::packet::{List, Packet, Pool};
 use crate::rng::{stage_rng, StageKind};
-use crate::time::{Duration, Instant};
+use crate::time::{Duration, Instant, Rate};
+
+/// The link MTU the AQMs assume (CoDel's `MAXPACKET`, PIE's `mtu`): an
+/// Ethernet payload, in bytes.
+pub const LINK_MTU: u32 = 1500;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -74,15 +102,25 @@ pub struct PipeStats {
     pub corrupted: u64,
     /// Packets sent ahead by a reordering model (netem reorder or swap).
     pub reordered: u64,
+    /// Packets dropped by active queue management (RED/GRED, PIE at
+    /// arrival; CoDel when the link takes them).
+    pub aqm_drops: u64,
+    /// Packets lost on the link (MAC profile draws above the loss level).
+    pub link_drops: u64,
 }
 
-/// Why a pipe refused a packet.
+/// Why a pipe refused (at arrival) or dropped (later) a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Refusal {
     /// The queue was full (tail drop).
     QueueFull,
     /// The loss model dropped it.
     Loss,
+    /// Active queue management dropped it (RED/GRED/PIE at arrival, CoDel
+    /// when the link took it).
+    Aqm,
+    /// Lost on the link (MAC profile), after its airtime.
+    Link,
 }
 
 /// The stateful models of a pipe, built from its config and seed.
@@ -94,11 +132,44 @@ struct Models {
     reorder: Option<NetemReorder>,
     swap: Option<SwapReorder>,
     corrupt: Option<CorruptModel>,
+    red: Option<Red>,
+    codel: Option<Codel>,
+    pie: Option<Pie>,
+    profile: Option<ProfileModel>,
+    trace: Option<TraceLink>,
+    burst: Option<Burst>,
+    /// The link rate (`PipeConfig::link_rate`).
+    rate: Rate,
+    /// RED's typical packet time at `rate` (idle-time decay).
+    red_tx: Duration,
 }
 
 impl Models {
     fn new(cfg: &PipeConfig, seed: u64, stage: u64) -> Models {
+        let rate = cfg.link_rate();
+        let aqm_rng = || stage_rng(seed, StageKind::Aqm, stage);
+        let (mut red, mut codel, mut pie) = (None, None, None);
+        match cfg.aqm() {
+            Some(Aqm::Red(r)) => red = Some(Red::new((**r).clone(), aqm_rng())),
+            Some(Aqm::Codel(c)) => codel = Some(Codel::new(*c)),
+            Some(Aqm::Pie(p)) => pie = Some(Pie::new(*p, aqm_rng())),
+            None => {}
+        }
         Models {
+            red,
+            codel,
+            pie,
+            profile: cfg
+                .profile()
+                .map(|p| ProfileModel::new(p.clone(), stage_rng(seed, StageKind::Link, stage))),
+            // Opportunities count from the engine's epoch, so a trace is
+            // aligned the same way in every run and after reconfiguration.
+            trace: cfg
+                .bw_trace()
+                .map(|t| TraceLink::new(t.clone(), Instant::ZERO)),
+            burst: cfg.burst().map(|b| Burst::new(*b, rate)),
+            rate,
+            red_tx: RedConfig::typical_tx_time(rate),
             delay: cfg
                 .jitter()
                 .map(|d| DelayModel::new(d.clone(), stage_rng(seed, StageKind::Delay, stage))),
@@ -208,6 +279,14 @@ pub struct Pipe {
     seed: u64,
     stage: u64,
     stats: PipeStats,
+    /// The packet being transmitted will be lost on the link (MAC profile).
+    head_lost: bool,
+    /// PIE's queue delay: the sojourn of the last packet the link took.
+    last_qdelay: Duration,
+    /// Packets dropped by CoDel and lost on the link, waiting to leave
+    /// through `step`; each with its drop instant in `due`, in time order.
+    aqm_dropped: List,
+    link_dropped: List,
     /// The pipe's live entry in the engine's event queue: (time, seq).
     pub(crate) scheduled: Option<(Instant, u64)>,
 }
@@ -227,6 +306,10 @@ impl Pipe {
             seed,
             stage,
             stats: PipeStats::default(),
+            head_lost: false,
+            last_qdelay: Duration::ZERO,
+            aqm_dropped: List::default(),
+            link_dropped: List::default(),
             scheduled: None,
         }
     }
@@ -298,6 +381,10 @@ impl Pipe {
         if dup {
             self.stats.duplicated += 1;
         }
+        if self.early_drop(now, len) {
+            self.stats.aqm_drops += 1;
+            return Err(Refusal::Aqm);
+        }
         if !self
             .cfg
             .queue()
@@ -317,7 +404,27 @@ impl Pipe {
         Ok(dup)
     }
 
-    /// Start transmitting the head of the queue, no earlier than `now`.
+    /// RED/GRED or PIE's verdict on an arriving packet of `len` bytes:
+    /// `true` = drop it.
+    #[inline]
+    fn early_drop(&mut self, now: Instant, len: u32) -> bool {
+        if let Some(r) = &mut self.models.red {
+            let q = match r.config().measure() {
+                QueueMeasure::Slots => self.queue.len() as u64,
+                QueueMeasure::Bytes => self.queue.bytes(),
+            };
+            // An empty queue has been empty since the link last went free.
+            let idle_since = self.queue.is_empty().then_some(self.link_free_at);
+            return r.on_enqueue(now, q, len, idle_since, self.models.red_tx);
+        }
+        if let Some(p) = &mut self.models.pie {
+            return p.on_enqueue(now, self.last_qdelay, self.queue.bytes(), LINK_MTU);
+        }
+        false
+    }
+
+    /// The link takes the head of the queue, no earlier than `now`: swap,
+    /// CoDel, then the transmission (its end in `tx_done`).
     #[inline]
     fn start_tx(&mut self, pool: &mut Pool, now: Instant) {
         if let Some(s) = &mut self.models.swap {
@@ -328,7 +435,6 @@ impl Pipe {
                 self.stats.reordered += 1;
             }
         }
-        let Some(h) = self.queue.front() else { return };
         let start = if now > self.link_free_at {
             // The link was idle: the remainder of the last transmission is
             // irrelevant to a transmission that starts later.
@@ -337,8 +443,60 @@ impl Pipe {
         } else {
             self.link_free_at
         };
-        let len = pool.get(h).pkt.len as u64;
-        self.tx_done = start + self.cfg.bw().tx_time(len, &mut self.tx_carry);
+        if let Some(c) = &mut self.models.codel {
+            // RFC 8289's dequeue loop: drop head packets while CoDel says so.
+            loop {
+                let Some(h) = self.queue.front() else {
+                    c.on_empty();
+                    break;
+                };
+                let (arrival, len) = {
+                    let s = pool.get(h);
+                    (s.arrival, s.pkt.len)
+                };
+                let behind = self.queue.bytes() - len as u64;
+                if !c.on_dequeue(start, start - arrival, behind, LINK_MTU) {
+                    break;
+                }
+                if let Some(i) = self.queue.pop_front(pool) {
+                    pool.get_mut(i).due = start;
+                    self.aqm_dropped.push_back(pool, i);
+                    self.stats.aqm_drops += 1;
+                }
+            }
+        }
+        let Some(h) = self.queue.front() else { return };
+        let (arrival, len) = {
+            let s = pool.get(h);
+            (s.arrival, s.pkt.len)
+        };
+        if self.models.pie.is_some() {
+            // Linux's default estimate: this packet's sojourn, or 0 when it
+            // leaves the queue empty behind it.
+            self.last_qdelay = if self.queue.len() > 1 {
+                start - arrival
+            } else {
+                Duration::ZERO
+            };
+        }
+        let wire = self.cfg.accounting().wire_bytes(len);
+        let m = &mut self.models;
+        let done = if let Some(t) = &mut m.trace {
+            t.transmit(start, wire)
+        } else if let Some(b) = &mut m.burst {
+            start + b.tx_time(start, wire, &mut self.tx_carry)
+        } else {
+            start + m.rate.tx_time(wire, &mut self.tx_carry)
+        };
+        let (extra, lost) = match &mut m.profile {
+            Some(p) => {
+                let a = p.draw();
+                (a.extra(), a.is_lost())
+            }
+            None => (Duration::ZERO, false),
+        };
+        self.head_lost = lost;
+        self.tx_done = done + extra;
     }
 
     /// The next instant at which a packet leaves this pipe.
@@ -353,18 +511,25 @@ impl Pipe {
     pub(crate) fn next_deadline(&self, pool: &Pool) -> Option<Instant> {
         // With variable delay the packet being sent may leave as early as
         // the end of its transmission: wake then and let `catch_up` draw.
+        // So does a stage that decides at the end of a transmission.
         let sending = (!self.queue.is_empty()).then(|| {
-            if self.models.delay.is_some() || self.models.reorder.is_some() {
+            let m = &self.models;
+            if m.delay.is_some() || m.reorder.is_some() || m.codel.is_some() || m.profile.is_some()
+            {
                 self.tx_done
             } else {
                 self.tx_done + self.cfg.delay()
             }
         });
-        let delayed = self.delay_line.front_due(pool);
-        match (sending, delayed) {
+        let dropped = [
+            self.delay_line.front_due(pool),
+            self.aqm_dropped.front().map(|i| pool.get(i).due),
+            self.link_dropped.front().map(|i| pool.get(i).due),
+        ];
+        dropped.into_iter().fold(sending, |a, b| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        }
+        })
     }
 
     /// Settle every transmission that ended at or before `t`: move the
@@ -378,9 +543,15 @@ impl Pipe {
             };
             let done = self.tx_done;
             self.link_free_at = done;
-            let due = self.exit_time(pool, i, done);
-            pool.get_mut(i).due = due;
-            self.delay_line.push(pool, i);
+            if core::mem::take(&mut self.head_lost) {
+                pool.get_mut(i).due = done;
+                self.link_dropped.push_back(pool, i);
+                self.stats.link_drops += 1;
+            } else {
+                let due = self.exit_time(pool, i, done);
+                pool.get_mut(i).due = due;
+                self.delay_line.push(pool, i);
+            }
             self.start_tx(pool, done);
         }
     }
@@ -409,12 +580,34 @@ impl Pipe {
         due
     }
 
-    /// Do everything due at or before `t`: settle transmissions, and append
-    /// to `out` the packets that leave the pipe (each with its exit time in
-    /// the slot's `due`), in exit order.
+    /// Do everything due at or before `t`: settle transmissions, append to
+    /// `dropped` the packets dropped inside the pipe (CoDel, lost on the
+    /// link) with why, and to `out` the packets that leave the pipe; each
+    /// with its instant in the slot's `due`, in time order.
     #[inline]
-    pub(crate) fn step(&mut self, pool: &mut Pool, t: Instant, out: &mut Vec<u32>) {
+    pub(crate) fn step(
+        &mut self,
+        pool: &mut Pool,
+        t: Instant,
+        out: &mut Vec<u32>,
+        dropped: &mut Vec<(u32, Refusal)>,
+    ) {
         self.catch_up(pool, t);
+        // Every packet in the drop lists was dropped at or before `t` (by a
+        // catch-up); merge the two lists in time order.
+        loop {
+            let a = self.aqm_dropped.front().map(|i| pool.get(i).due);
+            let l = self.link_dropped.front().map(|i| pool.get(i).due);
+            let (list, why) = match (a, l) {
+                (Some(a), Some(l)) if l < a => (&mut self.link_dropped, Refusal::Link),
+                (Some(_), _) => (&mut self.aqm_dropped, Refusal::Aqm),
+                (None, Some(_)) => (&mut self.link_dropped, Refusal::Link),
+                (None, None) => break,
+            };
+            if let Some(i) = list.pop_front(pool) {
+                dropped.push((i, why));
+            }
+        }
         while let Some(due) = self.delay_line.front_due(pool) {
             if due > t {
                 break;

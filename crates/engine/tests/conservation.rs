@@ -3,16 +3,18 @@
 //! the same seed gives the same outputs.
 //!
 //! * conservation: `offered + duplicated = delivered + dropped + inside`,
-//!   and every dropped packet is reported once, with its reason;
+//!   and every dropped packet is reported once, with its reason (tail drop,
+//!   loss model, memory, AQM at arrival or at dequeue, lost on the link);
 //! * causality: no packet leaves before `born + transmission + minimum
 //!   delay` of its route;
 //! * queue bounds hold at every pipe;
 //! * determinism: a second engine with the same seed gives identical outputs.
 
-use pipelab_engine::config::{JitterOrder, PipeConfig, QueueLimit};
+use pipelab_engine::config::{Aqm, JitterOrder, PipeConfig, QueueLimit};
 use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output};
 use pipelab_engine::models::{
-    DelayDist, Distribution, DuplicateConfig, LossConfig, Probability, ReorderConfig, UniformLoss,
+    CodelConfig, DelayDist, Distribution, DuplicateConfig, LossConfig, PieConfig, Probability,
+    Profile, QueueMeasure, RedConfig, ReorderConfig, UniformLoss,
 };
 use pipelab_engine::{Duration, Engine, Instant, Packet, Rate, Verdict};
 use proptest::prelude::*;
@@ -27,6 +29,19 @@ struct PipeParams {
     dup: f64,
     reorder: f64,
     allow: bool,
+    /// 0: none, 1: RED, 2: GRED, 3: CoDel, 4: PIE.
+    aqm: u8,
+    /// A MAC profile that loses `profile_loss` of the packets.
+    profile_loss: Option<f64>,
+}
+
+/// A MAC profile with extra airtimes up to 1 ms and loss level `1 − loss`.
+fn profile(loss: f64) -> Profile {
+    let text = format!(
+        "loss-level {}\nprob delay\n0 0us\n0.5 100us\n1 1000us\n",
+        1.0 - loss
+    );
+    Profile::parse(&text).expect("profile")
 }
 
 fn pipe_params() -> impl Strategy<Value = PipeParams> {
@@ -39,17 +54,23 @@ fn pipe_params() -> impl Strategy<Value = PipeParams> {
         prop_oneof![Just(0.0), 0.0..0.3f64],
         prop_oneof![Just(0.0), 0.0..0.5f64],
         any::<bool>(),
+        0u8..5,
+        proptest::option::of(0.0..0.3f64),
     )
         .prop_map(
-            |(bw, delay_us, jitter_us, slots, loss, dup, reorder, allow)| PipeParams {
-                bw,
-                delay_us,
-                jitter_us: jitter_us.min(delay_us),
-                slots,
-                loss,
-                dup,
-                reorder,
-                allow,
+            |(bw, delay_us, jitter_us, slots, loss, dup, reorder, allow, aqm, profile_loss)| {
+                PipeParams {
+                    bw,
+                    delay_us,
+                    jitter_us: jitter_us.min(delay_us),
+                    slots,
+                    loss,
+                    dup,
+                    reorder,
+                    allow,
+                    aqm,
+                    profile_loss,
+                }
             },
         )
 }
@@ -88,6 +109,37 @@ fn build(p: &PipeParams) -> PipeConfig {
     }
     if p.reorder > 0.0 {
         c = c.with_reorder(ReorderConfig::new(prob(p.reorder), Probability::ZERO, 1));
+    }
+    let slots = QueueMeasure::Slots;
+    let min_th = (p.slots / 4) as u64;
+    let max_th = min_th + 1 + (p.slots / 2) as u64;
+    match p.aqm {
+        1 => {
+            let r = RedConfig::red(0.2, min_th, max_th, 0.5, slots).expect("red");
+            c = c.with_aqm(Aqm::Red(Box::new(r)));
+        }
+        2 => {
+            let r = RedConfig::gred(0.2, min_th, max_th, 0.5, slots).expect("gred");
+            c = c.with_aqm(Aqm::Red(Box::new(r)));
+        }
+        3 => {
+            let codel = CodelConfig::new(Duration::from_micros(500), Duration::from_millis(5));
+            c = c.with_aqm(Aqm::Codel(codel.expect("codel")));
+        }
+        4 => {
+            let pie = PieConfig::new(
+                Duration::from_micros(500),
+                Duration::from_millis(1),
+                0.125,
+                1.25,
+                Duration::ZERO,
+            );
+            c = c.with_aqm(Aqm::Pie(pie.expect("pie")));
+        }
+        _ => {}
+    }
+    if let Some(l) = p.profile_loss {
+        c = c.with_profile(profile(l));
     }
     c
 }
@@ -144,11 +196,22 @@ proptest! {
         prop_assert_eq!(st.offered, arrivals.len() as u64);
         prop_assert_eq!(st.delivered, delivered);
         prop_assert_eq!(st.offered + st.duplicated, delivered + refused + dropped_inside);
-        prop_assert_eq!(st.dropped_queue + st.dropped_memory + st.dropped_loss, refused + dropped_inside);
+        prop_assert_eq!(
+            st.dropped_queue + st.dropped_memory + st.dropped_loss + st.dropped_aqm + st.dropped_link,
+            refused + dropped_inside
+        );
         let by_reason = |r: DropReason| out.iter().filter(|o| matches!(o.fate, Fate::Dropped { reason, .. } if reason == r)).count() as u64
             + verdicts.iter().filter(|v| **v == Verdict::Dropped(r)).count() as u64;
         prop_assert_eq!(by_reason(DropReason::Loss), st.dropped_loss);
         prop_assert_eq!(by_reason(DropReason::QueueFull), st.dropped_queue);
+        prop_assert_eq!(by_reason(DropReason::Aqm), st.dropped_aqm);
+        prop_assert_eq!(by_reason(DropReason::Link), st.dropped_link);
+        prop_assert_eq!(by_reason(DropReason::PoolFull), st.dropped_memory);
+        // Drops leave the engine no earlier than the packet was born, and
+        // outputs come out in time order.
+        for o in &out {
+            prop_assert!(o.at >= o.pkt.born);
+        }
         // Causality: at least transmission + (delay - jitter) per hop, no
         // early exit (a reordered packet skips only its delay).
         for o in out.iter().filter(|o| o.fate == Fate::Delivered) {

@@ -19,14 +19,19 @@
 //! structs of optional fields, so new pipe parameters (loss, jitter, RED,
 //! profile, ...) are new `Option` fields; build them with `default()` and
 //! assign fields. [`OptionKind`] gets new variants for new rule options
-//! (`via`, `mac`, `iplen`, `tcpflags`, `table(N)`, ...), and [`Action`] new
-//! variants for `pipe tablearg`/`skipto tablearg` (`Action::PipeTablearg`,
-//! ...) so that `Action::Pipe(u32)` keeps meaning a concrete pipe.
+//! (as `via`, `mac`, `iplen`, `tcpflags` were added), [`AddrMatch`] new
+//! address forms (as `table(N)`), and [`Action`] new variants (as
+//! `Action::PipeTablearg`, so that `Action::Pipe(u32)` keeps meaning a
+//! concrete pipe).
 
 use core::fmt;
 use std::net::IpAddr;
 
-use pipelab_engine::config::{ConfigError, JitterOrder, PipeConfig, QueueLimit};
+use pipelab_engine::config::{Aqm, ConfigError, JitterOrder, PipeConfig, QueueLimit};
+use pipelab_engine::models::{
+    Accounting, BurstConfig, BwTrace, CodelConfig, NetemOverhead, PieConfig, Profile, QueueMeasure,
+    RedConfig, RedVariant,
+};
 use pipelab_engine::models::{
     BitErrorRate, CorruptConfig, DelayDist, Distribution, DuplicateConfig, EmpiricalDelay,
     FourState, GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability,
@@ -34,7 +39,7 @@ use pipelab_engine::models::{
 };
 use pipelab_engine::time::{Duration, Rate};
 
-use crate::units::{format_percent, format_queue, Ber, Probability};
+use crate::units::{format_percent, format_queue, format_size, Ber, Decimal, Probability};
 
 /// The smallest pipe number.
 pub const MIN_PIPE: u32 = 1;
@@ -53,6 +58,11 @@ pub const DEFAULT_RULE: u32 = 65_535;
 pub const AUTOINC_STEP: u32 = 100;
 
 /// One command: one line of a script.
+///
+/// `PipeConfig` is much larger than the other variants (a pipe has many
+/// optional parameters); commands are parsed once per line, never in a hot
+/// path, so it stays unboxed for easy matching.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     /// `pipe N config [bw RATE] [delay DUR ...] [queue N|SIZE] [loss ...]
@@ -90,6 +100,33 @@ pub enum Command {
     /// `set one_pass 0|1`: whether a packet leaving a pipe leaves the
     /// classifier (1, ipfw's default) or is reinjected after its rule (0).
     SetOnePass(bool),
+    /// `table N add CIDR [VALUE]`: adds an entry to lookup table `N`
+    /// (`0..=65535`); the value (default 0) is what `tablearg` takes.
+    TableAdd {
+        /// Table number.
+        table: u32,
+        /// The address or network.
+        net: IpNet,
+        /// The value, as written (`None` means 0).
+        value: Option<u32>,
+    },
+    /// `table N delete CIDR`.
+    TableDelete {
+        /// Table number.
+        table: u32,
+        /// The entry's address or network.
+        net: IpNet,
+    },
+    /// `table N flush`, or `table all flush` (`None`).
+    TableFlush {
+        /// One table, or all of them.
+        table: Option<u32>,
+    },
+    /// `table N list`, or `table all list` (`None`).
+    TableList {
+        /// One table, or all of them.
+        table: Option<u32>,
+    },
 }
 
 /// The parameters of a `pipe N config` command, as written.
@@ -132,6 +169,190 @@ pub struct PipeSpec {
     pub corrupt: Option<Chance>,
     /// `ber B`: independent bit errors, `B` in `[0, 1)`.
     pub ber: Option<Ber>,
+    /// `red W/MIN/MAX/P`, `gred W/MIN/MAX/P`, `codel ...` or `pie ...`:
+    /// the queue's active management (default: tail drop only).
+    pub aqm: Option<AqmSpec>,
+    /// `bw trace:PATH`: serve the queue at the delivery opportunities of a
+    /// Mahimahi trace instead of at `bw` (excludes `bw RATE`).
+    pub bw_trace: Option<String>,
+    /// `profile PATH`: Dummynet's MAC-overhead profile file.
+    pub profile: Option<String>,
+    /// `burst SIZE`: bytes an idle pipe may send at line rate (ipfw).
+    pub burst: Option<u64>,
+    /// `accounting l3|l2 [...]`: which bytes the rate applies to.
+    pub accounting: Option<AccountingSpec>,
+    /// `overhead N [cellsize C [celloverhead O]]`: netem's per-packet and
+    /// per-cell overheads (excludes `accounting`).
+    pub overhead: Option<OverheadSpec>,
+}
+
+/// `red`/`gred W/MIN/MAX/P` as written (ipfw's words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RedSpec {
+    /// `gred` (gentle RED) rather than `red`.
+    pub gentle: bool,
+    /// The averaging weight `w_q`, in `(0, 1]`.
+    pub w_q: Probability,
+    /// The lower threshold, in the queue's unit (slots, or bytes with a
+    /// queue in bytes, as ipfw).
+    pub min_th: u64,
+    /// The upper threshold, same unit, above `min_th`.
+    pub max_th: u64,
+    /// The drop probability at `max_th`, in `(0, 1]`.
+    pub max_p: Probability,
+}
+
+/// PIE's parameters as written; absent ones take RFC 8033's defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PieSpec {
+    /// `target D` (15ms).
+    pub target: Option<Duration>,
+    /// `tupdate D` (15ms).
+    pub tupdate: Option<Duration>,
+    /// `alpha A` in Hz, `[0, 2]` (0.125).
+    pub alpha: Option<Decimal>,
+    /// `beta B` in Hz, `[0, 2]` (1.25).
+    pub beta: Option<Decimal>,
+    /// `max_burst D` (150ms).
+    pub max_burst: Option<Duration>,
+}
+
+/// The queue management words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AqmSpec {
+    /// `red W/MIN/MAX/P` or `gred W/MIN/MAX/P`.
+    Red(RedSpec),
+    /// `codel [target D] [interval D]` (defaults 5ms, 100ms).
+    Codel {
+        /// `target D`.
+        target: Option<Duration>,
+        /// `interval D`.
+        interval: Option<Duration>,
+    },
+    /// `pie [target D] [tupdate D] [alpha A] [beta B] [max_burst D]`.
+    Pie(PieSpec),
+}
+
+impl AqmSpec {
+    /// The command word: `red`, `gred`, `codel` or `pie`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            AqmSpec::Red(r) if r.gentle => "gred",
+            AqmSpec::Red(_) => "red",
+            AqmSpec::Codel { .. } => "codel",
+            AqmSpec::Pie(_) => "pie",
+        }
+    }
+}
+
+impl fmt::Display for AqmSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())?;
+        match self {
+            AqmSpec::Red(r) => write!(f, " {}/{}/{}/{}", r.w_q, r.min_th, r.max_th, r.max_p),
+            AqmSpec::Codel { target, interval } => {
+                if let Some(t) = target {
+                    write!(f, " target {t}")?;
+                }
+                if let Some(i) = interval {
+                    write!(f, " interval {i}")?;
+                }
+                Ok(())
+            }
+            AqmSpec::Pie(p) => {
+                if let Some(t) = p.target {
+                    write!(f, " target {t}")?;
+                }
+                if let Some(t) = p.tupdate {
+                    write!(f, " tupdate {t}")?;
+                }
+                if let Some(a) = p.alpha {
+                    write!(f, " alpha {a}")?;
+                }
+                if let Some(b) = p.beta {
+                    write!(f, " beta {b}")?;
+                }
+                if let Some(m) = p.max_burst {
+                    write!(f, " max_burst {m}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The link-layer framing of `accounting l2`, each field as written; absent
+/// ones take Ethernet's values (header 14, fcs 4, preamble 8, ifg 12,
+/// minframe 64), in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct L2Spec {
+    /// `header N`.
+    pub header: Option<u32>,
+    /// `fcs N`.
+    pub fcs: Option<u32>,
+    /// `preamble N` (with the start-of-frame delimiter).
+    pub preamble: Option<u32>,
+    /// `ifg N`: the inter-frame gap.
+    pub ifg: Option<u32>,
+    /// `minframe N`: shorter frames are padded to it (0: none).
+    pub minframe: Option<u32>,
+}
+
+/// `accounting l3` (Dummynet: the IP length) or `accounting l2 [...]`
+/// (the frame on the wire, NetEm-like).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccountingSpec {
+    /// `l3`.
+    L3,
+    /// `l2 [header N] [fcs N] [preamble N] [ifg N] [minframe N]`.
+    L2(L2Spec),
+}
+
+impl AccountingSpec {
+    /// The words after `l2`, as listed in hints.
+    pub const L2_WORDS: &'static [&'static str] = &["header", "fcs", "preamble", "ifg", "minframe"];
+}
+
+impl fmt::Display for AccountingSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccountingSpec::L3 => f.write_str("l3"),
+            AccountingSpec::L2(l) => {
+                f.write_str("l2")?;
+                let fields = [l.header, l.fcs, l.preamble, l.ifg, l.minframe];
+                for (w, v) in AccountingSpec::L2_WORDS.iter().zip(fields) {
+                    if let Some(v) = v {
+                        write!(f, " {w} {v}")?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// netem's `overhead N [cellsize C [celloverhead O]]`, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OverheadSpec {
+    /// Bytes added to each packet (may be negative).
+    pub overhead: i32,
+    /// `cellsize C`: the packet is carried in cells of `C` bytes.
+    pub cellsize: Option<u32>,
+    /// `celloverhead O`: bytes added to each cell (only with a cell size).
+    pub celloverhead: Option<i32>,
+}
+
+impl fmt::Display for OverheadSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.overhead)?;
+        if let Some(c) = self.cellsize {
+            write!(f, " cellsize {c}")?;
+            if let Some(o) = self.celloverhead {
+                write!(f, " celloverhead {o}")?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The `SIGMA [CORR%]` of netem's `delay MU SIGMA [CORR%]`.
@@ -318,12 +539,20 @@ impl PipeSpec {
         "distribution",
         "jitter-order",
         "queue",
+        "red",
+        "gred",
+        "codel",
+        "pie",
         "plr",
         "loss",
         "duplicate",
         "reorder",
         "corrupt",
         "ber",
+        "profile",
+        "burst",
+        "accounting",
+        "overhead",
     ];
 
     /// Builds the engine's validated pipe configuration, with ipfw's
@@ -360,6 +589,12 @@ impl PipeSpec {
         }
         if let Some(LossSpec::Trace(p)) = &self.loss {
             out.push(("loss", p.as_str()));
+        }
+        if let Some(p) = &self.bw_trace {
+            out.push(("bw", p.as_str()));
+        }
+        if let Some(p) = &self.profile {
+            out.push(("profile", p.as_str()));
         }
         out
     }
@@ -470,7 +705,7 @@ impl PipeSpec {
             }
             (None, None) => {}
         }
-        Ok(cfg)
+        self.link_extras(cfg, files)
     }
 
     fn loss_config(
@@ -519,6 +754,128 @@ impl PipeSpec {
         }))
     }
 
+    /// The queue management, the link-server extras and the accounting.
+    fn link_extras(
+        &self,
+        mut cfg: PipeConfig,
+        files: &mut Files<'_>,
+    ) -> Result<PipeConfig, ConfigError> {
+        let err = |param: &'static str, reason: String| ConfigError { param, reason };
+        if let Some(path) = &self.bw_trace {
+            if self.bw.is_some() {
+                return Err(err(
+                    "bw",
+                    "a bandwidth trace replaces the rate: give bw RATE or bw trace:FILE".into(),
+                ));
+            }
+            if self.burst.is_some() {
+                return Err(err(
+                    "burst",
+                    "a burst has no meaning with a bandwidth trace (bw trace:FILE)".into(),
+                ));
+            }
+            if let Some(text) = files.text("bw", path)? {
+                let t = BwTrace::parse(&text).map_err(|e| err("bw", format!("'{path}': {e}")))?;
+                cfg = cfg.with_bw_trace(t);
+            }
+        }
+        match self.aqm {
+            Some(AqmSpec::Red(r)) => {
+                let measure = match cfg.queue() {
+                    QueueLimit::Slots(_) => QueueMeasure::Slots,
+                    QueueLimit::Bytes(_) => QueueMeasure::Bytes,
+                };
+                let variant = if r.gentle {
+                    RedVariant::Gentle
+                } else {
+                    RedVariant::Red
+                };
+                let param = if r.gentle { "gred" } else { "red" };
+                let c = RedConfig::new(
+                    variant,
+                    r.w_q.as_f64(),
+                    r.min_th,
+                    r.max_th,
+                    r.max_p.as_f64(),
+                    measure,
+                )
+                .map_err(|e| err(param, e.message))?;
+                cfg = cfg.with_aqm(Aqm::Red(Box::new(c)));
+            }
+            Some(AqmSpec::Codel { target, interval }) => {
+                let d = CodelConfig::default();
+                let c = CodelConfig::new(
+                    target.unwrap_or(d.target()),
+                    interval.unwrap_or(d.interval()),
+                )
+                .map_err(|e| err("codel", e.message))?;
+                cfg = cfg.with_aqm(Aqm::Codel(c));
+            }
+            Some(AqmSpec::Pie(p)) => {
+                let d = PieConfig::default();
+                let c = PieConfig::new(
+                    p.target.unwrap_or(d.target()),
+                    p.tupdate.unwrap_or(d.tupdate()),
+                    p.alpha.map_or(d.alpha(), Decimal::as_f64),
+                    p.beta.map_or(d.beta(), Decimal::as_f64),
+                    p.max_burst.unwrap_or(d.max_burst()),
+                )
+                .map_err(|e| err("pie", e.message))?;
+                cfg = cfg.with_aqm(Aqm::Pie(c));
+            }
+            None => {}
+        }
+        if let Some(path) = &self.profile {
+            if let Some(text) = files.text("profile", path)? {
+                let p =
+                    Profile::parse(&text).map_err(|e| err("profile", format!("'{path}': {e}")))?;
+                cfg = cfg.with_profile(p);
+            }
+        }
+        if let Some(b) = self.burst {
+            let b = BurstConfig::new(b).map_err(|e| err("burst", e.message))?;
+            cfg = cfg.with_burst(b);
+        }
+        match (self.accounting, self.overhead) {
+            (Some(_), Some(_)) => return Err(err(
+                "overhead",
+                "'accounting' and 'overhead' cannot both be given (overhead is netem's accounting)"
+                    .into(),
+            )),
+            (Some(AccountingSpec::L3), None) => cfg = cfg.with_accounting(Accounting::L3),
+            (Some(AccountingSpec::L2(l)), None) => {
+                let Accounting::L2 {
+                    header,
+                    fcs,
+                    preamble,
+                    ifg,
+                    min_frame,
+                } = Accounting::ETHERNET
+                else {
+                    return Ok(cfg);
+                };
+                cfg = cfg.with_accounting(Accounting::L2 {
+                    header: l.header.unwrap_or(header),
+                    fcs: l.fcs.unwrap_or(fcs),
+                    preamble: l.preamble.unwrap_or(preamble),
+                    ifg: l.ifg.unwrap_or(ifg),
+                    min_frame: l.minframe.unwrap_or(min_frame),
+                });
+            }
+            (None, Some(o)) => {
+                let n = NetemOverhead::new(
+                    o.overhead,
+                    o.cellsize.unwrap_or(0),
+                    o.celloverhead.unwrap_or(0),
+                )
+                .map_err(|e| err("overhead", e.message))?;
+                cfg = cfg.with_accounting(Accounting::Netem(n));
+            }
+            (None, None) => {}
+        }
+        Ok(cfg)
+    }
+
     /// True when no parameter was given.
     pub fn is_empty(&self) -> bool {
         *self == PipeSpec::default()
@@ -537,6 +894,9 @@ impl fmt::Display for PipeSpec {
         };
         if let Some(bw) = self.bw {
             word(f, format_args!("bw {bw}"))?;
+        }
+        if let Some(p) = &self.bw_trace {
+            word(f, format_args!("bw trace:{p}"))?;
         }
         if self.delay.is_some() || self.jitter.is_some() {
             let d = self.delay.unwrap_or(Duration::ZERO);
@@ -561,6 +921,9 @@ impl fmt::Display for PipeSpec {
         if let Some(q) = self.queue {
             word(f, format_args!("queue {}", format_queue(q)))?;
         }
+        if let Some(a) = &self.aqm {
+            word(f, format_args!("{a}"))?;
+        }
         if let Some(p) = self.plr {
             word(f, format_args!("plr {p}"))?;
         }
@@ -579,13 +942,25 @@ impl fmt::Display for PipeSpec {
         if let Some(b) = self.ber {
             word(f, format_args!("ber {b}"))?;
         }
+        if let Some(p) = &self.profile {
+            word(f, format_args!("profile {p}"))?;
+        }
+        if let Some(b) = self.burst {
+            word(f, format_args!("burst {}", format_size(b)))?;
+        }
+        if let Some(a) = &self.accounting {
+            word(f, format_args!("accounting {a}"))?;
+        }
+        if let Some(o) = &self.overhead {
+            word(f, format_args!("overhead {o}"))?;
+        }
         Ok(())
     }
 }
 
 /// What a rule does with a matching packet.
 ///
-/// `pipe tablearg` and `skipto tablearg` will be new variants, so that
+/// `pipe tablearg` and `skipto tablearg` are their own variants, so that
 /// `Pipe(n)` and `Skipto(n)` always name a concrete number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
@@ -602,6 +977,22 @@ pub enum Action {
     Pipe(u32),
     /// `queue N`: send the packet to flow queue `N` (of a scheduler).
     Queue(u32),
+    /// `pipe tablearg`: send the packet through the pipe numbered by the
+    /// value of the rule's last matching `table(N)` lookup (the PlanetLab
+    /// per-user dispatch, planetlab-dummynet-emulation §3.6). The rule must
+    /// look up a table.
+    PipeTablearg,
+    /// `skipto tablearg`: continue at the first rule numbered at least the
+    /// value of the rule's last matching `table(N)` lookup (a value not
+    /// after the rule continues with the next rule).
+    SkiptoTablearg,
+}
+
+impl Action {
+    /// True for the actions whose number comes from a table lookup.
+    pub fn is_tablearg(self) -> bool {
+        matches!(self, Action::PipeTablearg | Action::SkiptoTablearg)
+    }
 }
 
 impl fmt::Display for Action {
@@ -613,6 +1004,8 @@ impl fmt::Display for Action {
             Action::Skipto(n) => write!(f, "skipto {n}"),
             Action::Pipe(n) => write!(f, "pipe {n}"),
             Action::Queue(n) => write!(f, "queue {n}"),
+            Action::PipeTablearg => f.write_str("pipe tablearg"),
+            Action::SkiptoTablearg => f.write_str("skipto tablearg"),
         }
     }
 }
@@ -754,6 +1147,15 @@ pub enum AddrMatch {
     Net(IpNet),
     /// `{a,b,c}`: any of these addresses or networks (never empty).
     List(Vec<IpNet>),
+    /// `table(N)` or `table(N,VALUE)`: an address in lookup table `N`
+    /// (longest prefix match), whose value is `VALUE` if given. A matching
+    /// lookup sets the rule's `tablearg`.
+    Table {
+        /// Table number, `0..=65535`.
+        table: u32,
+        /// The value the entry must have, if given.
+        value: Option<u32>,
+    },
 }
 
 impl fmt::Display for AddrMatch {
@@ -772,6 +1174,11 @@ impl fmt::Display for AddrMatch {
                 }
                 f.write_str("}")
             }
+            AddrMatch::Table { table, value: None } => write!(f, "table({table})"),
+            AddrMatch::Table {
+                table,
+                value: Some(v),
+            } => write!(f, "table({table},{v})"),
         }
     }
 }
@@ -863,6 +1270,158 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// The largest lookup table number (`table(N)`, `table N add ...`).
+pub const MAX_TABLE: u32 = 65_535;
+
+/// An inclusive range of numbers, `lo <= hi`, for the options that take
+/// lists of values or ranges (`mac-type`, `iplen`, `dscp`, `uid`). Each
+/// option prints its own way (`mac-type` in hexadecimal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NumRange {
+    lo: u32,
+    hi: u32,
+}
+
+impl NumRange {
+    /// `lo-hi`; `None` if `lo > hi`.
+    pub fn new(lo: u32, hi: u32) -> Option<NumRange> {
+        (lo <= hi).then_some(NumRange { lo, hi })
+    }
+    /// A single value.
+    pub fn single(v: u32) -> NumRange {
+        NumRange { lo: v, hi: v }
+    }
+    /// The first value.
+    pub fn lo(&self) -> u32 {
+        self.lo
+    }
+    /// The last value.
+    pub fn hi(&self) -> u32 {
+        self.hi
+    }
+    /// True if `v` is in the range.
+    pub fn contains(&self, v: u32) -> bool {
+        self.lo <= v && v <= self.hi
+    }
+}
+
+/// Writes `1,5-9` (decimal) or `0x0800,0x86dd` (`hex`, 4 digits).
+fn write_ranges(f: &mut fmt::Formatter<'_>, rs: &[NumRange], hex: bool) -> fmt::Result {
+    for (i, r) in rs.iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        let one = |f: &mut fmt::Formatter<'_>, v: u32| {
+            if hex {
+                write!(f, "{v:#06x}")
+            } else {
+                write!(f, "{v}")
+            }
+        };
+        one(f, r.lo)?;
+        if r.hi != r.lo {
+            f.write_str("-")?;
+            one(f, r.hi)?;
+        }
+    }
+    Ok(())
+}
+
+/// One side of `mac DST SRC`: `any` or an Ethernet address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MacMatch {
+    /// `any`.
+    Any,
+    /// `aa:bb:cc:dd:ee:ff`.
+    Addr([u8; 6]),
+}
+
+impl fmt::Display for MacMatch {
+    /// `any`, or six lower-case hex pairs separated by colons.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MacMatch::Any => f.write_str("any"),
+            MacMatch::Addr(a) => write!(
+                f,
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                a[0], a[1], a[2], a[3], a[4], a[5]
+            ),
+        }
+    }
+}
+
+/// The TCP flags of `tcpflags`: those that must be set and those that
+/// must be clear (`!syn`). Bits as in the TCP header (FIN = 0x01 ...
+/// CWR = 0x80); a flag is never in both sets, and at least one is named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TcpFlags {
+    set: u8,
+    clear: u8,
+}
+
+impl TcpFlags {
+    /// ipfw's flag words, in bit order (bit `i` is `1 << i`).
+    pub const NAMES: [&'static str; 8] = ["fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr"];
+
+    /// `None` if a flag is both set and clear, or no flag is named.
+    pub fn new(set: u8, clear: u8) -> Option<TcpFlags> {
+        (set & clear == 0 && (set | clear) != 0).then_some(TcpFlags { set, clear })
+    }
+    /// Flags that must be set.
+    pub fn set(&self) -> u8 {
+        self.set
+    }
+    /// Flags that must be clear.
+    pub fn clear(&self) -> u8 {
+        self.clear
+    }
+    /// True if the TCP header's flag byte `flags` satisfies both sets.
+    pub fn matches(&self, flags: u8) -> bool {
+        flags & self.set == self.set && flags & self.clear == 0
+    }
+}
+
+impl fmt::Display for TcpFlags {
+    /// `syn,!ack`: flags in bit order, clear ones with `!`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (i, name) in TcpFlags::NAMES.iter().enumerate() {
+            let bit = 1u8 << i;
+            if (self.set | self.clear) & bit == 0 {
+                continue;
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if self.clear & bit != 0 {
+                f.write_str("!")?;
+            }
+            f.write_str(name)?;
+        }
+        Ok(())
+    }
+}
+
+/// The user of `uid`: a number, or a name kept as written (the runner
+/// resolves names; this crate reads no user database).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum UserMatch {
+    /// `uid 1000`.
+    Id(u32),
+    /// `uid alice`.
+    Name(String),
+}
+
+impl fmt::Display for UserMatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UserMatch::Id(n) => write!(f, "{n}"),
+            UserMatch::Name(s) => f.write_str(s),
+        }
+    }
+}
+
 /// A rule option (match condition), possibly negated with `not`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RuleOption {
@@ -890,9 +1449,12 @@ impl fmt::Display for RuleOption {
 
 /// The match conditions that may follow `from .. to ..`.
 ///
-/// Later issues add variants (`via`, `recv`, `xmit`, `mac`, `mac-type`,
-/// `iplen`, `tcpflags`, `dscp`, `uid`, `table(N)`, ...); until then the
-/// parser rejects those words with "option 'X' is not supported yet".
+/// Conditions on the frame (addresses, ports, `proto`, `iplen`, `dscp`,
+/// `tcpflags`, `mac`, `mac-type`) never match a frame that lacks the field
+/// (a non-IP frame, a truncated header), negated or not; conditions on
+/// where the packet was seen (`in`, `out`, `via`, `recv`, `xmit`, `uid`)
+/// are simply false when unknown, so `not` makes them true. Other ipfw
+/// options are rejected with "option 'X' is not supported yet".
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum OptionKind {
     /// `in`: packets entering (ipfw: on the input path).
@@ -909,12 +1471,42 @@ pub enum OptionKind {
     SrcPort(Vec<PortRange>),
     /// `dst-port PORTS` (never empty).
     DstPort(Vec<PortRange>),
+    /// `via IFACE`: received or to be sent on interface `IFACE`.
+    Via(String),
+    /// `recv IFACE`: received on interface `IFACE`.
+    Recv(String),
+    /// `xmit IFACE`: to be sent on interface `IFACE`.
+    Xmit(String),
+    /// `mac DST SRC` (ipfw's order: destination first), each `any` or an
+    /// address.
+    Mac {
+        /// Destination address.
+        dst: MacMatch,
+        /// Source address.
+        src: MacMatch,
+    },
+    /// `mac-type T[,T..]`: the innermost ethertype (after VLAN tags), values
+    /// or ranges, `0..=0xffff` (never empty). Matches non-IP frames.
+    MacType(Vec<NumRange>),
+    /// `iplen N[,A-B..]`: the IP packet's length (IPv4 total length, IPv6
+    /// 40 + payload length), `0..=65575` (never empty).
+    IpLen(Vec<NumRange>),
+    /// `tcpflags [!]FLAG[,[!]FLAG..]`: TCP packets with these flags set and
+    /// the `!` ones clear.
+    TcpFlags(TcpFlags),
+    /// `dscp N[,N..]` (`0..=63`; names like `ef`, `af11`, `cs1` fold to
+    /// numbers; never empty).
+    Dscp(Vec<u8>),
+    /// `uid USER`: sent or received by a socket of this user (where the
+    /// runner knows the owning socket).
+    Uid(UserMatch),
 }
 
 impl OptionKind {
     /// The option words the parser implements.
     pub const WORDS: &'static [&'static str] = &[
-        "in", "out", "proto", "src-ip", "dst-ip", "src-port", "dst-port",
+        "in", "out", "proto", "src-ip", "dst-ip", "src-port", "dst-port", "via", "recv", "xmit",
+        "mac", "mac-type", "iplen", "tcpflags", "dscp", "uid",
     ];
 }
 
@@ -934,6 +1526,30 @@ impl fmt::Display for OptionKind {
                 f.write_str("dst-port ")?;
                 write_ports(f, p)
             }
+            OptionKind::Via(i) => write!(f, "via {i}"),
+            OptionKind::Recv(i) => write!(f, "recv {i}"),
+            OptionKind::Xmit(i) => write!(f, "xmit {i}"),
+            OptionKind::Mac { dst, src } => write!(f, "mac {dst} {src}"),
+            OptionKind::MacType(r) => {
+                f.write_str("mac-type ")?;
+                write_ranges(f, r, true)
+            }
+            OptionKind::IpLen(r) => {
+                f.write_str("iplen ")?;
+                write_ranges(f, r, false)
+            }
+            OptionKind::TcpFlags(t) => write!(f, "tcpflags {t}"),
+            OptionKind::Dscp(d) => {
+                f.write_str("dscp ")?;
+                for (i, v) in d.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                Ok(())
+            }
+            OptionKind::Uid(u) => write!(f, "uid {u}"),
         }
     }
 }
@@ -1029,6 +1645,18 @@ impl fmt::Display for Command {
             Command::List => f.write_str("list"),
             Command::Show => f.write_str("show"),
             Command::SetOnePass(b) => write!(f, "set one_pass {}", u8::from(*b)),
+            Command::TableAdd { table, net, value } => {
+                write!(f, "table {table} add {net}")?;
+                if let Some(v) = value {
+                    write!(f, " {v}")?;
+                }
+                Ok(())
+            }
+            Command::TableDelete { table, net } => write!(f, "table {table} delete {net}"),
+            Command::TableFlush { table: Some(t) } => write!(f, "table {t} flush"),
+            Command::TableFlush { table: None } => f.write_str("table all flush"),
+            Command::TableList { table: Some(t) } => write!(f, "table {t} list"),
+            Command::TableList { table: None } => f.write_str("table all list"),
         }
     }
 }

@@ -16,7 +16,8 @@
 //!   ...) and their canonical text (`Display`), which parses back equal.
 //! * [`parser`]: [`parse_line`] and [`parse_script`], errors with positions
 //!   ([`ParseError`], rendered rustc-style by [`ParseError::render`]).
-//! * [`state`]: the applied configuration [`Config`], all-or-nothing
+//! * [`state`]: the applied configuration [`Config`] (pipes, rules, lookup
+//!   tables), all-or-nothing
 //!   [`Config::apply_script`], and [`Config::to_script`].
 //! * [`traffic`]: the synthetic traffic specs of `pipelab sim --traffic`.
 //!
@@ -38,12 +39,14 @@ pub mod state;
 pub mod traffic;
 pub mod units;
 
+pub use ast::{AccountingSpec, AqmSpec, L2Spec, OverheadSpec, PieSpec, RedSpec};
 pub use ast::{
-    Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, OptionKind,
-    PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec,
+    Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, MacMatch,
+    NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
+    UserMatch,
 };
 pub use error::{ParseError, Spanned};
 pub use parser::{parse_line, parse_script};
-pub use state::{ApplyError, Config, Outcome, ScriptError};
+pub use state::{ApplyError, Config, Outcome, ScriptError, Table};
 pub use traffic::{parse_traffic, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec};
-pub use units::{Ber, PacketRate, Probability, UnitError};
+pub use units::{Ber, Decimal, PacketRate, Probability, UnitError};

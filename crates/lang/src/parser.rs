@@ -12,16 +12,34 @@
 //!             | loss state P13% [P31% [P32% [P23% [P14%]]]] | loss trace:PATH
 //!             | duplicate P% [CORR%] | reorder P% [CORR%] [gap N]
 //!             | reorder swap P% | corrupt P% [CORR%] | ber B
+//!             | red W/MIN/MAX/P | gred W/MIN/MAX/P   (thresholds in slots, or
+//!               bytes with a queue in bytes; K = 1024)
+//!             | codel [target D] [interval D]
+//!             | pie [target D] [tupdate D] [alpha A] [beta B] [max_burst D]
+//!             | bw trace:PATH | profile PATH | burst SIZE
+//!             | accounting l3 | accounting l2 [header N] [fcs N] [preamble N]
+//!               [ifg N] [minframe N] | overhead N [cellsize C [celloverhead O]]
 //! pipe N delete | pipe [N] show | pipe [N] list
 //! add [N] [prob P] ACTION [prob P] [log] [[PROTO] from SRC to DST] [OPTION...]
 //!     ACTION  = allow|accept|pass|permit | deny|drop | count
 //!             | skipto N | pipe N | queue N
+//!             | pipe tablearg | skipto tablearg   (the rule needs a table(N))
 //!     PROTO   = ip|all | ip4 | ip6 | tcp | udp | icmp | 0..255
-//!     SRC,DST = [not] (any | me | ADDR[/LEN] | {ADDR[/LEN],...}) [PORTS]
+//!     SRC,DST = [not] ADDR [PORTS]
+//!     ADDR    = any | me | ADDR[/LEN] | {ADDR[/LEN],...} | table(N[,VALUE])
 //!     PORTS   = PORT|LO-HI [,PORT|LO-HI ...]
-//!     OPTION  = [not] (in | out | proto PROTO | src-ip A | dst-ip A
-//!                      | src-port PORTS | dst-port PORTS)
+//!     OPTION  = [not] (in | out | proto PROTO | src-ip ADDR | dst-ip ADDR
+//!                      | src-port PORTS | dst-port PORTS
+//!                      | via IFACE | recv IFACE | xmit IFACE
+//!                      | mac DST SRC | mac-type T[,T..] | iplen N[,N..]
+//!                      | tcpflags [!]FLAG[,..] | dscp D[,D..] | uid USER)
+//!     MAC     = any | aa:bb:cc:dd:ee:ff      T = 0x88b5 | 2048 | A-B | ip|ipv6|arp|vlan
+//!     N       = 40 | 0-100                   FLAG = fin|syn|rst|psh|ack|urg|ece|cwr
+//!     D       = 0..63 | be | ef | va | cs0..cs7 | af11..af43
+//!     USER    = a number, or a name (resolved by the runner)
 //! delete N [N...] | flush | list | show | set one_pass 0|1
+//! table N add ADDR[/LEN] [VALUE] | table N delete ADDR[/LEN]
+//! table N|all flush | table N|all list
 //! ```
 //!
 //! Values are checked as they are read (units, ranges, prefix lengths), and
@@ -34,10 +52,11 @@
 
 use std::net::IpAddr;
 
+use crate::ast::{AccountingSpec, AqmSpec, L2Spec, OverheadSpec, PieSpec, RedSpec};
 use crate::ast::{
-    Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, OptionKind,
-    PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, DEFAULT_RULE, MAX_PIPE,
-    MAX_RULE, MIN_PIPE, MIN_RULE,
+    Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, MacMatch,
+    NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
+    UserMatch, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
 use crate::error::{ParseError, Spanned};
 use crate::lexer::{tokenize_line, Token, TokenKind};
@@ -45,11 +64,11 @@ use crate::units::{self, UnitError};
 use pipelab_engine::config::JitterOrder;
 
 /// The commands, as listed in hints.
-const COMMANDS: &str = "pipe, add, delete, flush, list, show, set";
+const COMMANDS: &str = "pipe, add, delete, flush, list, show, set, table";
 
 /// ipfw commands that pipelab will support later.
 const LATER_COMMANDS: &[&str] = &[
-    "queue", "sched", "table", "nat", "zero", "resetlog", "enable", "disable",
+    "queue", "sched", "nat", "zero", "resetlog", "enable", "disable",
 ];
 
 /// ipfw actions that pipelab does not support yet.
@@ -81,27 +100,18 @@ const LATER_ACTIONS: &[&str] = &[
 
 /// ipfw rule options that pipelab does not support yet.
 const LATER_OPTIONS: &[&str] = &[
-    "via",
-    "recv",
-    "xmit",
-    "mac",
-    "mac-type",
-    "iplen",
     "ipttl",
     "iptos",
     "ipid",
     "ipoptions",
     "ipprecedence",
     "ipversion",
-    "tcpflags",
     "tcpoptions",
     "tcpseq",
     "tcpack",
     "tcpwin",
     "tcpdatalen",
     "tcpmss",
-    "dscp",
-    "uid",
     "gid",
     "jail",
     "table",
@@ -134,10 +144,13 @@ const LATER_OPTIONS: &[&str] = &[
     "src-mac",
 ];
 
+/// The queue management words; a pipe takes at most one.
+const AQM_WORDS: &[&str] = &["red", "gred", "codel", "pie"];
+
 /// ipfw/netem pipe parameters that pipelab will support later.
 const LATER_PIPE_PARAMS: &[&str] = &[
-    "mask", "buckets", "red", "gred", "droptail", "noerror", "burst", "profile", "sched", "weight",
-    "lmax", "link", "type", "pipe", "flowset", "pri", "priority",
+    "mask", "buckets", "droptail", "noerror", "sched", "weight", "lmax", "link", "type", "pipe",
+    "flowset", "pri", "priority",
 ];
 
 /// Parses one line. Returns `Ok(None)` for a blank or comment-only line.
@@ -357,6 +370,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             "list" => Ok(Command::List),
             "show" => Ok(Command::Show),
             "set" => self.set(),
+            "table" => self.table(),
             w if LATER_COMMANDS.contains(&w) => Err(self.err_at(
                 tok,
                 format!("command '{}' is not supported yet", tok.text),
@@ -432,6 +446,14 @@ impl<'t, 'a> Parser<'t, 'a> {
                 ),
                 "corrupt" => ("corrupt", "e.g. corrupt 0.1%"),
                 "ber" => ("ber", "e.g. ber 1e-6"),
+                "red" => ("red", "e.g. red 0.002/5/15/0.1"),
+                "gred" => ("gred", "e.g. gred 0.002/5/15/0.1"),
+                "codel" => ("codel", "e.g. codel target 5ms interval 100ms"),
+                "pie" => ("pie", "e.g. pie target 15ms tupdate 15ms"),
+                "profile" => ("profile", "e.g. profile wlan.profile"),
+                "burst" => ("burst", "e.g. burst 64KB"),
+                "accounting" => ("accounting", "e.g. accounting l3 or accounting l2"),
+                "overhead" => ("overhead", "e.g. overhead 10 cellsize 48 celloverhead 5"),
                 "jitter" => {
                     return Err(self.err_at(
                         tok,
@@ -464,9 +486,46 @@ impl<'t, 'a> Parser<'t, 'a> {
                     )),
                 ));
             }
-            let value = self.expect_word("value", Some(example))?;
+            if AQM_WORDS.contains(&name) {
+                if let Some((other, first, _)) = seen.iter().find(|(n, _, _)| AQM_WORDS.contains(n))
+                {
+                    return Err(self.err_at(
+                        tok,
+                        format!("'{}' cannot be combined with '{other}'", tok.text),
+                        Some(format!(
+                            "a pipe has one queue management (red, gred, codel or pie); '{other}' was given at column {}",
+                            first.column
+                        )),
+                    ));
+                }
+            }
+            // codel and pie take only optional words: the keyword stands
+            // for their value in error positions.
+            let value = if matches!(name, "codel" | "pie") {
+                tok
+            } else {
+                self.expect_word("value", Some(example))?
+            };
             match name {
+                "bw" if lower(&value).starts_with("trace:") => {
+                    let path = &value.text["trace:".len()..];
+                    if path.is_empty() {
+                        return Err(self.err_at(
+                            value,
+                            "missing path after 'trace:'",
+                            Some("e.g. bw trace:link.trace".into()),
+                        ));
+                    }
+                    spec.bw_trace = Some(path.to_string());
+                }
                 "bw" => spec.bw = Some(self.unit(value, units::parse_rate(value.text))?),
+                "red" | "gred" => spec.aqm = Some(AqmSpec::Red(self.red(value, name == "gred")?)),
+                "codel" => spec.aqm = Some(self.codel()?),
+                "pie" => spec.aqm = Some(self.pie()?),
+                "profile" => spec.profile = Some(value.text.to_string()),
+                "burst" => spec.burst = Some(self.unit(value, units::parse_size(value.text))?),
+                "accounting" => spec.accounting = Some(self.accounting(value)?),
+                "overhead" => spec.overhead = Some(self.overhead(value)?),
                 "delay" => {
                     spec.delay = Some(self.unit(value, units::parse_delay(value.text))?);
                     if let Some(t) = self.next_number() {
@@ -503,9 +562,13 @@ impl<'t, 'a> Parser<'t, 'a> {
             let at = seen
                 .iter()
                 .find(|(n, _, _)| *n == e.param)
-                .map(|&(_, _, v)| v);
+                .map(|&(_, k, v)| (k, v));
             return Err(match at {
-                Some(v) => self.err_at(
+                // A word without a value of its own (codel, pie).
+                Some((k, v)) if k.column == v.column => {
+                    self.err_at(v, format!("invalid {}: {}", e.param, e.reason), None)
+                }
+                Some((_, v)) => self.err_at(
                     v,
                     format!("invalid {} '{}': {}", e.param, v.text, e.reason),
                     None,
@@ -514,6 +577,207 @@ impl<'t, 'a> Parser<'t, 'a> {
             });
         }
         Ok(spec)
+    }
+
+    /// `W/MIN/MAX/P` after `red` or `gred`; thresholds are whole numbers
+    /// with an optional `K` (×1024), as ipfw reads them.
+    fn red(&self, value: Token<'a>, gentle: bool) -> Result<RedSpec, ParseError> {
+        let word = if gentle { "gred" } else { "red" };
+        let hint = || Some(format!("e.g. {word} 0.002/5/15/0.1"));
+        let parts: Vec<&str> = value.text.split('/').collect();
+        let [w_q, min_th, max_th, max_p] = parts[..] else {
+            return Err(self.err_at(
+                value,
+                format!(
+                    "invalid {word} '{}': expected w_q/min_th/max_th/max_p",
+                    value.text
+                ),
+                hint(),
+            ));
+        };
+        let threshold = |name: &str, t: &str| {
+            let (digits, mult) = match t.strip_suffix(['K', 'k']) {
+                Some(d) => (d, 1024),
+                None => (t, 1),
+            };
+            is_digits(digits)
+                .then(|| digits.parse::<u64>().ok()?.checked_mul(mult))
+                .flatten()
+                .ok_or_else(|| {
+                    self.err_at(
+                        value,
+                        format!("invalid {name} '{t}' in '{}'", value.text),
+                        Some(
+                            "thresholds are whole numbers of slots, or of bytes with a queue in bytes (K = 1024)"
+                                .into(),
+                        ),
+                    )
+                })
+        };
+        Ok(RedSpec {
+            gentle,
+            w_q: self.unit(value, units::parse_probability(w_q))?,
+            min_th: threshold("min_th", min_th)?,
+            max_th: threshold("max_th", max_th)?,
+            max_p: self.unit(value, units::parse_probability(max_p))?,
+        })
+    }
+
+    /// A duration after one of codel's or pie's words, which must not repeat.
+    fn aqm_duration(
+        &mut self,
+        word: Token<'a>,
+        slot: &mut Option<pipelab_engine::time::Duration>,
+        example: &str,
+    ) -> Result<(), ParseError> {
+        if slot.is_some() {
+            return Err(self.err_at(word, format!("duplicate '{}'", word.text), None));
+        }
+        let v = self.expect_word("duration", Some(example))?;
+        *slot = Some(self.unit(v, units::parse_duration(v.text))?);
+        Ok(())
+    }
+
+    /// `[target D] [interval D]` after `codel`, in any order.
+    fn codel(&mut self) -> Result<AqmSpec, ParseError> {
+        const EX: &str = "e.g. codel target 5ms interval 100ms";
+        let (mut target, mut interval) = (None, None);
+        while let Some(t) = self.peek() {
+            let slot = match lower(&t).as_str() {
+                "target" => &mut target,
+                "interval" => &mut interval,
+                _ => break,
+            };
+            self.pos += 1;
+            self.aqm_duration(t, slot, EX)?;
+        }
+        Ok(AqmSpec::Codel { target, interval })
+    }
+
+    /// `[target D] [tupdate D] [alpha A] [beta B] [max_burst D]` after
+    /// `pie`, in any order.
+    fn pie(&mut self) -> Result<AqmSpec, ParseError> {
+        const EX: &str = "e.g. pie target 15ms tupdate 15ms alpha 0.125 beta 1.25 max_burst 150ms";
+        let mut p = PieSpec::default();
+        while let Some(t) = self.peek() {
+            let w = lower(&t);
+            let gain = match w.as_str() {
+                "target" | "tupdate" | "max_burst" => None,
+                "alpha" => Some(&mut p.alpha),
+                "beta" => Some(&mut p.beta),
+                _ => break,
+            };
+            self.pos += 1;
+            match gain {
+                Some(slot) => {
+                    if slot.is_some() {
+                        return Err(self.err_at(t, format!("duplicate '{}'", t.text), None));
+                    }
+                    let v = self.expect_word("value", Some(EX))?;
+                    *slot = Some(self.unit(v, units::parse_decimal(v.text))?);
+                }
+                None => {
+                    let slot = match w.as_str() {
+                        "target" => &mut p.target,
+                        "tupdate" => &mut p.tupdate,
+                        _ => &mut p.max_burst,
+                    };
+                    self.aqm_duration(t, slot, EX)?;
+                }
+            }
+        }
+        Ok(AqmSpec::Pie(p))
+    }
+
+    /// `l3` or `l2 [header N] [fcs N] [preamble N] [ifg N] [minframe N]`.
+    fn accounting(&mut self, value: Token<'a>) -> Result<AccountingSpec, ParseError> {
+        let l2_word = |t: &Token<'_>| AccountingSpec::L2_WORDS.iter().position(|w| t.is_word(w));
+        match lower(&value).as_str() {
+            "l3" => {
+                if let Some(t) = self.peek().filter(|t| l2_word(t).is_some()) {
+                    return Err(self.err_at(
+                        t,
+                        format!("'{}' needs accounting l2", t.text),
+                        Some("accounting l3 charges the IP length only".into()),
+                    ));
+                }
+                Ok(AccountingSpec::L3)
+            }
+            "l2" => {
+                let mut l = L2Spec::default();
+                while let Some(t) = self.peek() {
+                    let Some(k) = l2_word(&t) else { break };
+                    self.pos += 1;
+                    let slot = match k {
+                        0 => &mut l.header,
+                        1 => &mut l.fcs,
+                        2 => &mut l.preamble,
+                        3 => &mut l.ifg,
+                        _ => &mut l.minframe,
+                    };
+                    if slot.is_some() {
+                        return Err(self.err_at(t, format!("duplicate '{}'", t.text), None));
+                    }
+                    let v = self.expect_word(
+                        "value",
+                        Some("e.g. accounting l2 header 14 fcs 4 preamble 8 ifg 12"),
+                    )?;
+                    *slot = Some(self.number(v, AccountingSpec::L2_WORDS[k], 0, 65_535, None)?);
+                }
+                Ok(AccountingSpec::L2(l))
+            }
+            _ => Err(self.err_at(
+                value,
+                format!("unknown accounting '{}'", value.text),
+                Some("expected l3 (IP length, Dummynet) or l2 (Ethernet frame)".into()),
+            )),
+        }
+    }
+
+    /// A whole number of bytes that may be negative, `-65535..=65535`.
+    fn signed(&self, tok: Token<'_>, what: &str) -> Result<i32, ParseError> {
+        let digits = tok.text.strip_prefix('-').unwrap_or(tok.text);
+        if !is_digits(digits) {
+            return Err(self.err_at(
+                tok,
+                format!("invalid {what} '{}'", tok.text),
+                Some("write a whole number of bytes, e.g. 14 or -4".into()),
+            ));
+        }
+        match tok.text.parse::<i64>() {
+            Ok(n) if (-65_535..=65_535).contains(&n) => Ok(n as i32),
+            _ => Err(self.err_at(
+                tok,
+                format!("{what} {} is out of range -65535..65535", tok.text),
+                None,
+            )),
+        }
+    }
+
+    /// `N [cellsize C [celloverhead O]]` after `overhead`.
+    fn overhead(&mut self, value: Token<'a>) -> Result<OverheadSpec, ParseError> {
+        let mut o = OverheadSpec {
+            overhead: self.signed(value, "overhead")?,
+            cellsize: None,
+            celloverhead: None,
+        };
+        if self.peek_is("cellsize") {
+            self.pos += 1;
+            let v = self.expect_word("value", Some("e.g. cellsize 48"))?;
+            o.cellsize = Some(self.number(v, "cellsize", 1, 65_535, None)?);
+            if self.peek_is("celloverhead") {
+                self.pos += 1;
+                let v = self.expect_word("value", Some("e.g. celloverhead 5"))?;
+                o.celloverhead = Some(self.signed(v, "celloverhead")?);
+            }
+        } else if let Some(t) = self.peek().filter(|t| t.is_word("celloverhead")) {
+            return Err(self.err_at(
+                t,
+                "'celloverhead' needs a cellsize",
+                Some("e.g. overhead 10 cellsize 48 celloverhead 5".into()),
+            ));
+        }
+        Ok(o)
     }
 
     /// The next token if it is a word starting like a number (`5%`, `.5`,
@@ -662,7 +926,15 @@ impl<'t, 'a> Parser<'t, 'a> {
         if self.peek_is("prob") {
             rule.prob = Some(self.prob()?);
         }
+        let action_tok = self.peek();
         rule.action = self.action()?;
+        if let Some(t) = self.peek().filter(|t| t.is_word("tablearg")) {
+            return Err(self.err_at(
+                t,
+                format!("'tablearg' cannot follow '{}'", rule.action),
+                Some("tablearg works with pipe and skipto".into()),
+            ));
+        }
         loop {
             if self.peek_is("prob") {
                 if let (Some(_), Some(t)) = (rule.prob, self.peek()) {
@@ -681,6 +953,14 @@ impl<'t, 'a> Parser<'t, 'a> {
         }
         self.body(&mut rule)?;
         self.options(&mut rule)?;
+        if rule.action.is_tablearg() && !looks_up_a_table(&rule) {
+            let msg = format!("'{}' needs a table(N) lookup in the rule", rule.action);
+            let hint = Some(format!("e.g. add {} ip from table(1) to any", rule.action));
+            return Err(match action_tok {
+                Some(t) => self.err_at(t, msg, hint),
+                None => self.err_eol(msg, hint),
+            });
+        }
         Ok(Command::Add(rule))
     }
 
@@ -698,6 +978,14 @@ impl<'t, 'a> Parser<'t, 'a> {
             "allow" | "accept" | "pass" | "permit" => Action::Allow,
             "deny" | "drop" => Action::Deny,
             "count" => Action::Count,
+            "skipto" if self.peek_is("tablearg") => {
+                self.pos += 1;
+                Action::SkiptoTablearg
+            }
+            "pipe" if self.peek_is("tablearg") => {
+                self.pos += 1;
+                Action::PipeTablearg
+            }
             "skipto" => Action::Skipto(self.target(tok, "rule number", MIN_RULE, DEFAULT_RULE)?),
             "pipe" => Action::Pipe(self.target(tok, "pipe number", MIN_PIPE, MAX_PIPE)?),
             "queue" => Action::Queue(self.target(tok, "queue number", MIN_PIPE, MAX_PIPE)?),
@@ -730,8 +1018,8 @@ impl<'t, 'a> Parser<'t, 'a> {
         if t.is_word("tablearg") {
             return Err(self.err_at(
                 t,
-                format!("'{} tablearg' is not supported yet", action.text),
-                None,
+                format!("'{} tablearg' is not supported", action.text),
+                Some("tablearg works with pipe and skipto".into()),
             ));
         }
         self.number(t, what, lo, hi, None)
@@ -868,6 +1156,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             TokenKind::LBrace => self.addr_list(tok).map(AddrMatch::List),
             TokenKind::Word if tok.is_word("any") => Ok(AddrMatch::Any),
             TokenKind::Word if tok.is_word("me") => Ok(AddrMatch::Me),
+            TokenKind::Word if lower(&tok).starts_with("table(") => self.table_ref(tok),
             TokenKind::Word => self.net(tok).map(AddrMatch::Net),
             _ => Err(self.err_at(
                 tok,
@@ -1057,6 +1346,34 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "dst-ip" => OptionKind::DstIp(self.addr_match()?),
                 "src-port" => OptionKind::SrcPort(self.ports()?),
                 "dst-port" => OptionKind::DstPort(self.ports()?),
+                "via" => OptionKind::Via(self.iface()?),
+                "recv" => OptionKind::Recv(self.iface()?),
+                "xmit" => OptionKind::Xmit(self.iface()?),
+                "mac" => {
+                    const HINT: &str = "e.g. mac any 02:00:5e:00:53:01 (destination, then source)";
+                    let d = self.expect_word("destination MAC address", Some(HINT))?;
+                    let dst = self.mac(d)?;
+                    let s = self.expect_word("source MAC address", Some(HINT))?;
+                    let src = self.mac(s)?;
+                    OptionKind::Mac { dst, src }
+                }
+                "mac-type" => OptionKind::MacType(self.list(
+                    "mac-type",
+                    "e.g. mac-type 0x88b5 or mac-type 0x0800-0x0806,ipv6",
+                    Self::mac_type,
+                )?),
+                "iplen" => OptionKind::IpLen(self.list(
+                    "length",
+                    "e.g. iplen 40 or iplen 0-100,1500",
+                    Self::ip_len,
+                )?),
+                "tcpflags" => OptionKind::TcpFlags(self.tcp_flags()?),
+                "dscp" => OptionKind::Dscp(self.list(
+                    "DSCP value",
+                    "e.g. dscp 46, dscp ef or dscp af11,af12",
+                    Self::dscp,
+                )?),
+                "uid" | "user" => OptionKind::Uid(self.user()?),
                 w if LATER_OPTIONS.contains(&w) => {
                     return Err(self.err_at(
                         tok,
@@ -1085,6 +1402,343 @@ impl<'t, 'a> Parser<'t, 'a> {
             rule.options.push(RuleOption { not, kind });
         }
         Ok(())
+    }
+
+    /// `table(N)` or `table(N,VALUE)`, starting at the word `tok`; the
+    /// lexer splits `table(1,5)` into `table(1`, `,`, `5)`.
+    fn table_ref(&mut self, tok: Token<'a>) -> Result<AddrMatch, ParseError> {
+        const HINT: &str = "write table(N) or table(N,VALUE), e.g. table(1)";
+        let inner = tok.text.get("table(".len()..).unwrap_or("");
+        let bad = |p: &Self, t: Token<'_>| {
+            p.err_at(
+                t,
+                format!("invalid table reference '{}'", t.text),
+                Some(HINT.into()),
+            )
+        };
+        let (num, value) = if let Some(n) = inner.strip_suffix(')') {
+            (n, None)
+        } else if self.peek().is_some_and(|t| t.kind == TokenKind::Comma) {
+            self.pos += 1;
+            let v = match self.next() {
+                Some(v) if v.kind == TokenKind::Word => v,
+                _ => return Err(bad(self, tok)),
+            };
+            match v.text.strip_suffix(')') {
+                Some(text) => (inner, Some((v, text))),
+                None => return Err(bad(self, v)),
+            }
+        } else {
+            return Err(bad(self, tok));
+        };
+        if !is_digits(num) {
+            return Err(bad(self, tok));
+        }
+        let table = match num.parse::<u64>() {
+            Ok(n) if n <= MAX_TABLE as u64 => n as u32,
+            _ => {
+                return Err(self.err_at(
+                    tok,
+                    format!("table number {num} is out of range 0..{MAX_TABLE}"),
+                    None,
+                ))
+            }
+        };
+        let value = match value {
+            None => None,
+            Some((v, text)) => {
+                if !is_digits(text) {
+                    return Err(bad(self, v));
+                }
+                match text.parse::<u32>() {
+                    Ok(n) => Some(n),
+                    Err(_) => {
+                        return Err(self.err_at(
+                            v,
+                            format!("table value {text} is out of range 0..{}", u32::MAX),
+                            None,
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(AddrMatch::Table { table, value })
+    }
+
+    /// An interface name after `via`, `recv`, `xmit`.
+    fn iface(&mut self) -> Result<String, ParseError> {
+        let t = self.expect_word("interface name", Some("e.g. via eth0"))?;
+        Ok(t.text.to_string())
+    }
+
+    /// `any` or `aa:bb:cc:dd:ee:ff`.
+    fn mac(&self, tok: Token<'_>) -> Result<MacMatch, ParseError> {
+        if tok.is_word("any") {
+            return Ok(MacMatch::Any);
+        }
+        let mut a = [0u8; 6];
+        let mut n = 0;
+        let mut ok = true;
+        for part in tok.text.split(':') {
+            let valid =
+                (1..=2).contains(&part.len()) && part.bytes().all(|b| b.is_ascii_hexdigit());
+            match (a.get_mut(n), u8::from_str_radix(part, 16)) {
+                (Some(slot), Ok(v)) if valid => *slot = v,
+                _ => ok = false,
+            }
+            n += 1;
+        }
+        if ok && n == 6 {
+            Ok(MacMatch::Addr(a))
+        } else {
+            Err(self.err_at(
+                tok,
+                format!("invalid MAC address '{}'", tok.text),
+                Some("write any or six hex bytes like 02:00:5e:00:53:01".into()),
+            ))
+        }
+    }
+
+    /// A comma-separated list of at least one item, each read by `item`.
+    fn list<T>(
+        &mut self,
+        what: &str,
+        hint: &str,
+        item: fn(&Self, Token<'a>) -> Result<T, ParseError>,
+    ) -> Result<Vec<T>, ParseError> {
+        let mut out = Vec::new();
+        loop {
+            let t = self.expect_word(what, Some(hint))?;
+            out.push(item(self, t)?);
+            if self.peek().is_some_and(|t| t.kind == TokenKind::Comma) {
+                self.pos += 1;
+            } else {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// A value or range after `mac-type`: `0x88b5`, `2048`, `ip`,
+    /// `0x0800-0x0806`.
+    fn mac_type(&self, tok: Token<'a>) -> Result<NumRange, ParseError> {
+        let one = |text: &str| -> Result<u32, ParseError> {
+            let v = match text.to_ascii_lowercase().as_str() {
+                "ip" | "ipv4" => Some(0x0800),
+                "ipv6" => Some(0x86dd),
+                "arp" => Some(0x0806),
+                "vlan" => Some(0x8100),
+                t => match t.strip_prefix("0x") {
+                    Some(h) if !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                        Some(u64::from_str_radix(h, 16).unwrap_or(u64::MAX))
+                    }
+                    Some(_) => None,
+                    None if is_digits(t) => Some(t.parse::<u64>().unwrap_or(u64::MAX)),
+                    None => None,
+                },
+            };
+            match v {
+                Some(v) if v <= 0xffff => Ok(v as u32),
+                Some(_) => Err(self.err_at(
+                    tok,
+                    format!("mac-type {text} is out of range 0..0xffff"),
+                    None,
+                )),
+                None => Err(self.err_at(
+                    tok,
+                    format!("invalid mac-type '{}'", tok.text),
+                    Some("write a number like 0x88b5 or 2048, a range 0x0800-0x0806, or ip, ipv6, arp, vlan".into()),
+                )),
+            }
+        };
+        self.range(tok, one, "mac-type")
+    }
+
+    /// `lo-hi` or a single value, each read by `one`.
+    fn range(
+        &self,
+        tok: Token<'_>,
+        one: impl Fn(&str) -> Result<u32, ParseError>,
+        what: &str,
+    ) -> Result<NumRange, ParseError> {
+        match tok.text.split_once('-') {
+            None => Ok(NumRange::single(one(tok.text)?)),
+            Some((a, b)) => {
+                let (lo, hi) = (one(a)?, one(b)?);
+                NumRange::new(lo, hi).ok_or_else(|| {
+                    self.err_at(
+                        tok,
+                        format!("{what} range '{}' is reversed", tok.text),
+                        Some(format!("write {b}-{a}")),
+                    )
+                })
+            }
+        }
+    }
+
+    /// A length or range after `iplen`, `0..=65535`.
+    fn ip_len(&self, tok: Token<'a>) -> Result<NumRange, ParseError> {
+        let one = |text: &str| -> Result<u32, ParseError> {
+            if !is_digits(text) {
+                return Err(self.err_at(
+                    tok,
+                    format!("invalid iplen '{}'", tok.text),
+                    Some("write a length like 40, a range 0-100 or a list 40,1500".into()),
+                ));
+            }
+            match text.parse::<u64>() {
+                Ok(n) if n <= 65_535 => Ok(n as u32),
+                _ => Err(self.err_at(tok, format!("iplen {text} is out of range 0..65535"), None)),
+            }
+        };
+        self.range(tok, one, "iplen")
+    }
+
+    /// A DSCP value after `dscp`: `0..=63` or a name (`ef`, `af11`, `cs1`).
+    fn dscp(&self, tok: Token<'a>) -> Result<u8, ParseError> {
+        let w = lower(&tok);
+        let named = match w.as_str() {
+            "be" => Some(0),
+            "ef" => Some(46),
+            "va" => Some(44),
+            _ => {
+                let b = w.as_bytes();
+                match (w.len(), b.first(), b.get(1), b.get(2), b.get(3)) {
+                    (3, Some(b'c'), Some(b's'), Some(d @ b'0'..=b'7'), None) => {
+                        Some((d - b'0') * 8)
+                    }
+                    (4, Some(b'a'), Some(b'f'), Some(x @ b'1'..=b'4'), Some(y @ b'1'..=b'3')) => {
+                        Some((x - b'0') * 8 + (y - b'0') * 2)
+                    }
+                    _ => None,
+                }
+            }
+        };
+        if let Some(v) = named {
+            return Ok(v);
+        }
+        if !is_digits(&w) {
+            return Err(self.err_at(
+                tok,
+                format!("invalid DSCP '{}'", tok.text),
+                Some("write 0..63 or a name: be, ef, va, cs0..cs7, af11..af43".into()),
+            ));
+        }
+        match w.parse::<u64>() {
+            Ok(n) if n <= 63 => Ok(n as u8),
+            _ => Err(self.err_at(tok, format!("DSCP {w} is out of range 0..63"), None)),
+        }
+    }
+
+    /// `[!]flag[,[!]flag..]` after `tcpflags`.
+    fn tcp_flags(&mut self) -> Result<TcpFlags, ParseError> {
+        let items: Vec<(bool, u8, Token<'a>)> = self.list(
+            "TCP flag",
+            "e.g. tcpflags syn,!ack",
+            |p: &Self, t: Token<'a>| {
+                let w = lower(&t);
+                let (clear, name) = match w.strip_prefix('!') {
+                    Some(n) => (true, n),
+                    None => (false, w.as_str()),
+                };
+                match TcpFlags::NAMES.iter().position(|f| *f == name) {
+                    Some(i) => Ok((clear, 1u8 << i, t)),
+                    None => Err(p.err_at(
+                        t,
+                        format!("unknown TCP flag '{}'", t.text),
+                        Some(format!(
+                            "flags: {} (! for clear)",
+                            TcpFlags::NAMES.join(", ")
+                        )),
+                    )),
+                }
+            },
+        )?;
+        let (mut set, mut clear) = (0u8, 0u8);
+        for (c, bit, t) in items {
+            let (mine, other) = if c {
+                (&mut clear, set)
+            } else {
+                (&mut set, clear)
+            };
+            if other & bit != 0 {
+                let name = lower(&t);
+                return Err(self.err_at(
+                    t,
+                    format!(
+                        "TCP flag '{}' is both set and clear",
+                        name.trim_start_matches('!')
+                    ),
+                    None,
+                ));
+            }
+            *mine |= bit;
+        }
+        TcpFlags::new(set, clear).ok_or_else(|| self.err_eol("missing TCP flag", None))
+    }
+
+    /// A user after `uid`: a number, or a name kept as written.
+    fn user(&mut self) -> Result<UserMatch, ParseError> {
+        let t = self.expect_word("user", Some("e.g. uid 1000 or uid alice"))?;
+        if is_digits(t.text) {
+            return match t.text.parse::<u32>() {
+                Ok(n) => Ok(UserMatch::Id(n)),
+                Err(_) => Err(self.err_at(
+                    t,
+                    format!("uid {} is out of range 0..{}", t.text, u32::MAX),
+                    None,
+                )),
+            };
+        }
+        Ok(UserMatch::Name(t.text.to_string()))
+    }
+
+    /// `table N|all add|delete|flush|list ...`.
+    fn table(&mut self) -> Result<Command, ParseError> {
+        const HINT: &str = "e.g. table 1 add 10.0.0.0/8 5";
+        let t = self.expect_word("table number", Some(HINT))?;
+        let table = if t.is_word("all") {
+            None
+        } else {
+            Some(self.number(t, "table number", 0, MAX_TABLE, None)?)
+        };
+        let name = match table {
+            Some(n) => n.to_string(),
+            None => "all".to_string(),
+        };
+        let Some(sub) = self.next() else {
+            return Err(self.err_eol(
+                format!("missing 'add', 'delete', 'flush' or 'list' after 'table {name}'"),
+                Some(HINT.into()),
+            ));
+        };
+        match (lower(&sub).as_str(), table) {
+            ("flush", table) => Ok(Command::TableFlush { table }),
+            ("list" | "show", table) => Ok(Command::TableList { table }),
+            ("add", Some(table)) => {
+                let a = self.expect_word("address", Some(HINT))?;
+                let net = self.net(a)?;
+                let value = match self.next() {
+                    None => None,
+                    Some(v) => Some(self.number(v, "table value", 0, u32::MAX, None)?),
+                };
+                Ok(Command::TableAdd { table, net, value })
+            }
+            ("delete", Some(table)) => {
+                let a = self.expect_word("address", Some("e.g. table 1 delete 10.0.0.0/8"))?;
+                let net = self.net(a)?;
+                Ok(Command::TableDelete { table, net })
+            }
+            ("add" | "delete", None) => Err(self.err_at(
+                sub,
+                format!("'table all {}' is not possible", sub.text),
+                Some("'table all' takes flush or list".into()),
+            )),
+            _ => Err(self.err_at(
+                sub,
+                format!("unknown table command '{}'", sub.text),
+                Some("expected add, delete, flush or list".into()),
+            )),
+        }
     }
 
     fn delete(&mut self) -> Result<Command, ParseError> {
@@ -1120,4 +1774,15 @@ impl<'t, 'a> Parser<'t, 'a> {
             )),
         }
     }
+}
+
+/// True if the rule looks up a table where a match sets `tablearg`: a
+/// `table(N)` source, destination, `src-ip` or `dst-ip` that is not negated.
+fn looks_up_a_table(rule: &RuleSpec) -> bool {
+    let is_table = |a: &AddrMatch| matches!(a, AddrMatch::Table { .. });
+    (!rule.src.not && is_table(&rule.src.addr))
+        || (!rule.dst.not && is_table(&rule.dst.addr))
+        || rule.options.iter().any(|o| {
+            !o.not && matches!(&o.kind, OptionKind::SrcIp(a) | OptionKind::DstIp(a) if is_table(a))
+        })
 }

@@ -1,7 +1,7 @@
 //! The applied configuration: what a sequence of commands leaves behind.
 //!
-//! [`Config`] holds the configured pipes, the rules and the `one_pass`
-//! switch. [`Config::apply`] applies one command with ipfw's semantics (a
+//! [`Config`] holds the configured pipes, the rules, the lookup tables
+//! and the `one_pass` switch. [`Config::apply`] applies one command with ipfw's semantics (a
 //! `pipe N config` replaces the pipe's whole configuration; `add` without a
 //! number gets the last rule's number + 100). [`Config::apply_script`]
 //! applies a whole script all-or-nothing: it works on a clone and swaps it
@@ -28,9 +28,14 @@ use std::collections::BTreeMap;
 use pipelab_engine::config::ConfigError;
 
 use crate::ast::{
-    Action, Command, PipeSpec, RuleSpec, AUTOINC_STEP, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MIN_PIPE,
-    MIN_RULE,
+    Action, Command, IpNet, PipeSpec, RuleSpec, AUTOINC_STEP, DEFAULT_RULE, MAX_PIPE, MAX_RULE,
+    MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
+
+/// A lookup table: addresses or networks and their values (the value a
+/// `tablearg` action takes; 0 when not given). The classifier looks up the
+/// longest matching prefix.
+pub type Table = BTreeMap<IpNet, u32>;
 use crate::error::ParseError;
 use crate::parser::parse_script;
 
@@ -43,6 +48,10 @@ pub struct Config {
     pub pipes: BTreeMap<u32, PipeSpec>,
     /// Rules by number (`1..=65534`); each rule's `number` is `Some(key)`.
     pub rules: BTreeMap<u32, RuleSpec>,
+    /// Lookup tables by number (`0..=65535`), never empty (deleting a
+    /// table's last entry removes the table; a rule may name a table that
+    /// does not exist, which matches nothing).
+    pub tables: BTreeMap<u32, Table>,
     /// `set one_pass`: true (ipfw's default) means a packet leaving a pipe
     /// leaves the classifier; false means it is reinjected after its rule.
     pub one_pass: bool,
@@ -54,6 +63,7 @@ impl Default for Config {
         Config {
             pipes: BTreeMap::new(),
             rules: BTreeMap::new(),
+            tables: BTreeMap::new(),
             one_pass: true,
         }
     }
@@ -74,8 +84,13 @@ pub enum Outcome {
     Flushed,
     /// `one_pass` was set to this value.
     OnePassSet(bool),
-    /// Text to show (`list`, `show`, `pipe show`), one command per line.
+    /// Text to show (`list`, `show`, `pipe show`, `table N list`), one
+    /// command per line.
     Listing(String),
+    /// An entry of this table was added or deleted, or the table flushed.
+    TableChanged(u32),
+    /// `table all flush`: every table was deleted.
+    TablesFlushed,
 }
 
 /// Why a command cannot be applied.
@@ -133,6 +148,25 @@ pub enum ApplyError {
         rule: u32,
         /// The missing pipe.
         pipe: u32,
+    },
+    /// A table number outside `0..=65535`.
+    #[error("table number {0} is out of range 0..65535")]
+    TableOutOfRange(u32),
+    /// `table N add` of an address or network already in the table.
+    #[error("table {table}: {net} is already in the table (delete it first to change its value)")]
+    TableEntryExists {
+        /// The table.
+        table: u32,
+        /// The entry.
+        net: IpNet,
+    },
+    /// `table N delete` of an entry that is not in the table.
+    #[error("table {table}: {net} is not in the table")]
+    NoSuchTableEntry {
+        /// The table.
+        table: u32,
+        /// The entry.
+        net: IpNet,
     },
     /// After a script: a rule sends to a flow queue that is not configured.
     #[error("queue {queue} is not configured (used by rule {rule}); 'queue N config' is not supported yet")]
@@ -319,6 +353,53 @@ impl Config {
                 self.one_pass = *b;
                 Ok(Outcome::OnePassSet(*b))
             }
+            Command::TableAdd { table, net, value } => {
+                check_table(*table)?;
+                let t = self.tables.entry(*table).or_default();
+                if t.contains_key(net) {
+                    return Err(ApplyError::TableEntryExists {
+                        table: *table,
+                        net: *net,
+                    });
+                }
+                t.insert(*net, value.unwrap_or(0));
+                Ok(Outcome::TableChanged(*table))
+            }
+            Command::TableDelete { table, net } => {
+                check_table(*table)?;
+                let t = self.tables.get_mut(table);
+                if t.and_then(|t| t.remove(net)).is_none() {
+                    return Err(ApplyError::NoSuchTableEntry {
+                        table: *table,
+                        net: *net,
+                    });
+                }
+                if self.tables.get(table).is_some_and(BTreeMap::is_empty) {
+                    self.tables.remove(table);
+                }
+                Ok(Outcome::TableChanged(*table))
+            }
+            Command::TableFlush { table: Some(t) } => {
+                check_table(*t)?;
+                self.tables.remove(t);
+                Ok(Outcome::TableChanged(*t))
+            }
+            Command::TableFlush { table: None } => {
+                self.tables.clear();
+                Ok(Outcome::TablesFlushed)
+            }
+            Command::TableList { table } => {
+                if let Some(t) = table {
+                    check_table(*t)?;
+                }
+                let mut out = String::new();
+                for (n, t) in &self.tables {
+                    if table.is_none() || *table == Some(*n) {
+                        out.push_str(&table_lines(*n, t));
+                    }
+                }
+                Ok(Outcome::Listing(out))
+            }
         }
     }
 
@@ -396,13 +477,16 @@ impl Config {
     }
 
     /// The whole configuration as a script: `set one_pass`, then the pipes,
-    /// then the rules, in number order. Applying it to an empty
+    /// then the tables, then the rules, in number order. Applying it to an empty
     /// [`Config`] gives a configuration equal to `self`.
     pub fn to_script(&self) -> String {
         let mut out = format!("{}\n", Command::SetOnePass(self.one_pass));
         for (id, spec) in &self.pipes {
             out.push_str(&pipe_line(*id, spec));
             out.push('\n');
+        }
+        for (n, t) in &self.tables {
+            out.push_str(&table_lines(*n, t));
         }
         for (n, rule) in &self.rules {
             let mut r = rule.clone();
@@ -424,6 +508,32 @@ impl Config {
         }
         out.push_str(&format!("{DEFAULT_RULE} allow ip from any to any\n"));
         out
+    }
+}
+
+/// `table N add NET [VALUE]` for each entry, value omitted when 0.
+fn table_lines(n: u32, t: &Table) -> String {
+    let mut out = String::new();
+    for (net, v) in t {
+        let value = (*v != 0).then_some(*v);
+        out.push_str(
+            &Command::TableAdd {
+                table: n,
+                net: *net,
+                value,
+            }
+            .to_string(),
+        );
+        out.push('\n');
+    }
+    out
+}
+
+fn check_table(n: u32) -> Result<(), ApplyError> {
+    if n <= MAX_TABLE {
+        Ok(())
+    } else {
+        Err(ApplyError::TableOutOfRange(n))
     }
 }
 
@@ -572,6 +682,56 @@ mod tests {
         c.apply_script("add 400 pipe 7\npipe 7 config delay 10ms")
             .unwrap();
         assert!(c.pipes.contains_key(&7) && c.rules.contains_key(&400));
+    }
+
+    /// Tables: add, duplicate, delete (the last entry removes the table),
+    /// list as commands, flush one or all, and printed by `to_script`.
+    #[test]
+    fn tables_apply_list_and_print() {
+        let mut c = Config::new();
+        c.apply_script(
+            "table 1 add 10.0.0.0/8 5\ntable 1 add 10.1.0.0/16 7\ntable 2 add 2001:db8::/32\n\
+             pipe 5 config\nadd 100 pipe tablearg ip from table(1) to any",
+        )
+        .unwrap();
+        assert_eq!(
+            c.apply(&cmd("table 1 add 10.0.0.0/8 9"))
+                .unwrap_err()
+                .to_string(),
+            "table 1: 10.0.0.0/8 is already in the table (delete it first to change its value)"
+        );
+        assert_eq!(
+            c.apply(&cmd("table 1 list")),
+            Ok(Outcome::Listing(
+                "table 1 add 10.0.0.0/8 5\ntable 1 add 10.1.0.0/16 7\n".into()
+            ))
+        );
+        let text = c.to_script();
+        assert_eq!(
+            text,
+            "set one_pass 1\npipe 5 config\ntable 1 add 10.0.0.0/8 5\n\
+             table 1 add 10.1.0.0/16 7\ntable 2 add 2001:db8::/32\n\
+             add 100 pipe tablearg ip from table(1) to any\n"
+        );
+        let mut d = Config::new();
+        d.apply_script(&text).unwrap();
+        assert_eq!(d, c);
+        assert_eq!(
+            c.apply(&cmd("table 2 delete 2001:db8::/32")),
+            Ok(Outcome::TableChanged(2))
+        );
+        assert!(!c.tables.contains_key(&2), "an emptied table is removed");
+        assert_eq!(
+            c.apply(&cmd("table 2 delete 2001:db8::/32"))
+                .unwrap_err()
+                .to_string(),
+            "table 2: 2001:db8::/32 is not in the table"
+        );
+        c.apply(&cmd("table 1 flush")).unwrap();
+        assert!(c.tables.is_empty());
+        c.apply(&cmd("table 3 add 1.2.3.4")).unwrap();
+        assert_eq!(c.apply(&cmd("table all flush")), Ok(Outcome::TablesFlushed));
+        assert!(c.tables.is_empty());
     }
 
     #[test]

@@ -97,6 +97,56 @@ impl fmt::Display for Probability {
     }
 }
 
+/// A non-negative decimal number with at most nine decimals, kept exact in
+/// billionths so that it prints back as written: `0.125`, `1.25`, `2`.
+/// Used for unitless parameters such as PIE's gains.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Decimal(u64);
+
+impl Decimal {
+    /// From billionths.
+    pub const fn from_billionths(n: u64) -> Decimal {
+        Decimal(n)
+    }
+    /// Billionths.
+    pub const fn billionths(self) -> u64 {
+        self.0
+    }
+    /// As a float (for the engine's models, never for printing).
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+}
+
+impl fmt::Display for Decimal {
+    /// The shortest exact decimal: `0.125`, `2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_decimal(f, self.0, 9)
+    }
+}
+
+/// Parses a plain non-negative decimal number without unit: `0.125`, `2`.
+pub fn parse_decimal(word: &str) -> Result<Decimal, UnitError> {
+    let invalid = || {
+        UnitError::with_hint(
+            format!("invalid number '{word}'"),
+            "write a decimal number like 0.125",
+        )
+    };
+    let n = split_number(word).map_err(|e| number_error(word, e, invalid()))?;
+    if !n.unit.is_empty() {
+        return Err(invalid());
+    }
+    let v = exact(word, &n, 1_000_000_000, "billionths").map_err(|e| {
+        if e.message.ends_with("too large") {
+            e
+        } else {
+            UnitError::new(format!("'{word}' has more than 9 decimal places"))
+        }
+    })?;
+    Ok(Decimal(v))
+}
+
 /// A packet rate in milli-packets per second (so `0.5pps` is exact).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PacketRate(u64);

@@ -65,6 +65,87 @@ const CASES: &[(&str, &str)] = &[
         "pipe 1 config queue 10K",
         "1:21: unknown unit 'K' in '10K': did you mean KB?",
     ),
+    // queue management and link-server extras
+    (
+        "pipe 1 config red 0.002/15/15/0.1",
+        "1:19: invalid red '0.002/15/15/0.1': min_th 15 must be less than max_th 15",
+    ),
+    (
+        "pipe 1 config red 0.002/5/15",
+        "1:19: invalid red '0.002/5/15': expected w_q/min_th/max_th/max_p: e.g. red 0.002/5/15/0.1",
+    ),
+    (
+        "pipe 1 config gred 0/5/15/0.1",
+        "1:20: invalid gred '0/5/15/0.1': w_q 0 is not in (0, 1]",
+    ),
+    (
+        "pipe 1 config red 0.002/5x/15/0.1",
+        "1:19: invalid min_th '5x' in '0.002/5x/15/0.1': thresholds are whole numbers of slots, or of bytes with a queue in bytes (K = 1024)",
+    ),
+    (
+        "pipe 1 config red 0.002/5/15/0.1 codel",
+        "1:34: 'codel' cannot be combined with 'red': a pipe has one queue management (red, gred, codel or pie); 'red' was given at column 15",
+    ),
+    (
+        "pipe 1 config codel target 0ms",
+        "1:15: invalid codel: target must be positive",
+    ),
+    (
+        "pipe 1 config codel target 5",
+        "1:28: missing unit in '5': write e.g. 5s or 5ms",
+    ),
+    (
+        "pipe 1 config codel target 5ms target 6ms",
+        "1:32: duplicate 'target'",
+    ),
+    (
+        "pipe 1 config pie beta 3",
+        "1:15: invalid pie: beta 3 is not in [0, 2] (Hz)",
+    ),
+    (
+        "pipe 1 config bw trace:",
+        "1:18: missing path after 'trace:': e.g. bw trace:link.trace",
+    ),
+    (
+        "pipe 1 config bw trace:a burst 10KB",
+        "1:32: invalid burst '10KB': a burst has no meaning with a bandwidth trace (bw trace:FILE)",
+    ),
+    (
+        "pipe 1 config burst 1000000000GB",
+        "1:21: invalid burst '1000000000GB': 1073741824000000000 bytes is out of range (0..2^48-1)",
+    ),
+    (
+        "pipe 1 config profile",
+        "1:22: missing value after 'profile': e.g. profile wlan.profile",
+    ),
+    (
+        "pipe 1 config accounting l4",
+        "1:26: unknown accounting 'l4': expected l3 (IP length, Dummynet) or l2 (Ethernet frame)",
+    ),
+    (
+        "pipe 1 config accounting l3 header 4",
+        "1:29: 'header' needs accounting l2: accounting l3 charges the IP length only",
+    ),
+    (
+        "pipe 1 config accounting l2 ifg 70000",
+        "1:33: ifg 70000 is out of range 0..65535",
+    ),
+    (
+        "pipe 1 config overhead x",
+        "1:24: invalid overhead 'x': write a whole number of bytes, e.g. 14 or -4",
+    ),
+    (
+        "pipe 1 config overhead 4 celloverhead 5",
+        "1:26: 'celloverhead' needs a cellsize: e.g. overhead 10 cellsize 48 celloverhead 5",
+    ),
+    (
+        "pipe 1 config overhead 0 cellsize 48 celloverhead -48",
+        "1:24: invalid overhead '0': cellsize 48 with celloverhead -48 costs nothing",
+    ),
+    (
+        "pipe 1 config accounting l2 overhead 4",
+        "1:38: invalid overhead '4': 'accounting' and 'overhead' cannot both be given (overhead is netem's accounting)",
+    ),
     // pipe command structure
     (
         "pipe 1 config bw",
@@ -76,7 +157,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, plr, loss, duplicate, reorder, corrupt, ber",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, accounting, overhead",
     ),
     (
         "pipe 1 config mask 0.1",
@@ -202,13 +283,13 @@ const CASES: &[(&str, &str)] = &[
     // commands
     (
         "frobnicate 1",
-        "1:1: unknown command 'frobnicate': commands: pipe, add, delete, flush, list, show, set",
+        "1:1: unknown command 'frobnicate': commands: pipe, add, delete, flush, list, show, set, table",
     ),
     ("queue 1 config weight 5", "1:1: command 'queue' is not supported yet"),
     ("flush all", "1:7: unexpected 'all' at end of command"),
     (
         "ipfw",
-        "1:5: missing command after 'ipfw': commands: pipe, add, delete, flush, list, show, set",
+        "1:5: missing command after 'ipfw': commands: pipe, add, delete, flush, list, show, set, table",
     ),
     // rules: numbers and actions
     ("add 0 allow", "1:5: rule number 0 is out of range 1..65534"),
@@ -229,7 +310,19 @@ const CASES: &[(&str, &str)] = &[
     ("add 100 pipe 0", "1:14: pipe number 0 is out of range 1..65535"),
     (
         "add 100 pipe tablearg ip from any to any",
-        "1:14: 'pipe tablearg' is not supported yet",
+        "1:9: 'pipe tablearg' needs a table(N) lookup in the rule: e.g. add pipe tablearg ip from table(1) to any",
+    ),
+    (
+        "add 100 skipto tablearg ip from not table(1) to any",
+        "1:9: 'skipto tablearg' needs a table(N) lookup in the rule: e.g. add skipto tablearg ip from table(1) to any",
+    ),
+    (
+        "add 100 queue tablearg ip from table(1) to any",
+        "1:15: 'queue tablearg' is not supported: tablearg works with pipe and skipto",
+    ),
+    (
+        "add 100 deny tablearg ip from table(1) to any",
+        "1:14: 'tablearg' cannot follow 'deny': tablearg works with pipe and skipto",
     ),
     (
         "add 100 prob 1.5 pipe 1",
@@ -307,16 +400,104 @@ const CASES: &[(&str, &str)] = &[
     ),
     // rules: options
     (
-        "add 100 pipe 1 via em0",
-        "1:16: option 'via' is not supported yet",
-    ),
-    (
-        "add 100 pipe 1 ip from any to any tcpflags syn",
-        "1:35: option 'tcpflags' is not supported yet",
+        "add 100 pipe 1 ip from any to any tcpoptions mss",
+        "1:35: option 'tcpoptions' is not supported yet",
     ),
     (
         "add 100 pipe 1 ip from any to any inbound",
-        "1:35: unknown option 'inbound': options: in, out, proto, src-ip, dst-ip, src-port, dst-port (each may follow 'not')",
+        "1:35: unknown option 'inbound': options: in, out, proto, src-ip, dst-ip, src-port, dst-port, via, recv, xmit, mac, mac-type, iplen, tcpflags, dscp, uid (each may follow 'not')",
+    ),
+    (
+        "add 100 pipe 1 via",
+        "1:19: missing interface name after 'via': e.g. via eth0",
+    ),
+    (
+        "add 100 pipe 1 mac any 02:00:5e:00:53",
+        "1:24: invalid MAC address '02:00:5e:00:53': write any or six hex bytes like 02:00:5e:00:53:01",
+    ),
+    (
+        "add 100 pipe 1 mac 02:00:5e:00:53:zz any",
+        "1:20: invalid MAC address '02:00:5e:00:53:zz': write any or six hex bytes like 02:00:5e:00:53:01",
+    ),
+    (
+        "add 100 pipe 1 mac any",
+        "1:23: missing source MAC address after 'any': e.g. mac any 02:00:5e:00:53:01 (destination, then source)",
+    ),
+    (
+        "add 100 pipe 1 mac-type 0x1ffff",
+        "1:25: mac-type 0x1ffff is out of range 0..0xffff",
+    ),
+    (
+        "add 100 pipe 1 mac-type ethernet",
+        "1:25: invalid mac-type 'ethernet': write a number like 0x88b5 or 2048, a range 0x0800-0x0806, or ip, ipv6, arp, vlan",
+    ),
+    (
+        "add 100 pipe 1 mac-type 0x86dd-0x0800",
+        "1:25: mac-type range '0x86dd-0x0800' is reversed: write 0x0800-0x86dd",
+    ),
+    (
+        "add 100 pipe 1 mac-type 0x0800,",
+        "1:32: missing mac-type after ',': e.g. mac-type 0x88b5 or mac-type 0x0800-0x0806,ipv6",
+    ),
+    ("add 100 pipe 1 iplen 70000", "1:22: iplen 70000 is out of range 0..65535"),
+    (
+        "add 100 pipe 1 iplen big",
+        "1:22: invalid iplen 'big': write a length like 40, a range 0-100 or a list 40,1500",
+    ),
+    (
+        "add 100 pipe 1 tcpflags syn,fun",
+        "1:29: unknown TCP flag 'fun': flags: fin, syn, rst, psh, ack, urg, ece, cwr (! for clear)",
+    ),
+    (
+        "add 100 pipe 1 tcpflags syn,!syn",
+        "1:29: TCP flag 'syn' is both set and clear",
+    ),
+    ("add 100 pipe 1 dscp 64", "1:21: DSCP 64 is out of range 0..63"),
+    (
+        "add 100 pipe 1 dscp af51",
+        "1:21: invalid DSCP 'af51': write 0..63 or a name: be, ef, va, cs0..cs7, af11..af43",
+    ),
+    (
+        "add 100 pipe 1 uid 99999999999",
+        "1:20: uid 99999999999 is out of range 0..4294967295",
+    ),
+    (
+        "add 100 pipe 1 ip from table(70000) to any",
+        "1:24: table number 70000 is out of range 0..65535",
+    ),
+    (
+        "add 100 pipe 1 ip from table(1,x) to any",
+        "1:32: invalid table reference 'x)': write table(N) or table(N,VALUE), e.g. table(1)",
+    ),
+    (
+        "add 100 pipe 1 ip from table(1 to any",
+        "1:24: invalid table reference 'table(1': write table(N) or table(N,VALUE), e.g. table(1)",
+    ),
+    // tables
+    ("table 70000 flush", "1:7: table number 70000 is out of range 0..65535"),
+    (
+        "table 1 add 10.0.0.0/33",
+        "1:13: invalid prefix length 33 in '10.0.0.0/33' (at most 32)",
+    ),
+    (
+        "table 1 add 10.0.0.0/8 -1",
+        "1:24: invalid table value '-1'",
+    ),
+    (
+        "table 1 add 10.0.0.0/8 5 6",
+        "1:26: unexpected '6' at end of command",
+    ),
+    (
+        "table all add 10.0.0.0/8",
+        "1:11: 'table all add' is not possible: 'table all' takes flush or list",
+    ),
+    (
+        "table 1 destroy",
+        "1:9: unknown table command 'destroy': expected add, delete, flush or list",
+    ),
+    (
+        "table 1",
+        "1:8: missing 'add', 'delete', 'flush' or 'list' after 'table 1': e.g. table 1 add 10.0.0.0/8 5",
     ),
     ("add 100 pipe 1 in not", "1:22: missing option after 'not'"),
     (

@@ -11,9 +11,10 @@ use pipelab_engine::config::{JitterOrder, QueueLimit, MAX_QUEUE_BYTES, MAX_QUEUE
 use pipelab_engine::time::{Duration, Rate};
 use pipelab_lang::{
     parse_line, Action, AddrMatch, Ber, Chance, Command, Config, DistSpec, Endpoint, IpNet, Jitter,
-    LossSpec, OptionKind, PipeSpec, PortRange, Probability, Proto, ReorderSpec, RuleOption,
-    RuleSpec,
+    LossSpec, MacMatch, NumRange, OptionKind, PipeSpec, PortRange, Probability, Proto, ReorderSpec,
+    RuleOption, RuleSpec, TcpFlags, UserMatch,
 };
+use pipelab_lang::{AccountingSpec, AqmSpec, Decimal, L2Spec, OverheadSpec, PieSpec, RedSpec};
 use proptest::prelude::*;
 
 fn rate() -> impl Strategy<Value = Rate> {
@@ -101,6 +102,119 @@ fn ber() -> impl Strategy<Value = Ber> {
         .prop_map(|(m, e)| Ber::new(m, -(e + m.to_string().len() as i32)).expect("below 1"))
 }
 
+fn duration_ns() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        (1u64..=10_000_000_000).prop_map(Duration::from_nanos),
+        (1u64..=10_000).prop_map(Duration::from_millis),
+    ]
+}
+
+fn gain() -> impl Strategy<Value = Decimal> {
+    prop_oneof![
+        (0u64..=2_000_000_000).prop_map(Decimal::from_billionths),
+        (0u64..=16).prop_map(|k| Decimal::from_billionths(k * 125_000_000)),
+    ]
+}
+
+/// A valid RED/GRED, CoDel or PIE.
+fn aqm() -> impl Strategy<Value = AqmSpec> {
+    let nonzero = (1u32..=1_000_000_000).prop_map(|p| Probability::from_ppb(p).expect("<= 1"));
+    prop_oneof![
+        (
+            any::<bool>(),
+            nonzero.clone(),
+            0u64..1_000_000,
+            1u64..1_000_000,
+            nonzero
+        )
+            .prop_map(|(gentle, w_q, min_th, span, max_p)| AqmSpec::Red(RedSpec {
+                gentle,
+                w_q,
+                min_th,
+                max_th: min_th + span,
+                max_p,
+            })),
+        (
+            proptest::option::of(duration_ns()),
+            proptest::option::of(duration_ns())
+        )
+            .prop_map(|(target, interval)| AqmSpec::Codel { target, interval }),
+        (
+            proptest::option::of(duration_ns()),
+            proptest::option::of(duration_ns()),
+            proptest::option::of(gain()),
+            proptest::option::of(gain()),
+            proptest::option::of(delay()),
+        )
+            .prop_map(|(target, tupdate, alpha, beta, max_burst)| {
+                AqmSpec::Pie(PieSpec {
+                    target,
+                    tupdate,
+                    alpha,
+                    beta,
+                    max_burst,
+                })
+            }),
+    ]
+}
+
+fn accounting() -> impl Strategy<Value = AccountingSpec> {
+    let field = || proptest::option::of(0u32..=65_535);
+    prop_oneof![
+        Just(AccountingSpec::L3),
+        (field(), field(), field(), field(), field()).prop_map(
+            |(header, fcs, preamble, ifg, minframe)| {
+                AccountingSpec::L2(L2Spec {
+                    header,
+                    fcs,
+                    preamble,
+                    ifg,
+                    minframe,
+                })
+            }
+        ),
+    ]
+}
+
+/// A valid netem overhead (a cell costs at least one byte).
+fn overhead() -> impl Strategy<Value = OverheadSpec> {
+    (
+        -65_535i32..=65_535,
+        proptest::option::of((1u32..=65_535, proptest::option::of(-65_535i32..=65_535))),
+    )
+        .prop_map(|(overhead, cells)| OverheadSpec {
+            overhead,
+            cellsize: cells.map(|c| c.0),
+            celloverhead: cells.and_then(|(c, o)| o.map(|o| o.max(1 - c as i32))),
+        })
+}
+
+/// The link-server extras: AQM, trace or rate (+ burst), profile,
+/// accounting or overhead.
+#[allow(clippy::type_complexity)]
+fn extras() -> impl Strategy<
+    Value = (
+        Option<AqmSpec>,
+        Option<String>,
+        Option<String>,
+        Option<u64>,
+        Option<AccountingSpec>,
+        Option<OverheadSpec>,
+    ),
+> {
+    (
+        proptest::option::of(aqm()),
+        proptest::option::of(path()),
+        proptest::option::of(path()),
+        proptest::option::of(prop_oneof![
+            0u64..=(1 << 48) - 1,
+            (0u64..=1 << 20).prop_map(|k| k * 1024)
+        ]),
+        proptest::option::of(accounting()),
+        proptest::option::of(overhead()),
+    )
+}
+
 /// A pipe spec that `check()` accepts (so a script of it applies).
 fn pipe_spec() -> impl Strategy<Value = PipeSpec> {
     (
@@ -123,11 +237,13 @@ fn pipe_spec() -> impl Strategy<Value = PipeSpec> {
             proptest::option::of(chance()),
             proptest::option::of(ber()),
         ),
+        extras(),
     )
         .prop_map(
             |(
                 (bw, delay, jitter, distribution, jitter_order, queue),
                 (plr, loss, dup, re, corrupt, ber),
+                (aqm, trace, profile, burst, accounting, overhead),
             )| {
                 let mut s = PipeSpec::default();
                 s.bw = bw;
@@ -151,6 +267,21 @@ fn pipe_spec() -> impl Strategy<Value = PipeSpec> {
                     s.ber = ber;
                 } else {
                     s.corrupt = corrupt;
+                }
+                s.aqm = aqm;
+                // A trace replaces bw and excludes burst.
+                if trace.is_some() && bw.is_some() {
+                    s.bw_trace = trace;
+                    s.bw = None;
+                } else {
+                    s.burst = burst;
+                }
+                s.profile = profile;
+                // accounting and overhead exclude each other.
+                if accounting.is_some() {
+                    s.accounting = accounting;
+                } else {
+                    s.overhead = overhead;
                 }
                 s
             },
@@ -183,7 +314,32 @@ fn addr() -> impl Strategy<Value = AddrMatch> {
         Just(AddrMatch::Me),
         net().prop_map(AddrMatch::Net),
         proptest::collection::vec(net(), 1..4).prop_map(AddrMatch::List),
+        (0u32..=65_535, proptest::option::of(any::<u32>()))
+            .prop_map(|(table, value)| AddrMatch::Table { table, value }),
     ]
+}
+
+/// Ranges within `0..=max`.
+fn ranges(max: u32) -> impl Strategy<Value = Vec<NumRange>> {
+    proptest::collection::vec(
+        prop_oneof![
+            (0..=max).prop_map(NumRange::single),
+            (0..=max, 0..=max)
+                .prop_map(|(a, b)| NumRange::new(a.min(b), a.max(b)).expect("ordered")),
+        ],
+        1..4,
+    )
+}
+
+fn mac() -> impl Strategy<Value = MacMatch> {
+    prop_oneof![
+        Just(MacMatch::Any),
+        any::<[u8; 6]>().prop_map(MacMatch::Addr)
+    ]
+}
+
+fn iface() -> impl Strategy<Value = String> {
+    "[a-z][a-z0-9._-]{0,10}"
 }
 
 fn port_range() -> impl Strategy<Value = PortRange> {
@@ -211,6 +367,21 @@ fn option() -> impl Strategy<Value = RuleOption> {
         addr().prop_map(OptionKind::DstIp),
         ports(1).prop_map(OptionKind::SrcPort),
         ports(1).prop_map(OptionKind::DstPort),
+        iface().prop_map(OptionKind::Via),
+        iface().prop_map(OptionKind::Recv),
+        iface().prop_map(OptionKind::Xmit),
+        (mac(), mac()).prop_map(|(dst, src)| OptionKind::Mac { dst, src }),
+        ranges(0xffff).prop_map(OptionKind::MacType),
+        ranges(65_535).prop_map(OptionKind::IpLen),
+        (any::<u8>(), any::<u8>())
+            .prop_filter_map("no flag", |(s, c)| TcpFlags::new(s & !c, c))
+            .prop_map(OptionKind::TcpFlags),
+        proptest::collection::vec(0u8..=63, 1..4).prop_map(OptionKind::Dscp),
+        prop_oneof![
+            any::<u32>().prop_map(UserMatch::Id),
+            "[a-z_][a-z0-9_-]{0,10}".prop_map(UserMatch::Name),
+        ]
+        .prop_map(OptionKind::Uid),
     ];
     (any::<bool>(), kind).prop_map(|(not, kind)| RuleOption { not, kind })
 }
@@ -223,6 +394,8 @@ fn action() -> impl Strategy<Value = Action> {
         (1u32..=65_535).prop_map(Action::Skipto),
         (1u32..=65_535).prop_map(Action::Pipe),
         (1u32..=65_535).prop_map(Action::Queue),
+        Just(Action::PipeTablearg),
+        Just(Action::SkiptoTablearg),
     ]
 }
 
@@ -253,6 +426,17 @@ fn rule() -> impl Strategy<Value = RuleSpec> {
                 r.src = src;
                 r.dst = dst;
                 r.options = options;
+                if r.action.is_tablearg() {
+                    // A tablearg rule must look up a table.
+                    r.src = Endpoint {
+                        not: false,
+                        addr: AddrMatch::Table {
+                            table: 1,
+                            value: None,
+                        },
+                        ports: r.src.ports,
+                    };
+                }
                 r
             },
         )
@@ -270,6 +454,11 @@ fn command() -> impl Strategy<Value = Command> {
         Just(Command::List),
         Just(Command::Show),
         any::<bool>().prop_map(Command::SetOnePass),
+        (0u32..=65_535, net(), proptest::option::of(any::<u32>()))
+            .prop_map(|(table, net, value)| Command::TableAdd { table, net, value }),
+        (0u32..=65_535, net()).prop_map(|(table, net)| Command::TableDelete { table, net }),
+        proptest::option::of(0u32..=65_535).prop_map(|table| Command::TableFlush { table }),
+        proptest::option::of(0u32..=65_535).prop_map(|table| Command::TableList { table }),
     ]
 }
 
@@ -280,8 +469,13 @@ fn config() -> impl Strategy<Value = Config> {
         proptest::collection::btree_map(1u32..=65_535, pipe_spec(), 0..5),
         proptest::collection::btree_map(1u32..=65_534, (rule(), any::<u32>()), 0..6),
         any::<bool>(),
+        proptest::collection::btree_map(
+            0u32..=65_535,
+            proptest::collection::btree_map(net(), any::<u32>(), 1..4),
+            0..3,
+        ),
     )
-        .prop_map(|(pipes, rules, one_pass)| {
+        .prop_map(|(pipes, rules, one_pass, tables)| {
             let pipe_ids: Vec<u32> = pipes.keys().copied().collect();
             let rules: BTreeMap<u32, RuleSpec> = rules
                 .into_iter()
@@ -301,6 +495,7 @@ fn config() -> impl Strategy<Value = Config> {
             Config {
                 pipes,
                 rules,
+                tables,
                 one_pass,
             }
         })
@@ -343,6 +538,16 @@ proptest! {
                 Just("loss".to_string()), Just("gemodel".to_string()), Just("state".to_string()),
                 Just("reorder".to_string()), Just("gap".to_string()), Just("swap".to_string()),
                 Just("distribution".to_string()), Just("ber".to_string()), Just("plr".to_string()),
+                Just("red".to_string()), Just("gred".to_string()), Just("codel".to_string()),
+                Just("pie".to_string()), Just("target".to_string()), Just("alpha".to_string()),
+                Just("profile".to_string()), Just("burst".to_string()), Just("trace:x".to_string()),
+                Just("accounting".to_string()), Just("l2".to_string()), Just("ifg".to_string()),
+                Just("overhead".to_string()), Just("cellsize".to_string()),
+                Just("celloverhead".to_string()), Just("0.002/5/15/0.1".to_string()),
+                Just("table".to_string()), Just("table(1".to_string()), Just("5)".to_string()),
+                Just("tablearg".to_string()), Just("mac".to_string()), Just("mac-type".to_string()),
+                Just("tcpflags".to_string()), Just("dscp".to_string()), Just("uid".to_string()),
+                Just("via".to_string()), Just("iplen".to_string()), Just("!syn".to_string()),
                 "[0-9a-fA-F:./%-]{1,12}",
                 "[a-zA-Z/µ]{1,6}",
             ],

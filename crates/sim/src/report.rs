@@ -2,9 +2,10 @@
 //!
 //! The JSON field names are a stable interface that scripts rely on:
 //! `flows[]` with `sent`, `received`, `lost`, `delay_ms` {`min`, `mean`,
-//! `p50`, `p99`, `max`, `stddev`} and `throughput_bps`; `pipes[]` with `id`,
-//! `arrivals`, `departures`, `drops`, `max_backlog`. Fields are added, never
-//! renamed.
+//! `p50`, `p99`, `max`, `stddev`}, `drops` {`queue`, `memory`, `rule`,
+//! `loop`, `loss`, `aqm`, `link`} and `throughput_bps`; `pipes[]` with `id`,
+//! `arrivals`, `departures`, `drops` (tail drops), `aqm_drops`, `link_drops`,
+//! `max_backlog`. Fields are added, never renamed.
 //!
 //! Precision: min, max, mean and standard deviation of the one-way delay
 //! are exact (integer nanosecond sums). p50 and p99 come from an HDR
@@ -50,6 +51,10 @@ pub struct Drops {
     pub r#loop: u64,
     /// Dropped by a pipe's loss model.
     pub loss: u64,
+    /// Dropped by a pipe's active queue management (RED/GRED, CoDel, PIE).
+    pub aqm: u64,
+    /// Lost on a pipe's link (MAC profile draws above the loss level).
+    pub link: u64,
 }
 
 /// What one traffic source experienced.
@@ -102,6 +107,10 @@ pub struct PipeReport {
     pub departure_bytes: u64,
     /// Tail drops.
     pub drops: u64,
+    /// Drops by active queue management (RED/GRED, CoDel, PIE).
+    pub aqm_drops: u64,
+    /// Packets lost on the link (MAC profile).
+    pub link_drops: u64,
     /// Largest queue, in packets.
     pub max_backlog: u32,
     /// Largest queue, in bytes.

@@ -92,10 +92,8 @@ impl Sim<'_> {
     fn classify_and_send(&mut self, now: Instant, mut pkt: Packet, start: usize) {
         let flow = pkt.flow as usize;
         let view = PacketView {
-            key: pkt.key,
-            is_ip: true,
             dir: Some(Direction::In),
-            len: pkt.len,
+            ..PacketView::ip(pkt.key, pkt.len)
         };
         let m = self.classifier.classify(&view, start);
         match m.decision {
@@ -129,6 +127,8 @@ impl Sim<'_> {
             DropReason::QueueFull => d.queue += 1,
             DropReason::PoolFull => d.memory += 1,
             DropReason::Loss => d.loss += 1,
+            DropReason::Aqm => d.aqm += 1,
+            DropReason::Link => d.link += 1,
         }
     }
 
@@ -232,7 +232,12 @@ pub fn simulate_with_loader(
         routes.insert(id, route);
         pipe_ids.push((id, idx));
     }
-    let classifier = Classifier::new(config.rules.iter().map(|(n, r)| (*n, r)), &[], opts.seed);
+    let ctx = pipelab_classify::Context {
+        tables: config.tables.clone(),
+        ..Default::default()
+    };
+    let classifier =
+        Classifier::with_context(config.rules.iter().map(|(n, r)| (*n, r)), &ctx, opts.seed);
     let mut sim = Sim {
         engine,
         classifier,
@@ -323,6 +328,8 @@ pub fn simulate_with_loader(
                 departures: st.departures,
                 departure_bytes: st.departure_bytes,
                 drops: st.drops,
+                aqm_drops: st.aqm_drops,
+                link_drops: st.link_drops,
                 max_backlog: st.max_backlog,
                 max_backlog_bytes: st.max_backlog_bytes,
             })

@@ -5,7 +5,7 @@
 #    `pipelab bridge` between two namespaces, probe traffic of 66-byte
 #    packets at rising rates, mean and standard deviation of the one-way
 #    delay, until the first loss.
-# 2. Loss-free forwarding rate (NetPath's MLFFR) of 64-byte-frame probe
+# 2. Loss-free forwarding rate (NetPath's MLFFR) of 67-byte-frame probe
 #    traffic through: the kernel's own bridge, a pipelab bridge with no pipe
 #    (the bare AF_PACKET copy loop: receive ring, one copy, send), and a
 #    pipelab bridge with one pipe. Ratios against the copy loop.
@@ -50,13 +50,13 @@ probe() { # rate size -> json
 
 field() { python3 -c "import json,sys; r=json.load(sys.stdin); d=r.get('delay_ms') or {}; print($1)"; }
 
-echo "## Delay precision: 10 ms pipe, 66-byte packets ($(date -u +%F), $(nproc) cores)"
+echo "## Delay precision: 10 ms pipe, 67-byte frames (53-byte IP packets: the probe header's minimum) ($(date -u +%F), $(nproc) cores)"
 echo
 echo "| offered load | mean ms | stddev ms | p99 ms | lost |"
 echo "|---|---|---|---|---|"
 start_bridge $'pipe 1 config delay 10ms queue 100000\nadd 100 pipe 1 ip from any to any'
 for rate in 1kpps 10kpps 25kpps 50kpps 75kpps 100kpps 150kpps; do
-    j=$(probe $rate 52B)
+    j=$(probe $rate 53B)
     line=$(echo "$j" | field "'| %s | %.3f | %.3f | %.3f | %d |' % ('$rate', d.get('mean',0), d.get('stddev',0), d.get('p99',0), r['lost'])")
     echo "$line"
     lost=$(echo "$j" | field "r['lost']")
@@ -67,7 +67,7 @@ stop_bridge
 mlffr() { # finds the highest loss-free rate among a ladder
     local best=0
     for rate in 10 25 50 75 100 150 200 300 400; do
-        j=$(probe ${rate}kpps 50B)
+        j=$(probe ${rate}kpps 53B)
         lost=$(echo "$j" | field "r['lost']")
         if [ "$lost" -eq 0 ]; then best=$rate; else break; fi
     done
@@ -75,7 +75,7 @@ mlffr() { # finds the highest loss-free rate among a ladder
 }
 
 echo
-echo "## Loss-free forwarding rate, 64-byte frames, $DUR per step"
+echo "## Loss-free forwarding rate, 67-byte frames, $DUR per step"
 echo
 echo "| path | MLFFR kpps | ratio to copy loop |"
 echo "|---|---|---|"

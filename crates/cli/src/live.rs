@@ -86,8 +86,18 @@ pub fn bridge(
         ),
         None => None,
     };
-    let classifier =
-        pipelab_classify::Classifier::new(cfg.rules.iter().map(|(n, r)| (*n, r)), &[], a.seed);
+    // Interface ids: port A is 0, port B is 1 (what `recv`/`xmit`/`via` see).
+    let mut ctx = pipelab_classify::Context {
+        tables: cfg.tables.clone(),
+        ..Default::default()
+    };
+    ctx.ifaces.insert(a.port_a.clone(), 0);
+    ctx.ifaces.insert(a.port_b.clone(), 1);
+    let classifier = pipelab_classify::Classifier::with_context(
+        cfg.rules.iter().map(|(n, r)| (*n, r)),
+        &ctx,
+        a.seed,
+    );
     let opts = pipelab_dataplane::bridge::BridgeOptions {
         ports: [a.port_a, a.port_b],
         pipes,

@@ -340,3 +340,55 @@ fn port_down_and_up_is_survived_and_counted() {
     );
     let _ = std::fs::remove_file(&stats);
 }
+
+/// Rules see the ports: `recv A` delays only frames that came in on A, so
+/// a ping's RTT carries the delay once (A→B), not twice.
+#[test]
+fn rules_see_the_receiving_port() {
+    let Some(_g) = guard() else { return };
+    let tb = Testbed::new();
+    let stats = stats_path("recv");
+    let conf = format!(
+        "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any recv pba{}\n",
+        tb.id
+    );
+    let br = tb.bridge(&conf, &stats);
+    sh(&format!(
+        "ip netns exec {} ping -c 2 -i 0.2 -q 10.77.0.2 >/dev/null",
+        tb.ns('A')
+    ));
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &tb.ns('A'),
+            "ping",
+            "-c",
+            "10",
+            "-i",
+            "0.05",
+            "-q",
+            "10.77.0.2",
+        ])
+        .output()
+        .expect("ping");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let avg: f64 = text
+        .lines()
+        .find(|l| l.contains("rtt"))
+        .and_then(|l| l.split('=').nth(1))
+        .and_then(|v| v.trim().split('/').nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no rtt: {text}"));
+    assert!(
+        (20.0..21.0).contains(&avg),
+        "RTT {avg} ms: the delay applies once"
+    );
+    assert!(br.stop().success());
+    let v = read_stats(&stats);
+    let rules = v["rules"].as_array().expect("rules");
+    assert!(rules
+        .iter()
+        .any(|r| r[0] == 100 && r[1].as_u64().unwrap_or(0) >= 12));
+    let _ = std::fs::remove_file(&stats);
+}

@@ -5,7 +5,8 @@
 //! Every frame that arrives on one port is classified by the rules of the
 //! configuration (any ethertype: non-IP frames match rules that need no IP
 //! field) and sent through the chosen pipe, then out of the other port.
-//! Rules see the frame as `in`. The link charges the IP packet's length
+//! Rules see the frame as `in`, received on its port (`recv`) and to be
+//! transmitted on the other (`xmit`); `via` matches either. The link charges the IP packet's length
 //! (Dummynet's L3 accounting), or the frame less its Ethernet header for
 //! non-IP frames. GRO is turned off on both ports for the run (the kernel
 //! would otherwise merge segments into super-frames) and restored on exit,
@@ -66,6 +67,11 @@ impl Steering for BridgeSteer {
         let out = 1 - in_port.min(1);
         let mut view = f.view;
         view.dir = Some(Direction::In);
+        // Port ids as the classifier's context numbers them (0 = A, 1 = B):
+        // `recv A` matches frames that came in on A, `xmit B` those that
+        // will leave on B.
+        view.in_if = Some(in_port as u32);
+        view.out_if = Some(out as u32);
         let m = self.classifier.classify(&view, 0);
         let s = match m.decision {
             Decision::Allow => Steer::Pass { out },

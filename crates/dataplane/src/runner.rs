@@ -18,7 +18,7 @@
 //! (`memory`). Nothing is ever silently delayed.
 //!
 //! Accounting, checked by the tests: `received = delivered + dropped (by
-//! reason) + inside`, with copies from duplication counted as received.
+//! reason: queue, loss, aqm, link, memory, rule, tx) + inside`, with copies from duplication counted as received.
 
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufferPool, BUF_SIZE};
@@ -94,6 +94,10 @@ pub struct RunnerStats {
     pub dropped_queue: u64,
     /// Dropped by a loss model.
     pub dropped_loss: u64,
+    /// Dropped by active queue management (RED, GRED, CoDel, PIE).
+    pub dropped_aqm: u64,
+    /// Lost on the link (MAC profile draws above its loss level).
+    pub dropped_link: u64,
     /// Dropped because the buffer cap was reached (or the engine's pool).
     pub dropped_memory: u64,
     /// Dropped by a rule (or steering).
@@ -300,10 +304,8 @@ impl<S: Steering> Runner<S> {
             DropReason::QueueFull => self.stats.dropped_queue += 1,
             DropReason::Loss => self.stats.dropped_loss += 1,
             DropReason::PoolFull => self.stats.dropped_memory += 1,
-            // Until the live stats get their own counters: an AQM drop is a
-            // queue-management drop, a MAC-profile loss a loss.
-            DropReason::Aqm => self.stats.dropped_queue += 1,
-            DropReason::Link => self.stats.dropped_loss += 1,
+            DropReason::Aqm => self.stats.dropped_aqm += 1,
+            DropReason::Link => self.stats.dropped_link += 1,
         }
     }
 

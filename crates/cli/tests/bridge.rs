@@ -126,7 +126,9 @@ fn read_stats(path: &str) -> Value {
         n("received"),
         n("delivered")
             + n("dropped_queue")
-            + n("dropped_loss") + n("dropped_aqm") + n("dropped_link")
+            + n("dropped_loss")
+            + n("dropped_aqm")
+            + n("dropped_link")
             + n("dropped_memory")
             + n("dropped_rule")
             + n("dropped_tx")

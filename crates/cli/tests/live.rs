@@ -93,7 +93,9 @@ fn check_accounting(v: &Value) {
         n("received"),
         n("delivered")
             + n("dropped_queue")
-            + n("dropped_loss") + n("dropped_aqm") + n("dropped_link")
+            + n("dropped_loss")
+            + n("dropped_aqm")
+            + n("dropped_link")
             + n("dropped_memory")
             + n("dropped_rule")
             + n("dropped_tx")

@@ -18,12 +18,54 @@
 //! treated as the latest one seen), and the caller advances to `now` before
 //! it enqueues at `now`, so that departures due at `now` free their queue
 //! slots before arrivals at `now` are admitted.
+//!
+//! ## Schedulers, queues and dynamic pipes (dummynet-revisited §3.1, §3.6)
+//!
+//! A pipe added with [`Engine::add_scheduled_pipe`] serves its link from a
+//! scheduler ([`crate::sched`]) over *flow queues* instead of one FIFO.
+//! Flow queues are ipfw's `queue N`: [`Engine::add_queue`] attaches one to
+//! a scheduled pipe with a weight, a limit and an optional [`FlowMask`];
+//! [`Engine::enqueue_to_queue`] sends a packet to it. Each distinct masked
+//! key gets its own *instance* (a [`FlowSlot`](crate::sched::FlowSlot) of
+//! the scheduler), created on the key's first packet. A scheduled pipe
+//! also has a default queue (weight 1, the pipe's `queue` limit, no mask),
+//! which [`Engine::enqueue`] uses, as ipfw's `pipe N` action does.
+//!
+//! [`Engine::set_pipe_mask`] makes a pipe *dynamic* (`pipe N config mask
+//! ...`): each masked key gets its own instance of the whole pipe (queue or
+//! scheduler, link at the pipe's rate, delay line), an internal pipe
+//! created on the key's first packet and seeded from `(seed, stage +
+//! (n << 32))`, `n` counting the instances created.
+//!
+//! Instance tables are `BTreeMap`s from masked key to instance, so any
+//! sweep over them visits instances in key order and results never depend
+//! on hashing. Their rules, after dummynet (`ip_dummynet.c`):
+//!
+//! * **Bound**: a dynamic object holds at most `max_instances` instances
+//!   (the caller passes `16 × buckets`, [`crate::mask::max_instances`]).
+//!   A packet with a new key that finds the table full first frees every
+//!   instance that holds no packet; if the table is still full the packet
+//!   goes to the object's shared *overflow instance* (dummynet's extra
+//!   queue `rq[rq_size]`), created like any other and outside the bound,
+//!   and is counted in [`InstanceStats::overflow`].
+//! * **Idle expiry**: an instance that holds no packet (none queued, on
+//!   the wire or in the delay line) and has had no arrival for the idle
+//!   expiry (1 s by default, [`Engine::set_idle_expiry`]) is freed by the
+//!   next sweep; a sweep runs at an arrival to the object at most once per
+//!   idle expiry (dummynet's periodic `expire` pass, driven by arrivals
+//!   since the engine has no timer). Freed instances fold their counters
+//!   into the object's totals, and their slots (or internal pipes) are
+//!   reused by later instances, so an engine whose set of flows is steady
+//!   allocates nothing per packet.
 
 use crate::config::PipeConfig;
 use crate::event::EventQueue;
-use crate::packet::{Packet, Pool};
-use crate::pipe::{Pipe, PipeStats, Refusal};
-use crate::time::Instant;
+use crate::mask::FlowMask;
+use crate::packet::{FlowKey, Packet, Pool, NIL};
+use crate::pipe::{FlowStats, Pipe, PipeStats, Refusal};
+use crate::sched::{FlowSpec, SchedConfig};
+use crate::time::{Duration, Instant};
+use std::collections::BTreeMap;
 
 /// Index of a pipe inside one engine (dense, from 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,6 +74,75 @@ pub struct PipeIdx(pub u32);
 /// Index of a route inside one engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RouteId(pub u32);
+
+/// Index of a flow queue (ipfw `queue N`) inside one engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QueueId(pub u32);
+
+/// How long an instance must hold no packet and see no arrival before a
+/// sweep frees it (see the module documentation).
+pub const DEFAULT_IDLE_EXPIRY: Duration = Duration::from_secs(1);
+
+/// The instances of a dynamic object (a masked pipe or queue).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstanceStats {
+    /// Instances alive now (the overflow instance included).
+    pub live: u32,
+    /// Instances created so far.
+    pub created: u64,
+    /// Instances freed by idle expiry or to make room.
+    pub expired: u64,
+    /// Packets sent to the overflow instance because the table was full.
+    pub overflow: u64,
+}
+
+/// A flow queue's counters: the totals over its instances (expired ones
+/// included) and the instance accounting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Totals over every instance the queue ever had.
+    pub flows: FlowStats,
+    /// Instances.
+    pub instances: InstanceStats,
+}
+
+/// A flow queue: its pipe, parameters, mask and totals.
+#[derive(Debug)]
+struct QueueDef {
+    pipe: u32,
+    spec: FlowSpec,
+    mask: FlowMask,
+    max: u32,
+    /// Counters of expired instances.
+    retired: FlowStats,
+    inst: InstanceStats,
+}
+
+/// The instances of a dynamic pipe.
+#[derive(Debug)]
+struct Dynamic {
+    mask: FlowMask,
+    max: u32,
+    /// Masked key (`None`: the overflow instance) → internal pipe index.
+    map: BTreeMap<Option<FlowKey>, u32>,
+    /// Internal pipes of expired instances, for reuse.
+    free: Vec<u32>,
+    inst: InstanceStats,
+    /// Counters of expired instances.
+    retired: PipeStats,
+    last_sweep: Instant,
+}
+
+/// What the engine knows of each entry of `pipes`.
+#[derive(Debug)]
+struct PipeMeta {
+    /// The user's pipe: itself, or the dynamic pipe it is an instance of.
+    parent: u32,
+    stage: u64,
+    /// The queue `enqueue` uses in a scheduled pipe (`NIL`: none).
+    default_queue: u32,
+    dynamic: Option<Box<Dynamic>>,
+}
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -167,6 +278,8 @@ pub enum RouteError {
     TooLong(usize),
     /// A pipe index that does not exist.
     NoSuchPipe(PipeIdx),
+    /// A flow queue needs a pipe with a scheduler.
+    NoScheduler(PipeIdx),
 }
 
 impl core::fmt::Display for RouteError {
@@ -175,6 +288,7 @@ impl core::fmt::Display for RouteError {
             RouteError::Empty => f.write_str("a route needs at least one pipe"),
             RouteError::TooLong(n) => write!(f, "a route of {n} hops is longer than {MAX_HOPS}"),
             RouteError::NoSuchPipe(p) => write!(f, "no pipe with index {}", p.0),
+            RouteError::NoScheduler(p) => write!(f, "pipe index {} has no scheduler", p.0),
         }
     }
 }
@@ -194,6 +308,10 @@ struct Span {
 #[derive(Debug)]
 pub struct Engine {
     pipes: Vec<Pipe>,
+    /// Per entry of `pipes`: parent, stage, default queue, instances.
+    meta: Vec<PipeMeta>,
+    queues: Vec<QueueDef>,
+    idle_expiry: Duration,
     /// Single-hop route of each pipe.
     pipe_route: Vec<RouteId>,
     routes: Vec<Span>,
@@ -223,6 +341,9 @@ impl Engine {
     pub fn new(opts: EngineOptions) -> Engine {
         Engine {
             pipes: Vec::new(),
+            meta: Vec::new(),
+            queues: Vec::new(),
+            idle_expiry: DEFAULT_IDLE_EXPIRY,
             pipe_route: Vec::new(),
             routes: Vec::new(),
             hops: Vec::new(),
@@ -248,21 +369,124 @@ impl Engine {
 
     /// Add a pipe whose random stages are seeded from `(seed, stage)`.
     pub fn add_pipe_with_stage(&mut self, cfg: PipeConfig, stage: u64) -> PipeIdx {
+        let pipe = Pipe::new(cfg, self.seed, stage);
+        self.push_pipe(pipe, stage)
+    }
+
+    fn push_pipe(&mut self, pipe: Pipe, stage: u64) -> PipeIdx {
         let idx = PipeIdx(self.pipes.len() as u32);
-        self.pipes.push(Pipe::new(cfg, self.seed, stage));
+        self.pipes.push(pipe);
+        self.meta.push(PipeMeta {
+            parent: idx.0,
+            stage,
+            default_queue: NIL,
+            dynamic: None,
+        });
         let route = self.push_route(&[idx]);
         self.pipe_route.push(route);
         idx
     }
 
-    /// Replace a pipe's configuration, keeping its queued packets.
+    /// Add a pipe whose link is served by a scheduler (ipfw `pipe N` with
+    /// `sched N config type T`), seeded from `(seed, stage)`. It gets a
+    /// default flow queue (weight 1, `cfg`'s queue limit, no mask) that
+    /// [`Engine::enqueue`] uses; [`Engine::add_queue`] adds others.
+    pub fn add_scheduled_pipe(
+        &mut self,
+        cfg: PipeConfig,
+        sched: SchedConfig,
+        stage: u64,
+    ) -> PipeIdx {
+        let spec = FlowSpec::new(1, cfg.queue()).unwrap_or_default();
+        let pipe = Pipe::with_sched(cfg, sched, self.seed, stage);
+        let idx = self.push_pipe(pipe, stage);
+        let q = self.queues.len() as u32;
+        self.queues.push(QueueDef {
+            pipe: idx.0,
+            spec,
+            mask: FlowMask::default(),
+            max: u32::MAX,
+            retired: FlowStats::default(),
+            inst: InstanceStats::default(),
+        });
+        self.meta[idx.0 as usize].default_queue = q;
+        idx
+    }
+
+    /// Make `pipe` dynamic (ipfw `pipe N config mask ...`): each distinct
+    /// `mask`ed flow key gets its own instance of the pipe, at most
+    /// `max_instances` of them (then the overflow instance; see the module
+    /// documentation).
+    pub fn set_pipe_mask(
+        &mut self,
+        pipe: PipeIdx,
+        mask: FlowMask,
+        max_instances: u32,
+    ) -> Result<(), RouteError> {
+        let m = self.user_pipe(pipe)?;
+        m.dynamic = Some(Box::new(Dynamic {
+            mask,
+            max: max_instances.max(1),
+            map: BTreeMap::new(),
+            free: Vec::new(),
+            inst: InstanceStats::default(),
+            retired: PipeStats::default(),
+            last_sweep: Instant::ZERO,
+        }));
+        Ok(())
+    }
+
+    /// Attach a flow queue (ipfw `queue N config weight W sched S mask
+    /// ...`) to a scheduled pipe. Without a mask (or with a zero mask) it
+    /// has one instance; with one, one per masked key, at most
+    /// `max_instances`.
+    pub fn add_queue(
+        &mut self,
+        pipe: PipeIdx,
+        spec: FlowSpec,
+        mask: Option<FlowMask>,
+        max_instances: u32,
+    ) -> Result<QueueId, RouteError> {
+        self.user_pipe(pipe)?;
+        if self.pipes[pipe.0 as usize].sched_config().is_none() {
+            return Err(RouteError::NoScheduler(pipe));
+        }
+        let q = QueueId(self.queues.len() as u32);
+        self.queues.push(QueueDef {
+            pipe: pipe.0,
+            spec,
+            mask: mask.unwrap_or_default(),
+            max: max_instances.max(1),
+            retired: FlowStats::default(),
+            inst: InstanceStats::default(),
+        });
+        Ok(q)
+    }
+
+    /// How long an instance must be idle before a sweep frees it.
+    pub fn set_idle_expiry(&mut self, d: Duration) {
+        self.idle_expiry = d;
+    }
+
+    fn user_pipe(&mut self, pipe: PipeIdx) -> Result<&mut PipeMeta, RouteError> {
+        match self.meta.get_mut(pipe.0 as usize) {
+            Some(m) if m.parent == pipe.0 => Ok(m),
+            _ => Err(RouteError::NoSuchPipe(pipe)),
+        }
+    }
+
+    /// Replace a pipe's configuration, keeping its queued packets (in
+    /// every instance of a dynamic pipe).
     pub fn reconfigure(&mut self, pipe: PipeIdx, cfg: PipeConfig) -> Result<(), RouteError> {
-        let p = self
-            .pipes
-            .get_mut(pipe.0 as usize)
-            .ok_or(RouteError::NoSuchPipe(pipe))?;
-        p.reconfigure(&mut self.pool, cfg);
-        self.reschedule(pipe.0);
+        self.user_pipe(pipe)?;
+        let mut targets = vec![pipe.0];
+        if let Some(d) = &self.meta[pipe.0 as usize].dynamic {
+            targets.extend(d.map.values().copied());
+        }
+        for t in targets {
+            self.pipes[t as usize].reconfigure(&mut self.pool, cfg.clone());
+            self.reschedule(t);
+        }
         Ok(())
     }
 
@@ -279,7 +503,10 @@ impl Engine {
         if pipes.len() > MAX_HOPS {
             return Err(RouteError::TooLong(pipes.len()));
         }
-        if let Some(p) = pipes.iter().find(|p| p.0 as usize >= self.pipes.len()) {
+        if let Some(p) = pipes
+            .iter()
+            .find(|p| self.meta.get(p.0 as usize).is_none_or(|m| m.parent != p.0))
+        {
             return Err(RouteError::NoSuchPipe(*p));
         }
         Ok(self.push_route(pipes))
@@ -302,14 +529,112 @@ impl Engine {
             .get(s.start as usize..s.start as usize + s.len as usize)
     }
 
-    /// Number of pipes.
+    /// Number of pipes, the internal instances of dynamic pipes included.
     pub fn pipe_count(&self) -> usize {
         self.pipes.len()
     }
 
-    /// A pipe's counters.
+    /// A pipe's counters. For a dynamic pipe these are the template's
+    /// (always zero): see [`Engine::pipe_totals`].
     pub fn pipe_stats(&self, pipe: PipeIdx) -> Option<&PipeStats> {
         self.pipes.get(pipe.0 as usize).map(|p| p.stats())
+    }
+
+    /// A pipe's counters; for a dynamic pipe, the totals over all its
+    /// instances, expired ones included (backlogs add up, high-water marks
+    /// are the largest of one instance).
+    pub fn pipe_totals(&self, pipe: PipeIdx) -> Option<PipeStats> {
+        let m = self.meta.get(pipe.0 as usize)?;
+        let Some(d) = &m.dynamic else {
+            return self.pipe_stats(pipe).copied();
+        };
+        let mut t = d.retired;
+        for &i in d.map.values() {
+            t.add(self.pipes[i as usize].stats());
+        }
+        Some(t)
+    }
+
+    /// The instance accounting of a dynamic pipe (`None` for a static one).
+    pub fn pipe_instances(&self, pipe: PipeIdx) -> Option<InstanceStats> {
+        let d = self.meta.get(pipe.0 as usize)?.dynamic.as_ref()?;
+        Some(InstanceStats {
+            live: d.map.len() as u32,
+            ..d.inst
+        })
+    }
+
+    /// The live instances of a dynamic pipe with their counters, in key
+    /// order (`None` is the overflow instance).
+    pub fn pipe_instance_stats(&self, pipe: PipeIdx) -> Vec<(Option<FlowKey>, PipeStats)> {
+        let Some(d) = self
+            .meta
+            .get(pipe.0 as usize)
+            .and_then(|m| m.dynamic.as_ref())
+        else {
+            return Vec::new();
+        };
+        d.map
+            .iter()
+            .map(|(k, &i)| (*k, *self.pipes[i as usize].stats()))
+            .collect()
+    }
+
+    /// Number of flow queues (the default queues of scheduled pipes
+    /// included).
+    pub fn queue_count(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// The default flow queue of a scheduled pipe.
+    pub fn default_queue(&self, pipe: PipeIdx) -> Option<QueueId> {
+        let m = self.meta.get(pipe.0 as usize)?;
+        (m.default_queue != NIL).then_some(QueueId(m.default_queue))
+    }
+
+    /// The pipes whose schedulers hold instances of queue `q`: its pipe,
+    /// or the live instances of its dynamic pipe.
+    fn queue_pipes(&self, q: &QueueDef) -> Vec<u32> {
+        match &self.meta[q.pipe as usize].dynamic {
+            Some(d) => d.map.values().copied().collect(),
+            None => vec![q.pipe],
+        }
+    }
+
+    /// A flow queue's totals and instance accounting.
+    pub fn queue_stats(&self, q: QueueId) -> Option<QueueStats> {
+        let def = self.queues.get(q.0 as usize)?;
+        let mut s = QueueStats {
+            flows: def.retired,
+            instances: InstanceStats {
+                live: 0,
+                ..def.inst
+            },
+        };
+        for (_, st) in self.queue_instance_stats(q) {
+            s.flows.add(&st);
+            s.instances.live += 1;
+        }
+        Some(s)
+    }
+
+    /// The live instances of flow queue `q` with their counters: per pipe
+    /// instance, in key order (`None` is the overflow instance).
+    pub fn queue_instance_stats(&self, q: QueueId) -> Vec<(Option<FlowKey>, FlowStats)> {
+        let Some(def) = self.queues.get(q.0 as usize) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for p in self.queue_pipes(def) {
+            if let Some(sq) = self.pipes[p as usize].sched.as_deref() {
+                for (&(qid, key), &slot) in &sq.map {
+                    if qid == q.0 {
+                        out.push((key, sq.slots[slot as usize].stats));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// A pipe's configuration.
@@ -339,6 +664,22 @@ impl Engine {
     /// unknown route is refused with a debug assertion and dropped as
     /// `QueueFull` in release builds would hide a bug, so it panics).
     pub fn enqueue(&mut self, now: Instant, pkt: Packet, route: RouteId) -> Verdict {
+        self.enqueue_at(now, pkt, route, NIL)
+    }
+
+    /// Offer `pkt` to flow queue `q` (ipfw's `queue N` action) at `now`:
+    /// through its pipe (the instance its key selects, for a dynamic pipe)
+    /// and the queue's instance for its masked key; then out.
+    ///
+    /// # Panics
+    /// If `q` does not come from this engine.
+    pub fn enqueue_to_queue(&mut self, now: Instant, pkt: Packet, q: QueueId) -> Verdict {
+        let pipe = self.queues[q.0 as usize].pipe;
+        let route = self.pipe_route[pipe as usize];
+        self.enqueue_at(now, pkt, route, q.0)
+    }
+
+    fn enqueue_at(&mut self, now: Instant, pkt: Packet, route: RouteId, queue: u32) -> Verdict {
         let now = now.max(self.now);
         self.now = now;
         self.stats.offered += 1;
@@ -352,6 +693,7 @@ impl Engine {
             let s = self.pool.get_mut(i);
             s.route = route.0;
             s.hop = 0;
+            s.queue = queue;
         }
         let mut discard = Vec::new();
         let v = match self.offer(first, i, now, &mut discard) {
@@ -378,12 +720,17 @@ impl Engine {
         at: Instant,
         out: &mut Vec<Output>,
     ) -> Result<(), DropReason> {
-        match self.pipes[pipe.0 as usize].enqueue(&mut self.pool, i, at) {
+        let p = self.instance_of(pipe.0, i, at);
+        if self.pipes[p as usize].sched.is_some() {
+            let slot = self.flow_slot(p, i, at);
+            self.pool.get_mut(i).qslot = slot;
+        }
+        match self.pipes[p as usize].enqueue(&mut self.pool, i, at) {
             Ok(dup) => {
                 if dup {
-                    self.duplicate(pipe, i, at, out);
+                    self.duplicate(p, i, at, out);
                 }
-                self.reschedule(pipe.0);
+                self.reschedule(p);
                 Ok(())
             }
             Err(r) => {
@@ -394,11 +741,190 @@ impl Engine {
         }
     }
 
-    /// Offer a copy of slot `i` (flagged as a duplicate) to `pipe`.
-    fn duplicate(&mut self, pipe: PipeIdx, i: u32, at: Instant, out: &mut Vec<Output>) {
-        let (mut pkt, route, hop) = {
+    /// The pipe (or dynamic pipe instance) that packet `i` enters when
+    /// offered to user pipe `pipe` at `at`; creates the instance.
+    #[inline]
+    fn instance_of(&mut self, pipe: u32, i: u32, at: Instant) -> u32 {
+        let Some(d) = self.meta[pipe as usize].dynamic.as_deref() else {
+            return pipe;
+        };
+        let key = d.mask.apply(&self.pool.get(i).pkt.key);
+        if at - d.last_sweep >= self.idle_expiry {
+            self.sweep_pipes(pipe, at, self.idle_expiry);
+        }
+        let Some(d) = self.meta[pipe as usize].dynamic.as_deref_mut() else {
+            return pipe;
+        };
+        if let Some(&inst) = d.map.get(&Some(key)) {
+            return inst;
+        }
+        let mut k = Some(key);
+        if d.map.len() - usize::from(d.map.contains_key(&None)) >= d.max as usize {
+            // Full: make room from instances that hold no packet.
+            self.sweep_pipes(pipe, at, Duration::ZERO);
+            let Some(d) = self.meta[pipe as usize].dynamic.as_deref_mut() else {
+                return pipe;
+            };
+            if d.map.len() - usize::from(d.map.contains_key(&None)) >= d.max as usize {
+                d.inst.overflow += 1;
+                k = None;
+                if let Some(&inst) = d.map.get(&None) {
+                    return inst;
+                }
+            }
+        }
+        self.new_instance(pipe, k)
+    }
+
+    /// Create the instance of dynamic pipe `pipe` for key `k`.
+    fn new_instance(&mut self, pipe: u32, k: Option<FlowKey>) -> u32 {
+        let cfg = self.pipes[pipe as usize].config().clone();
+        let sched = self.pipes[pipe as usize].sched_config().copied();
+        let stage0 = self.meta[pipe as usize].stage;
+        let (reuse, n) = match self.meta[pipe as usize].dynamic.as_deref_mut() {
+            Some(d) => {
+                d.inst.created += 1;
+                (d.free.pop(), d.inst.created)
+            }
+            None => return pipe,
+        };
+        let stage = stage0.wrapping_add(n << 32);
+        let fresh = match sched {
+            Some(s) => Pipe::with_sched(cfg, s, self.seed, stage),
+            None => Pipe::new(cfg, self.seed, stage),
+        };
+        let idx = match reuse {
+            Some(idx) => {
+                self.pipes[idx as usize] = fresh;
+                self.meta[idx as usize].stage = stage;
+                idx
+            }
+            None => {
+                let idx = self.pipes.len() as u32;
+                self.pipes.push(fresh);
+                self.meta.push(PipeMeta {
+                    parent: pipe,
+                    stage,
+                    default_queue: NIL,
+                    dynamic: None,
+                });
+                self.pipe_route.push(self.pipe_route[pipe as usize]);
+                idx
+            }
+        };
+        if let Some(d) = self.meta[pipe as usize].dynamic.as_deref_mut() {
+            d.map.insert(k, idx);
+        }
+        idx
+    }
+
+    /// Free the instances of dynamic pipe `pipe` that hold no packet and
+    /// have had no arrival for `idle`, folding their counters into the
+    /// totals (the pipe's and its queues').
+    fn sweep_pipes(&mut self, pipe: u32, at: Instant, idle: Duration) {
+        let Engine {
+            meta,
+            pipes,
+            queues,
+            ..
+        } = self;
+        let Some(d) = meta[pipe as usize].dynamic.as_deref_mut() else {
+            return;
+        };
+        let Dynamic {
+            map,
+            free,
+            inst,
+            retired,
+            last_sweep,
+            ..
+        } = d;
+        if idle > Duration::ZERO {
+            *last_sweep = at;
+        }
+        map.retain(|_, &mut idx| {
+            let p = &pipes[idx as usize];
+            if !p.is_idle() || at - p.last_arrival < idle {
+                return true;
+            }
+            retired.add(p.stats());
+            if let Some(sq) = p.sched.as_deref() {
+                for (&(q, _), &slot) in &sq.map {
+                    if let Some(def) = queues.get_mut(q as usize) {
+                        def.retired.add(&sq.slots[slot as usize].stats);
+                        def.inst.expired += 1;
+                    }
+                }
+            }
+            inst.expired += 1;
+            free.push(idx);
+            false
+        });
+    }
+
+    /// The scheduler flow slot of packet `i` in scheduled pipe `p` (an
+    /// instance of the queue the packet was sent to, or of the pipe's
+    /// default queue); creates the instance.
+    #[inline]
+    fn flow_slot(&mut self, p: u32, i: u32, at: Instant) -> u32 {
+        let parent = self.meta[p as usize].parent;
+        let (q, key) = {
             let s = self.pool.get(i);
-            (s.pkt, s.route, s.hop)
+            (s.queue, s.pkt.key)
+        };
+        let q = match self.queues.get(q as usize) {
+            Some(def) if def.pipe == parent => q,
+            _ => self.meta[parent as usize].default_queue,
+        };
+        let idle = self.idle_expiry;
+        let Engine { pipes, queues, .. } = self;
+        let Some(def) = queues.get(q as usize) else {
+            return NIL;
+        };
+        let (spec, max) = (def.spec, def.max);
+        let mk = def.mask.apply(&key);
+        let Some(sq) = pipes[p as usize].sched.as_deref_mut() else {
+            return NIL;
+        };
+        let mut retire = |q: u32, st: &FlowStats| {
+            if let Some(d) = queues.get_mut(q as usize) {
+                d.retired.add(st);
+                d.inst.expired += 1;
+            }
+        };
+        if at - sq.last_sweep >= idle {
+            sq.last_sweep = at;
+            sq.sweep(at, idle, None, &mut retire);
+        }
+        if let Some(&slot) = sq.map.get(&(q, Some(mk))) {
+            return slot;
+        }
+        let mut k = Some(mk);
+        if sq.count(q) >= max {
+            sq.sweep(at, Duration::ZERO, Some(q), &mut retire);
+            if sq.count(q) >= max {
+                k = None;
+                if let Some(d) = queues.get_mut(q as usize) {
+                    d.inst.overflow += 1;
+                }
+                if let Some(&slot) = sq.map.get(&(q, None)) {
+                    return slot;
+                }
+            }
+        }
+        if let Some(d) = queues.get_mut(q as usize) {
+            d.inst.created += 1;
+        }
+        sq.create(q, k, spec, at)
+    }
+
+    /// Offer a copy of slot `i` (flagged as a duplicate) to pipe (or
+    /// instance) `p`, in the same flow queue instance.
+    fn duplicate(&mut self, p: u32, i: u32, at: Instant, out: &mut Vec<Output>) {
+        let pipe = PipeIdx(self.meta[p as usize].parent);
+        let (mut pkt, route, hop, queue, qslot) = {
+            let s = self.pool.get(i);
+            (s.pkt, s.route, s.hop, s.queue, s.qslot)
         };
         out.push(Output {
             pkt,
@@ -423,8 +949,10 @@ impl Engine {
             let s = self.pool.get_mut(j);
             s.route = route;
             s.hop = hop;
+            s.queue = queue;
+            s.qslot = qslot;
         }
-        match self.pipes[pipe.0 as usize].enqueue(&mut self.pool, j, at) {
+        match self.pipes[p as usize].enqueue(&mut self.pool, j, at) {
             Ok(_) => {}
             Err(r) => {
                 let reason = drop_reason(r);
@@ -499,7 +1027,7 @@ impl Engine {
                     pkt,
                     at,
                     fate: Fate::Dropped {
-                        pipe: PipeIdx(e.pipe),
+                        pipe: PipeIdx(self.meta[p].parent),
                         reason,
                     },
                 });
@@ -533,7 +1061,12 @@ impl Engine {
             return;
         }
         let next = self.hops[span.start as usize + next_hop];
-        self.pool.get_mut(i).hop = next_hop as u16;
+        {
+            let s = self.pool.get_mut(i);
+            s.hop = next_hop as u16;
+            // A queue names a flow queue of the first pipe only.
+            s.queue = NIL;
+        }
         if let Err(reason) = self.offer(next, i, at, out) {
             let pkt = self.pool.free(i);
             out.push(Output {

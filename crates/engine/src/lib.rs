@@ -11,7 +11,8 @@
 //! * [`rng`]: seeded per-stage generators (reproducibility).
 //! * [`packet`]: packet descriptors, flow keys, and the descriptor pool.
 //! * [`config`]: validated, immutable pipe configuration.
-//! * [`pipe`]: one pipe's state: queue → link → delay line.
+//! * [`mask`]: flow masks, the keys of dynamic pipes and queues.
+//! * [`pipe`]: one pipe's state: queue (or scheduler) → link → delay line.
 //! * [`event`]: the deadline queue over pipes, `(time, seq)` keyed.
 //! * [`engine`]: many pipes and routes behind `enqueue(now, ..)`,
 //!   `next_deadline()`, `advance(now, ..)`.
@@ -29,6 +30,7 @@
 pub mod config;
 pub mod engine;
 pub mod event;
+pub mod mask;
 pub mod models;
 pub mod packet;
 pub mod pipe;
@@ -38,6 +40,8 @@ pub mod time;
 
 pub use config::{Aqm, ConfigError, JitterOrder, PipeConfig, QueueLimit};
 pub use engine::{DropReason, Engine, EngineOptions, Fate, Output, PipeIdx, RouteId, Verdict};
+pub use mask::FlowMask;
 pub use packet::{FlowKey, Packet, PacketId};
-pub use pipe::PipeStats;
+pub use pipe::{FlowStats, PipeStats};
+pub use sched::{FlowSpec, SchedConfig, SchedKind};
 pub use time::{Duration, Instant, Rate};

@@ -20,6 +20,24 @@
 use crate::packet::FlowKey;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+/// ipfw's default `buckets`: the size of a dynamic object's hash table.
+pub const DEFAULT_BUCKETS: u32 = 64;
+
+/// The largest `buckets` accepted (ipfw's `DN_MAX_HASH_SIZE`).
+pub const MAX_BUCKETS: u32 = 65_536;
+
+/// Instances allowed per bucket before new keys overflow (dummynet's
+/// `dn_max_ratio`): a dynamic object holds at most `16 × buckets`
+/// instances, 1024 by default.
+pub const INSTANCES_PER_BUCKET: u32 = 16;
+
+/// The most instances a dynamic object with `buckets` buckets holds.
+pub fn max_instances(buckets: u32) -> u32 {
+    buckets
+        .clamp(1, MAX_BUCKETS)
+        .saturating_mul(INSTANCES_PER_BUCKET)
+}
+
 /// The bits of a flow key that identify an instance. `Default` is the
 /// zero mask: one instance for all packets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -51,6 +51,17 @@
 //! profile) the pipe wakes at that instant, so every decision and every drop
 //! happens at its exact time.
 //!
+//! **With a scheduler** ([`Pipe::with_sched`], dummynet's enqueue →
+//! scheduler → serve → delay line, dummynet-revisited §3.6): stage 2's tail
+//! drop is each flow queue's (the engine picks the flow queue instance, the
+//! packet's `qslot`), and the link takes its next packet from the scheduler
+//! at the instant it becomes free. A flow queue's limit counts the packets
+//! waiting in it, not the one on the wire (the scheduler hands that one to
+//! the link, as dummynet's do): a FIFO-scheduled pipe with `queue N`
+//! behaves exactly like a plain pipe with `queue N+1`. RED/PIE measure,
+//! and CoDel drops from, everything the pipe holds. A plain pipe keeps its
+//! single FIFO (no scheduler call on its path).
+//!
 //! A pipe does not know the clock or the other pipes: the engine calls
 //! [`Pipe::enqueue`] at arrivals and [`Pipe::step`] at the pipe's deadline.
 
@@ -59,9 +70,11 @@ use crate::models::{
     Burst, Codel, CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, Pie,
     ProfileModel, QueueMeasure, Red, RedConfig, ReorderDecision, SwapReorder, TraceLink,
 };
-use crate::packet::{List, Packet, Pool};
+use crate::packet::{FlowKey, List, Packet, Pool};
 use crate::rng::{stage_rng, StageKind};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Sched, SchedConfig, SchedKind, Scheduler};
 use crate::time::{Duration, Instant, Rate};
+use std::collections::BTreeMap;
 
 /// The link MTU the AQMs assume (CoDel's `MAXPACKET`, PIE's `mtu`): an
 /// Ethernet payload, in bytes.
@@ -107,6 +120,198 @@ pub struct PipeStats {
     pub aqm_drops: u64,
     /// Packets lost on the link (MAC profile draws above the loss level).
     pub link_drops: u64,
+}
+
+/// Counters of one flow queue instance (ipfw `queue N`, one per pattern
+/// of its mask), or of all the instances of a queue.
+///
+/// A packet counts as an arrival of its flow queue when it is offered to
+/// the scheduler, i.e. after the pipe's loss model and RED/PIE (which act
+/// on the pipe as a whole) let it through.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowStats {
+    /// Packets offered to the flow queue.
+    pub arrivals: u64,
+    /// Bytes offered.
+    pub arrival_bytes: u64,
+    /// Tail drops: the flow queue was at its limit.
+    pub drops: u64,
+    /// Packets the scheduler's AQM dropped (fq_codel).
+    pub aqm_drops: u64,
+    /// Packets the link took from the flow queue.
+    pub served: u64,
+    /// Bytes the link took.
+    pub served_bytes: u64,
+    /// Packets waiting in the flow queue now.
+    pub backlog: u32,
+    /// Bytes waiting now.
+    pub backlog_bytes: u64,
+    /// Largest `backlog` seen.
+    pub max_backlog: u32,
+}
+
+impl FlowStats {
+    /// Add `o`'s counters to these (backlogs add, high-water marks take
+    /// the larger).
+    pub fn add(&mut self, o: &FlowStats) {
+        self.arrivals += o.arrivals;
+        self.arrival_bytes += o.arrival_bytes;
+        self.drops += o.drops;
+        self.aqm_drops += o.aqm_drops;
+        self.served += o.served;
+        self.served_bytes += o.served_bytes;
+        self.backlog += o.backlog;
+        self.backlog_bytes += o.backlog_bytes;
+        self.max_backlog = self.max_backlog.max(o.max_backlog);
+    }
+}
+
+impl PipeStats {
+    /// Add `o`'s counters to these (current levels add, high-water marks
+    /// take the larger): the totals of a dynamic pipe's instances.
+    pub fn add(&mut self, o: &PipeStats) {
+        self.arrivals += o.arrivals;
+        self.arrival_bytes += o.arrival_bytes;
+        self.departures += o.departures;
+        self.departure_bytes += o.departure_bytes;
+        self.drops += o.drops;
+        self.drop_bytes += o.drop_bytes;
+        self.backlog += o.backlog;
+        self.backlog_bytes += o.backlog_bytes;
+        self.max_backlog = self.max_backlog.max(o.max_backlog);
+        self.max_backlog_bytes = self.max_backlog_bytes.max(o.max_backlog_bytes);
+        self.in_delay_line += o.in_delay_line;
+        self.loss_drops += o.loss_drops;
+        self.duplicated += o.duplicated;
+        self.corrupted += o.corrupted;
+        self.reordered += o.reordered;
+        self.aqm_drops += o.aqm_drops;
+        self.link_drops += o.link_drops;
+    }
+}
+
+/// One flow queue instance of a scheduled pipe.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SlotInfo {
+    /// False once expired (the slot is on the free list).
+    pub live: bool,
+    pub stats: FlowStats,
+    /// The last arrival (idle expiry).
+    pub last_arrival: Instant,
+}
+
+/// The scheduler of a pipe and its flow queue instances
+/// (dummynet-revisited §3.6, Fig. 4): the engine maps each packet to an
+/// instance (`map`, keyed by queue and masked flow key) and the pipe
+/// offers it to the scheduler in that instance's [`FlowSlot`].
+#[derive(Debug)]
+pub(crate) struct SchedQueues {
+    pub s: Sched,
+    pub cfg: SchedConfig,
+    /// (queue id, masked key or `None` for the overflow instance) → slot.
+    /// A `BTreeMap`, so sweeps visit instances in a deterministic order.
+    pub map: BTreeMap<(u32, Option<FlowKey>), u32>,
+    /// Per slot, live or free.
+    pub slots: Vec<SlotInfo>,
+    /// Free slots, reused last-freed first.
+    pub free: Vec<u32>,
+    /// Live instances per queue id (overflow instances not counted).
+    pub counts: Vec<u32>,
+    /// When idle instances were last swept.
+    pub last_sweep: Instant,
+    /// The scheduler drops packets when the link takes one (fq_codel): the
+    /// pipe must wake at the end of each transmission to report them.
+    wake_at_tx_end: bool,
+}
+
+impl SchedQueues {
+    fn new(cfg: SchedConfig) -> SchedQueues {
+        SchedQueues {
+            s: Sched::new(&cfg),
+            cfg,
+            map: BTreeMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            counts: Vec::new(),
+            last_sweep: Instant::ZERO,
+            wake_at_tx_end: matches!(cfg.kind(), SchedKind::FqCodel { .. }),
+        }
+    }
+
+    /// Create the instance of `queue` for `key` in a free slot.
+    pub fn create(
+        &mut self,
+        queue: u32,
+        key: Option<FlowKey>,
+        spec: FlowSpec,
+        now: Instant,
+    ) -> u32 {
+        let slot = self.free.pop().unwrap_or(self.slots.len() as u32);
+        let info = SlotInfo {
+            live: true,
+            stats: FlowStats::default(),
+            last_arrival: now,
+        };
+        match self.slots.get_mut(slot as usize) {
+            Some(s) => *s = info,
+            None => self.slots.push(info),
+        }
+        self.s.add_flow(FlowSlot(slot), spec);
+        self.map.insert((queue, key), slot);
+        if key.is_some() {
+            if self.counts.len() <= queue as usize {
+                self.counts.resize(queue as usize + 1, 0);
+            }
+            self.counts[queue as usize] += 1;
+        }
+        slot
+    }
+
+    /// Live instances of `queue` (its overflow instance aside).
+    pub fn count(&self, queue: u32) -> u32 {
+        self.counts.get(queue as usize).copied().unwrap_or(0)
+    }
+
+    /// Free every instance (of `only` queue, or of all) that holds no
+    /// packet and has had no arrival for `idle`; `retire(queue, stats)` is
+    /// called for each, in key order.
+    pub fn sweep(
+        &mut self,
+        now: Instant,
+        idle: Duration,
+        only: Option<u32>,
+        retire: &mut dyn FnMut(u32, &FlowStats),
+    ) {
+        let SchedQueues {
+            s,
+            map,
+            slots,
+            free,
+            counts,
+            ..
+        } = self;
+        map.retain(|&(q, key), &mut slot| {
+            if only.is_some_and(|o| o != q) {
+                return true;
+            }
+            let info = &mut slots[slot as usize];
+            if info.stats.backlog > 0 || now - info.last_arrival < idle {
+                return true;
+            }
+            if !s.remove_idle(FlowSlot(slot)) {
+                return true;
+            }
+            info.live = false;
+            retire(q, &info.stats);
+            free.push(slot);
+            if key.is_some() {
+                if let Some(c) = counts.get_mut(q as usize) {
+                    *c -= 1;
+                }
+            }
+            false
+        });
+    }
 }
 
 /// Why a pipe refused (at arrival) or dropped (later) a packet.
@@ -289,6 +494,12 @@ pub struct Pipe {
     link_dropped: List,
     /// The pipe's live entry in the engine's event queue: (time, seq).
     pub(crate) scheduled: Option<(Instant, u64)>,
+    /// The scheduler and its flow queues; `None` for a plain FIFO pipe,
+    /// whose queue is `queue` itself (the fast path). With a scheduler,
+    /// `queue` holds only the packet on the wire.
+    pub(crate) sched: Option<Box<SchedQueues>>,
+    /// The last arrival (idle expiry of dynamic pipe instances).
+    pub(crate) last_arrival: Instant,
 }
 
 impl Pipe {
@@ -311,6 +522,86 @@ impl Pipe {
             aqm_dropped: List::default(),
             link_dropped: List::default(),
             scheduled: None,
+            sched: None,
+            last_arrival: Instant::ZERO,
+        }
+    }
+
+    /// An idle pipe whose link is served by the scheduler `sched`
+    /// (dummynet's enqueue → scheduler → serve → delay line). The pipe's
+    /// own `queue` bound no longer applies: each flow queue has its own.
+    pub fn with_sched(cfg: PipeConfig, sched: SchedConfig, seed: u64, stage: u64) -> Pipe {
+        Pipe {
+            sched: Some(Box::new(SchedQueues::new(sched))),
+            ..Pipe::new(cfg, seed, stage)
+        }
+    }
+
+    /// The scheduler's configuration, if the pipe has one.
+    pub fn sched_config(&self) -> Option<&SchedConfig> {
+        self.sched.as_ref().map(|s| &s.cfg)
+    }
+
+    /// Packets and bytes waiting: in the queue (the one on the wire
+    /// included) and in the scheduler's flow queues.
+    #[inline]
+    fn waiting(&self) -> (u32, u64) {
+        let (p, b) = match &self.sched {
+            Some(sq) => sq.s.backlog(),
+            None => (0, 0),
+        };
+        (self.queue.len() + p, self.queue.bytes() + b)
+    }
+
+    /// True when the pipe holds no packet at all and has no event.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.waiting().0 == 0
+            && self.delay_line.len() == 0
+            && self.aqm_dropped.is_empty()
+            && self.link_dropped.is_empty()
+            && self.scheduled.is_none()
+    }
+
+    /// With a scheduler and nothing on the wire: take the next packet from
+    /// the scheduler at `at` (and collect what its AQM dropped).
+    #[inline]
+    fn refill(&mut self, pool: &mut Pool, at: Instant) {
+        let Some(sq) = self.sched.as_deref_mut() else {
+            return;
+        };
+        if !self.queue.is_empty() {
+            return;
+        }
+        if let Dequeue::Packet(i) = sq.s.dequeue(pool, at) {
+            let (slot, len) = {
+                let s = pool.get(i);
+                (s.qslot, s.pkt.len)
+            };
+            if let Some(info) = sq.slots.get_mut(slot as usize) {
+                let st = &mut info.stats;
+                st.backlog = st.backlog.saturating_sub(1);
+                st.backlog_bytes = st.backlog_bytes.saturating_sub(len as u64);
+                st.served += 1;
+                st.served_bytes += len as u64;
+            }
+            self.queue.push_back(pool, i);
+        }
+        // `WakeAt` (no built-in returns it) is treated as `Empty`: the
+        // next arrival or transmission end asks again.
+        while let Some(d) = sq.s.pop_dropped(pool) {
+            let (slot, len) = {
+                let s = pool.get_mut(d);
+                s.due = at;
+                (s.qslot, s.pkt.len)
+            };
+            if let Some(info) = sq.slots.get_mut(slot as usize) {
+                let st = &mut info.stats;
+                st.backlog = st.backlog.saturating_sub(1);
+                st.backlog_bytes = st.backlog_bytes.saturating_sub(len as u64);
+                st.aqm_drops += 1;
+            }
+            self.aqm_dropped.push_back(pool, d);
+            self.stats.aqm_drops += 1;
         }
     }
 
@@ -358,6 +649,7 @@ impl Pipe {
             (p.len, p.flags)
         };
         self.catch_up(pool, now);
+        self.last_arrival = now;
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += len as u64;
         if let Some(l) = &mut self.models.loss {
@@ -385,6 +677,33 @@ impl Pipe {
             self.stats.aqm_drops += 1;
             return Err(Refusal::Aqm);
         }
+        if let Some(sq) = self.sched.as_deref_mut() {
+            let slot = pool.get(i).qslot;
+            let Some(info) = sq.slots.get_mut(slot as usize) else {
+                self.stats.drops += 1;
+                self.stats.drop_bytes += len as u64;
+                return Err(Refusal::QueueFull);
+            };
+            info.last_arrival = now;
+            let st = &mut info.stats;
+            st.arrivals += 1;
+            st.arrival_bytes += len as u64;
+            if sq.s.enqueue(pool, FlowSlot(slot), i, now).is_err() {
+                st.drops += 1;
+                self.stats.drops += 1;
+                self.stats.drop_bytes += len as u64;
+                return Err(Refusal::QueueFull);
+            }
+            st.backlog += 1;
+            st.backlog_bytes += len as u64;
+            st.max_backlog = st.max_backlog.max(st.backlog);
+            let was_idle = self.queue.is_empty();
+            if was_idle {
+                self.start_tx(pool, now);
+            }
+            self.note_backlog();
+            return Ok(dup);
+        }
         if !self
             .cfg
             .queue()
@@ -408,17 +727,18 @@ impl Pipe {
     /// `true` = drop it.
     #[inline]
     fn early_drop(&mut self, now: Instant, len: u32) -> bool {
+        let (pkts, bytes) = self.waiting();
         if let Some(r) = &mut self.models.red {
             let q = match r.config().measure() {
-                QueueMeasure::Slots => self.queue.len() as u64,
-                QueueMeasure::Bytes => self.queue.bytes(),
+                QueueMeasure::Slots => pkts as u64,
+                QueueMeasure::Bytes => bytes,
             };
             // An empty queue has been empty since the link last went free.
-            let idle_since = self.queue.is_empty().then_some(self.link_free_at);
+            let idle_since = (pkts == 0).then_some(self.link_free_at);
             return r.on_enqueue(now, q, len, idle_since, self.models.red_tx);
         }
         if let Some(p) = &mut self.models.pie {
-            return p.on_enqueue(now, self.last_qdelay, self.queue.bytes(), LINK_MTU);
+            return p.on_enqueue(now, self.last_qdelay, bytes, LINK_MTU);
         }
         false
     }
@@ -427,6 +747,11 @@ impl Pipe {
     /// CoDel, then the transmission (its end in `tx_done`).
     #[inline]
     fn start_tx(&mut self, pool: &mut Pool, now: Instant) {
+        if self.sched.is_some() {
+            // The scheduler decides at the instant the link takes a packet.
+            let at = now.max(self.link_free_at);
+            self.refill(pool, at);
+        }
         if let Some(s) = &mut self.models.swap {
             if s.swap(self.queue.len() as usize) && self.queue.swap_front_two(pool) {
                 if let Some(h) = self.queue.front() {
@@ -443,9 +768,14 @@ impl Pipe {
         } else {
             self.link_free_at
         };
-        if let Some(c) = &mut self.models.codel {
+        if self.models.codel.is_some() {
             // RFC 8289's dequeue loop: drop head packets while CoDel says so.
             loop {
+                // With a scheduler, the next head comes from it.
+                self.refill(pool, start);
+                let Some(c) = &mut self.models.codel else {
+                    break;
+                };
                 let Some(h) = self.queue.front() else {
                     c.on_empty();
                     break;
@@ -454,7 +784,8 @@ impl Pipe {
                     let s = pool.get(h);
                     (s.arrival, s.pkt.len)
                 };
-                let behind = self.queue.bytes() - len as u64;
+                let behind = self.queue.bytes() - len as u64
+                    + self.sched.as_ref().map_or(0, |sq| sq.s.backlog().1);
                 if !c.on_dequeue(start, start - arrival, behind, LINK_MTU) {
                     break;
                 }
@@ -473,7 +804,7 @@ impl Pipe {
         if self.models.pie.is_some() {
             // Linux's default estimate: this packet's sojourn, or 0 when it
             // leaves the queue empty behind it.
-            self.last_qdelay = if self.queue.len() > 1 {
+            self.last_qdelay = if self.waiting().0 > 1 {
                 start - arrival
             } else {
                 Duration::ZERO
@@ -514,7 +845,11 @@ impl Pipe {
         // So does a stage that decides at the end of a transmission.
         let sending = (!self.queue.is_empty()).then(|| {
             let m = &self.models;
-            if m.delay.is_some() || m.reorder.is_some() || m.codel.is_some() || m.profile.is_some()
+            if m.delay.is_some()
+                || m.reorder.is_some()
+                || m.codel.is_some()
+                || m.profile.is_some()
+                || self.sched.as_ref().is_some_and(|sq| sq.wake_at_tx_end)
             {
                 self.tx_done
             } else {
@@ -624,9 +959,10 @@ impl Pipe {
 
     #[inline]
     fn note_backlog(&mut self) {
+        let (pkts, bytes) = self.waiting();
         let s = &mut self.stats;
-        s.backlog = self.queue.len();
-        s.backlog_bytes = self.queue.bytes();
+        s.backlog = pkts;
+        s.backlog_bytes = bytes;
         s.in_delay_line = self.delay_line.len();
         s.max_backlog = s.max_backlog.max(s.backlog);
         s.max_backlog_bytes = s.max_backlog_bytes.max(s.backlog_bytes);

@@ -28,6 +28,7 @@ use core::fmt;
 use std::net::IpAddr;
 
 use pipelab_engine::config::{Aqm, ConfigError, JitterOrder, PipeConfig, QueueLimit};
+use pipelab_engine::mask::{FlowMask, MAX_BUCKETS};
 use pipelab_engine::models::{
     Accounting, BurstConfig, BwTrace, CodelConfig, NetemOverhead, PieConfig, Profile, QueueMeasure,
     RedConfig, RedVariant,
@@ -37,6 +38,7 @@ use pipelab_engine::models::{
     FourState, GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability,
     ReorderConfig, SwapConfig, TraceLoss, UniformLoss,
 };
+use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, DEFAULT_QUANTUM};
 use pipelab_engine::time::{Duration, Rate};
 
 use crate::units::{format_percent, format_queue, format_size, Ber, Decimal, Probability};
@@ -77,6 +79,32 @@ pub enum Command {
     /// `pipe N delete`.
     PipeDelete {
         /// Pipe number.
+        id: u32,
+    },
+    /// `sched N config [type T] [quantum Q] [target D] [interval D]`: the
+    /// scheduler of pipe `N` (replaces its whole configuration).
+    SchedConfig {
+        /// Scheduler number, `1..=65535` (that of the pipe it serves).
+        id: u32,
+        /// The parameters as written.
+        spec: SchedSpec,
+    },
+    /// `sched N delete`.
+    SchedDelete {
+        /// Scheduler number.
+        id: u32,
+    },
+    /// `queue N config [weight W] sched S|pipe P [queue L] [AQM] [mask
+    /// ...] [buckets B]`: a flow queue (replaces its configuration).
+    QueueConfig {
+        /// Queue number, `1..=65535`.
+        id: u32,
+        /// The parameters as written.
+        spec: QueueSpec,
+    },
+    /// `queue N delete`.
+    QueueDelete {
+        /// Queue number.
         id: u32,
     },
     /// `pipe show`, `pipe N show` (also `pipe list`, `pipe N list`).
@@ -184,6 +212,12 @@ pub struct PipeSpec {
     /// `overhead N [cellsize C [celloverhead O]]`: netem's per-packet and
     /// per-cell overheads (excludes `accounting`).
     pub overhead: Option<OverheadSpec>,
+    /// `mask ...`: a dynamic pipe, one instance per masked flow key
+    /// (dummynet-revisited §3.1).
+    pub mask: Option<MaskSpec>,
+    /// `buckets N`: the instance table's size (`1..=65536`, default 64);
+    /// a dynamic pipe holds at most `16 × N` instances.
+    pub buckets: Option<u32>,
 }
 
 /// `red`/`gred W/MIN/MAX/P` as written (ipfw's words).
@@ -553,6 +587,8 @@ impl PipeSpec {
         "burst",
         "accounting",
         "overhead",
+        "mask",
+        "buckets",
     ];
 
     /// Builds the engine's validated pipe configuration, with ipfw's
@@ -601,6 +637,7 @@ impl PipeSpec {
 
     fn build(&self, files: &mut Files<'_>) -> Result<PipeConfig, ConfigError> {
         let err = |param: &'static str, reason: String| ConfigError { param, reason };
+        check_buckets(self.buckets)?;
         let mut cfg = PipeConfig::new(
             self.bw.unwrap_or(Rate::UNLIMITED),
             self.delay.unwrap_or(Duration::ZERO),
@@ -954,10 +991,266 @@ impl fmt::Display for PipeSpec {
         if let Some(o) = &self.overhead {
             word(f, format_args!("overhead {o}"))?;
         }
+        if let Some(m) = &self.mask {
+            word(f, format_args!("mask {m}"))?;
+        }
+        if let Some(b) = self.buckets {
+            word(f, format_args!("buckets {b}"))?;
+        }
         Ok(())
     }
 }
 
+/// `buckets N` must be in `1..=65536`.
+fn check_buckets(b: Option<u32>) -> Result<(), ConfigError> {
+    match b {
+        Some(n) if n == 0 || n > MAX_BUCKETS => Err(ConfigError {
+            param: "buckets",
+            reason: format!("{n} is not in 1..={MAX_BUCKETS}"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A `mask` as written: `mask all`, or any of `src-ip M dst-ip M src-ip6
+/// /N dst-ip6 /N src-port M dst-port M proto M` (ipfw's words; an absent
+/// field masks nothing). Printed in that order, masks in hex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MaskSpec {
+    /// `all`: every bit of the 5-tuple (the other fields then override).
+    pub all: bool,
+    /// `src-ip 0xffffff00` or `src-ip 255.255.255.0`.
+    pub src_ip: Option<u32>,
+    /// `dst-ip`.
+    pub dst_ip: Option<u32>,
+    /// `src-ip6 /N`: the IPv6 source prefix length kept, `0..=128`.
+    pub src_ip6: Option<u8>,
+    /// `dst-ip6 /N`.
+    pub dst_ip6: Option<u8>,
+    /// `src-port 0xffff` or `src-port 65535`.
+    pub src_port: Option<u16>,
+    /// `dst-port`.
+    pub dst_port: Option<u16>,
+    /// `proto 0xff` or `proto 255`.
+    pub proto: Option<u8>,
+}
+
+impl MaskSpec {
+    /// The mask words.
+    pub const WORDS: &'static [&'static str] = &[
+        "all", "src-ip", "dst-ip", "src-ip6", "dst-ip6", "src-port", "dst-port", "proto",
+    ];
+
+    /// The engine's mask.
+    pub fn to_mask(&self) -> FlowMask {
+        let base = if self.all {
+            FlowMask::ALL
+        } else {
+            FlowMask::default()
+        };
+        FlowMask {
+            proto: self.proto.unwrap_or(base.proto),
+            src_ip: self.src_ip.unwrap_or(base.src_ip),
+            dst_ip: self.dst_ip.unwrap_or(base.dst_ip),
+            src_ip6: self.src_ip6.unwrap_or(base.src_ip6),
+            dst_ip6: self.dst_ip6.unwrap_or(base.dst_ip6),
+            src_port: self.src_port.unwrap_or(base.src_port),
+            dst_port: self.dst_port.unwrap_or(base.dst_port),
+        }
+    }
+}
+
+impl fmt::Display for MaskSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut words: Vec<String> = Vec::new();
+        if self.all {
+            words.push("all".into());
+        }
+        if let Some(m) = self.src_ip {
+            words.push(format!("src-ip 0x{m:08x}"));
+        }
+        if let Some(m) = self.dst_ip {
+            words.push(format!("dst-ip 0x{m:08x}"));
+        }
+        if let Some(n) = self.src_ip6 {
+            words.push(format!("src-ip6 /{n}"));
+        }
+        if let Some(n) = self.dst_ip6 {
+            words.push(format!("dst-ip6 /{n}"));
+        }
+        if let Some(m) = self.src_port {
+            words.push(format!("src-port 0x{m:04x}"));
+        }
+        if let Some(m) = self.dst_port {
+            words.push(format!("dst-port 0x{m:04x}"));
+        }
+        if let Some(m) = self.proto {
+            words.push(format!("proto 0x{m:02x}"));
+        }
+        f.write_str(&words.join(" "))
+    }
+}
+
+/// The parameters of `sched N config`, as written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SchedSpec {
+    /// `type fifo|rr|drr|wf2q+|qfq|prio|fq_codel` (default `wf2q+`, as
+    /// ipfw). The kind's own parameters are the defaults; `target` and
+    /// `interval` below override fq_codel's.
+    pub kind: Option<SchedKind>,
+    /// `quantum N` bytes: DRR's and fq_codel's credit per turn per unit
+    /// of weight, QFQ's largest packet (default 1514).
+    pub quantum: Option<u32>,
+    /// `target D` (fq_codel only; default 5ms).
+    pub target: Option<Duration>,
+    /// `interval D` (fq_codel only; default 100ms).
+    pub interval: Option<Duration>,
+}
+
+impl SchedSpec {
+    /// The scheduler types, in the order hints list them.
+    pub const TYPES: &'static [&'static str] =
+        &["fifo", "rr", "drr", "wf2q+", "qfq", "prio", "fq_codel"];
+
+    /// The engine's validated configuration.
+    pub fn to_config(&self) -> Result<SchedConfig, ConfigError> {
+        let mut kind = self.kind.unwrap_or(SchedKind::Wf2q);
+        match &mut kind {
+            SchedKind::FqCodel { target, interval } => {
+                *target = self.target.unwrap_or(*target);
+                *interval = self.interval.unwrap_or(*interval);
+            }
+            k => {
+                for (param, given) in [
+                    ("target", self.target.is_some()),
+                    ("interval", self.interval.is_some()),
+                ] {
+                    if given {
+                        return Err(ConfigError {
+                            param,
+                            reason: format!(
+                                "'{param}' is a parameter of type fq_codel, not {}",
+                                k.name()
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        SchedConfig::new(kind, self.quantum.unwrap_or(DEFAULT_QUANTUM))
+    }
+}
+
+impl fmt::Display for SchedSpec {
+    /// `type drr quantum 3000`, `type fq_codel target 5ms interval 100ms`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut words: Vec<String> = Vec::new();
+        if let Some(k) = self.kind {
+            words.push(format!("type {}", k.name()));
+        }
+        if let Some(q) = self.quantum {
+            words.push(format!("quantum {q}"));
+        }
+        if let Some(t) = self.target {
+            words.push(format!("target {t}"));
+        }
+        if let Some(i) = self.interval {
+            words.push(format!("interval {i}"));
+        }
+        f.write_str(&words.join(" "))
+    }
+}
+
+/// What a flow queue feeds: `sched S` or `pipe P` (a pipe `N` implicitly
+/// has scheduler `N`, ipfw's convention, so both name the pipe whose link
+/// serves the queue).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum QueueTarget {
+    /// `sched S`.
+    Sched(u32),
+    /// `pipe P`.
+    Pipe(u32),
+}
+
+impl QueueTarget {
+    /// The number of the pipe (and scheduler) served.
+    pub fn number(self) -> u32 {
+        match self {
+            QueueTarget::Sched(n) | QueueTarget::Pipe(n) => n,
+        }
+    }
+}
+
+impl fmt::Display for QueueTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueTarget::Sched(n) => write!(f, "sched {n}"),
+            QueueTarget::Pipe(n) => write!(f, "pipe {n}"),
+        }
+    }
+}
+
+/// The parameters of `queue N config` (ipfw's flowset), as written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct QueueSpec {
+    /// `weight W` (`1..=65536`, default 1; the priority under `prio`).
+    pub weight: Option<u32>,
+    /// `sched S` or `pipe P` (required).
+    pub target: QueueTarget,
+    /// `queue N|SIZE`: each instance's limit (default 50 slots).
+    pub queue: Option<QueueLimit>,
+    /// `red ...`, `gred ...`, `codel ...` or `pie ...` on each instance.
+    pub aqm: Option<AqmSpec>,
+    /// `mask ...`: one instance per masked flow key.
+    pub mask: Option<MaskSpec>,
+    /// `buckets N`: the instance table's size (at most `16 × N` instances).
+    pub buckets: Option<u32>,
+}
+
+impl QueueSpec {
+    /// A queue feeding `target` with every other parameter absent.
+    pub fn new(target: QueueTarget) -> QueueSpec {
+        QueueSpec {
+            weight: None,
+            target,
+            queue: None,
+            aqm: None,
+            mask: None,
+            buckets: None,
+        }
+    }
+
+    /// The engine's validated flow queue parameters (weight and limit).
+    pub fn to_flow_spec(&self) -> Result<FlowSpec, ConfigError> {
+        check_buckets(self.buckets)?;
+        FlowSpec::new(self.weight.unwrap_or(1), self.queue.unwrap_or_default())
+    }
+}
+
+impl fmt::Display for QueueSpec {
+    /// `weight 20 sched 5 queue 20 red ... mask src-ip 0xffffffff buckets 8`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(w) = self.weight {
+            write!(f, "weight {w} ")?;
+        }
+        write!(f, "{}", self.target)?;
+        if let Some(q) = self.queue {
+            write!(f, " queue {}", format_queue(q))?;
+        }
+        if let Some(a) = &self.aqm {
+            write!(f, " {a}")?;
+        }
+        if let Some(m) = &self.mask {
+            write!(f, " mask {m}")?;
+        }
+        if let Some(b) = self.buckets {
+            write!(f, " buckets {b}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a rule does with a matching packet.
 /// What a rule does with a matching packet.
 ///
 /// `pipe tablearg` and `skipto tablearg` are their own variants, so that
@@ -1631,6 +1924,16 @@ impl fmt::Display for Command {
                 Ok(())
             }
             Command::PipeDelete { id } => write!(f, "pipe {id} delete"),
+            Command::SchedConfig { id, spec } => {
+                write!(f, "sched {id} config")?;
+                if *spec != SchedSpec::default() {
+                    write!(f, " {spec}")?;
+                }
+                Ok(())
+            }
+            Command::SchedDelete { id } => write!(f, "sched {id} delete"),
+            Command::QueueConfig { id, spec } => write!(f, "queue {id} config {spec}"),
+            Command::QueueDelete { id } => write!(f, "queue {id} delete"),
             Command::PipeShow { id: None } => f.write_str("pipe show"),
             Command::PipeShow { id: Some(id) } => write!(f, "pipe {id} show"),
             Command::Add(r) => write!(f, "add {r}"),

@@ -45,6 +45,7 @@ pub use ast::{
     NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
     UserMatch,
 };
+pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec};
 pub use error::{ParseError, Spanned};
 pub use parser::{parse_line, parse_script};
 pub use state::{ApplyError, Config, Outcome, ScriptError, Table};

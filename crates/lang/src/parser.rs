@@ -19,7 +19,17 @@
 //!             | bw trace:PATH | profile PATH | burst SIZE
 //!             | accounting l3 | accounting l2 [header N] [fcs N] [preamble N]
 //!               [ifg N] [minframe N] | overhead N [cellsize C [celloverhead O]]
+//!             | mask MASK... | buckets N          (dynamic pipe; N in 1..65536)
+//!     MASK    = all | src-ip M4 | dst-ip M4 | src-ip6 /LEN | dst-ip6 /LEN
+//!             | src-port M16 | dst-port M16 | proto M8
+//!     M4      = 0xffffff00 | 255.255.255.0       M16, M8 = 0xHEX | decimal
 //! pipe N delete | pipe [N] show | pipe [N] list
+//! sched N config [type fifo|rr|drr|wf2q+|qfq|prio|fq_codel] [quantum BYTES]
+//!     [target DUR] [interval DUR]                (target/interval: fq_codel)
+//! sched N delete
+//! queue N config [weight W] sched S|pipe P [queue N|SIZE]
+//!     [red ..|gred ..|codel ..|pie ..] [mask MASK...] [buckets N]
+//! queue N delete
 //! add [N] [prob P] ACTION [prob P] [log] [[PROTO] from SRC to DST] [OPTION...]
 //!     ACTION  = allow|accept|pass|permit | deny|drop | count
 //!             | skipto N | pipe N | queue N
@@ -58,18 +68,19 @@ use crate::ast::{
     NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
     UserMatch, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
+use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec};
 use crate::error::{ParseError, Spanned};
 use crate::lexer::{tokenize_line, Token, TokenKind};
 use crate::units::{self, UnitError};
 use pipelab_engine::config::JitterOrder;
+use pipelab_engine::mask::MAX_BUCKETS;
+use pipelab_engine::sched::{SchedKind, MAX_QUANTUM, MAX_WEIGHT};
 
 /// The commands, as listed in hints.
-const COMMANDS: &str = "pipe, add, delete, flush, list, show, set, table";
+const COMMANDS: &str = "pipe, sched, queue, add, delete, flush, list, show, set, table";
 
 /// ipfw commands that pipelab will support later.
-const LATER_COMMANDS: &[&str] = &[
-    "queue", "sched", "nat", "zero", "resetlog", "enable", "disable",
-];
+const LATER_COMMANDS: &[&str] = &["nat", "zero", "resetlog", "enable", "disable"];
 
 /// ipfw actions that pipelab does not support yet.
 const LATER_ACTIONS: &[&str] = &[
@@ -149,9 +160,11 @@ const AQM_WORDS: &[&str] = &["red", "gred", "codel", "pie"];
 
 /// ipfw/netem pipe parameters that pipelab will support later.
 const LATER_PIPE_PARAMS: &[&str] = &[
-    "mask", "buckets", "droptail", "noerror", "sched", "weight", "lmax", "link", "type", "pipe",
-    "flowset", "pri", "priority",
+    "droptail", "noerror", "sched", "weight", "lmax", "link", "type", "pipe", "flowset", "pri",
+    "priority",
 ];
+
+const MASK_HINT: &str = "e.g. mask src-ip 0xffffffff or mask src-ip6 /64 dst-port 0xffff";
 
 /// Parses one line. Returns `Ok(None)` for a blank or comment-only line.
 ///
@@ -364,6 +377,8 @@ impl<'t, 'a> Parser<'t, 'a> {
         let tok = self.expect_word("command", None)?;
         match lower(&tok).as_str() {
             "pipe" => self.pipe(),
+            "sched" => self.sched(),
+            "queue" => self.queue_cmd(),
             "add" => self.add(),
             "delete" => self.delete(),
             "flush" => Ok(Command::Flush),
@@ -454,6 +469,8 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "burst" => ("burst", "e.g. burst 64KB"),
                 "accounting" => ("accounting", "e.g. accounting l3 or accounting l2"),
                 "overhead" => ("overhead", "e.g. overhead 10 cellsize 48 celloverhead 5"),
+                "mask" => ("mask", MASK_HINT),
+                "buckets" => ("buckets", "e.g. buckets 256"),
                 "jitter" => {
                     return Err(self.err_at(
                         tok,
@@ -501,7 +518,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             // codel and pie take only optional words: the keyword stands
             // for their value in error positions.
-            let value = if matches!(name, "codel" | "pie") {
+            let value = if matches!(name, "codel" | "pie" | "mask") {
                 tok
             } else {
                 self.expect_word("value", Some(example))?
@@ -554,6 +571,10 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "reorder" => spec.reorder = Some(self.reorder(value)?),
                 "corrupt" => spec.corrupt = Some(self.chance(value)?),
                 "ber" => spec.ber = Some(self.unit(value, units::parse_ber(value.text))?),
+                "mask" => spec.mask = Some(self.mask()?),
+                "buckets" => {
+                    spec.buckets = Some(self.number(value, "buckets", 1, MAX_BUCKETS, None)?)
+                }
                 _ => spec.queue = Some(self.unit(value, units::parse_queue(value.text))?),
             }
             seen.push((name, tok, value));
@@ -1690,6 +1711,310 @@ impl<'t, 'a> Parser<'t, 'a> {
             };
         }
         Ok(UserMatch::Name(t.text.to_string()))
+    }
+
+    /// The words after `mask` (at least one).
+    fn mask(&mut self) -> Result<MaskSpec, ParseError> {
+        let mut m = MaskSpec::default();
+        let mut any = false;
+        while let Some(t) = self.peek() {
+            let w = lower(&t);
+            if !MaskSpec::WORDS.contains(&w.as_str()) {
+                break;
+            }
+            self.pos += 1;
+            any = true;
+            if w == "all" {
+                m.all = true;
+                continue;
+            }
+            let v = self.expect_word("mask value", Some(MASK_HINT))?;
+            match w.as_str() {
+                "src-ip" => m.src_ip = Some(self.ip4_mask(v)?),
+                "dst-ip" => m.dst_ip = Some(self.ip4_mask(v)?),
+                "src-ip6" => m.src_ip6 = Some(self.prefix_len(v)?),
+                "dst-ip6" => m.dst_ip6 = Some(self.prefix_len(v)?),
+                "src-port" => m.src_port = Some(self.hex_or_dec(v, "port mask", 0xffff)? as u16),
+                "dst-port" => m.dst_port = Some(self.hex_or_dec(v, "port mask", 0xffff)? as u16),
+                _ => m.proto = Some(self.hex_or_dec(v, "proto mask", 0xff)? as u8),
+            }
+        }
+        if !any {
+            let hint = Some(format!(
+                "mask words: {}; {MASK_HINT}",
+                MaskSpec::WORDS.join(", ")
+            ));
+            return Err(match self.peek() {
+                Some(t) => {
+                    self.err_at(t, format!("expected a mask word, found '{}'", t.text), hint)
+                }
+                None => self.err_eol("missing mask after 'mask'", hint),
+            });
+        }
+        Ok(m)
+    }
+
+    /// `0xHEX` or a decimal number, at most `max`.
+    fn hex_or_dec(&self, tok: Token<'_>, what: &str, max: u32) -> Result<u32, ParseError> {
+        let t = tok.text;
+        let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) if !h.is_empty() && h.len() <= 8 => u32::from_str_radix(h, 16).ok(),
+            Some(_) => None,
+            None if is_digits(t) => t.parse::<u32>().ok(),
+            None => None,
+        };
+        match v {
+            Some(v) if v <= max => Ok(v),
+            _ => Err(self.err_at(
+                tok,
+                format!("invalid {what} '{t}'"),
+                Some(format!("expected 0x0..0x{max:x} or 0..{max}")),
+            )),
+        }
+    }
+
+    /// An IPv4 mask: `0xffffff00` or `255.255.255.0`.
+    fn ip4_mask(&self, tok: Token<'_>) -> Result<u32, ParseError> {
+        if let Ok(a) = tok.text.parse::<std::net::Ipv4Addr>() {
+            return Ok(u32::from(a));
+        }
+        self.hex_or_dec(tok, "address mask", u32::MAX).map_err(|_| {
+            self.err_at(
+                tok,
+                format!("invalid address mask '{}'", tok.text),
+                Some("e.g. 0xffffff00 or 255.255.255.0".into()),
+            )
+        })
+    }
+
+    /// An IPv6 prefix length: `/64` (or `64`), `0..=128`.
+    fn prefix_len(&self, tok: Token<'_>) -> Result<u8, ParseError> {
+        let t = tok.text.strip_prefix('/').unwrap_or(tok.text);
+        match t.parse::<u8>() {
+            Ok(n) if is_digits(t) && n <= 128 => Ok(n),
+            _ => Err(self.err_at(
+                tok,
+                format!("invalid IPv6 prefix length '{}'", tok.text),
+                Some("expected /0../128, e.g. src-ip6 /64".into()),
+            )),
+        }
+    }
+
+    /// Fails if `name` was already given (`seen`: names and keywords).
+    fn once(
+        &self,
+        seen: &mut Vec<(&'static str, Token<'a>)>,
+        name: &'static str,
+        tok: Token<'a>,
+    ) -> Result<(), ParseError> {
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+            return Err(self.err_at(
+                tok,
+                format!("duplicate parameter '{}'", tok.text),
+                Some(format!(
+                    "'{name}' was already given at column {}",
+                    first.column
+                )),
+            ));
+        }
+        seen.push((name, tok));
+        Ok(())
+    }
+
+    /// `sched N config ...` or `sched N delete`.
+    fn sched(&mut self) -> Result<Command, ParseError> {
+        const HINT: &str = "e.g. sched 1 config type drr quantum 1514";
+        let tok = self.expect_word("scheduler number", Some(HINT))?;
+        let id = self.number(tok, "scheduler number", MIN_PIPE, MAX_PIPE, None)?;
+        let Some(sub) = self.next() else {
+            return Err(self.err_eol(
+                format!("missing 'config' or 'delete' after 'sched {id}'"),
+                Some(HINT.into()),
+            ));
+        };
+        match lower(&sub).as_str() {
+            "config" => {}
+            "delete" => return Ok(Command::SchedDelete { id }),
+            _ => {
+                return Err(self.err_at(
+                    sub,
+                    format!("unknown sched command '{}'", sub.text),
+                    Some("expected config or delete".into()),
+                ))
+            }
+        }
+        let mut spec = SchedSpec::default();
+        let mut seen: Vec<(&'static str, Token<'a>)> = Vec::new();
+        while let Some(tok) = self.next() {
+            let name: &'static str =
+                match lower(&tok).as_str() {
+                    "type" => "type",
+                    "quantum" => "quantum",
+                    "target" => "target",
+                    "interval" => "interval",
+                    "mask" => return Err(self.err_at(
+                        tok,
+                        "a scheduler mask is not supported yet",
+                        Some(
+                            "give the mask to the pipe (a dynamic pipe): pipe N config mask ..."
+                                .into(),
+                        ),
+                    )),
+                    _ => {
+                        return Err(self.err_at(
+                            tok,
+                            format!("unknown sched parameter '{}'", tok.text),
+                            Some("known parameters: type, quantum, target, interval".into()),
+                        ))
+                    }
+                };
+            self.once(&mut seen, name, tok)?;
+            let v = self.expect_word("value", Some(HINT))?;
+            match name {
+                "type" => {
+                    let k = SchedKind::from_name(&lower(&v)).ok_or_else(|| {
+                        self.err_at(
+                            v,
+                            format!("unknown scheduler type '{}'", v.text),
+                            Some(format!("known types: {}", SchedSpec::TYPES.join(", "))),
+                        )
+                    })?;
+                    spec.kind = Some(k);
+                }
+                "quantum" => {
+                    spec.quantum = Some(self.number(v, "quantum", 1, MAX_QUANTUM, None)?);
+                }
+                "target" => spec.target = Some(self.unit(v, units::parse_delay(v.text))?),
+                _ => spec.interval = Some(self.unit(v, units::parse_delay(v.text))?),
+            }
+        }
+        if let Err(e) = spec.to_config() {
+            let at = seen.iter().find(|(n, _)| *n == e.param).map(|&(_, k)| k);
+            return Err(match at {
+                Some(k) => self.err_at(k, format!("invalid {}: {}", e.param, e.reason), None),
+                None => self.err_eol(e.to_string(), None),
+            });
+        }
+        Ok(Command::SchedConfig { id, spec })
+    }
+
+    /// `queue N config ...` or `queue N delete`.
+    fn queue_cmd(&mut self) -> Result<Command, ParseError> {
+        const HINT: &str = "e.g. queue 10 config weight 20 sched 5";
+        let tok = self.expect_word("queue number", Some(HINT))?;
+        let id = self.number(tok, "queue number", MIN_PIPE, MAX_PIPE, None)?;
+        let Some(sub) = self.next() else {
+            return Err(self.err_eol(
+                format!("missing 'config' or 'delete' after 'queue {id}'"),
+                Some(HINT.into()),
+            ));
+        };
+        match lower(&sub).as_str() {
+            "config" => {}
+            "delete" => return Ok(Command::QueueDelete { id }),
+            _ => {
+                return Err(self.err_at(
+                    sub,
+                    format!("unknown queue command '{}'", sub.text),
+                    Some("expected config or delete".into()),
+                ))
+            }
+        }
+        let mut target: Option<QueueTarget> = None;
+        let mut weight = None;
+        let mut queue = None;
+        let mut aqm = None;
+        let mut mask = None;
+        let mut buckets = None;
+        let mut seen: Vec<(&'static str, Token<'a>)> = Vec::new();
+        while let Some(tok) = self.next() {
+            let name: &'static str = match lower(&tok).as_str() {
+                "weight" => "weight",
+                "sched" | "pipe" => "sched",
+                "queue" => "queue",
+                "red" | "gred" | "codel" | "pie" => "aqm",
+                "mask" => "mask",
+                "buckets" => "buckets",
+                _ => {
+                    return Err(self.err_at(
+                        tok,
+                        format!("unknown queue parameter '{}'", tok.text),
+                        Some(
+                            "known parameters: weight, sched, pipe, queue, red, gred, codel, pie, mask, buckets"
+                                .into(),
+                        ),
+                    ))
+                }
+            };
+            if name == "aqm" {
+                if let Some((_, first)) = seen.iter().find(|(n, _)| *n == "aqm") {
+                    return Err(self.err_at(
+                        tok,
+                        format!("'{}' cannot be combined with '{}'", tok.text, first.text),
+                        Some("a queue has one queue management (red, gred, codel or pie)".into()),
+                    ));
+                }
+            }
+            if name == "sched" {
+                if let Some((_, first)) = seen.iter().find(|(n, _)| *n == "sched") {
+                    return Err(self.err_at(
+                        tok,
+                        format!("'{}' cannot be combined with '{}'", tok.text, first.text),
+                        Some("a queue feeds one scheduler: sched S or pipe P".into()),
+                    ));
+                }
+            }
+            self.once(&mut seen, name, tok)?;
+            let w = lower(&tok);
+            match w.as_str() {
+                "codel" => aqm = Some(self.codel()?),
+                "pie" => aqm = Some(self.pie()?),
+                "mask" => mask = Some(self.mask()?),
+                _ => {
+                    let v = self.expect_word("value", Some(HINT))?;
+                    match w.as_str() {
+                        "weight" => weight = Some(self.number(v, "weight", 1, MAX_WEIGHT, None)?),
+                        "sched" => target = Some(QueueTarget::Sched(self.pipe_number(v)?)),
+                        "pipe" => target = Some(QueueTarget::Pipe(self.pipe_number(v)?)),
+                        "queue" => queue = Some(self.unit(v, units::parse_queue(v.text))?),
+                        "red" | "gred" => aqm = Some(AqmSpec::Red(self.red(v, w == "gred")?)),
+                        _ => buckets = Some(self.number(v, "buckets", 1, MAX_BUCKETS, None)?),
+                    }
+                }
+            }
+        }
+        let Some(target) = target else {
+            return Err(self.err_eol(
+                format!("missing 'sched S' or 'pipe P' in 'queue {id} config'"),
+                Some(HINT.into()),
+            ));
+        };
+        let spec = QueueSpec {
+            weight,
+            target,
+            queue,
+            aqm,
+            mask,
+            buckets,
+        };
+        // The limit and the queue management are checked as a pipe's.
+        let as_pipe = PipeSpec {
+            queue,
+            aqm,
+            ..PipeSpec::default()
+        };
+        if let Err(e) = spec.to_flow_spec().and_then(|_| as_pipe.check()) {
+            let key = match e.param {
+                "red" | "gred" | "codel" | "pie" => "aqm",
+                p => p,
+            };
+            let at = seen.iter().find(|(n, _)| *n == key).map(|&(_, k)| k);
+            return Err(match at {
+                Some(k) => self.err_at(k, format!("invalid {}: {}", e.param, e.reason), None),
+                None => self.err_eol(e.to_string(), None),
+            });
+        }
+        Ok(Command::QueueConfig { id, spec })
     }
 
     /// `table N|all add|delete|flush|list ...`.

@@ -1,7 +1,7 @@
 //! The applied configuration: what a sequence of commands leaves behind.
 //!
-//! [`Config`] holds the configured pipes, the rules, the lookup tables
-//! and the `one_pass` switch. [`Config::apply`] applies one command with ipfw's semantics (a
+//! [`Config`] holds the configured pipes, schedulers and flow queues, the
+//! rules, the lookup tables and the `one_pass` switch. [`Config::apply`] applies one command with ipfw's semantics (a
 //! `pipe N config` replaces the pipe's whole configuration; `add` without a
 //! number gets the last rule's number + 100). [`Config::apply_script`]
 //! applies a whole script all-or-nothing: it works on a clone and swaps it
@@ -31,6 +31,7 @@ use crate::ast::{
     Action, Command, IpNet, PipeSpec, RuleSpec, AUTOINC_STEP, DEFAULT_RULE, MAX_PIPE, MAX_RULE,
     MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
+use crate::ast::{QueueSpec, QueueTarget, SchedSpec};
 
 /// A lookup table: addresses or networks and their values (the value a
 /// `tablearg` action takes; 0 when not given). The classifier looks up the
@@ -46,6 +47,11 @@ pub struct Config {
     /// [`PipeSpec::check`] succeeds (file contents are checked when the
     /// configuration is run).
     pub pipes: BTreeMap<u32, PipeSpec>,
+    /// Schedulers by number (`sched N config`): scheduler `N` serves the
+    /// link of pipe `N` (ipfw's convention; a pipe without one has FIFO).
+    pub scheds: BTreeMap<u32, SchedSpec>,
+    /// Flow queues by number (`queue N config`), each feeding a scheduler.
+    pub queues: BTreeMap<u32, QueueSpec>,
     /// Rules by number (`1..=65534`); each rule's `number` is `Some(key)`.
     pub rules: BTreeMap<u32, RuleSpec>,
     /// Lookup tables by number (`0..=65535`), never empty (deleting a
@@ -62,6 +68,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             pipes: BTreeMap::new(),
+            scheds: BTreeMap::new(),
+            queues: BTreeMap::new(),
             rules: BTreeMap::new(),
             tables: BTreeMap::new(),
             one_pass: true,
@@ -76,6 +84,14 @@ pub enum Outcome {
     PipeConfigured(u32),
     /// The pipe was deleted.
     PipeDeleted(u32),
+    /// The scheduler was created or reconfigured.
+    SchedConfigured(u32),
+    /// The scheduler was deleted.
+    SchedDeleted(u32),
+    /// The flow queue was created or reconfigured.
+    QueueConfigured(u32),
+    /// The flow queue was deleted.
+    QueueDeleted(u32),
     /// The rule was added with this number.
     RuleAdded(u32),
     /// These rules were deleted.
@@ -169,12 +185,57 @@ pub enum ApplyError {
         net: IpNet,
     },
     /// After a script: a rule sends to a flow queue that is not configured.
-    #[error("queue {queue} is not configured (used by rule {rule}); 'queue N config' is not supported yet")]
+    #[error("queue {queue} is not configured (used by rule {rule})")]
     QueueNotConfigured {
         /// The rule.
         rule: u32,
         /// The missing queue.
         queue: u32,
+    },
+    /// The engine rejects a scheduler's parameters.
+    #[error("sched {id}: {error}")]
+    BadSchedConfig {
+        /// The scheduler.
+        id: u32,
+        /// The engine's reason.
+        error: ConfigError,
+    },
+    /// The engine rejects a flow queue's parameters.
+    #[error("queue {id}: {error}")]
+    BadQueueConfig {
+        /// The queue.
+        id: u32,
+        /// The engine's reason.
+        error: ConfigError,
+    },
+    /// `sched N delete` of a scheduler that is not configured.
+    #[error("sched {0} does not exist")]
+    NoSuchSched(u32),
+    /// `queue N delete` of a queue that is not configured.
+    #[error("queue {0} does not exist")]
+    NoSuchQueue(u32),
+    /// `queue N delete` while rules still send to it.
+    #[error("queue {queue} is still used by {}", rule_list(rules))]
+    QueueInUse {
+        /// The queue.
+        queue: u32,
+        /// The rules that send to it.
+        rules: Vec<u32>,
+    },
+    /// After a script: a scheduler without the pipe whose link it serves.
+    #[error("sched {sched} has no pipe {sched} to serve (configure pipe {sched})")]
+    SchedWithoutPipe {
+        /// The scheduler.
+        sched: u32,
+    },
+    /// After a script: a queue feeds a scheduler or pipe that is not
+    /// configured (a pipe `N` has scheduler `N` implicitly).
+    #[error("queue {queue}: {target} is not configured")]
+    QueueTargetNotConfigured {
+        /// The queue.
+        queue: u32,
+        /// What it feeds.
+        target: QueueTarget,
     },
 }
 
@@ -296,6 +357,46 @@ impl Config {
                 self.pipes.remove(id);
                 Ok(Outcome::PipeDeleted(*id))
             }
+            Command::SchedConfig { id, spec } => {
+                check_pipe(*id)?;
+                spec.to_config()
+                    .map_err(|error| ApplyError::BadSchedConfig { id: *id, error })?;
+                self.scheds.insert(*id, *spec);
+                Ok(Outcome::SchedConfigured(*id))
+            }
+            Command::SchedDelete { id } => {
+                if self.scheds.remove(id).is_none() {
+                    return Err(ApplyError::NoSuchSched(*id));
+                }
+                Ok(Outcome::SchedDeleted(*id))
+            }
+            Command::QueueConfig { id, spec } => {
+                check_pipe(*id)?;
+                check_pipe(spec.target.number())?;
+                spec.to_flow_spec()
+                    .map_err(|error| ApplyError::BadQueueConfig { id: *id, error })?;
+                self.queues.insert(*id, spec.clone());
+                Ok(Outcome::QueueConfigured(*id))
+            }
+            Command::QueueDelete { id } => {
+                if !self.queues.contains_key(id) {
+                    return Err(ApplyError::NoSuchQueue(*id));
+                }
+                let users: Vec<u32> = self
+                    .rules
+                    .iter()
+                    .filter(|(_, r)| r.action == Action::Queue(*id))
+                    .map(|(&n, _)| n)
+                    .collect();
+                if !users.is_empty() {
+                    return Err(ApplyError::QueueInUse {
+                        queue: *id,
+                        rules: users,
+                    });
+                }
+                self.queues.remove(id);
+                Ok(Outcome::QueueDeleted(*id))
+            }
             Command::PipeShow { id } => {
                 let mut out = String::new();
                 for (n, spec) in &self.pipes {
@@ -415,16 +516,39 @@ impl Config {
         }
     }
 
-    /// Rules that send to a pipe or queue that is not configured, in rule
-    /// order. An empty list means every reference resolves.
+    /// References that do not resolve: schedulers without their pipe,
+    /// queues whose scheduler or pipe is not configured (in number order),
+    /// then rules that send to a pipe or queue that is not configured (in
+    /// rule order). An empty list means every reference resolves.
     pub fn check_references(&self) -> Vec<ApplyError> {
         let mut errs = Vec::new();
+        for &sched in self.scheds.keys() {
+            if !self.pipes.contains_key(&sched) {
+                errs.push(ApplyError::SchedWithoutPipe { sched });
+            }
+        }
+        for (&queue, q) in &self.queues {
+            let ok = match q.target {
+                QueueTarget::Sched(n) => {
+                    self.scheds.contains_key(&n) || self.pipes.contains_key(&n)
+                }
+                QueueTarget::Pipe(n) => self.pipes.contains_key(&n),
+            };
+            if !ok {
+                errs.push(ApplyError::QueueTargetNotConfigured {
+                    queue,
+                    target: q.target,
+                });
+            }
+        }
         for (&rule, r) in &self.rules {
             match r.action {
                 Action::Pipe(pipe) if !self.pipes.contains_key(&pipe) => {
                     errs.push(ApplyError::PipeNotConfigured { rule, pipe })
                 }
-                Action::Queue(queue) => errs.push(ApplyError::QueueNotConfigured { rule, queue }),
+                Action::Queue(queue) if !self.queues.contains_key(&queue) => {
+                    errs.push(ApplyError::QueueNotConfigured { rule, queue })
+                }
                 _ => {}
             }
         }
@@ -441,10 +565,19 @@ impl Config {
         let mut errors = Vec::new();
         // Where each rule added by this script was written.
         let mut rule_pos: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+        // Where each scheduler and queue was last configured.
+        let mut sched_pos: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+        let mut queue_pos: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
         for c in &cmds {
             match next.apply(&c.node) {
                 Ok(Outcome::RuleAdded(n)) => {
                     rule_pos.insert(n, (c.line, c.column));
+                }
+                Ok(Outcome::SchedConfigured(n)) => {
+                    sched_pos.insert(n, (c.line, c.column));
+                }
+                Ok(Outcome::QueueConfigured(n)) => {
+                    queue_pos.insert(n, (c.line, c.column));
                 }
                 Ok(_) => {}
                 Err(error) => errors.push(ScriptError::Apply {
@@ -455,12 +588,14 @@ impl Config {
             }
         }
         for error in next.check_references() {
-            let rule = match error {
+            let pos = match error {
                 ApplyError::PipeNotConfigured { rule, .. }
-                | ApplyError::QueueNotConfigured { rule, .. } => rule,
-                _ => 0,
+                | ApplyError::QueueNotConfigured { rule, .. } => rule_pos.get(&rule),
+                ApplyError::SchedWithoutPipe { sched } => sched_pos.get(&sched),
+                ApplyError::QueueTargetNotConfigured { queue, .. } => queue_pos.get(&queue),
+                _ => None,
             };
-            let (line, column) = rule_pos.get(&rule).copied().unwrap_or((0, 0));
+            let (line, column) = pos.copied().unwrap_or((0, 0));
             errors.push(ScriptError::Apply {
                 line,
                 column,
@@ -477,12 +612,22 @@ impl Config {
     }
 
     /// The whole configuration as a script: `set one_pass`, then the pipes,
-    /// then the tables, then the rules, in number order. Applying it to an empty
-    /// [`Config`] gives a configuration equal to `self`.
+    /// the schedulers, the queues, the tables, then the rules, in number
+    /// order. Applying it to an empty [`Config`] gives a configuration
+    /// equal to `self`.
     pub fn to_script(&self) -> String {
         let mut out = format!("{}\n", Command::SetOnePass(self.one_pass));
         for (id, spec) in &self.pipes {
             out.push_str(&pipe_line(*id, spec));
+            out.push('\n');
+        }
+        for (&id, &spec) in &self.scheds {
+            out.push_str(&Command::SchedConfig { id, spec }.to_string());
+            out.push('\n');
+        }
+        for (&id, spec) in &self.queues {
+            let spec = spec.clone();
+            out.push_str(&Command::QueueConfig { id, spec }.to_string());
             out.push('\n');
         }
         for (n, t) in &self.tables {

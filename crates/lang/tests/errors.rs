@@ -157,11 +157,73 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, accounting, overhead",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, accounting, overhead, mask, buckets",
     ),
+    // masks and dynamic pipes
     (
         "pipe 1 config mask 0.1",
-        "1:15: parameter 'mask' is not supported yet",
+        "1:20: expected a mask word, found '0.1': mask words: all, src-ip, dst-ip, src-ip6, dst-ip6, src-port, dst-port, proto; e.g. mask src-ip 0xffffffff or mask src-ip6 /64 dst-port 0xffff",
+    ),
+    (
+        "pipe 1 config mask",
+        "1:19: missing mask after 'mask': mask words: all, src-ip, dst-ip, src-ip6, dst-ip6, src-port, dst-port, proto; e.g. mask src-ip 0xffffffff or mask src-ip6 /64 dst-port 0xffff",
+    ),
+    (
+        "pipe 1 config mask src-ip 0x1ffffffff",
+        "1:27: invalid address mask '0x1ffffffff': e.g. 0xffffff00 or 255.255.255.0",
+    ),
+    (
+        "pipe 1 config mask src-ip6 /129",
+        "1:28: invalid IPv6 prefix length '/129': expected /0../128, e.g. src-ip6 /64",
+    ),
+    (
+        "pipe 1 config mask dst-port 70000",
+        "1:29: invalid port mask '70000': expected 0x0..0xffff or 0..65535",
+    ),
+    (
+        "pipe 1 config buckets 0",
+        "1:23: buckets 0 is out of range 1..65536",
+    ),
+    // schedulers and flow queues
+    (
+        "queue 1 config weight 5",
+        "1:24: missing 'sched S' or 'pipe P' in 'queue 1 config': e.g. queue 10 config weight 20 sched 5",
+    ),
+    (
+        "queue 1 config weight 0 sched 1",
+        "1:23: weight 0 is out of range 1..65536",
+    ),
+    (
+        "queue 1 config weight 65537 sched 1",
+        "1:23: weight 65537 is out of range 1..65536",
+    ),
+    (
+        "queue 1 config weight 5 sched 1 pipe 2",
+        "1:33: 'pipe' cannot be combined with 'sched': a queue feeds one scheduler: sched S or pipe P",
+    ),
+    (
+        "queue 1 config sched 1 red 0.002/5/15/0.1 codel",
+        "1:43: 'codel' cannot be combined with 'red': a queue has one queue management (red, gred, codel or pie)",
+    ),
+    (
+        "queue 1 config sched 1 frob 1",
+        "1:24: unknown queue parameter 'frob': known parameters: weight, sched, pipe, queue, red, gred, codel, pie, mask, buckets",
+    ),
+    (
+        "sched 1 config type foo",
+        "1:21: unknown scheduler type 'foo': known types: fifo, rr, drr, wf2q+, qfq, prio, fq_codel",
+    ),
+    (
+        "sched 1 config type drr target 5ms",
+        "1:25: invalid target: 'target' is a parameter of type fq_codel, not drr",
+    ),
+    (
+        "sched 1 config type qfq quantum 100000",
+        "1:25: invalid quantum: qfq's largest packet 100000 is more than 65536",
+    ),
+    (
+        "sched 1 config type drr type rr",
+        "1:25: duplicate parameter 'type': 'type' was already given at column 16",
     ),
     // impairments
     (
@@ -283,13 +345,12 @@ const CASES: &[(&str, &str)] = &[
     // commands
     (
         "frobnicate 1",
-        "1:1: unknown command 'frobnicate': commands: pipe, add, delete, flush, list, show, set, table",
+        "1:1: unknown command 'frobnicate': commands: pipe, sched, queue, add, delete, flush, list, show, set, table",
     ),
-    ("queue 1 config weight 5", "1:1: command 'queue' is not supported yet"),
     ("flush all", "1:7: unexpected 'all' at end of command"),
     (
         "ipfw",
-        "1:5: missing command after 'ipfw': commands: pipe, add, delete, flush, list, show, set, table",
+        "1:5: missing command after 'ipfw': commands: pipe, sched, queue, add, delete, flush, list, show, set, table",
     ),
     // rules: numbers and actions
     ("add 0 allow", "1:5: rule number 0 is out of range 1..65534"),
@@ -637,5 +698,52 @@ fn apply_errors_render_with_the_line() {
         errs[0].render("x.conf", src),
         "error: pipe 2 is not configured (used by rule 100)\n --> x.conf:2:1\n  |\n\
          2 | add 100 pipe 2\n  | ^\n"
+    );
+}
+
+/// Scripts with schedulers and queues: dangling references are found at
+/// the end of the script and reported at the line that makes them.
+#[test]
+fn scheduler_and_queue_references_are_checked_at_the_end() {
+    let mut c = pipelab_lang::Config::new();
+    let errs = c
+        .apply_script(
+            "sched 5 config type wf2q+\n\
+             queue 10 config weight 20 sched 7\n\
+             queue 11 config pipe 9\n\
+             add 100 queue 12 ip from any to any\n",
+        )
+        .unwrap_err();
+    let msgs: Vec<String> = errs.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        msgs,
+        vec![
+            "1:1: sched 5 has no pipe 5 to serve (configure pipe 5)",
+            "2:1: queue 10: sched 7 is not configured",
+            "3:1: queue 11: pipe 9 is not configured",
+            "4:1: queue 12 is not configured (used by rule 100)",
+        ]
+    );
+    // A pipe N implicitly has sched N: a queue may name either.
+    c.apply_script(
+        "pipe 5 config bw 4Mbit/s\nqueue 10 config weight 20 sched 5\n\
+         queue 8 config weight 10 pipe 5 mask src-ip 0xffffffff\nadd 1000 queue 10\n",
+    )
+    .unwrap();
+    assert_eq!(
+        c.apply(
+            &pipelab_lang::parse_line("queue 10 delete")
+                .unwrap()
+                .unwrap()
+        )
+        .unwrap_err()
+        .to_string(),
+        "queue 10 is still used by rule 1000"
+    );
+    assert_eq!(
+        c.apply(&pipelab_lang::parse_line("sched 3 delete").unwrap().unwrap())
+            .unwrap_err()
+            .to_string(),
+        "sched 3 does not exist"
     );
 }

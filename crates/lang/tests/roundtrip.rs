@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use pipelab_engine::config::{JitterOrder, QueueLimit, MAX_QUEUE_BYTES, MAX_QUEUE_SLOTS};
+use pipelab_engine::sched::SchedKind;
 use pipelab_engine::time::{Duration, Rate};
 use pipelab_lang::{
     parse_line, Action, AddrMatch, Ber, Chance, Command, Config, DistSpec, Endpoint, IpNet, Jitter,
@@ -15,6 +16,7 @@ use pipelab_lang::{
     RuleOption, RuleSpec, TcpFlags, UserMatch,
 };
 use pipelab_lang::{AccountingSpec, AqmSpec, Decimal, L2Spec, OverheadSpec, PieSpec, RedSpec};
+use pipelab_lang::{MaskSpec, QueueSpec, QueueTarget, SchedSpec};
 use proptest::prelude::*;
 
 fn rate() -> impl Strategy<Value = Rate> {
@@ -442,9 +444,110 @@ fn rule() -> impl Strategy<Value = RuleSpec> {
         )
 }
 
+fn mask() -> impl Strategy<Value = MaskSpec> {
+    (
+        any::<bool>(),
+        proptest::option::of(any::<u32>()),
+        proptest::option::of(any::<u32>()),
+        proptest::option::of(0u8..=128),
+        proptest::option::of(0u8..=128),
+        proptest::option::of(any::<u16>()),
+        proptest::option::of(any::<u16>()),
+        proptest::option::of(any::<u8>()),
+    )
+        .prop_map(
+            |(all, src_ip, dst_ip, src_ip6, dst_ip6, src_port, dst_port, proto)| {
+                let m = MaskSpec {
+                    all,
+                    src_ip,
+                    dst_ip,
+                    src_ip6,
+                    dst_ip6,
+                    src_port,
+                    dst_port,
+                    proto,
+                };
+                // A mask needs at least one word.
+                if m == MaskSpec::default() {
+                    MaskSpec { all: true, ..m }
+                } else {
+                    m
+                }
+            },
+        )
+}
+
+/// A pipe spec with a mask and buckets (a dynamic pipe).
+fn dynamic_pipe_spec() -> impl Strategy<Value = PipeSpec> {
+    (pipe_spec(), mask(), proptest::option::of(1u32..=65_536)).prop_map(|(mut s, m, b)| {
+        s.mask = Some(m);
+        s.buckets = b;
+        s
+    })
+}
+
+fn sched_spec() -> impl Strategy<Value = SchedSpec> {
+    (
+        proptest::option::of(prop_oneof![
+            Just(SchedKind::Fifo),
+            Just(SchedKind::Rr),
+            Just(SchedKind::Drr),
+            Just(SchedKind::Wf2q),
+            Just(SchedKind::Qfq),
+            Just(SchedKind::Prio),
+            Just(SchedKind::FQ_CODEL),
+        ]),
+        proptest::option::of(1u32..=65_536),
+        proptest::option::of((1u64..=99).prop_map(Duration::from_millis)),
+        proptest::option::of((1001u64..=5000).prop_map(Duration::from_millis)),
+    )
+        .prop_map(|(kind, quantum, target, interval)| {
+            let fq = matches!(kind, Some(SchedKind::FqCodel { .. }));
+            SchedSpec {
+                kind,
+                quantum,
+                target: target.filter(|_| fq),
+                interval: interval.filter(|_| fq),
+            }
+        })
+}
+
+fn queue_spec(target: impl Strategy<Value = QueueTarget>) -> impl Strategy<Value = QueueSpec> {
+    (
+        target,
+        proptest::option::of(1u32..=65_536),
+        proptest::option::of(queue()),
+        proptest::option::of(aqm()),
+        proptest::option::of(mask()),
+        proptest::option::of(1u32..=65_536),
+    )
+        .prop_map(|(target, weight, queue, aqm, mask, buckets)| QueueSpec {
+            weight,
+            target,
+            queue,
+            aqm,
+            mask,
+            buckets,
+        })
+}
+
+fn target(n: impl Strategy<Value = u32> + Clone) -> impl Strategy<Value = QueueTarget> {
+    prop_oneof![
+        n.clone().prop_map(QueueTarget::Sched),
+        n.prop_map(QueueTarget::Pipe),
+    ]
+}
+
 fn command() -> impl Strategy<Value = Command> {
     prop_oneof![
         (1u32..=65_535, pipe_spec()).prop_map(|(id, spec)| Command::PipeConfig { id, spec }),
+        (1u32..=65_535, dynamic_pipe_spec())
+            .prop_map(|(id, spec)| Command::PipeConfig { id, spec }),
+        (1u32..=65_535, sched_spec()).prop_map(|(id, spec)| Command::SchedConfig { id, spec }),
+        (1u32..=65_535).prop_map(|id| Command::SchedDelete { id }),
+        (1u32..=65_535, queue_spec(target(1u32..=65_535)))
+            .prop_map(|(id, spec)| Command::QueueConfig { id, spec }),
+        (1u32..=65_535).prop_map(|id| Command::QueueDelete { id }),
         (1u32..=65_535).prop_map(|id| Command::PipeDelete { id }),
         proptest::option::of(1u32..=65_535).prop_map(|id| Command::PipeShow { id }),
         rule().prop_map(Command::Add),
@@ -463,10 +566,15 @@ fn command() -> impl Strategy<Value = Command> {
 }
 
 /// A configuration that `apply_script` accepts: every rule's pipe exists,
-/// every skipto jumps forward, no flow queues.
+/// every skipto jumps forward, schedulers and queues serve configured
+/// pipes.
 fn config() -> impl Strategy<Value = Config> {
     (
-        proptest::collection::btree_map(1u32..=65_535, pipe_spec(), 0..5),
+        proptest::collection::btree_map(
+            1u32..=65_535,
+            prop_oneof![3 => pipe_spec(), 1 => dynamic_pipe_spec()],
+            0..5,
+        ),
         proptest::collection::btree_map(1u32..=65_534, (rule(), any::<u32>()), 0..6),
         any::<bool>(),
         proptest::collection::btree_map(
@@ -474,9 +582,30 @@ fn config() -> impl Strategy<Value = Config> {
             proptest::collection::btree_map(net(), any::<u32>(), 1..4),
             0..3,
         ),
+        proptest::collection::vec((any::<u32>(), sched_spec()), 0..3),
+        proptest::collection::btree_map(1u32..=65_535, queue_spec(target(any::<u32>())), 0..4),
     )
-        .prop_map(|(pipes, rules, one_pass, tables)| {
+        .prop_map(|(pipes, rules, one_pass, tables, scheds, queues)| {
             let pipe_ids: Vec<u32> = pipes.keys().copied().collect();
+            // Schedulers and queues refer to configured pipes.
+            let pick = |n: u32| pipe_ids[n as usize % pipe_ids.len()];
+            let (scheds, queues) = if pipe_ids.is_empty() {
+                (BTreeMap::new(), BTreeMap::new())
+            } else {
+                let scheds: BTreeMap<u32, SchedSpec> =
+                    scheds.into_iter().map(|(n, s)| (pick(n), s)).collect();
+                let queues = queues
+                    .into_iter()
+                    .map(|(n, mut q)| {
+                        q.target = match q.target {
+                            QueueTarget::Sched(t) => QueueTarget::Sched(pick(t)),
+                            QueueTarget::Pipe(t) => QueueTarget::Pipe(pick(t)),
+                        };
+                        (n, q)
+                    })
+                    .collect();
+                (scheds, queues)
+            };
             let rules: BTreeMap<u32, RuleSpec> = rules
                 .into_iter()
                 .map(|(n, (mut r, pick))| {
@@ -492,12 +621,16 @@ fn config() -> impl Strategy<Value = Config> {
                     (n, r)
                 })
                 .collect();
-            Config {
+            let mut c = Config {
                 pipes,
                 rules,
                 tables,
                 one_pass,
-            }
+                ..Config::default()
+            };
+            c.scheds = scheds;
+            c.queues = queues;
+            c
         })
 }
 

@@ -25,5 +25,8 @@ pub mod report;
 pub mod run;
 pub mod source;
 
-pub use report::{DelayStats, FlowReport, PipeReport, Report, RuleReport};
+pub use report::{
+    DelayStats, FlowReport, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport,
+    QueueReport, Report, RuleReport,
+};
 pub use run::{simulate, simulate_with_loader, SimError, SimOptions};

@@ -5,7 +5,8 @@
 //! `p50`, `p99`, `max`, `stddev`}, `drops` {`queue`, `memory`, `rule`,
 //! `loop`, `loss`, `aqm`, `link`} and `throughput_bps`; `pipes[]` with `id`,
 //! `arrivals`, `departures`, `drops` (tail drops), `aqm_drops`, `link_drops`,
-//! `max_backlog`. Fields are added, never renamed.
+//! `max_backlog`; `queues[]` (flow queues, with their instances). Fields
+//! are added, never renamed.
 //!
 //! Precision: min, max, mean and standard deviation of the one-way delay
 //! are exact (integer nanosecond sums). p50 and p99 come from an HDR
@@ -115,6 +116,87 @@ pub struct PipeReport {
     pub max_backlog: u32,
     /// Largest queue, in bytes.
     pub max_backlog_bytes: u64,
+    /// For a dynamic pipe (`mask`), its instance accounting; `null` for a
+    /// static pipe. The counters above are then totals over instances.
+    pub instances: Option<InstanceCounts>,
+    /// For a dynamic pipe, the instances alive at the end, in key order.
+    pub instance_list: Vec<PipeInstanceReport>,
+}
+
+/// The instances of a dynamic pipe or queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct InstanceCounts {
+    /// Alive at the end (the overflow instance included).
+    pub live: u32,
+    /// Created during the run.
+    pub created: u64,
+    /// Freed by idle expiry or to make room.
+    pub expired: u64,
+    /// Packets sent to the shared overflow instance (table full).
+    pub overflow: u64,
+}
+
+/// One live instance of a dynamic pipe.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PipeInstanceReport {
+    /// The masked key (`proto src:sport -> dst:dport`), or `overflow`.
+    pub key: String,
+    /// Packets that arrived.
+    pub arrivals: u64,
+    /// Packets that left.
+    pub departures: u64,
+    /// Bytes that left.
+    pub departure_bytes: u64,
+    /// Tail drops.
+    pub drops: u64,
+}
+
+/// One flow queue (`queue N config`), or a scheduled pipe's default queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueReport {
+    /// The queue's number; for a pipe's default queue, the pipe's number.
+    pub id: u32,
+    /// True for the default queue of pipe `id` (what `pipe N` rules use).
+    pub default: bool,
+    /// The pipe whose link serves it.
+    pub pipe: u32,
+    /// Its configuration, as canonical text (empty for a default queue).
+    pub config: String,
+    /// Packets offered to its instances.
+    pub arrivals: u64,
+    /// Bytes offered.
+    pub arrival_bytes: u64,
+    /// Tail drops at an instance's limit.
+    pub drops: u64,
+    /// Drops by the scheduler's AQM (fq_codel).
+    pub aqm_drops: u64,
+    /// Packets the link took.
+    pub served: u64,
+    /// Bytes the link took.
+    pub served_bytes: u64,
+    /// Largest backlog of one instance, in packets.
+    pub max_backlog: u32,
+    /// Instance accounting.
+    pub instances: InstanceCounts,
+    /// The instances alive at the end, in key order.
+    pub instance_list: Vec<QueueInstanceReport>,
+}
+
+/// One live instance of a flow queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueInstanceReport {
+    /// The masked key (`proto src:sport -> dst:dport`), or `overflow`.
+    pub key: String,
+    /// Packets offered.
+    pub arrivals: u64,
+    /// Tail drops.
+    pub drops: u64,
+    /// Packets the link took.
+    pub served: u64,
+    /// Bytes the link took.
+    pub served_bytes: u64,
+    /// Packets waiting at the end.
+    pub backlog: u32,
 }
 
 /// One rule's counters (ipfw `show`).
@@ -141,6 +223,9 @@ pub struct Report {
     pub flows: Vec<FlowReport>,
     /// Per pipe, in number order.
     pub pipes: Vec<PipeReport>,
+    /// Per flow queue: the default queues of scheduled pipes (in pipe
+    /// order), then the configured queues, in number order.
+    pub queues: Vec<QueueReport>,
     /// Per rule, in number order, the default rule last.
     pub rules: Vec<RuleReport>,
 }

@@ -9,13 +9,18 @@
 //!
 //! Synthetic packets are seen by rules as entering the emulator (`in`).
 
-use crate::report::{FlowAcc, PipeReport, Report, RuleReport};
+use crate::report::{
+    FlowAcc, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport, QueueReport,
+    Report, RuleReport,
+};
 use crate::source::Source;
 use pipelab_classify::{Classifier, Decision, Direction, PacketView};
-use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output};
+use pipelab_engine::engine::{DropReason, EngineOptions, Fate, InstanceStats, Output, QueueId};
+use pipelab_engine::mask::{max_instances, DEFAULT_BUCKETS};
 use pipelab_engine::rng::{stage_rng, StageKind};
+use pipelab_engine::sched::SchedConfig;
 use pipelab_engine::{Engine, FlowKey, Instant, Packet, PipeIdx, RouteId, Verdict};
-use pipelab_lang::{Action, Config, TrafficProto, TrafficSpec};
+use pipelab_lang::{ApplyError, Config, TrafficProto, TrafficSpec};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
@@ -80,6 +85,7 @@ struct Sim<'a> {
     engine: Engine,
     classifier: Classifier,
     routes: BTreeMap<u32, RouteId>,
+    queues: BTreeMap<u32, QueueId>,
     one_pass: bool,
     flows: Vec<FlowAcc>,
     keys: Vec<FlowKey>,
@@ -111,7 +117,18 @@ impl Sim<'_> {
                     Verdict::Dropped(r) => self.dropped(flow, r),
                 }
             }
-            Decision::Queue(_) => self.flows[flow].drops.rule += 1,
+            Decision::Queue(n) => {
+                let Some(&q) = self.queues.get(&n) else {
+                    // References are checked before the run; treat as deny.
+                    self.flows[flow].drops.rule += 1;
+                    return;
+                };
+                pkt.buf = m.rule as u32;
+                match self.engine.enqueue_to_queue(now, pkt, q) {
+                    Verdict::Queued => {}
+                    Verdict::Dropped(r) => self.dropped(flow, r),
+                }
+            }
         }
     }
 
@@ -203,15 +220,19 @@ pub fn simulate_with_loader(
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
     }
-    if let Some((n, r)) = config
-        .rules
-        .iter()
-        .find(|(_, r)| matches!(r.action, Action::Queue(_)))
-    {
+    if let Some((n, q)) = config.queues.iter().find(|(_, q)| q.aqm.is_some()) {
         return Err(SimError::Unsupported(format!(
-            "rule {n}: '{}': flow queues and schedulers are not supported yet",
-            r.action
+            "queue {n}: '{}': queue management on a flow queue is not supported yet (give it to the pipe)",
+            q.aqm.as_ref().map(ToString::to_string).unwrap_or_default()
         )));
+    }
+    if let Some(e) = config.check_references().into_iter().find(|e| {
+        matches!(
+            e,
+            ApplyError::SchedWithoutPipe { .. } | ApplyError::QueueTargetNotConfigured { .. }
+        )
+    }) {
+        return Err(SimError::Unsupported(e.to_string()));
     }
     let mut engine = Engine::new(EngineOptions {
         max_packets: opts.max_packets,
@@ -224,13 +245,51 @@ pub fn simulate_with_loader(
             id,
             reason: e.to_string(),
         })?;
-        let idx = engine.add_pipe_with_stage(cfg, id as u64);
+        let sched = match config.scheds.get(&id) {
+            Some(s) => Some(s.to_config().map_err(|e| SimError::Pipe {
+                id,
+                reason: format!("sched {id}: {e}"),
+            })?),
+            // A pipe that feeds queues has ipfw's implicit FIFO scheduler.
+            None => config
+                .queues
+                .values()
+                .any(|q| q.target.number() == id)
+                .then(SchedConfig::default),
+        };
+        let idx = match sched {
+            Some(s) => engine.add_scheduled_pipe(cfg, s, id as u64),
+            None => engine.add_pipe_with_stage(cfg, id as u64),
+        };
+        if let Some(m) = &spec.mask {
+            let max = max_instances(spec.buckets.unwrap_or(DEFAULT_BUCKETS));
+            engine
+                .set_pipe_mask(idx, m.to_mask(), max)
+                .map_err(|e| SimError::Pipe {
+                    id,
+                    reason: e.to_string(),
+                })?;
+        }
         let route = engine.pipe_route(idx).ok_or_else(|| SimError::Pipe {
             id,
             reason: "internal: no route".into(),
         })?;
         routes.insert(id, route);
         pipe_ids.push((id, idx));
+    }
+    let mut queues = BTreeMap::new();
+    for (&n, q) in &config.queues {
+        let target = q.target.number();
+        let unsupported = |reason: String| SimError::Unsupported(format!("queue {n}: {reason}"));
+        let Some(&(_, idx)) = pipe_ids.iter().find(|(id, _)| *id == target) else {
+            return Err(unsupported(format!("{} is not configured", q.target)));
+        };
+        let spec = q.to_flow_spec().map_err(|e| unsupported(e.to_string()))?;
+        let max = max_instances(q.buckets.unwrap_or(DEFAULT_BUCKETS));
+        let id = engine
+            .add_queue(idx, spec, q.mask.map(|m| m.to_mask()), max)
+            .map_err(|e| unsupported(e.to_string()))?;
+        queues.insert(n, id);
     }
     let ctx = pipelab_classify::Context {
         tables: config.tables.clone(),
@@ -242,6 +301,7 @@ pub fn simulate_with_loader(
         engine,
         classifier,
         routes,
+        queues,
         one_pass: config.one_pass,
         flows: traffic.iter().map(|_| FlowAcc::new()).collect(),
         keys: traffic
@@ -318,8 +378,20 @@ pub fn simulate_with_loader(
     let pipes = pipe_ids
         .iter()
         .filter_map(|&(id, idx)| {
-            let st = sim.engine.pipe_stats(idx)?;
+            let st = sim.engine.pipe_totals(idx)?;
             let spec = config.pipes.get(&id)?;
+            let instance_list = sim
+                .engine
+                .pipe_instance_stats(idx)
+                .iter()
+                .map(|(k, s)| PipeInstanceReport {
+                    key: key_text(k.as_ref()),
+                    arrivals: s.arrivals,
+                    departures: s.departures,
+                    departure_bytes: s.departure_bytes,
+                    drops: s.drops,
+                })
+                .collect();
             Some(PipeReport {
                 id,
                 config: spec.to_string(),
@@ -332,6 +404,54 @@ pub fn simulate_with_loader(
                 link_drops: st.link_drops,
                 max_backlog: st.max_backlog,
                 max_backlog_bytes: st.max_backlog_bytes,
+                instances: sim.engine.pipe_instances(idx).map(counts),
+                instance_list,
+            })
+        })
+        .collect();
+    let mut queue_list: Vec<(u32, bool, u32, String, QueueId)> = pipe_ids
+        .iter()
+        .filter_map(|&(id, idx)| {
+            let q = sim.engine.default_queue(idx)?;
+            Some((id, true, id, String::new(), q))
+        })
+        .collect();
+    for (&n, &q) in &sim.queues {
+        if let Some(spec) = config.queues.get(&n) {
+            queue_list.push((n, false, spec.target.number(), spec.to_string(), q));
+        }
+    }
+    let queues = queue_list
+        .into_iter()
+        .filter_map(|(id, default, pipe, config, q)| {
+            let st = sim.engine.queue_stats(q)?;
+            let f = st.flows;
+            Some(QueueReport {
+                id,
+                default,
+                pipe,
+                config,
+                arrivals: f.arrivals,
+                arrival_bytes: f.arrival_bytes,
+                drops: f.drops,
+                aqm_drops: f.aqm_drops,
+                served: f.served,
+                served_bytes: f.served_bytes,
+                max_backlog: f.max_backlog,
+                instances: counts(st.instances),
+                instance_list: sim
+                    .engine
+                    .queue_instance_stats(q)
+                    .iter()
+                    .map(|(k, s)| QueueInstanceReport {
+                        key: key_text(k.as_ref()),
+                        arrivals: s.arrivals,
+                        drops: s.drops,
+                        served: s.served,
+                        served_bytes: s.served_bytes,
+                        backlog: s.backlog,
+                    })
+                    .collect(),
             })
         })
         .collect();
@@ -354,6 +474,29 @@ pub fn simulate_with_loader(
         end_s: sim.end.as_nanos() as f64 / 1e9,
         flows,
         pipes,
+        queues,
         rules,
     })
+}
+
+fn counts(s: InstanceStats) -> InstanceCounts {
+    InstanceCounts {
+        live: s.live,
+        created: s.created,
+        expired: s.expired,
+        overflow: s.overflow,
+    }
+}
+
+/// A masked key as text: `17 10.0.0.7:0 -> 0.0.0.0:0`, or `overflow`.
+fn key_text(k: Option<&FlowKey>) -> String {
+    match k {
+        None => "overflow".into(),
+        Some(k) => format!(
+            "{} {} -> {}",
+            k.proto,
+            SocketAddr::new(k.src, k.sport),
+            SocketAddr::new(k.dst, k.dport)
+        ),
+    }
 }

@@ -25,6 +25,9 @@
 //!
 //! ## How the pipe uses this
 //!
+//! (Implemented by `pipe.rs`'s `SchedQueues` and the engine's instance
+//! tables; see [`crate::engine`].)
+//!
 //! * At configuration the pipe builds `Sched::new(&cfg)` and, for each flow
 //!   queue it creates (a new mask pattern), picks a free slot index and calls
 //!   `Scheduler::add_flow` with the queue's [`FlowSpec`] (weight, limit).
@@ -48,10 +51,6 @@
 //! What this module does not do: classify packets (the caller's masks do),
 //! know the link rate or the clock (`now` is an argument), or reorder packets
 //! within a flow: every flow queue is FIFO.
-
-// Until `pipe.rs` builds a `Sched`, only the tests use this module; remove
-// this line when the pipe integrates it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use core::fmt;
 

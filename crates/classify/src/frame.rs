@@ -33,6 +33,9 @@ pub struct FrameInfo {
     /// length) if the frame is IP, else the frame's length less the
     /// Ethernet header. This is what Dummynet's L3 accounting charges.
     pub l3_len: u32,
+    /// The IP header's ECN field (0 not ECN-capable, 1 ECT(1), 2 ECT(0),
+    /// 3 CE); 0 for non-IP frames.
+    pub ecn: u8,
 }
 
 /// Parse an Ethernet II frame. Never fails: what cannot be read is absent.
@@ -46,6 +49,7 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
         },
         ether_type: 0,
         l3_len: len.saturating_sub(ETH_HEADER),
+        ecn: 0,
     };
     let Ok(p) = LaxSlicedPacket::from_ethernet(frame) else {
         return info;
@@ -90,6 +94,7 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             key.proto = ip.payload().ip_number.0;
             view.is_ip = true;
             view.dscp = h.dcp().value();
+            info.ecn = h.ecn().value();
             view.ip_len = h.total_len() as u32;
             info.l3_len = view.ip_len;
         }
@@ -100,6 +105,7 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             key.proto = ip.payload().ip_number.0;
             view.is_ip = true;
             view.dscp = h.traffic_class() >> 2;
+            info.ecn = h.traffic_class() & 3;
             view.ip_len = 40 + h.payload_length() as u32;
             info.l3_len = view.ip_len;
         }

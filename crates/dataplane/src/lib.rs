@@ -20,6 +20,7 @@ pub mod backends;
 pub mod bridge;
 pub mod buffers;
 pub mod clock;
+pub mod ecn;
 pub mod netlink;
 pub mod netns;
 pub mod probe;

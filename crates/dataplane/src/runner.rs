@@ -271,6 +271,9 @@ impl<S: Steering> Runner<S> {
                 }
                 Fate::Dropped { reason, .. } => self.count_drop(reason),
                 Fate::Delivered => {
+                    if o.pkt.flags & Packet::CE != 0 {
+                        crate::ecn::mark_ce(self.bufs.frame_mut(buf));
+                    }
                     if o.pkt.flags & Packet::CORRUPT != 0 {
                         let f = self.bufs.frame_mut(buf);
                         if !f.is_empty() {
@@ -370,6 +373,9 @@ impl<S: Steering> Runner<S> {
                         pkt.flow = out as u32;
                         pkt.born = now;
                         pkt.key = info.view.key;
+                        if info.ecn != 0 {
+                            pkt.flags |= Packet::ECT;
+                        }
                         self.engine.advance(now, &mut self.out);
                         if let Verdict::Dropped(r) = self.engine.enqueue(now, pkt, route) {
                             self.count_drop(r);

@@ -108,6 +108,7 @@ pub struct PipeConfig {
     reorder: Option<ReorderConfig>,
     swap: Option<SwapConfig>,
     corrupt: Option<CorruptConfig>,
+    ecn: bool,
     aqm: Option<Aqm>,
     profile: Option<Profile>,
     bw_trace: Option<BwTrace>,
@@ -129,6 +130,7 @@ impl Default for PipeConfig {
             reorder: None,
             swap: None,
             corrupt: None,
+            ecn: false,
             aqm: None,
             profile: None,
             bw_trace: None,
@@ -217,6 +219,19 @@ impl PipeConfig {
     pub fn with_swap(mut self, s: SwapConfig) -> Self {
         self.swap = Some(s);
         self
+    }
+
+    /// `ecn`: where the loss model or the AQM would drop an ECN-capable
+    /// packet, mark it Congestion Experienced instead (netem's `ecn`,
+    /// RFC 3168 for RED, RFC 8289 and RFC 8033 for CoDel and PIE).
+    pub fn with_ecn(mut self, on: bool) -> Self {
+        self.ecn = on;
+        self
+    }
+
+    /// True if drops of ECN-capable packets become CE marks.
+    pub fn ecn(&self) -> bool {
+        self.ecn
     }
 
     /// Corrupt packets (netem `corrupt` or a bit error rate).

@@ -57,8 +57,9 @@ pub struct Packet {
     pub born: Instant,
     /// The classification key.
     pub key: FlowKey,
-    /// What the emulator did to the packet: [`Packet::DUPLICATE`],
-    /// [`Packet::CORRUPT`], [`Packet::REORDERED`].
+    /// What the emulator did to the packet ([`Packet::DUPLICATE`],
+    /// [`Packet::CORRUPT`], [`Packet::REORDERED`], [`Packet::CE`]) and what
+    /// the caller knows of it ([`Packet::ECT`]).
     pub flags: u8,
 }
 
@@ -69,6 +70,12 @@ impl Packet {
     pub const CORRUPT: u8 = 2;
     /// A reordering model sent this packet ahead of others.
     pub const REORDERED: u8 = 4;
+    /// The packet is ECN-capable (its IP header carries ECT(0), ECT(1) or
+    /// CE); set by the caller from the frame.
+    pub const ECT: u8 = 8;
+    /// A pipe with `ecn` marked Congestion Experienced instead of dropping
+    /// it; whoever holds the bytes sets the IP header's ECN field to CE.
+    pub const CE: u8 = 16;
 }
 
 impl Packet {

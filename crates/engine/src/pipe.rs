@@ -115,6 +115,8 @@ pub struct PipeStats {
     pub corrupted: u64,
     /// Packets sent ahead by a reordering model (netem reorder or swap).
     pub reordered: u64,
+    /// ECN-capable packets marked CE instead of dropped (`ecn`).
+    pub ecn_marks: u64,
     /// Packets dropped by active queue management (RED/GRED, PIE at
     /// arrival; CoDel when the link takes them).
     pub aqm_drops: u64,
@@ -652,10 +654,16 @@ impl Pipe {
         self.last_arrival = now;
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += len as u64;
+        let ecn_capable = self.cfg.ecn() && flags & Packet::ECT != 0;
         if let Some(l) = &mut self.models.loss {
             if l.lose(now) {
-                self.stats.loss_drops += 1;
-                return Err(Refusal::Loss);
+                if ecn_capable {
+                    pool.get_mut(i).pkt.flags |= Packet::CE;
+                    self.stats.ecn_marks += 1;
+                } else {
+                    self.stats.loss_drops += 1;
+                    return Err(Refusal::Loss);
+                }
             }
         }
         let dup = flags & Packet::DUPLICATE == 0
@@ -674,8 +682,13 @@ impl Pipe {
             self.stats.duplicated += 1;
         }
         if self.early_drop(now, len) {
-            self.stats.aqm_drops += 1;
-            return Err(Refusal::Aqm);
+            if ecn_capable {
+                pool.get_mut(i).pkt.flags |= Packet::CE;
+                self.stats.ecn_marks += 1;
+            } else {
+                self.stats.aqm_drops += 1;
+                return Err(Refusal::Aqm);
+            }
         }
         if let Some(sq) = self.sched.as_deref_mut() {
             let slot = pool.get(i).qslot;
@@ -787,6 +800,12 @@ impl Pipe {
                 let behind = self.queue.bytes() - len as u64
                     + self.sched.as_ref().map_or(0, |sq| sq.s.backlog().1);
                 if !c.on_dequeue(start, start - arrival, behind, LINK_MTU) {
+                    break;
+                }
+                if self.cfg.ecn() && pool.get(h).pkt.flags & Packet::ECT != 0 {
+                    // RFC 8289: mark instead of dropping, and send it.
+                    pool.get_mut(h).pkt.flags |= Packet::CE;
+                    self.stats.ecn_marks += 1;
                     break;
                 }
                 if let Some(i) = self.queue.pop_front(pool) {

@@ -207,6 +207,9 @@ pub struct PipeSpec {
     pub profile: Option<String>,
     /// `burst SIZE`: bytes an idle pipe may send at line rate (ipfw).
     pub burst: Option<u64>,
+    /// `ecn`: mark ECN-capable packets CE where the loss model or the AQM
+    /// would drop them (netem's `ecn`, RFC 3168).
+    pub ecn: bool,
     /// `accounting l3|l2 [...]`: which bytes the rate applies to.
     pub accounting: Option<AccountingSpec>,
     /// `overhead N [cellsize C [celloverhead O]]`: netem's per-packet and
@@ -585,6 +588,7 @@ impl PipeSpec {
         "ber",
         "profile",
         "burst",
+        "ecn",
         "accounting",
         "overhead",
         "mask",
@@ -869,6 +873,7 @@ impl PipeSpec {
                 cfg = cfg.with_profile(p);
             }
         }
+        cfg = cfg.with_ecn(self.ecn);
         if let Some(b) = self.burst {
             let b = BurstConfig::new(b).map_err(|e| err("burst", e.message))?;
             cfg = cfg.with_burst(b);
@@ -984,6 +989,9 @@ impl fmt::Display for PipeSpec {
         }
         if let Some(b) = self.burst {
             word(f, format_args!("burst {}", format_size(b)))?;
+        }
+        if self.ecn {
+            word(f, format_args!("ecn"))?;
         }
         if let Some(a) = &self.accounting {
             word(f, format_args!("accounting {a}"))?;

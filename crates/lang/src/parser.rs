@@ -467,6 +467,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "pie" => ("pie", "e.g. pie target 15ms tupdate 15ms"),
                 "profile" => ("profile", "e.g. profile wlan.profile"),
                 "burst" => ("burst", "e.g. burst 64KB"),
+                "ecn" => ("ecn", "ecn"),
                 "accounting" => ("accounting", "e.g. accounting l3 or accounting l2"),
                 "overhead" => ("overhead", "e.g. overhead 10 cellsize 48 celloverhead 5"),
                 "mask" => ("mask", MASK_HINT),
@@ -518,7 +519,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             // codel and pie take only optional words: the keyword stands
             // for their value in error positions.
-            let value = if matches!(name, "codel" | "pie" | "mask") {
+            let value = if matches!(name, "codel" | "pie" | "mask" | "ecn") {
                 tok
             } else {
                 self.expect_word("value", Some(example))?
@@ -541,6 +542,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "pie" => spec.aqm = Some(self.pie()?),
                 "profile" => spec.profile = Some(value.text.to_string()),
                 "burst" => spec.burst = Some(self.unit(value, units::parse_size(value.text))?),
+                "ecn" => spec.ecn = true,
                 "accounting" => spec.accounting = Some(self.accounting(value)?),
                 "overhead" => spec.overhead = Some(self.overhead(value)?),
                 "delay" => {

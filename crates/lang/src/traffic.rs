@@ -122,12 +122,15 @@ pub struct TrafficSpec {
     pub proto: Option<TrafficProto>,
     /// `name NAME`, for reports.
     pub name: Option<String>,
+    /// `ecn`: packets are ECN-capable (ECT(0)), so a pipe with `ecn` marks
+    /// them instead of dropping them.
+    pub ecn: bool,
 }
 
 impl TrafficSpec {
     /// The words after the pattern.
     pub const WORDS: &'static [&'static str] = &[
-        "rate", "size", "duration", "on", "off", "start", "from", "to", "proto", "name",
+        "rate", "size", "duration", "on", "off", "start", "from", "to", "proto", "name", "ecn",
     ];
 
     /// The mean time between packets in nanoseconds, as an exact fraction
@@ -172,6 +175,9 @@ impl fmt::Display for TrafficSpec {
         }
         if let Some(n) = &self.name {
             write!(f, " name {n}")?;
+        }
+        if self.ecn {
+            f.write_str(" ecn")?;
         }
         Ok(())
     }
@@ -302,6 +308,7 @@ pub fn parse_traffic(spec: &str) -> Result<TrafficSpec, ParseError> {
         to: None,
         proto: None,
         name: None,
+        ecn: false,
     };
     while let Some(tok) = it.next() {
         if tok.kind != TokenKind::Word {
@@ -333,6 +340,10 @@ pub fn parse_traffic(spec: &str) -> Result<TrafficSpec, ParseError> {
             ));
         }
         seen.push((word, tok.column));
+        if word == "ecn" {
+            out.ecn = true;
+            continue;
+        }
         let value = match it.next() {
             Some(v) if v.kind == TokenKind::Word => v,
             Some(v) => {
@@ -593,10 +604,11 @@ mod tests {
                         Just(TrafficProto::Tcp)
                     ]),
                     proptest::option::of("[a-zA-Z0-9_.-]{1,10}"),
+                    any::<bool>(),
                 ),
             )
                 .prop_map(
-                    |((pattern, rate, size, duration), (start, from, to, proto, name))| {
+                    |((pattern, rate, size, duration), (start, from, to, proto, name, ecn))| {
                         TrafficSpec {
                             pattern,
                             rate,
@@ -607,6 +619,7 @@ mod tests {
                             to,
                             proto,
                             name,
+                            ecn,
                         }
                     },
                 )

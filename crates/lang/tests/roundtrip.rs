@@ -279,6 +279,7 @@ fn pipe_spec() -> impl Strategy<Value = PipeSpec> {
                     s.burst = burst;
                 }
                 s.profile = profile;
+                s.ecn = s.aqm.is_some() || s.loss.is_some();
                 // accounting and overhead exclude each other.
                 if accounting.is_some() {
                     s.accounting = accounting;

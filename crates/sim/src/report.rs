@@ -79,6 +79,8 @@ pub struct FlowReport {
     pub reordered: u64,
     /// Delivered packets marked corrupt.
     pub corrupted: u64,
+    /// Delivered packets marked Congestion Experienced (`ecn`).
+    pub ecn_marked: u64,
     /// Losses by reason.
     pub drops: Drops,
     /// Bytes sent.
@@ -110,6 +112,8 @@ pub struct PipeReport {
     pub drops: u64,
     /// Drops by active queue management (RED/GRED, CoDel, PIE).
     pub aqm_drops: u64,
+    /// ECN-capable packets marked CE instead of dropped (`ecn`).
+    pub ecn_marks: u64,
     /// Packets lost on the link (MAC profile).
     pub link_drops: u64,
     /// Largest queue, in packets.
@@ -241,6 +245,7 @@ pub(crate) struct FlowAcc {
     duplicated: u64,
     reordered: u64,
     corrupted: u64,
+    ecn_marked: u64,
     /// Highest sequence number delivered so far, plus one (0: none yet).
     next_seq: u64,
     min: u64,
@@ -263,6 +268,7 @@ impl FlowAcc {
             duplicated: 0,
             reordered: 0,
             corrupted: 0,
+            ecn_marked: 0,
             next_seq: 0,
             min: u64::MAX,
             max: 0,
@@ -287,6 +293,9 @@ impl FlowAcc {
         }
         if pkt.flags & Packet::CORRUPT != 0 {
             self.corrupted += 1;
+        }
+        if pkt.flags & Packet::CE != 0 {
+            self.ecn_marked += 1;
         }
         if seq + 1 < self.next_seq {
             self.reordered += 1;
@@ -344,6 +353,7 @@ impl FlowAcc {
             duplicated: self.duplicated,
             reordered: self.reordered,
             corrupted: self.corrupted,
+            ecn_marked: self.ecn_marked,
             sent_bytes: self.sent_bytes,
             received_bytes: self.received_bytes,
             delay_ms,

@@ -352,7 +352,7 @@ pub fn simulate_with_loader(
                 tag: seq & ((1 << PASS_SHIFT) - 1),
                 born: t,
                 key: sim.keys[i],
-                flags: 0,
+                flags: if spec.ecn { Packet::ECT } else { 0 },
             };
             seq += 1;
             sim.flows[i].sent += 1;
@@ -401,6 +401,7 @@ pub fn simulate_with_loader(
                 departure_bytes: st.departure_bytes,
                 drops: st.drops,
                 aqm_drops: st.aqm_drops,
+                ecn_marks: st.ecn_marks,
                 link_drops: st.link_drops,
                 max_backlog: st.max_backlog,
                 max_backlog_bytes: st.max_backlog_bytes,

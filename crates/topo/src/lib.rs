@@ -1,0 +1,81 @@
+//! # pipelab-topo: ModelNet-style topology emulation
+//!
+//! ModelNet (Vahdat et al., OSDI 2002) emulates a whole target topology by
+//! routing every packet through a chain of pipes. This crate does the
+//! offline half of its five phases (§2.1) and hands the result to the pure
+//! engine:
+//!
+//! * **Create** ([`model`], [`gml`], [`native`], [`gen`]): a graph of
+//!   clients (VNs), stubs and transits joined by bidirectional links with
+//!   bandwidth, delay, loss and queue; read from GML or TOML, or generated
+//!   (ring, star, dumbbell, tree, GT-ITM-style transit-stub, Waxman).
+//! * **Distill** ([`distill`], §4.1): hop-by-hop, end-to-end, walk-in,
+//!   walk-out and last-mile pipe topologies, with their routes.
+//! * **Route** ([`route`], §2.2, §4.3): shortest paths by delay or hops
+//!   between all VN pairs as a routing matrix of pipe lists, or a route
+//!   cache with on-demand Dijkstra; link and node faults with recomputation.
+//! * **Assign** ([`assign`], §2.1): pipes to cores by ModelNet's greedy
+//!   k-clusters, or by a balanced partitioner that cuts fewer routes.
+//! * **Bind** ([`bridge`]): build a [`pipelab_engine::Engine`] whose pipes
+//!   and routes are the distilled topology's, so packets cross it in
+//!   virtual or real time by reference (§2.2).
+//!
+//! What it deliberately does not do: I/O (callers pass text in), clocks,
+//! namespaces or addresses (the dataplane binds VNs), and cross-traffic
+//! matrices (planned, §4.3). Depends on the engine for units, queue bounds,
+//! seeded generators and the engine itself; on petgraph for graphs and
+//! shortest paths; on serde and toml for the native format.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod assign;
+pub mod bridge;
+pub mod distill;
+pub mod gen;
+pub mod gml;
+pub mod model;
+pub mod native;
+pub mod route;
+
+pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
+pub use bridge::{build_engine, EngineRoutes};
+pub use distill::{distill, distill_report, Distilled, Mode, PipeSpec, Stats};
+pub use gml::{parse_gml, GmlError};
+pub use model::{Link, LinkAttrs, LinkClass, Node, Role, RoleAttrs, Topology};
+pub use native::{parse_toml, to_toml};
+pub use route::{Metric, Network, RouteCache, RouteMatrix, Router};
+
+use core::fmt;
+
+/// Errors of this crate (GML errors have their own type, [`GmlError`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TopoError {
+    /// The topology or a parameter breaks an invariant; says which.
+    Invalid(String),
+    /// No node with this id.
+    NoSuchNode(u64),
+    /// No link between these node ids.
+    NoSuchLink(u64, u64),
+    /// A pipe's attributes were refused by the engine.
+    Engine(String),
+}
+
+impl fmt::Display for TopoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TopoError::Invalid(m) => f.write_str(m),
+            TopoError::NoSuchNode(n) => write!(f, "no node with id {n}"),
+            TopoError::NoSuchLink(a, b) => write!(f, "no link between nodes {a} and {b}"),
+            TopoError::Engine(m) => write!(f, "engine: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for TopoError {}
+
+impl From<GmlError> for TopoError {
+    fn from(e: GmlError) -> Self {
+        TopoError::Invalid(e.to_string())
+    }
+}

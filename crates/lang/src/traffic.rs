@@ -552,7 +552,7 @@ mod tests {
             ),
             (
                 "cbr rate 10pps size 100B duration 1s burst 3",
-                "1:38: unknown traffic parameter 'burst': known parameters: rate, size, duration, on, off, start, from, to, proto, name",
+                "1:38: unknown traffic parameter 'burst': known parameters: rate, size, duration, on, off, start, from, to, proto, name, ecn",
             ),
             ("cbr rate", "1:9: missing value after 'rate': e.g. cbr rate 1000pps size 1000B duration 10s"),
         ];

@@ -157,7 +157,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, accounting, overhead, mask, buckets",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets",
     ),
     // masks and dynamic pipes
     (

@@ -96,4 +96,71 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+criterion_main!(benches, flow_benches);
+
+/// dummynet-revisited §4.2's "a pipe with 1 and 1000 flows": one
+/// scheduled pipe (DRR and WF2Q+) whose packets come from 1 or 1000 flow
+/// queues, round robin, at the link's rate.
+mod flows {
+    use super::*;
+    use pipelab_engine::engine::QueueId;
+    use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind};
+
+    pub struct FlowDriver {
+        engine: Engine,
+        queues: Vec<QueueId>,
+        t: u64,
+        k: usize,
+        out: Vec<Output>,
+    }
+
+    impl FlowDriver {
+        pub fn new(kind: SchedKind, flows: usize) -> FlowDriver {
+            let mut engine = Engine::default();
+            let p = engine.add_scheduled_pipe(cfg(), SchedConfig::of(kind), 1);
+            let queues = (0..flows)
+                .map(|_| {
+                    let spec = FlowSpec::new(1, QueueLimit::Slots(100)).expect("spec");
+                    engine.add_queue(p, spec, None, 1).expect("queue")
+                })
+                .collect();
+            let mut d = FlowDriver {
+                engine,
+                queues,
+                t: 0,
+                k: 0,
+                out: Vec::with_capacity(4096),
+            };
+            for _ in 0..100_000 {
+                d.step();
+            }
+            d
+        }
+
+        #[inline]
+        pub fn step(&mut self) {
+            self.t += 800_000;
+            let now = Instant(self.t);
+            self.engine.advance(now, &mut self.out);
+            self.out.clear();
+            let q = self.queues[self.k];
+            self.k = (self.k + 1) % self.queues.len();
+            black_box(self.engine.enqueue_to_queue(now, Packet::new(1000), q));
+        }
+    }
+}
+
+fn bench_flows(c: &mut Criterion) {
+    use pipelab_engine::sched::SchedKind;
+    let mut g = c.benchmark_group("sched");
+    g.throughput(Throughput::Elements(1));
+    for (name, kind) in [("drr", SchedKind::Drr), ("wf2q+", SchedKind::Wf2q)] {
+        for n in [1usize, 1000] {
+            let mut d = flows::FlowDriver::new(kind, n);
+            g.bench_function(format!("{name}/{n}_flows"), |b| b.iter(|| d.step()));
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(flow_benches, bench_flows);

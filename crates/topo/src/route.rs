@@ -1,0 +1,578 @@
+//! Routing (ModelNet §2.2, §4.3): shortest paths between all pairs of VNs
+//! over the distilled pipe graph, each route an ordered list of pipe
+//! indices that a packet crosses by reference.
+//!
+//! * [`Metric`]: routes minimise total delay (default) or hop count; ties
+//!   are broken by the other measure (of the *target* links a distilled
+//!   pipe stands for), then by the lowest pipe index, so routes are
+//!   deterministic and distillation never changes which path is taken.
+//! * Routes never pass *through* a client (a VN is an end, not a router).
+//! * Routes are symmetric: the route from `d` to `s` is the route from `s`
+//!   to `d` reversed, over the reverse pipes (pipes come in pairs `2k`,
+//!   `2k+1`, one per direction).
+//! * [`RouteMatrix`]: ModelNet's routing matrix, all pairs precomputed
+//!   (O(n²) space; "scales to 10,000 VNs").
+//! * [`RouteCache`]: §2.2's alternative for larger networks: a bounded
+//!   cache of routes, a miss computed on the fly with Dijkstra.
+//!   [`Router`] puts both behind one `route(src, dst)` call.
+//! * [`Network`]: fault injection (§4.3, "for node or link failures, the
+//!   configuration script also updates the system routing tables"):
+//!   `link_down`, `link_up`, `node_down`, `node_up`, each followed by a
+//!   recomputation that reports which pipes and routes changed. Under
+//!   hop-by-hop distillation a failure recomputes only the routes that
+//!   crossed the failed element; other cases recompute all pairs, as
+//!   ModelNet did.
+//!
+//! Shortest paths are petgraph's Dijkstra over a filtered view of the
+//! graph; the shortest-path tree is then read back from the exact integer
+//! distances.
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::Add;
+
+use petgraph::algo::dijkstra;
+use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::visit::{EdgeFiltered, EdgeRef};
+use petgraph::Direction;
+
+use crate::distill::{distill_with, Distilled, Mode};
+use crate::model::{Role, Topology};
+use crate::TopoError;
+
+/// What a route minimises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Total propagation delay (ties: fewer hops).
+    #[default]
+    Delay,
+    /// Number of target-topology links (ties: less delay).
+    Hops,
+}
+
+/// A lexicographic path cost: (primary, secondary).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Cost(u64, u64);
+
+impl Add for Cost {
+    type Output = Cost;
+    fn add(self, o: Cost) -> Cost {
+        Cost(self.0.saturating_add(o.0), self.1.saturating_add(o.1))
+    }
+}
+
+/// One directed arc of a path graph: a link direction or a pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arc {
+    pub from: usize,
+    pub to: usize,
+    pub delay_ns: u64,
+    /// Target-topology links this arc stands for (1 for a link).
+    pub hops: u32,
+}
+
+/// A directed graph of arcs for shortest paths, with the arcs usable now
+/// and the nodes that may not be passed through.
+#[derive(Clone, Debug)]
+pub(crate) struct PathGraph {
+    g: DiGraph<(), u32>,
+    pub arcs: Vec<Arc>,
+    pub up: Vec<bool>,
+    pub no_transit: Vec<bool>,
+    metric: Metric,
+}
+
+impl PathGraph {
+    pub fn new(nodes: usize, arcs: Vec<Arc>, no_transit: Vec<bool>, metric: Metric) -> PathGraph {
+        let mut g = DiGraph::with_capacity(nodes, arcs.len());
+        for _ in 0..nodes {
+            g.add_node(());
+        }
+        for (i, a) in arcs.iter().enumerate() {
+            g.add_edge(NodeIndex::new(a.from), NodeIndex::new(a.to), i as u32);
+        }
+        let up = vec![true; arcs.len()];
+        PathGraph {
+            g,
+            arcs,
+            up,
+            no_transit,
+            metric,
+        }
+    }
+
+    fn cost(&self, arc: u32) -> Cost {
+        let a = &self.arcs[arc as usize];
+        match self.metric {
+            Metric::Delay => Cost(a.delay_ns, a.hops as u64),
+            Metric::Hops => Cost(a.hops as u64, a.delay_ns),
+        }
+    }
+
+    fn usable(&self, arc: u32, src: usize) -> bool {
+        let a = &self.arcs[arc as usize];
+        self.up[arc as usize] && (a.from == src || !self.no_transit[a.from])
+    }
+
+    /// The shortest-path tree from `src`: for each node, the arc that
+    /// reaches it (`None` for `src` and unreachable nodes).
+    pub fn tree(&self, src: usize) -> Vec<Option<u32>> {
+        let n = self.g.node_count();
+        let mut pred = vec![None; n];
+        if src >= n {
+            return pred;
+        }
+        let view = EdgeFiltered::from_fn(&self.g, |e: petgraph::graph::EdgeReference<'_, u32>| {
+            self.usable(*e.weight(), src)
+        });
+        let dist: HashMap<NodeIndex, Cost> =
+            dijkstra(&view, NodeIndex::new(src), None, |e| self.cost(*e.weight()));
+        let mut d = vec![None; n];
+        for (k, c) in &dist {
+            d[k.index()] = Some(*c);
+        }
+        for v in 0..n {
+            if v == src {
+                continue;
+            }
+            let Some(dv) = d[v] else { continue };
+            let mut best: Option<u32> = None;
+            for e in self.g.edges_directed(NodeIndex::new(v), Direction::Incoming) {
+                let arc = *e.weight();
+                if !self.usable(arc, src) {
+                    continue;
+                }
+                let u = e.source().index();
+                if let Some(du) = d[u] {
+                    if du + self.cost(arc) == dv && best.is_none_or(|b| arc < b) {
+                        best = Some(arc);
+                    }
+                }
+            }
+            pred[v] = best;
+        }
+        pred
+    }
+
+    /// The arcs from the tree's root to `dst`, in order (`None` if
+    /// unreachable, empty if `dst` is the root).
+    pub fn path(&self, pred: &[Option<u32>], src: usize, dst: usize) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut v = dst;
+        while v != src {
+            let arc = (*pred.get(v)?)?;
+            out.push(arc);
+            v = self.arcs[arc as usize].from;
+            if out.len() > self.arcs.len() {
+                return None;
+            }
+        }
+        out.reverse();
+        Some(out)
+    }
+
+    #[allow(dead_code)]
+    pub fn edge_index(&self, arc: u32) -> EdgeIndex {
+        EdgeIndex::new(arc as usize)
+    }
+}
+
+/// The path graph of a distilled topology's pipes (arc `i` = pipe `i`).
+pub(crate) fn pipe_graph(nodes: usize, d: &Distilled, roles: &[Role], metric: Metric) -> PathGraph {
+    let arcs = d
+        .pipes
+        .iter()
+        .map(|p| Arc {
+            from: p.from,
+            to: p.to,
+            delay_ns: p.delay.as_nanos(),
+            hops: p.hops,
+        })
+        .collect();
+    let no_transit = (0..nodes).map(|i| roles.get(i) == Some(&Role::Client)).collect();
+    let mut g = PathGraph::new(nodes, arcs, no_transit, metric);
+    g.up = d.pipes.iter().map(|p| p.up).collect();
+    g
+}
+
+/// ModelNet's routing matrix: for every ordered pair of VNs, the pipes a
+/// packet crosses (§2.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RouteMatrix {
+    vns: Vec<usize>,
+    /// Topology node index → VN position.
+    pos: HashMap<usize, usize>,
+    /// `routes[i·n + j]`: route from VN `i` to VN `j` (empty: none).
+    routes: Vec<Vec<u32>>,
+}
+
+impl RouteMatrix {
+    /// An empty matrix over these VNs (topology node indices).
+    pub fn new(vns: Vec<usize>) -> RouteMatrix {
+        let n = vns.len();
+        let pos = vns.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        RouteMatrix {
+            vns,
+            pos,
+            routes: vec![Vec::new(); n * n],
+        }
+    }
+
+    /// The VNs, as topology node indices.
+    pub fn vns(&self) -> &[usize] {
+        &self.vns
+    }
+
+    fn slot(&self, src: usize, dst: usize) -> Option<usize> {
+        let i = *self.pos.get(&src)?;
+        let j = *self.pos.get(&dst)?;
+        Some(i * self.vns.len() + j)
+    }
+
+    /// The route from VN `src` to VN `dst` (topology node indices), or
+    /// `None` if there is none (unreachable, or `src == dst`).
+    pub fn route(&self, src: usize, dst: usize) -> Option<&[u32]> {
+        let r = &self.routes[self.slot(src, dst)?];
+        (!r.is_empty()).then_some(r.as_slice())
+    }
+
+    pub(crate) fn set(&mut self, src: usize, dst: usize, r: Vec<u32>) {
+        if let Some(k) = self.slot(src, dst) {
+            self.routes[k] = r;
+        }
+    }
+
+    /// Every existing route as `(src, dst, pipes)`, in VN order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &[u32])> + '_ {
+        let n = self.vns.len();
+        self.routes.iter().enumerate().filter_map(move |(k, r)| {
+            (!r.is_empty()).then(|| (self.vns[k / n], self.vns[k % n], r.as_slice()))
+        })
+    }
+
+    /// Number of existing routes.
+    pub fn len(&self) -> usize {
+        self.routes.iter().filter(|r| !r.is_empty()).count()
+    }
+
+    /// True if there is no route at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fill every pair from shortest-path trees over `g`; pairs `(s, d)`
+    /// with `s < d` are computed and mirrored onto the reverse pipes.
+    /// Only sources in `only` are recomputed when it is given, and only
+    /// pairs for which `want(i, j)` holds.
+    pub(crate) fn fill(&mut self, g: &PathGraph, want: &dyn Fn(usize, usize) -> bool) {
+        let n = self.vns.len();
+        for i in 0..n {
+            if !(i + 1..n).any(|j| want(i, j)) {
+                continue;
+            }
+            let s = self.vns[i];
+            let tree = g.tree(s);
+            for j in i + 1..n {
+                if !want(i, j) {
+                    continue;
+                }
+                let d = self.vns[j];
+                let fwd = g.path(&tree, s, d).unwrap_or_default();
+                let rev: Vec<u32> = fwd.iter().rev().map(|p| p ^ 1).collect();
+                self.routes[i * n + j] = fwd;
+                self.routes[j * n + i] = rev;
+            }
+        }
+    }
+
+    pub(crate) fn raw(&self, i: usize, j: usize) -> &[u32] {
+        &self.routes[i * self.vns.len() + j]
+    }
+}
+
+/// A bounded cache of routes computed on demand with Dijkstra (§2.2: "a
+/// hash-based cache of routes for active flows ... In the rare case of a
+/// cache miss, the route may be ... computed on the fly from an internal
+/// representation of the topology using Dijkstra's shortest path
+/// algorithm"). Eviction is first-in first-out.
+#[derive(Clone, Debug)]
+pub struct RouteCache {
+    graph: PathGraph,
+    capacity: usize,
+    map: HashMap<(usize, usize), Vec<u32>>,
+    order: VecDeque<(usize, usize)>,
+    /// Routes computed because they were not cached.
+    pub misses: u64,
+    /// Routes answered from the cache.
+    pub hits: u64,
+}
+
+impl RouteCache {
+    /// A cache over the pipes of `d` (of topology `topo`), holding at most
+    /// `capacity` routes.
+    pub fn new(topo: &Topology, d: &Distilled, capacity: usize) -> RouteCache {
+        let roles: Vec<Role> = topo.nodes.iter().map(|n| n.role).collect();
+        RouteCache {
+            graph: pipe_graph(topo.nodes.len(), d, &roles, d.metric),
+            capacity: capacity.max(2),
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            misses: 0,
+            hits: 0,
+        }
+    }
+
+    /// The route from `src` to `dst` (topology node indices of VNs).
+    pub fn route(&mut self, src: usize, dst: usize) -> Option<&[u32]> {
+        if src == dst
+            || self.graph.no_transit.get(src) != Some(&true)
+            || self.graph.no_transit.get(dst) != Some(&true)
+        {
+            return None;
+        }
+        if self.map.contains_key(&(src, dst)) {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+            // Compute from the smaller end so both directions agree with
+            // the routing matrix's choice.
+            let (a, b) = (src.min(dst), src.max(dst));
+            let tree = self.graph.tree(a);
+            let fwd = self.graph.path(&tree, a, b).unwrap_or_default();
+            let rev: Vec<u32> = fwd.iter().rev().map(|p| p ^ 1).collect();
+            while self.map.len() + 2 > self.capacity {
+                match self.order.pop_front() {
+                    Some(k) => {
+                        self.map.remove(&k);
+                    }
+                    None => break,
+                }
+            }
+            self.map.insert((a, b), fwd);
+            self.map.insert((b, a), rev);
+            self.order.push_back((a, b));
+            self.order.push_back((b, a));
+        }
+        let r = self.map.get(&(src, dst))?;
+        (!r.is_empty()).then_some(r.as_slice())
+    }
+
+    /// Routes held now.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True if nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// Routes behind one API: a precomputed matrix or an on-demand cache.
+#[derive(Clone, Debug)]
+pub enum Router {
+    /// All pairs precomputed.
+    Matrix(RouteMatrix),
+    /// Computed on demand, bounded.
+    Cache(RouteCache),
+}
+
+impl Router {
+    /// The route from VN `src` to VN `dst` (topology node indices).
+    pub fn route(&mut self, src: usize, dst: usize) -> Option<&[u32]> {
+        match self {
+            Router::Matrix(m) => m.route(src, dst),
+            Router::Cache(c) => c.route(src, dst),
+        }
+    }
+}
+
+/// Which elements of the target topology are up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Faults {
+    /// Per link index.
+    pub link_up: Vec<bool>,
+    /// Per node index.
+    pub node_up: Vec<bool>,
+}
+
+impl Faults {
+    /// Everything up.
+    pub fn none(topo: &Topology) -> Faults {
+        Faults {
+            link_up: vec![true; topo.links.len()],
+            node_up: vec![true; topo.nodes.len()],
+        }
+    }
+
+    /// True if link `i` and both its ends are up.
+    pub fn usable(&self, topo: &Topology, i: usize) -> bool {
+        let l = &topo.links[i];
+        self.link_up.get(i) != Some(&false)
+            && self.node_up.get(l.a) != Some(&false)
+            && self.node_up.get(l.b) != Some(&false)
+    }
+}
+
+/// What a recomputation changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Change {
+    /// Pipes whose attributes or state (up/down) changed.
+    pub pipes: Vec<u32>,
+    /// VN pairs `(src, dst)` whose route changed.
+    pub routes: Vec<(usize, usize)>,
+    /// VN pairs recomputed (all pairs unless only affected ones were).
+    pub recomputed: usize,
+}
+
+/// A distilled topology under fault injection (§4.3). The set of pipes
+/// never changes (so an engine built from it keeps its pipes); faults turn
+/// pipes down, change the attributes of collapsed pipes, and reroute.
+#[derive(Clone, Debug)]
+pub struct Network {
+    topo: Topology,
+    mode: Mode,
+    metric: Metric,
+    faults: Faults,
+    distilled: Distilled,
+}
+
+impl Network {
+    /// Distil `topo` with `mode`, routes by `metric`.
+    pub fn new(topo: Topology, mode: Mode, metric: Metric) -> Result<Network, TopoError> {
+        let faults = Faults::none(&topo);
+        let distilled = distill_with(&topo, mode, metric, &faults)?;
+        Ok(Network {
+            topo,
+            mode,
+            metric,
+            faults,
+            distilled,
+        })
+    }
+
+    /// The current distilled topology and routes.
+    pub fn distilled(&self) -> &Distilled {
+        &self.distilled
+    }
+
+    /// The target topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The current faults.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    fn node(&self, id: u64) -> Result<usize, TopoError> {
+        self.topo.node_by_id(id).ok_or(TopoError::NoSuchNode(id))
+    }
+
+    fn links_between(&self, a: u64, b: u64) -> Result<Vec<usize>, TopoError> {
+        let (x, y) = (self.node(a)?, self.node(b)?);
+        let ls: Vec<usize> = (0..self.topo.links.len())
+            .filter(|&i| {
+                let l = &self.topo.links[i];
+                (l.a == x && l.b == y) || (l.a == y && l.b == x)
+            })
+            .collect();
+        if ls.is_empty() {
+            return Err(TopoError::NoSuchLink(a, b));
+        }
+        Ok(ls)
+    }
+
+    /// Fail the link(s) between node ids `a` and `b`, and reroute.
+    pub fn link_down(&mut self, a: u64, b: u64) -> Result<Change, TopoError> {
+        for i in self.links_between(a, b)? {
+            self.faults.link_up[i] = false;
+        }
+        self.recompute(true)
+    }
+
+    /// Restore the link(s) between node ids `a` and `b`, and reroute.
+    pub fn link_up(&mut self, a: u64, b: u64) -> Result<Change, TopoError> {
+        for i in self.links_between(a, b)? {
+            self.faults.link_up[i] = true;
+        }
+        self.recompute(false)
+    }
+
+    /// Fail node `id` (all its links), and reroute.
+    pub fn node_down(&mut self, id: u64) -> Result<Change, TopoError> {
+        let n = self.node(id)?;
+        self.faults.node_up[n] = false;
+        self.recompute(true)
+    }
+
+    /// Restore node `id`, and reroute.
+    pub fn node_up(&mut self, id: u64) -> Result<Change, TopoError> {
+        let n = self.node(id)?;
+        self.faults.node_up[n] = true;
+        self.recompute(false)
+    }
+
+    /// Recompute pipes and routes. After a failure under hop-by-hop, only
+    /// routes that crossed a pipe now down can change (removing arcs never
+    /// shortens a path, and ties are broken by pipe index), so only those
+    /// are recomputed.
+    fn recompute(&mut self, only_failures: bool) -> Result<Change, TopoError> {
+        let old = &self.distilled;
+        let n = old.routes.vns().len();
+        if only_failures && self.mode == Mode::HopByHop {
+            let mut d = old.clone();
+            for (k, p) in d.pipes.iter_mut().enumerate() {
+                let link = k / 2;
+                p.up = self.faults.usable(&self.topo, link);
+            }
+            let pipes: Vec<u32> = (0..d.pipes.len() as u32)
+                .filter(|&k| d.pipes[k as usize].up != old.pipes[k as usize].up)
+                .collect();
+            let down: Vec<bool> = d.pipes.iter().map(|p| !p.up).collect();
+            let affected = |i: usize, j: usize| {
+                let r = old.routes.raw(i, j);
+                r.is_empty() || r.iter().any(|&p| down[p as usize])
+            };
+            let mut recomputed = 0;
+            for i in 0..n {
+                for j in i + 1..n {
+                    if affected(i, j) {
+                        recomputed += 2;
+                    }
+                }
+            }
+            let roles: Vec<Role> = self.topo.nodes.iter().map(|x| x.role).collect();
+            let g = pipe_graph(self.topo.nodes.len(), &d, &roles, self.metric);
+            d.routes.fill(&g, &affected);
+            let change = diff(old, &d, pipes, recomputed);
+            self.distilled = d;
+            return Ok(change);
+        }
+        let d = distill_with(&self.topo, self.mode, self.metric, &self.faults)?;
+        let pipes: Vec<u32> = (0..d.pipes.len() as u32)
+            .filter(|&k| d.pipes[k as usize] != old.pipes[k as usize])
+            .collect();
+        let change = diff(old, &d, pipes, n * n.saturating_sub(1));
+        self.distilled = d;
+        Ok(change)
+    }
+}
+
+fn diff(old: &Distilled, new: &Distilled, pipes: Vec<u32>, recomputed: usize) -> Change {
+    let vns = old.routes.vns();
+    let n = vns.len();
+    let mut routes = Vec::new();
+    for i in 0..n {
+        for j in 0..n {
+            if old.routes.raw(i, j) != new.routes.raw(i, j) {
+                routes.push((vns[i], vns[j]));
+            }
+        }
+    }
+    Change {
+        pipes,
+        routes,
+        recomputed,
+    }
+}

@@ -9,18 +9,9 @@ use pipelab_lang::{parse_line, Command};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// `pipelab shell` arguments.
+/// Flags shared by the commands that run live packets.
 #[derive(Args, Debug)]
-pub struct ShellArgs {
-    /// Pipe parameters of both directions, e.g. 'bw 10Mbit/s delay 20ms'.
-    #[arg(long, value_name = "PIPE PARAMETERS")]
-    link: Option<String>,
-    /// Pipe parameters from the namespace to the host (overrides --link).
-    #[arg(long, value_name = "PIPE PARAMETERS")]
-    uplink: Option<String>,
-    /// Pipe parameters from the host to the namespace (overrides --link).
-    #[arg(long, value_name = "PIPE PARAMETERS")]
-    downlink: Option<String>,
+pub struct RunArgs {
     /// Spin instead of sleeping between deadlines (lowest error, one core).
     #[arg(long)]
     busy_poll: bool,
@@ -36,6 +27,34 @@ pub struct ShellArgs {
     /// Write the accounting and lateness report as JSON to FILE on exit.
     #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
+}
+
+impl RunArgs {
+    fn runner(&self) -> Result<RunnerOptions, String> {
+        let mem_cap = pipelab_lang::units::parse_size(&self.mem_cap)
+            .map_err(|e| format!("--mem-cap '{}': {}", self.mem_cap, e.message))?;
+        Ok(RunnerOptions {
+            busy_poll: self.busy_poll,
+            mem_cap,
+            seed: self.seed,
+        })
+    }
+}
+
+/// `pipelab shell` arguments.
+#[derive(Args, Debug)]
+pub struct ShellArgs {
+    /// Pipe parameters of both directions, e.g. 'bw 10Mbit/s delay 20ms'.
+    #[arg(long, value_name = "PIPE PARAMETERS")]
+    link: Option<String>,
+    /// Pipe parameters from the namespace to the host (overrides --link).
+    #[arg(long, value_name = "PIPE PARAMETERS")]
+    uplink: Option<String>,
+    /// Pipe parameters from the host to the namespace (overrides --link).
+    #[arg(long, value_name = "PIPE PARAMETERS")]
+    downlink: Option<String>,
+    #[command(flatten)]
+    run: RunArgs,
     /// The command to run inside (default: $SHELL).
     #[arg(last = true)]
     command: Vec<String>,
@@ -54,21 +73,8 @@ pub struct BridgeArgs {
     /// Stop after this long (default: run until Ctrl-C).
     #[arg(long, value_name = "DURATION")]
     duration: Option<String>,
-    /// Spin instead of sleeping between deadlines.
-    #[arg(long)]
-    busy_poll: bool,
-    /// Cap on buffered frame memory.
-    #[arg(long, value_name = "SIZE", default_value = "512MB")]
-    mem_cap: String,
-    /// Seed of every random decision.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Print the accounting and lateness report on exit.
-    #[arg(long, short)]
-    verbose: bool,
-    /// Write the report as JSON to FILE on exit.
-    #[arg(long, value_name = "FILE")]
-    stats: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 /// Run `pipelab bridge` with an applied configuration and built pipes.
@@ -77,8 +83,7 @@ pub fn bridge(
     cfg: &pipelab_lang::Config,
     pipes: Vec<(u32, PipeConfig)>,
 ) -> Result<(), String> {
-    let mem_cap = pipelab_lang::units::parse_size(&a.mem_cap)
-        .map_err(|e| format!("--mem-cap '{}': {}", a.mem_cap, e.message))?;
+    let runner = a.run.runner()?;
     let duration = match &a.duration {
         Some(d) => Some(
             pipelab_lang::units::parse_duration(d)
@@ -96,20 +101,16 @@ pub fn bridge(
     let classifier = pipelab_classify::Classifier::with_context(
         cfg.rules.iter().map(|(n, r)| (*n, r)),
         &ctx,
-        a.seed,
+        a.run.seed,
     );
     let opts = pipelab_dataplane::bridge::BridgeOptions {
         ports: [a.port_a, a.port_b],
         pipes,
         classifier,
-        runner: RunnerOptions {
-            busy_poll: a.busy_poll,
-            mem_cap,
-            seed: a.seed,
-        },
+        runner,
         duration,
-        stats_file: a.stats,
-        verbose: a.verbose,
+        stats_file: a.run.stats,
+        verbose: a.run.verbose,
     };
     pipelab_dataplane::bridge::run_bridge(opts)
         .map(|_| ())
@@ -177,19 +178,14 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
     let both = a.link.as_deref().unwrap_or("");
     let uplink = pipe_config("uplink", a.uplink.as_deref().unwrap_or(both))?;
     let downlink = pipe_config("downlink", a.downlink.as_deref().unwrap_or(both))?;
-    let mem_cap = pipelab_lang::units::parse_size(&a.mem_cap)
-        .map_err(|e| format!("--mem-cap '{}': {}", a.mem_cap, e.message))?;
+    let runner = a.run.runner()?;
     let opts = ShellOptions {
         uplink,
         downlink,
-        runner: RunnerOptions {
-            busy_poll: a.busy_poll,
-            mem_cap,
-            seed: a.seed,
-        },
+        runner,
         command: a.command,
-        verbose: a.verbose,
-        stats_file: a.stats,
+        verbose: a.run.verbose,
+        stats_file: a.run.stats,
     };
     run_shell(opts).map_err(|e| format!("pipelab shell: {e}"))
 }

@@ -4,21 +4,11 @@
 //! CI runs them as root.
 
 use serde_json::Value;
-use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
+mod common;
+use common::{check_accounting, live, Bg, BIN};
 
 fn sh(cmd: &str) {
     let st = Command::new("sh").args(["-c", cmd]).status().expect("sh");
@@ -90,25 +80,6 @@ impl Drop for Testbed {
     }
 }
 
-struct Bg(Child);
-impl Bg {
-    /// Stop with SIGTERM (as Ctrl-C would) and wait.
-    fn stop(mut self) -> std::process::ExitStatus {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
-        let st = self.0.wait().expect("wait");
-        std::mem::forget(self);
-        st
-    }
-}
-impl Drop for Bg {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn stats_path(tag: &str) -> String {
     format!(
         "{}/pipelab-bridge-{}-{tag}.json",
@@ -120,35 +91,12 @@ fn stats_path(tag: &str) -> String {
 fn read_stats(path: &str) -> Value {
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("stats")).expect("json");
-    let s = &v["stats"];
-    let n = |k: &str| s[k].as_u64().unwrap_or(0);
-    assert_eq!(
-        n("received"),
-        n("delivered")
-            + n("dropped_queue")
-            + n("dropped_loss")
-            + n("dropped_aqm")
-            + n("dropped_link")
-            + n("dropped_memory")
-            + n("dropped_rule")
-            + n("dropped_tx")
-            + n("inside"),
-        "accounting: {s}"
-    );
+    check_accounting(&v);
     v
 }
 
 fn guard() -> Option<std::sync::MutexGuard<'static, ()>> {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !is_root() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "bridge tests must run as root in CI"
-        );
-        eprintln!("skipped: bridge tests need root");
-        return None;
-    }
-    Some(g)
+    live()
 }
 
 /// Probe through a bridge with `delay 10ms`: one-way delay mean 10 ms

@@ -8,33 +8,10 @@
 
 use serde_json::Value;
 use std::net::UdpSocket;
-use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
-
-/// Live tests share the host's interfaces and CPU: run them one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn live() -> Option<std::sync::MutexGuard<'static, ()>> {
-    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY-free check: root is uid 0.
-    let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false);
-    if !root {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "live tests must run as root in CI"
-        );
-        eprintln!("skipped: live tests need root");
-        return None;
-    }
-    Some(guard)
-}
+mod common;
+use common::{check_accounting, live, Bg, BIN};
 
 fn leftovers() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
@@ -86,24 +63,6 @@ fn shell(args: &[&str], script: &str) -> (String, Value) {
     (stdout, v)
 }
 
-fn check_accounting(v: &Value) {
-    let s = &v["stats"];
-    let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("stats.{k}"));
-    assert_eq!(
-        n("received"),
-        n("delivered")
-            + n("dropped_queue")
-            + n("dropped_loss")
-            + n("dropped_aqm")
-            + n("dropped_link")
-            + n("dropped_memory")
-            + n("dropped_rule")
-            + n("dropped_tx")
-            + n("inside"),
-        "accounting: {s}"
-    );
-}
-
 fn tempfile_path(name: &str) -> String {
     let n = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -121,14 +80,6 @@ fn free_udp_port() -> u16 {
         .and_then(|s| s.local_addr())
         .map(|a| a.port())
         .expect("free port")
-}
-
-struct Bg(Child);
-impl Drop for Bg {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn probe_receiver(port: u16) -> Bg {

@@ -1823,27 +1823,39 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok(())
     }
 
-    /// `sched N config ...` or `sched N delete`.
-    fn sched(&mut self) -> Result<Command, ParseError> {
-        const HINT: &str = "e.g. sched 1 config type drr quantum 1514";
-        let tok = self.expect_word("scheduler number", Some(HINT))?;
-        let id = self.number(tok, "scheduler number", MIN_PIPE, MAX_PIPE, None)?;
+    /// `OBJECT N config` or `OBJECT N delete`: the number, and whether it
+    /// is a delete.
+    fn object_head(
+        &mut self,
+        object: &str,
+        what: &str,
+        hint: &str,
+    ) -> Result<(u32, bool), ParseError> {
+        let tok = self.expect_word(what, Some(hint))?;
+        let id = self.number(tok, what, MIN_PIPE, MAX_PIPE, None)?;
         let Some(sub) = self.next() else {
             return Err(self.err_eol(
-                format!("missing 'config' or 'delete' after 'sched {id}'"),
-                Some(HINT.into()),
+                format!("missing 'config' or 'delete' after '{object} {id}'"),
+                Some(hint.into()),
             ));
         };
         match lower(&sub).as_str() {
-            "config" => {}
-            "delete" => return Ok(Command::SchedDelete { id }),
-            _ => {
-                return Err(self.err_at(
-                    sub,
-                    format!("unknown sched command '{}'", sub.text),
-                    Some("expected config or delete".into()),
-                ))
-            }
+            "config" => Ok((id, false)),
+            "delete" => Ok((id, true)),
+            _ => Err(self.err_at(
+                sub,
+                format!("unknown {object} command '{}'", sub.text),
+                Some("expected config or delete".into()),
+            )),
+        }
+    }
+
+    /// `sched N config ...` or `sched N delete`.
+    fn sched(&mut self) -> Result<Command, ParseError> {
+        const HINT: &str = "e.g. sched 1 config type drr quantum 1514";
+        let (id, delete) = self.object_head("sched", "scheduler number", HINT)?;
+        if delete {
+            return Ok(Command::SchedDelete { id });
         }
         let mut spec = SchedSpec::default();
         let mut seen: Vec<(&'static str, Token<'a>)> = Vec::new();
@@ -1903,24 +1915,9 @@ impl<'t, 'a> Parser<'t, 'a> {
     /// `queue N config ...` or `queue N delete`.
     fn queue_cmd(&mut self) -> Result<Command, ParseError> {
         const HINT: &str = "e.g. queue 10 config weight 20 sched 5";
-        let tok = self.expect_word("queue number", Some(HINT))?;
-        let id = self.number(tok, "queue number", MIN_PIPE, MAX_PIPE, None)?;
-        let Some(sub) = self.next() else {
-            return Err(self.err_eol(
-                format!("missing 'config' or 'delete' after 'queue {id}'"),
-                Some(HINT.into()),
-            ));
-        };
-        match lower(&sub).as_str() {
-            "config" => {}
-            "delete" => return Ok(Command::QueueDelete { id }),
-            _ => {
-                return Err(self.err_at(
-                    sub,
-                    format!("unknown queue command '{}'", sub.text),
-                    Some("expected config or delete".into()),
-                ))
-            }
+        let (id, delete) = self.object_head("queue", "queue number", HINT)?;
+        if delete {
+            return Ok(Command::QueueDelete { id });
         }
         let mut target: Option<QueueTarget> = None;
         let mut weight = None;

@@ -85,7 +85,10 @@ pub fn tree(
     clients: usize,
     attrs: &RoleAttrs,
 ) -> Result<Topology, TopoError> {
-    need(fanout >= 1 || depth == 0, "a tree needs a fanout of at least 1")?;
+    need(
+        fanout >= 1 || depth == 0,
+        "a tree needs a fanout of at least 1",
+    )?;
     need(
         (fanout.max(2) as f64).powi(depth as i32) <= 1e6,
         "a tree of more than a million leaves",
@@ -145,10 +148,19 @@ impl Default for TransitStub {
 /// routers hanging off each, and `clients` VNs on each stub router.
 /// Counts: `T` transit, `T·S` stub and `T·S·C` client nodes.
 pub fn transit_stub(p: &TransitStub) -> Result<Topology, TopoError> {
-    need(p.transit >= 1, "transit-stub needs at least one transit router")?;
-    need((0.0..=1.0).contains(&p.chord_prob), "chord_prob must be in [0, 1]")?;
     need(
-        p.transit.saturating_mul(p.stubs.max(1)).saturating_mul(p.clients.max(1)) <= 10_000_000,
+        p.transit >= 1,
+        "transit-stub needs at least one transit router",
+    )?;
+    need(
+        (0.0..=1.0).contains(&p.chord_prob),
+        "chord_prob must be in [0, 1]",
+    )?;
+    need(
+        p.transit
+            .saturating_mul(p.stubs.max(1))
+            .saturating_mul(p.clients.max(1))
+            <= 10_000_000,
         "transit-stub of more than ten million nodes",
     )?;
     let mut rng = rng_from_seed(p.seed);
@@ -229,13 +241,14 @@ pub fn waxman(p: &Waxman) -> Result<Topology, TopoError> {
         .map(|_| (rng.gen::<f64>(), rng.gen::<f64>()))
         .collect();
     let l = std::f64::consts::SQRT_2;
-    let dist = |i: usize, j: usize| ((pos[i].0 - pos[j].0).powi(2) + (pos[i].1 - pos[j].1).powi(2)).sqrt();
+    let dist =
+        |i: usize, j: usize| ((pos[i].0 - pos[j].0).powi(2) + (pos[i].1 - pos[j].1).powi(2)).sqrt();
     let mut t = Topology::new();
     for i in 0..p.routers {
         t.add_node(Role::Stub, format!("w{i}"));
     }
     let base = p.attrs.stub_stub.delay.as_nanos() as f64;
-    let mut link = |t: &mut Topology, i: usize, j: usize| {
+    let link = |t: &mut Topology, i: usize, j: usize| {
         let li = t.add_link_by_role(i, j, &p.attrs);
         let d = (base * dist(i, j) / l).round().max(1_000.0) as u64;
         t.links[li].delay = Duration::from_nanos(d);
@@ -360,6 +373,9 @@ mod tests {
         let p = Waxman::default();
         assert_eq!(waxman(&p).expect("a"), waxman(&p).expect("b"));
         let q = Waxman { seed: 2, ..p };
-        assert_ne!(waxman(&Waxman::default()).expect("a"), waxman(&q).expect("c"));
+        assert_ne!(
+            waxman(&Waxman::default()).expect("a"),
+            waxman(&q).expect("c")
+        );
     }
 }

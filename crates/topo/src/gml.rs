@@ -30,8 +30,8 @@ use core::fmt;
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
 use crate::model::{
-    check_loss, check_queue, delay_from_ms, parse_delay, parse_loss, parse_queue, parse_rate,
-    Link, Node, Role, Topology,
+    check_loss, check_queue, delay_from_ms, parse_delay, parse_loss, parse_queue, parse_rate, Link,
+    Node, Role, Topology,
 };
 
 /// A GML error: where, which field, what is wrong.
@@ -50,7 +50,11 @@ impl fmt::Display for GmlError {
         if self.field.is_empty() {
             write!(f, "line {}: {}", self.line, self.message)
         } else {
-            write!(f, "line {}: field `{}`: {}", self.line, self.field, self.message)
+            write!(
+                f,
+                "line {}: field `{}`: {}",
+                self.line, self.field, self.message
+            )
         }
     }
 }
@@ -222,7 +226,11 @@ impl Reader {
                 Tok::Key(k) => k,
                 Tok::Close => return Err(err(line, "", "`]` without a matching `[`")),
                 other => {
-                    return Err(err(line, "", format!("expected a key, found {}", show(&other))))
+                    return Err(err(
+                        line,
+                        "",
+                        format!("expected a key, found {}", show(&other)),
+                    ))
                 }
             };
             let Some((vt, vline)) = self.toks.get(self.pos).cloned() else {
@@ -510,7 +518,16 @@ graph [
         let e = parse_gml("graph [ node [ id 0 ] @ ]").expect_err("char");
         assert_eq!(e.line, 1);
         assert!(parse_gml("").is_err());
-        for junk in ["[", "]", "graph", "graph 3", "graph [ node 3 ]", "\"", "-", "graph [ edge [ source -1 target 2 ] ]"] {
+        for junk in [
+            "[",
+            "]",
+            "graph",
+            "graph 3",
+            "graph [ node 3 ]",
+            "\"",
+            "-",
+            "graph [ edge [ source -1 target 2 ] ]",
+        ] {
             assert!(parse_gml(junk).is_err(), "{junk}");
         }
     }

@@ -9,7 +9,7 @@
 //!   clients (VNs), stubs and transits joined by bidirectional links with
 //!   bandwidth, delay, loss and queue; read from GML or TOML, or generated
 //!   (ring, star, dumbbell, tree, GT-ITM-style transit-stub, Waxman).
-//! * **Distill** ([`distill`], §4.1): hop-by-hop, end-to-end, walk-in,
+//! * **Distill** ([`mod@distill`], §4.1): hop-by-hop, end-to-end, walk-in,
 //!   walk-out and last-mile pipe topologies, with their routes.
 //! * **Route** ([`route`], §2.2, §4.3): shortest paths by delay or hops
 //!   between all VN pairs as a routing matrix of pipe lists, or a route

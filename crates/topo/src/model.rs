@@ -4,7 +4,7 @@
 //! loss probability and a queue bound.
 //!
 //! Each direction of a link becomes its own pipe when the topology is
-//! distilled ([`crate::distill`]). Node and link indices are positions in
+//! distilled ([`mod@crate::distill`]). Node and link indices are positions in
 //! [`Topology::nodes`] and [`Topology::links`]; a node's `id` is the name
 //! its source file gave it (GML `id`), kept for messages and round trips.
 //!
@@ -271,7 +271,10 @@ impl Topology {
         let mut ids: Vec<u64> = self.nodes.iter().map(|n| n.id).collect();
         ids.sort_unstable();
         if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-            return Err(TopoError::Invalid(format!("node id {} is used twice", w[0])));
+            return Err(TopoError::Invalid(format!(
+                "node id {} is used twice",
+                w[0]
+            )));
         }
         for (i, l) in self.links.iter().enumerate() {
             if l.a >= self.nodes.len() || l.b >= self.nodes.len() {
@@ -340,7 +343,10 @@ fn split_number(s: &str) -> Result<(f64, &str), String> {
         .find(|&(i, c)| {
             !(c.is_ascii_digit()
                 || c == '.'
-                || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
+                || ((c == 'e' || c == 'E')
+                    && i > 0
+                    && s[i + 1..]
+                        .starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
                 || ((c == '-' || c == '+') && (i == 0 || s[..i].ends_with(['e', 'E']))))
         })
         .map_or(s.len(), |(i, _)| i);
@@ -431,7 +437,10 @@ pub fn parse_queue(s: &str) -> Result<QueueLimit, String> {
     let q = match unit {
         "" | "slots" | "pkts" | "packets" => {
             if v.fract() != 0.0 || v < 1.0 || v > u32::MAX as f64 {
-                return Err(format!("queue `{}` is not a whole number of slots >= 1", s.trim()));
+                return Err(format!(
+                    "queue `{}` is not a whole number of slots >= 1",
+                    s.trim()
+                ));
             }
             QueueLimit::Slots(v as u32)
         }

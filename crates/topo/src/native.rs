@@ -247,8 +247,10 @@ queue = "64KB"
     /// A pass proves errors name the entry and the field.
     #[test]
     fn errors_name_the_field() {
-        let e = parse_toml("[[node]]\nid = 0\n[[node]]\nid = 1\n[[link]]\na = 0\nb = 1\nbw = \"lots\"\n")
-            .expect_err("bad bw");
+        let e = parse_toml(
+            "[[node]]\nid = 0\n[[node]]\nid = 1\n[[link]]\na = 0\nb = 1\nbw = \"lots\"\n",
+        )
+        .expect_err("bad bw");
         assert!(e.to_string().contains("`bw`"), "{e}");
         let e = parse_toml("[[node]]\nid = 0\n[[link]]\na = 0\nb = 3\n").expect_err("bad b");
         assert!(e.to_string().contains("`b`"), "{e}");

@@ -4,7 +4,7 @@
 //!
 //! * [`Metric`]: routes minimise total delay (default) or hop count; ties
 //!   are broken by the other measure (of the *target* links a distilled
-//!   pipe stands for), then by the lowest pipe index, so routes are
+//!   pipe stands for), then by fewer pipes, then by the lowest pipe index, so routes are
 //!   deterministic and distillation never changes which path is taken.
 //! * Routes never pass *through* a client (a VN is an end, not a router).
 //! * Routes are symmetric: the route from `d` to `s` is the route from `s`
@@ -31,7 +31,7 @@ use std::collections::{HashMap, VecDeque};
 use std::ops::Add;
 
 use petgraph::algo::dijkstra;
-use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::{EdgeFiltered, EdgeRef};
 use petgraph::Direction;
 
@@ -49,14 +49,20 @@ pub enum Metric {
     Hops,
 }
 
-/// A lexicographic path cost: (primary, secondary).
+/// A lexicographic path cost: (primary metric, secondary metric, arcs).
+/// The arc count makes a distilled route prefer one collapsed pipe to a
+/// chain of them of the same length, and keeps every arc's cost positive.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Cost(u64, u64);
+pub(crate) struct Cost(u64, u64, u64);
 
 impl Add for Cost {
     type Output = Cost;
     fn add(self, o: Cost) -> Cost {
-        Cost(self.0.saturating_add(o.0), self.1.saturating_add(o.1))
+        Cost(
+            self.0.saturating_add(o.0),
+            self.1.saturating_add(o.1),
+            self.2.saturating_add(o.2),
+        )
     }
 }
 
@@ -103,8 +109,8 @@ impl PathGraph {
     fn cost(&self, arc: u32) -> Cost {
         let a = &self.arcs[arc as usize];
         match self.metric {
-            Metric::Delay => Cost(a.delay_ns, a.hops as u64),
-            Metric::Hops => Cost(a.hops as u64, a.delay_ns),
+            Metric::Delay => Cost(a.delay_ns, a.hops as u64, 1),
+            Metric::Hops => Cost(a.hops as u64, a.delay_ns, 1),
         }
     }
 
@@ -136,7 +142,10 @@ impl PathGraph {
             }
             let Some(dv) = d[v] else { continue };
             let mut best: Option<u32> = None;
-            for e in self.g.edges_directed(NodeIndex::new(v), Direction::Incoming) {
+            for e in self
+                .g
+                .edges_directed(NodeIndex::new(v), Direction::Incoming)
+            {
                 let arc = *e.weight();
                 if !self.usable(arc, src) {
                     continue;
@@ -169,11 +178,6 @@ impl PathGraph {
         out.reverse();
         Some(out)
     }
-
-    #[allow(dead_code)]
-    pub fn edge_index(&self, arc: u32) -> EdgeIndex {
-        EdgeIndex::new(arc as usize)
-    }
 }
 
 /// The path graph of a distilled topology's pipes (arc `i` = pipe `i`).
@@ -188,7 +192,9 @@ pub(crate) fn pipe_graph(nodes: usize, d: &Distilled, roles: &[Role], metric: Me
             hops: p.hops,
         })
         .collect();
-    let no_transit = (0..nodes).map(|i| roles.get(i) == Some(&Role::Client)).collect();
+    let no_transit = (0..nodes)
+        .map(|i| roles.get(i) == Some(&Role::Client))
+        .collect();
     let mut g = PathGraph::new(nodes, arcs, no_transit, metric);
     g.up = d.pipes.iter().map(|p| p.up).collect();
     g
@@ -244,9 +250,11 @@ impl RouteMatrix {
     /// Every existing route as `(src, dst, pipes)`, in VN order.
     pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &[u32])> + '_ {
         let n = self.vns.len();
-        self.routes.iter().enumerate().filter_map(move |(k, r)| {
-            (!r.is_empty()).then(|| (self.vns[k / n], self.vns[k % n], r.as_slice()))
-        })
+        self.routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .map(move |(k, r)| (self.vns[k / n], self.vns[k % n], r.as_slice()))
     }
 
     /// Number of existing routes.

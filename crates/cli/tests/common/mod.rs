@@ -1,0 +1,85 @@
+//! Helpers shared by the live test files: root check, serialisation,
+//! background processes, and the accounting check of a run's report.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::process::Child;
+use std::sync::{Mutex, MutexGuard};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
+
+/// Live tests share the host's interfaces and CPU: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Root (uid 0)?
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// The serialisation guard, or `None` (test skipped) when not root. In CI
+/// (`CI` set) not being root is a failure, never a skip.
+pub fn live() -> Option<MutexGuard<'static, ()>> {
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_root() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "live tests must run as root in CI"
+        );
+        eprintln!("skipped: live tests need root");
+        return None;
+    }
+    Some(guard)
+}
+
+/// A background process, killed when dropped.
+pub struct Bg(pub Child);
+
+impl Bg {
+    /// Stop with SIGTERM (as Ctrl-C would) and wait for it.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let st = self.0.wait().expect("wait");
+        std::mem::forget(self);
+        st
+    }
+}
+
+impl Drop for Bg {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `received = delivered + dropped (every reason) + inside` in a run's
+/// JSON report.
+pub fn check_accounting(v: &Value) {
+    let s = &v["stats"];
+    let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("stats.{k} in {s}"));
+    let dropped: u64 = [
+        "dropped_queue",
+        "dropped_loss",
+        "dropped_aqm",
+        "dropped_link",
+        "dropped_memory",
+        "dropped_rule",
+        "dropped_tx",
+    ]
+    .iter()
+    .map(|k| n(k))
+    .sum();
+    assert_eq!(
+        n("received"),
+        n("delivered") + dropped + n("inside"),
+        "accounting: {s}"
+    );
+}

@@ -1,0 +1,490 @@
+//! Distillation (ModelNet §4.1): from the target topology to the pipe
+//! topology the engine emulates, trading accuracy for fewer pipes per
+//! packet.
+//!
+//! * [`Mode::HopByHop`]: "the distilled topology is isomorphic to the
+//!   target network": one pipe per link direction.
+//! * [`Mode::EndToEnd`]: "a full mesh with O(n²) links interconnecting the
+//!   n VNs ... the bandwidth of p is the minimum bandwidth of any link in
+//!   the corresponding path, its latency is the sum of the link latencies
+//!   along the path, and its reliability (1 − lossrate) is the product of
+//!   the link reliabilities along the path". One pipe per ordered VN pair
+//!   (a pipe pair per unordered pair, the paper's count).
+//! * [`Mode::WalkIn`]`(k)`: "A breadth-first traversal generates successive
+//!   frontier sets. The first frontier set is the set of all VNs; the
+//!   members of the i + 1 frontier set are the nodes that are one hop from
+//!   a member of the ith frontier set, but are not members of any
+//!   preceding frontier set. The interior consists of all nodes that are
+//!   not members of the first walk-in frontier sets. The distiller
+//!   replaces the interior links of the target topology with a full mesh
+//!   interconnecting the interior nodes". Links with an end outside the
+//!   interior are kept; each mesh pipe collapses the shortest path between
+//!   its ends through interior links only. [`Mode::LastMile`] is walk-in 1.
+//! * [`Mode::WalkOut`]: frontier sets continue "until a frontier of size
+//!   one or zero is found ... frontier set c. The interior corresponding
+//!   to breadth walk-out is the union of frontier sets c - walk-out
+//!   through c. Distillation preserves links interconnecting the interior,
+//!   while collapsing paths between the walk-in and walk-out frontiers".
+//!   Here: links joining two core nodes are kept; the other interior links
+//!   are replaced by a mesh over the collapsed nodes and the core's outer
+//!   frontier (no mesh pipe joins two core nodes), each pipe the shortest
+//!   path over the replaced links.
+//!
+//! A collapsed pipe's queue is that of its bottleneck link. Frontier sets
+//! and the mesh are computed on the fault-free topology, so faults never
+//! change the set of pipes, only their attributes and whether they are up.
+//!
+//! Pipes come in pairs: `2k` and `2k + 1` join the same nodes in opposite
+//! directions with the same attributes.
+
+use core::fmt;
+use core::str::FromStr;
+
+use pipelab_engine::{Duration, QueueLimit, Rate};
+
+use crate::model::{Role, Topology};
+use crate::route::{pipe_graph, Arc, Faults, Metric, PathGraph, RouteMatrix};
+use crate::TopoError;
+
+/// A distillation mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// One pipe per link direction.
+    HopByHop,
+    /// One pipe per ordered VN pair.
+    EndToEnd,
+    /// Keep the first `k` frontier sets' links; mesh the interior.
+    WalkIn(u32),
+    /// Walk-in, also keeping the core of breadth `walk_out` around the
+    /// topological centre.
+    WalkOut {
+        /// Frontier sets kept from the edge.
+        walk_in: u32,
+        /// Breadth of the core kept around the centre.
+        walk_out: u32,
+    },
+    /// Walk-in 1: "preserves the first and last hop of each path".
+    LastMile,
+}
+
+impl Mode {
+    fn walk(self) -> Option<(u32, Option<u32>)> {
+        match self {
+            Mode::WalkIn(k) => Some((k, None)),
+            Mode::LastMile => Some((1, None)),
+            Mode::WalkOut { walk_in, walk_out } => Some((walk_in, Some(walk_out))),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mode::HopByHop => f.write_str("hop-by-hop"),
+            Mode::EndToEnd => f.write_str("end-to-end"),
+            Mode::WalkIn(k) => write!(f, "walk-in {k}"),
+            Mode::LastMile => f.write_str("last-mile"),
+            Mode::WalkOut { walk_in, walk_out } => {
+                write!(f, "walk-in {walk_in} walk-out {walk_out}")
+            }
+        }
+    }
+}
+
+impl FromStr for Mode {
+    type Err = TopoError;
+    /// `hop-by-hop`, `end-to-end`, `last-mile`, `walk-in K`,
+    /// `walk-out K` (walk-in 1), `walk-in K walk-out W` (`=` may join a
+    /// word and its number).
+    fn from_str(s: &str) -> Result<Mode, TopoError> {
+        let words: Vec<String> = s
+            .split(|c: char| c.is_whitespace() || c == '=' || c == ',')
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_lowercase())
+            .collect();
+        let bad = || {
+            TopoError::Invalid(format!(
+                "unknown distillation `{s}` (hop-by-hop, end-to-end, last-mile, walk-in K, walk-out K, walk-in K walk-out W)"
+            ))
+        };
+        let num = |w: &String| w.parse::<u32>().map_err(|_| bad());
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        match w.as_slice() {
+            ["hop-by-hop" | "hbh"] => Ok(Mode::HopByHop),
+            ["end-to-end" | "e2e"] => Ok(Mode::EndToEnd),
+            ["last-mile"] => Ok(Mode::LastMile),
+            ["walk-in", k] => Ok(Mode::WalkIn(num(&k.to_string())?)),
+            ["walk-out", k] => Ok(Mode::WalkOut {
+                walk_in: 1,
+                walk_out: num(&k.to_string())?,
+            }),
+            ["walk-in", k, "walk-out", o] => Ok(Mode::WalkOut {
+                walk_in: num(&k.to_string())?,
+                walk_out: num(&o.to_string())?,
+            }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// One pipe of the distilled topology, from node `from` to node `to`
+/// (topology node indices).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PipeSpec {
+    /// Entry node.
+    pub from: usize,
+    /// Exit node.
+    pub to: usize,
+    /// Bandwidth.
+    pub bw: Rate,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// Loss probability.
+    pub loss: f64,
+    /// Queue bound.
+    pub queue: QueueLimit,
+    /// Target-topology links it stands for (1 unless collapsed).
+    pub hops: u32,
+    /// False if a fault left it without a path (no route uses it).
+    pub up: bool,
+}
+
+/// A distilled topology: pipes and the routes over them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distilled {
+    /// How it was distilled.
+    pub mode: Mode,
+    /// What routes minimise.
+    pub metric: Metric,
+    /// Pipes, in reverse pairs (`2k`, `2k+1`).
+    pub pipes: Vec<PipeSpec>,
+    /// Routes between all VN pairs, as pipe indices.
+    pub routes: RouteMatrix,
+}
+
+/// Size and path-length figures of a distilled topology.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// VNs.
+    pub vns: usize,
+    /// Bidirectional pipe pairs (the paper counts these as "pipes").
+    pub links: usize,
+    /// Directed pipes (what the engine holds): `2 × links`.
+    pub pipes: usize,
+    /// Routes (ordered VN pairs with a route).
+    pub routes: usize,
+    /// Ordered VN pairs without a route.
+    pub unreachable: usize,
+    /// Mean pipes per route.
+    pub mean_hops: f64,
+    /// Most pipes on a route.
+    pub max_hops: usize,
+}
+
+impl Distilled {
+    /// Size and path-length figures.
+    pub fn stats(&self) -> Stats {
+        let n = self.routes.vns().len();
+        let mut routes = 0usize;
+        let mut total = 0usize;
+        let mut max = 0usize;
+        for (_, _, r) in self.routes.iter() {
+            routes += 1;
+            total += r.len();
+            max = max.max(r.len());
+        }
+        Stats {
+            vns: n,
+            links: self.pipes.len() / 2,
+            pipes: self.pipes.len(),
+            routes,
+            unreachable: n * n.saturating_sub(1) - routes,
+            mean_hops: if routes == 0 {
+                0.0
+            } else {
+                total as f64 / routes as f64
+            },
+            max_hops: max,
+        }
+    }
+}
+
+/// Distil `topo` with routes by delay and no faults.
+pub fn distill(topo: &Topology, mode: Mode) -> Result<Distilled, TopoError> {
+    distill_with(topo, mode, Metric::Delay, &Faults::none(topo))
+}
+
+/// The report `pipelab topo distill` prints: mode, pipe counts, mean and
+/// max hops per route.
+pub fn distill_report(topo: &Topology, mode: Mode) -> String {
+    match distill(topo, mode) {
+        Err(e) => format!("error: {e}\n"),
+        Ok(d) => {
+            let s = d.stats();
+            format!(
+                "distillation: {mode}\nnodes: {} ({} VNs), links: {}\npipes: {} ({} bidirectional)\nroutes: {} ({} unreachable)\nhops per route: mean {:.3}, max {}\n",
+                topo.nodes.len(),
+                s.vns,
+                topo.links.len(),
+                s.pipes,
+                s.links,
+                s.routes,
+                s.unreachable,
+                s.mean_hops,
+                s.max_hops
+            )
+        }
+    }
+}
+
+/// The path graph of the target topology's links: arc `2i` is link `i`
+/// from `a` to `b`, arc `2i+1` from `b` to `a`.
+fn link_graph(topo: &Topology, metric: Metric) -> PathGraph {
+    let mut arcs = Vec::with_capacity(topo.links.len() * 2);
+    for l in &topo.links {
+        let d = l.delay.as_nanos();
+        arcs.push(Arc {
+            from: l.a,
+            to: l.b,
+            delay_ns: d,
+            hops: 1,
+        });
+        arcs.push(Arc {
+            from: l.b,
+            to: l.a,
+            delay_ns: d,
+            hops: 1,
+        });
+    }
+    let no_transit = topo.nodes.iter().map(|n| n.role == Role::Client).collect();
+    PathGraph::new(topo.nodes.len(), arcs, no_transit, metric)
+}
+
+/// A pipe pair for link `i`.
+fn link_pipes(topo: &Topology, i: usize, up: bool, out: &mut Vec<PipeSpec>) {
+    let l = &topo.links[i];
+    for (from, to) in [(l.a, l.b), (l.b, l.a)] {
+        out.push(PipeSpec {
+            from,
+            to,
+            bw: l.bw,
+            delay: l.delay,
+            loss: l.loss,
+            queue: l.queue,
+            hops: 1,
+            up,
+        });
+    }
+}
+
+/// A pipe pair collapsing the path of link arcs `path` from `u` to `v`;
+/// `None` path gives a down pair.
+fn collapsed_pipes(
+    topo: &Topology,
+    u: usize,
+    v: usize,
+    path: Option<&[u32]>,
+    out: &mut Vec<PipeSpec>,
+) {
+    let mut bw = Rate::UNLIMITED;
+    let mut queue = QueueLimit::default();
+    let mut delay = 0u64;
+    let mut reliability = 1.0f64;
+    let mut first = true;
+    let path = path.unwrap_or(&[]);
+    for &arc in path {
+        let l = &topo.links[arc as usize / 2];
+        delay = delay.saturating_add(l.delay.as_nanos());
+        reliability *= 1.0 - l.loss;
+        let narrower = !l.bw.is_unlimited() && (bw.is_unlimited() || l.bw < bw);
+        if first || narrower {
+            if narrower {
+                bw = l.bw;
+            }
+            queue = l.queue;
+            first = false;
+        }
+    }
+    let up = !path.is_empty();
+    for (from, to) in [(u, v), (v, u)] {
+        out.push(PipeSpec {
+            from,
+            to,
+            bw,
+            delay: Duration::from_nanos(delay),
+            loss: (1.0 - reliability).clamp(0.0, 1.0),
+            queue,
+            hops: path.len() as u32,
+            up,
+        });
+    }
+}
+
+/// Frontier index of every node (1 = VNs); unreachable nodes get 0.
+fn frontiers(topo: &Topology) -> Vec<u32> {
+    let adj = topo.adjacency();
+    let mut f = vec![0u32; topo.nodes.len()];
+    let mut cur: Vec<usize> = topo.vns();
+    for &v in &cur {
+        f[v] = 1;
+    }
+    let mut level = 1;
+    while !cur.is_empty() {
+        level += 1;
+        let mut next = Vec::new();
+        for &u in &cur {
+            for &li in &adj[u] {
+                let w = topo.links[li].other(u);
+                if f[w] == 0 {
+                    f[w] = level;
+                    next.push(w);
+                }
+            }
+        }
+        cur = next;
+    }
+    f
+}
+
+/// Distil with a routing metric under faults.
+pub fn distill_with(
+    topo: &Topology,
+    mode: Mode,
+    metric: Metric,
+    faults: &Faults,
+) -> Result<Distilled, TopoError> {
+    topo.validate()?;
+    let vns = topo.vns();
+    let mut lg = link_graph(topo, metric);
+    for i in 0..topo.links.len() {
+        let up = faults.usable(topo, i);
+        lg.up[2 * i] = up;
+        lg.up[2 * i + 1] = up;
+    }
+    let mut pipes = Vec::new();
+    let mut routes = RouteMatrix::new(vns.clone());
+    match mode.walk() {
+        None if mode == Mode::HopByHop => {
+            for i in 0..topo.links.len() {
+                link_pipes(topo, i, faults.usable(topo, i), &mut pipes);
+            }
+        }
+        None => {
+            // End-to-end: one pipe pair per VN pair, routes are that pipe.
+            let n = vns.len();
+            for i in 0..n {
+                let tree = lg.tree(vns[i]);
+                for j in i + 1..n {
+                    let path = lg.path(&tree, vns[i], vns[j]);
+                    let k = pipes.len() as u32;
+                    collapsed_pipes(topo, vns[i], vns[j], path.as_deref(), &mut pipes);
+                    if path.is_some() {
+                        routes.set(vns[i], vns[j], vec![k]);
+                        routes.set(vns[j], vns[i], vec![k + 1]);
+                    }
+                }
+            }
+            return Ok(Distilled {
+                mode,
+                metric,
+                pipes,
+                routes,
+            });
+        }
+        Some((walk_in, walk_out)) => {
+            let f = frontiers(topo);
+            // The centre: the first frontier of size 0 or 1.
+            let max = f.iter().copied().max().unwrap_or(0);
+            let mut sizes = vec![0usize; max as usize + 2];
+            for &x in &f {
+                sizes[x as usize] += 1;
+            }
+            let c = (1..sizes.len() as u32)
+                .find(|&i| sizes[i as usize] <= 1)
+                .unwrap_or(max + 1);
+            let edge = |v: usize| f[v] != 0 && f[v] <= walk_in;
+            let core = |v: usize| match walk_out {
+                Some(w) => !edge(v) && f[v] != 0 && f[v] + w >= c && f[v] <= c,
+                None => false,
+            };
+            // Kept links: an end at the edge, or both ends in the core.
+            let kept = |i: usize| {
+                let l = &topo.links[i];
+                edge(l.a) || edge(l.b) || (core(l.a) && core(l.b))
+            };
+            for i in 0..topo.links.len() {
+                if kept(i) {
+                    link_pipes(topo, i, faults.usable(topo, i), &mut pipes);
+                }
+            }
+            // Mesh nodes: interior nodes with a replaced link.
+            let mut in_mesh = vec![false; topo.nodes.len()];
+            for i in (0..topo.links.len()).filter(|&i| !kept(i)) {
+                in_mesh[topo.links[i].a] = true;
+                in_mesh[topo.links[i].b] = true;
+            }
+            let mesh: Vec<usize> = (0..topo.nodes.len()).filter(|&v| in_mesh[v]).collect();
+            // Structure on the fault-free replaced links, attributes under faults.
+            let mut free = lg.clone();
+            let mut faulty = lg;
+            for i in 0..topo.links.len() {
+                let k = kept(i);
+                free.up[2 * i] = !k;
+                free.up[2 * i + 1] = !k;
+                let u = !k && faults.usable(topo, i);
+                faulty.up[2 * i] = u;
+                faulty.up[2 * i + 1] = u;
+            }
+            for (a, &u) in mesh.iter().enumerate() {
+                let t_free = free.tree(u);
+                let t_now = faulty.tree(u);
+                for &v in &mesh[a + 1..] {
+                    if core(u) && core(v) {
+                        continue;
+                    }
+                    if free.path(&t_free, u, v).is_none() {
+                        continue;
+                    }
+                    let p = faulty.path(&t_now, u, v);
+                    collapsed_pipes(topo, u, v, p.as_deref(), &mut pipes);
+                }
+            }
+        }
+    }
+    let mut d = Distilled {
+        mode,
+        metric,
+        pipes,
+        routes,
+    };
+    let roles: Vec<Role> = topo.nodes.iter().map(|n| n.role).collect();
+    let g = pipe_graph(topo.nodes.len(), &d, &roles, metric);
+    d.routes.fill(&g, &|_, _| true);
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass proves every mode's name parses and prints back.
+    #[test]
+    fn modes_round_trip_through_text() {
+        for m in [
+            Mode::HopByHop,
+            Mode::EndToEnd,
+            Mode::LastMile,
+            Mode::WalkIn(2),
+            Mode::WalkOut {
+                walk_in: 1,
+                walk_out: 2,
+            },
+        ] {
+            assert_eq!(m.to_string().parse::<Mode>(), Ok(m));
+        }
+        assert_eq!("walk-in=3".parse::<Mode>(), Ok(Mode::WalkIn(3)));
+        assert!("walk-in".parse::<Mode>().is_err());
+        assert!("sideways".parse::<Mode>().is_err());
+    }
+}

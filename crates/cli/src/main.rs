@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod live;
+mod topo;
 
 use clap::{Args, Parser, Subcommand};
 use pipelab_lang::{parse_traffic, Config, TrafficSpec};
@@ -53,6 +54,9 @@ enum Cmd {
     /// Example:
     ///   pipelab bridge veth-a veth-b -f links.conf
     Bridge(live::BridgeArgs),
+    /// Topologies: distill a GML or TOML topology (ModelNet §4.1).
+    #[command(subcommand)]
+    Topo(topo::TopoCmd),
     /// Timestamped UDP test traffic: one-way delay, loss, reordering.
     #[command(subcommand)]
     Probe(live::ProbeCmd),
@@ -269,6 +273,10 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
                 pipes.push((*id, c));
             }
             live::bridge(a, &cfg, pipes).map_err(|message| Failure { message, code: 1 })
+        }
+        Cmd::Topo(t) => {
+            let text = topo::run(t).map_err(|message| Failure::usage(format!("error: {message}")))?;
+            emit(&text)
         }
         Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),
         Cmd::Check { config } => {

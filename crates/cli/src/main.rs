@@ -275,7 +275,8 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             live::bridge(a, &cfg, pipes).map_err(|message| Failure { message, code: 1 })
         }
         Cmd::Topo(t) => {
-            let text = topo::run(t).map_err(|message| Failure::usage(format!("error: {message}")))?;
+            let text =
+                topo::run(t).map_err(|message| Failure::usage(format!("error: {message}")))?;
             emit(&text)
         }
         Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),

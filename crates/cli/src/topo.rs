@@ -22,7 +22,8 @@ pub enum TopoCmd {
 pub fn run(cmd: TopoCmd) -> Result<String, String> {
     match cmd {
         TopoCmd::Distill { file, mode } => {
-            let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             let name = file.display().to_string();
             let topo = if name.ends_with(".toml") {
                 pipelab_topo::native::parse_toml(&text).map_err(|e| format!("{name}: {e}"))?

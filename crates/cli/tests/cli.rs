@@ -39,12 +39,22 @@ fn config_errors_name_line_column_and_word() {
     std::fs::create_dir_all(&dir).expect("dir");
     let f = dir.join("bad.conf");
     std::fs::write(&f, "# links\npipe 1 config bw 10Mbps\n").expect("write");
-    let (code, _, err) = run(&["sim", f.to_str().expect("path"), "--traffic", "cbr rate 10pps size 100B duration 1s"]);
+    let (code, _, err) = run(&[
+        "sim",
+        f.to_str().expect("path"),
+        "--traffic",
+        "cbr rate 10pps size 100B duration 1s",
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("bad.conf:2:18"), "{err}");
     assert!(err.contains("^^^^^^ did you mean Mbit/s?"), "{err}");
     assert!(err.contains("nothing was applied"), "{err}");
-    let (code, _, err) = run(&["sim", f.to_str().expect("path"), "--traffic", "cbr rate 10pps size 100B"]);
+    let (code, _, err) = run(&[
+        "sim",
+        f.to_str().expect("path"),
+        "--traffic",
+        "cbr rate 10pps size 100B",
+    ]);
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

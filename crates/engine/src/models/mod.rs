@@ -17,6 +17,8 @@
 //! | [`reorder`] | `reorder P [CORR] [gap N]`, `reorder swap P` | `sch_netem.c`, tc-netem(8); NetPath §2.2.5 (swap the two head packets) |
 //! | [`red`] | `red w_q/min_th/max_th/max_p`, `gred w_q/min_th/max_th/max_p` (AQM, on enqueue) | Floyd & Jacobson 1993; dummynet-revisited §3.5; FreeBSD `ip_dn_io.c` (`red_drops`) |
 //! | [`codel`] | `codel target T interval I` (AQM, on dequeue) | RFC 8289; Linux `include/net/codel_impl.h` |
+//! | [`wireless`] | `wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7`, `profile 802.11b-11 cw 16` | PlanetLab-Dummynet emulation §4.1–§4.3; ns-3 `DsssErrorRateModel`, `NistErrorRateModel`; IEEE 802.11-2007 cl. 15, 18, 19 |
+//! | [`timevarying`] | time-varying links: a Markov graph of link states with empirical dwell times | PlanetLab-Dummynet emulation §4.4, Fig. 10 |
 //! | [`pie`] | `pie target T tupdate U alpha A beta B max_burst M` (AQM, on enqueue) | RFC 8033; Linux `net/sched/sch_pie.c` |
 //!
 //! Shared here: [`ModelError`] (what failed, the line of the input file if
@@ -46,7 +48,9 @@ pub mod pie;
 pub mod profile;
 pub mod red;
 pub mod reorder;
+pub mod timevarying;
 pub mod trace_bw;
+pub mod wireless;
 
 #[cfg(test)]
 mod stats_test_util;
@@ -62,7 +66,12 @@ pub use pie::{Pie, PieConfig};
 pub use profile::{Airtime, Profile, ProfileModel, ProfilePoint, ProfileSampling};
 pub use red::{QueueMeasure, Red, RedConfig, RedVariant};
 pub use reorder::{NetemReorder, ReorderConfig, ReorderDecision, SwapConfig, SwapReorder};
+pub use timevarying::{Dwell, MarkovGraph, StateParams, TimeVarying};
 pub use trace_bw::{BwTrace, TraceLink};
+pub use wireless::{
+    Attempts, MacTiming, Modulation, PerTable, Preamble, Standard, WirelessConfig, WirelessModel,
+    WirelessStats,
+};
 
 /// Why a model's configuration or input file was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,5 +1,6 @@
-//! The wireless channel model of the PlanetLab emulator (Fiore, Carbone,
-//! Rizzo et al., "PlanetLab-Dummynet emulation", §4.1–§4.3): 802.11b and
+//! The wireless channel model of the PlanetLab-Dummynet emulator (the
+//! Onelab2 paper in `papers/planetlab-dummynet-emulation.txt`, §4.1–§4.3,
+//! Fig. 7–9, Tables 3–4): 802.11b and
 //! 802.11g modulations, noise-induced packet errors from the SNR, MAC-level
 //! overheads (DIFS, backoff, PLCP preamble, MAC header, SIFS, ACK),
 //! competing traffic (`netload`), collisions and link-level retransmission.
@@ -7,15 +8,14 @@
 //! # Errors from noise (§4.2)
 //! The relation SNR → bit (or symbol) error rate is the one of ns-3's
 //! `DsssErrorRateModel` for 802.11b (ns-3 `src/wifi/model/
-//! dsss-error-rate-model.cc`, after Pursley and Royster, and validated in
-//! [20, §1.2.3] of the paper) and of ns-3's `NistErrorRateModel` for the
+//! dsss-error-rate-model.cc`, validated in the paper's ref. 20, §1.2.3) and of ns-3's `NistErrorRateModel` for the
 //! 802.11g OFDM rates (Pei and Henderson, "Validation of OFDM error rate
 //! model in ns-3", Boeing 2010). With `B` = 22 MHz (the DSSS spread
 //! bandwidth), `R` the data rate and `SNR` linear:
 //!
 //! * Eb/N0 = SNR·B/R (§4.2). DSSS uses it as written.
 //! * **DBPSK, 1 Mbit/s**: `BER = ½·exp(−Eb/N0)`.
-//! * **DQPSK, 2 Mbit/s** (approximation of [24]):
+//! * **DQPSK, 2 Mbit/s** (the approximation of the paper's ref. 24):
 //!   `BER = (√2+1)/√(8π√2) · (Eb/N0)^−½ · exp(−(2−√2)·Eb/N0)`.
 //! * **CCK, 5.5 Mbit/s** (4 bits/symbol): symbol error rate
 //!   `SER = P16(2·Eb/N0)`, where `P16(e) = 1 − ∫_{−β}^{∞} (2Φ(x+β)−1)^7 φ(x) dx`
@@ -423,6 +423,13 @@ pub fn nist_coded(p: f64, b: u32) -> f64 {
 /// `Q(β) + ∫₀^∞ (1 − (1 − erfc(t/√2))^7)·φ(t − β) dt`.
 pub fn cck16_ser(e: f64) -> f64 {
     let beta = (2.0 * e).sqrt();
+    if beta.is_nan() {
+        return 1.0;
+    }
+    if beta > 60.0 {
+        // Both terms are below e^{−β²/4} < 1e-390: zero in f64.
+        return 0.0;
+    }
     let tail = 0.5 * erfc(beta / core::f64::consts::SQRT_2);
     let integrand = |t: f64| {
         let a = erfc(t / core::f64::consts::SQRT_2).min(1.0);
@@ -505,7 +512,7 @@ pub fn erfc(x: f64) -> f64 {
             n += 1.0;
             term *= 2.0 * x2 / (2.0 * n + 1.0);
             sum += term;
-            if term < sum * 1e-17 {
+            if term <= sum * 1e-17 {
                 break;
             }
         }
@@ -552,12 +559,22 @@ impl PerTable {
     /// The table of `modulation` at the SNRs `snr_db` (dB, strictly
     /// increasing, finite) and MPDU sizes `sizes` (bytes, strictly
     /// increasing). Both grids must be non-empty.
-    pub fn new(modulation: Modulation, snr_db: &[f64], sizes: &[u32]) -> Result<PerTable, ModelError> {
+    pub fn new(
+        modulation: Modulation,
+        snr_db: &[f64],
+        sizes: &[u32],
+    ) -> Result<PerTable, ModelError> {
         if snr_db.is_empty() || sizes.is_empty() {
-            return Err(ModelError::new(WHAT, "a PER table needs at least one SNR and one size"));
+            return Err(ModelError::new(
+                WHAT,
+                "a PER table needs at least one SNR and one size",
+            ));
         }
         if snr_db.iter().any(|s| !s.is_finite()) || snr_db.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(ModelError::new(WHAT, "PER table SNRs must be finite and increasing"));
+            return Err(ModelError::new(
+                WHAT,
+                "PER table SNRs must be finite and increasing",
+            ));
         }
         if sizes.windows(2).any(|w| w[0] >= w[1]) {
             return Err(ModelError::new(WHAT, "PER table sizes must be increasing"));
@@ -602,6 +619,10 @@ impl PerTable {
     pub fn lookup(&self, snr_db: f64, bytes: u32) -> f64 {
         let (i0, i1, wi) = bracket(&self.snr_db, snr_db);
         let (j0, j1, wj) = bracket_u32(&self.sizes, bytes);
+        if wi == 0.0 && wj == 0.0 {
+            // A grid point (or clamped to one): the stored formula value.
+            return self.at(i0, j0);
+        }
         let row = |i: usize| geometric(1.0 - self.at(i, j0), 1.0 - self.at(i, j1), wj);
         1.0 - geometric(row(i0), row(i1), wi)
     }
@@ -721,7 +742,10 @@ impl WirelessConfig {
     /// Sets the netload fraction `n ∈ [0, 0.99]`.
     pub fn with_netload(mut self, n: f64) -> Result<Self, ModelError> {
         if !(0.0..=0.99).contains(&n) {
-            return Err(ModelError::new(WHAT, format!("netload {n} is not in [0, 0.99]")));
+            return Err(ModelError::new(
+                WHAT,
+                format!("netload {n} is not in [0, 0.99]"),
+            ));
         }
         self.netload = n;
         Ok(self)
@@ -730,7 +754,10 @@ impl WirelessConfig {
     /// Sets the collision probability per attempt, in `[0, 1]`.
     pub fn with_collision(mut self, c: f64) -> Result<Self, ModelError> {
         if !(0.0..=1.0).contains(&c) {
-            return Err(ModelError::new(WHAT, format!("collision {c} is not in [0, 1]")));
+            return Err(ModelError::new(
+                WHAT,
+                format!("collision {c} is not in [0, 1]"),
+            ));
         }
         self.collision = c;
         Ok(self)
@@ -739,7 +766,10 @@ impl WirelessConfig {
     /// Sets the retry limit (retransmissions after the first attempt, ≤ 255).
     pub fn with_retries(mut self, r: u32) -> Result<Self, ModelError> {
         if r > 255 {
-            return Err(ModelError::new(WHAT, format!("retries {r} is more than 255")));
+            return Err(ModelError::new(
+                WHAT,
+                format!("retries {r} is more than 255"),
+            ));
         }
         self.retries = r;
         Ok(self)
@@ -779,7 +809,10 @@ impl WirelessConfig {
     pub fn with_ack_rate(mut self, rate: Rate) -> Result<Self, ModelError> {
         let standard = self.modulation.standard();
         self.ack = Modulation::from_rate(standard, rate).ok_or_else(|| {
-            ModelError::new(WHAT, format!("ack-rate: {standard} has no rate {}", rate_words(rate)))
+            ModelError::new(
+                WHAT,
+                format!("ack-rate: {standard} has no rate {}", rate_words(rate)),
+            )
         })?;
         Ok(self)
     }
@@ -787,7 +820,10 @@ impl WirelessConfig {
     /// Sets the per-packet MAC overhead in bytes (header, FCS, LLC), ≤ 1024.
     pub fn with_overhead(mut self, bytes: u32) -> Result<Self, ModelError> {
         if bytes > 1024 {
-            return Err(ModelError::new(WHAT, format!("overhead {bytes} is more than 1024 bytes")));
+            return Err(ModelError::new(
+                WHAT,
+                format!("overhead {bytes} is more than 1024 bytes"),
+            ));
         }
         self.overhead = bytes;
         Ok(self)
@@ -866,14 +902,18 @@ impl WirelessConfig {
             Some("profile") => WirelessConfig::profile(arg(0)?)?,
             Some("wireless") => {
                 let std = arg(0)?;
-                let standard = Standard::parse(std)
-                    .ok_or_else(|| err(format!("unknown standard `{std}`")))?;
+                let standard =
+                    Standard::parse(std).ok_or_else(|| err(format!("unknown standard `{std}`")))?;
                 if words.get(2) != Some(&"rate") {
                     return Err(err("expected `rate RATE` after the standard".into()));
                 }
                 WirelessConfig::new(standard, parse_rate(arg(2)?).map_err(err)?)?
             }
-            _ => return Err(err("expected `wireless STANDARD rate RATE` or `profile NAME`".into())),
+            _ => {
+                return Err(err(
+                    "expected `wireless STANDARD rate RATE` or `profile NAME`".into(),
+                ))
+            }
         };
         let start = if words[0] == "profile" { 2 } else { 4 };
         let mut i = start;
@@ -927,7 +967,10 @@ impl WirelessConfig {
     /// cannot express them; use [`WirelessModel`]). Needs `cw ≤ 512`.
     pub fn delay_profile(&self, len: u32) -> Result<Profile, ModelError> {
         if self.cw > 512 {
-            return Err(ModelError::new(WHAT, "a delay profile holds at most cw 512"));
+            return Err(ModelError::new(
+                WHAT,
+                "a delay profile holds at most cw 512",
+            ));
         }
         let t = self.timing();
         let fixed_ns = t.attempt_ns(self.mpdu(len), 0, true)
@@ -1012,7 +1055,7 @@ fn rate_mbit(rate: Rate) -> String {
 
 /// `11Mbit/s`, `5.5Mbit/s`.
 fn rate_words(rate: Rate) -> String {
-    if rate.bps() % 100_000 == 0 {
+    if rate.bps().is_multiple_of(100_000) {
         format!("{}Mbit/s", rate_mbit(rate))
     } else {
         rate.to_string()
@@ -1020,7 +1063,7 @@ fn rate_words(rate: Rate) -> String {
 }
 
 /// A rate like `11Mbit/s`, `5.5Mbit/s`, `54M`, `1000Kbit/s`.
-fn parse_rate(s: &str) -> Result<Rate, String> {
+pub(crate) fn parse_rate(s: &str) -> Result<Rate, String> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
@@ -1041,7 +1084,7 @@ fn parse_rate(s: &str) -> Result<Rate, String> {
 }
 
 /// A fraction `0.06` or a percentage `6%`.
-fn parse_fraction(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_fraction(s: &str) -> Result<f64, String> {
     let (num, scale) = match s.strip_suffix('%') {
         Some(n) => (n, 0.01),
         None => (s, 1.0),
@@ -1054,7 +1097,8 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
 }
 
 fn parse_int(s: &str) -> Result<u32, String> {
-    s.parse().map_err(|_| format!("`{s}` is not a non-negative integer"))
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a non-negative integer"))
 }
 
 /// The MAC/PHY durations of one configuration, in nanoseconds (module docs).
@@ -1195,16 +1239,21 @@ impl WirelessModel {
         let sizes: Vec<u32> = (0..=MAX_TABLE_MPDU as u32).collect();
         let m = cfg.modulation;
         let (table, unit_error) = match cfg.snr_db {
-            Some(db) => (
-                PerTable::new(m, &[db], &sizes),
-                m.unit_error_rate(db_to_linear(db)),
+            Some(db) => match PerTable::new(m, &[db], &sizes) {
+                Ok(t) => (t, m.unit_error_rate(db_to_linear(db))),
+                Err(_) => unreachable!("grids are valid by construction"),
+            },
+            // Noiseless: every entry is 0 (the SNR row is nominal).
+            None => (
+                PerTable {
+                    modulation: m,
+                    snr_db: vec![f64::INFINITY],
+                    per: vec![0.0; sizes.len()],
+                    sizes,
+                },
+                0.0,
             ),
-            None => (PerTable::new(m, &[f64::MAX], &sizes), 0.0),
         };
-        let mut table = table.unwrap_or_else(|_| unreachable!("grids are valid by construction"));
-        if cfg.snr_db.is_none() {
-            table.per.iter_mut().for_each(|p| *p = 0.0);
-        }
         let netload_q32 = ((1u64 << 32) as f64 / (1.0 - cfg.netload)).round() as u64;
         WirelessModel {
             timing: cfg.timing(),

@@ -1,0 +1,687 @@
+//! Time-varying links (PlanetLab-Dummynet emulation §4.4, Fig. 10): a
+//! link's configuration follows a Markov graph. Each node (state) carries
+//! pipe parameters (bandwidth, loss, SNR, netload, collision, delay); the
+//! link stays in a state for a random dwell time drawn from the state's
+//! empirical distribution, then moves along an arc chosen with the arc's
+//! probability (self-loops allowed: the state is re-entered with a new
+//! dwell).
+//!
+//! # File format
+//! Line oriented; `#` starts a comment; blank lines are skipped; words are
+//! separated by blanks. Keywords:
+//!
+//! * `state NAME [bw RATE] [loss P] [snr DB] [netload P] [collision P]
+//!   [delay D]` — declares a state and the parameters it overrides (any
+//!   subset, each at most once). `RATE` like `11Mbit/s`, `512Kbit/s`;
+//!   `P` a fraction `0.06` or a percentage `6%`, in `[0, 1]` (netload in
+//!   `[0, 0.99]`); `DB` like `20dB` or `20`; `D` a duration (`10ms`, `250us`,
+//!   a bare number is milliseconds). Names are unique; the first state
+//!   declared is the initial one unless `initial` says otherwise.
+//! * `dwell NAME P1 D1 [P2 D2 ...]` — the state's dwell-time distribution
+//!   as the corners `(cumulative probability, duration)` of a
+//!   piecewise-linear CDF, as in Dummynet profiles (`profile.rs`): a draw
+//!   `u ~ U[0, 1)` gives `D1` when `u < P1` and interpolates linearly
+//!   between corners otherwise. Probabilities in `[0, 1]` non-decreasing,
+//!   the last exactly 1; durations non-decreasing, the last positive.
+//!   `dwell NAME 1 5s` is a constant 5 s. Exactly one per state.
+//! * `arc FROM TO P` — move from `FROM` to `TO` with probability `P`. The
+//!   arcs leaving each state must sum to 1 (±1e-9); every state needs at
+//!   least one.
+//! * `initial NAME` — the state at time zero (at most once).
+//!
+//! Every error names its 1-based line (or, for a missing `dwell` or arcs,
+//! the line declaring the state).
+//!
+//! # Determinism
+//! [`TimeVarying`] owns a [`StageRng`]: the same seed gives the same
+//! sequence of states and change instants. It never reads a clock:
+//! [`TimeVarying::state_at`] takes `now` and returns the current state and
+//! the instant of the next change, the deadline a driver waits for.
+//!
+//! What this module does not do: apply a state's parameters to a pipe (the
+//! engine builds a new pipe config from [`StateParams`] and swaps it in at
+//! the returned instant), or interpolate between states.
+
+use core::fmt;
+
+use rand::Rng;
+
+use crate::models::wireless::{parse_fraction, parse_rate};
+use crate::models::{content_lines, parse_duration_ns, ModelError};
+use crate::rng::StageRng;
+use crate::time::{Duration, Instant, Rate};
+
+const WHAT: &str = "time-varying link";
+
+/// The pipe parameters a state overrides; `None` keeps the link's own.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StateParams {
+    /// Link bandwidth.
+    pub bandwidth: Option<Rate>,
+    /// Packet loss probability, `[0, 1]`.
+    pub loss: Option<f64>,
+    /// Wireless SNR in dB.
+    pub snr_db: Option<f64>,
+    /// Wireless netload fraction, `[0, 0.99]`.
+    pub netload: Option<f64>,
+    /// Wireless collision probability per attempt, `[0, 1]`.
+    pub collision: Option<f64>,
+    /// Propagation delay.
+    pub delay: Option<Duration>,
+}
+
+impl fmt::Display for StateParams {
+    /// The words of a `state` line after the name (empty when nothing is
+    /// overridden).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sep = "";
+        let mut word = |f: &mut fmt::Formatter<'_>, s: String| {
+            let r = write!(f, "{sep}{s}");
+            sep = " ";
+            r
+        };
+        if let Some(b) = self.bandwidth {
+            word(f, format!("bw {}bit/s", b.bps()))?;
+        }
+        if let Some(p) = self.loss {
+            word(f, format!("loss {p}"))?;
+        }
+        if let Some(s) = self.snr_db {
+            word(f, format!("snr {s}dB"))?;
+        }
+        if let Some(n) = self.netload {
+            word(f, format!("netload {n}"))?;
+        }
+        if let Some(c) = self.collision {
+            word(f, format!("collision {c}"))?;
+        }
+        if let Some(d) = self.delay {
+            word(f, format!("delay {}ns", d.0))?;
+        }
+        Ok(())
+    }
+}
+
+/// An empirical dwell-time distribution (piecewise-linear CDF corners).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dwell {
+    /// `(cumulative probability, duration in ns)`, validated (module docs).
+    points: Vec<(f64, u64)>,
+}
+
+impl Dwell {
+    /// A distribution from its corners; see the module docs for the rules.
+    pub fn new(points: Vec<(f64, Duration)>) -> Result<Dwell, String> {
+        if points.is_empty() {
+            return Err("a dwell distribution needs at least one `P D` pair".into());
+        }
+        for w in points.windows(2) {
+            if w[1].0 < w[0].0 {
+                return Err("dwell probabilities must not decrease".into());
+            }
+            if w[1].1 < w[0].1 {
+                return Err("dwell durations must not decrease".into());
+            }
+        }
+        if points
+            .iter()
+            .any(|p| !(p.0.is_finite() && (0.0..=1.0).contains(&p.0)))
+        {
+            return Err("dwell probabilities must be in [0, 1]".into());
+        }
+        let last = points[points.len() - 1];
+        if last.0 != 1.0 {
+            return Err("the last dwell probability must be 1".into());
+        }
+        if last.1 == Duration::ZERO {
+            return Err("the longest dwell time must be positive".into());
+        }
+        Ok(Dwell {
+            points: points.into_iter().map(|(p, d)| (p, d.0)).collect(),
+        })
+    }
+
+    /// The quantile `Q(u)`, `u ∈ [0, 1)`.
+    pub fn quantile(&self, u: f64) -> Duration {
+        let pts = &self.points;
+        let k = pts.partition_point(|p| p.0 <= u);
+        if k == 0 {
+            return Duration(pts[0].1);
+        }
+        if k == pts.len() {
+            return Duration(pts[k - 1].1);
+        }
+        let (a, b) = (pts[k - 1], pts[k]);
+        let frac = (u - a.0) / (b.0 - a.0);
+        Duration(a.1 + (frac * (b.1 - a.1) as f64) as u64)
+    }
+
+    /// The mean dwell time in ns (the integral of `Q`), for analysis.
+    pub fn mean_ns(&self) -> f64 {
+        let pts = &self.points;
+        let mut m = pts[0].0 * pts[0].1 as f64;
+        for w in pts.windows(2) {
+            m += (w[1].0 - w[0].0) * (w[0].1 + w[1].1) as f64 / 2.0;
+        }
+        m
+    }
+}
+
+/// One state of the graph.
+#[derive(Clone, Debug, PartialEq)]
+struct State {
+    name: String,
+    params: StateParams,
+    dwell: Dwell,
+    /// Outgoing arcs `(target, probability)`, in file order.
+    arcs: Vec<(usize, f64)>,
+    /// Cumulative probabilities of `arcs`, the last forced to 1.
+    cumulative: Vec<f64>,
+}
+
+/// A validated Markov graph of link states (module docs). Immutable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MarkovGraph {
+    states: Vec<State>,
+    initial: usize,
+}
+
+impl MarkovGraph {
+    /// Parses the file format of the module docs. Errors name the line.
+    pub fn parse(text: &str) -> Result<MarkovGraph, ModelError> {
+        struct Draft {
+            name: String,
+            params: StateParams,
+            line: usize,
+            dwell: Option<Dwell>,
+            arcs: Vec<(usize, f64)>,
+        }
+        let mut states: Vec<Draft> = Vec::new();
+        let mut initial: Option<(String, usize)> = None;
+        // Arcs may name states declared later: resolve after the pass.
+        let mut arcs: Vec<(String, String, f64, usize)> = Vec::new();
+        let mut dwells: Vec<(String, Dwell, usize)> = Vec::new();
+        for (line, content) in content_lines(text) {
+            let err = |m: String| ModelError::at_line(WHAT, line, m);
+            let words: Vec<&str> = content.split_whitespace().collect();
+            match words[0] {
+                "state" => {
+                    let name = *words
+                        .get(1)
+                        .ok_or_else(|| err("`state` needs a name".into()))?;
+                    if states.iter().any(|s| s.name == name) {
+                        return Err(err(format!("state `{name}` is declared twice")));
+                    }
+                    let params = parse_params(&words[2..]).map_err(err)?;
+                    states.push(Draft {
+                        name: name.to_string(),
+                        params,
+                        line,
+                        dwell: None,
+                        arcs: Vec::new(),
+                    });
+                }
+                "dwell" => {
+                    let name = *words
+                        .get(1)
+                        .ok_or_else(|| err("`dwell` needs a state name".into()))?;
+                    let rest = &words[2..];
+                    if rest.is_empty() || !rest.len().is_multiple_of(2) {
+                        return Err(err("`dwell` needs pairs `P D`".into()));
+                    }
+                    let mut pts = Vec::with_capacity(rest.len() / 2);
+                    for pair in rest.chunks(2) {
+                        let p: f64 = pair[0]
+                            .parse()
+                            .map_err(|_| err(format!("`{}` is not a probability", pair[0])))?;
+                        let d = parse_duration_ns(pair[1]).map_err(err)?;
+                        pts.push((p, Duration(d)));
+                    }
+                    let dwell = Dwell::new(pts).map_err(err)?;
+                    dwells.push((name.to_string(), dwell, line));
+                }
+                "arc" => {
+                    if words.len() != 4 {
+                        return Err(err("`arc` takes FROM TO P".into()));
+                    }
+                    let p = parse_fraction(words[3]).map_err(err)?;
+                    if !(0.0..=1.0).contains(&p) {
+                        return Err(err(format!("arc probability {p} is not in [0, 1]")));
+                    }
+                    arcs.push((words[1].to_string(), words[2].to_string(), p, line));
+                }
+                "initial" => {
+                    if words.len() != 2 {
+                        return Err(err("`initial` takes one state name".into()));
+                    }
+                    if initial.is_some() {
+                        return Err(err("duplicate `initial` line".into()));
+                    }
+                    initial = Some((words[1].to_string(), line));
+                }
+                other => return Err(err(format!("unknown keyword `{other}`"))),
+            }
+        }
+        if states.is_empty() {
+            return Err(ModelError::new(WHAT, "no `state` lines"));
+        }
+        let find = |name: &str, states: &[Draft]| states.iter().position(|s| s.name == name);
+        for (name, dwell, line) in dwells {
+            let i = find(&name, &states).ok_or_else(|| {
+                ModelError::at_line(WHAT, line, format!("unknown state `{name}`"))
+            })?;
+            if states[i].dwell.is_some() {
+                return Err(ModelError::at_line(
+                    WHAT,
+                    line,
+                    format!("second `dwell` for state `{name}`"),
+                ));
+            }
+            states[i].dwell = Some(dwell);
+        }
+        for (from, to, p, line) in arcs {
+            let unknown = |n: &str| ModelError::at_line(WHAT, line, format!("unknown state `{n}`"));
+            let i = find(&from, &states).ok_or_else(|| unknown(&from))?;
+            let j = find(&to, &states).ok_or_else(|| unknown(&to))?;
+            states[i].arcs.push((j, p));
+        }
+        let initial = match initial {
+            None => 0,
+            Some((name, line)) => find(&name, &states).ok_or_else(|| {
+                ModelError::at_line(WHAT, line, format!("unknown initial state `{name}`"))
+            })?,
+        };
+        let mut out = Vec::with_capacity(states.len());
+        for s in states {
+            let at = |m: String| ModelError::at_line(WHAT, s.line, m);
+            let dwell = s
+                .dwell
+                .ok_or_else(|| at(format!("state `{}` has no `dwell` line", s.name)))?;
+            if s.arcs.is_empty() {
+                return Err(at(format!("state `{}` has no outgoing `arc`", s.name)));
+            }
+            let sum: f64 = s.arcs.iter().map(|a| a.1).sum();
+            if (sum - 1.0).abs() > 1e-9 {
+                return Err(at(format!(
+                    "the arcs leaving `{}` sum to {sum}, not 1",
+                    s.name
+                )));
+            }
+            let mut acc = 0.0;
+            let mut cumulative: Vec<f64> = s
+                .arcs
+                .iter()
+                .map(|a| {
+                    acc += a.1;
+                    acc
+                })
+                .collect();
+            if let Some(last) = cumulative.last_mut() {
+                *last = 1.0;
+            }
+            out.push(State {
+                name: s.name,
+                params: s.params,
+                dwell,
+                arcs: s.arcs,
+                cumulative,
+            });
+        }
+        Ok(MarkovGraph {
+            states: out,
+            initial,
+        })
+    }
+
+    /// Number of states.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Always false: a graph has at least one state.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// The index of the initial state.
+    pub fn initial(&self) -> usize {
+        self.initial
+    }
+
+    /// The name of state `i`.
+    pub fn name(&self, i: usize) -> &str {
+        &self.states[i].name
+    }
+
+    /// The index of the state called `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.states.iter().position(|s| s.name == name)
+    }
+
+    /// The parameters of state `i`.
+    pub fn params(&self, i: usize) -> &StateParams {
+        &self.states[i].params
+    }
+
+    /// The dwell distribution of state `i`.
+    pub fn dwell(&self, i: usize) -> &Dwell {
+        &self.states[i].dwell
+    }
+
+    /// The arcs leaving state `i`: `(target, probability)`.
+    pub fn arcs(&self, i: usize) -> &[(usize, f64)] {
+        &self.states[i].arcs
+    }
+
+    fn next_state(&self, i: usize, u: f64) -> usize {
+        let s = &self.states[i];
+        let k = s.cumulative.partition_point(|&c| c <= u);
+        s.arcs[k.min(s.arcs.len() - 1)].0
+    }
+}
+
+impl fmt::Display for MarkovGraph {
+    /// The graph in its file format (parses back to an equal graph).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in &self.states {
+            let params = s.params.to_string();
+            if params.is_empty() {
+                writeln!(f, "state {}", s.name)?;
+            } else {
+                writeln!(f, "state {} {params}", s.name)?;
+            }
+        }
+        writeln!(f, "initial {}", self.states[self.initial].name)?;
+        for s in &self.states {
+            write!(f, "dwell {}", s.name)?;
+            for (p, d) in &s.dwell.points {
+                write!(f, " {p} {d}ns")?;
+            }
+            writeln!(f)?;
+        }
+        for s in &self.states {
+            for &(j, p) in &s.arcs {
+                writeln!(f, "arc {} {} {p}", s.name, self.states[j].name)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses `[bw RATE] [loss P] [snr DB] [netload P] [collision P] [delay D]`.
+fn parse_params(words: &[&str]) -> Result<StateParams, String> {
+    let mut p = StateParams::default();
+    if !words.len().is_multiple_of(2) {
+        return Err(format!("`{}` needs a value", words[words.len() - 1]));
+    }
+    for kv in words.chunks(2) {
+        let (k, v) = (kv[0], kv[1]);
+        let dup = || format!("`{k}` given twice");
+        let prob = |max: f64| -> Result<f64, String> {
+            let x = parse_fraction(v)?;
+            if (0.0..=max).contains(&x) {
+                Ok(x)
+            } else {
+                Err(format!("{k} {v} is not in [0, {max}]"))
+            }
+        };
+        match k {
+            "bw" | "bandwidth" => {
+                if p.bandwidth.replace(parse_rate(v)?).is_some() {
+                    return Err(dup());
+                }
+            }
+            "loss" | "plr" => {
+                if p.loss.replace(prob(1.0)?).is_some() {
+                    return Err(dup());
+                }
+            }
+            "snr" => {
+                let db: f64 = v
+                    .strip_suffix("dB")
+                    .unwrap_or(v)
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite())
+                    .ok_or_else(|| format!("snr `{v}` is not a number of dB"))?;
+                if p.snr_db.replace(db).is_some() {
+                    return Err(dup());
+                }
+            }
+            "netload" => {
+                if p.netload.replace(prob(0.99)?).is_some() {
+                    return Err(dup());
+                }
+            }
+            "collision" => {
+                if p.collision.replace(prob(1.0)?).is_some() {
+                    return Err(dup());
+                }
+            }
+            "delay" => {
+                if p.delay.replace(Duration(parse_duration_ns(v)?)).is_some() {
+                    return Err(dup());
+                }
+            }
+            _ => return Err(format!("unknown state parameter `{k}`")),
+        }
+    }
+    Ok(p)
+}
+
+/// A seeded walk over a [`MarkovGraph`]: which state the link is in at any
+/// instant. Queries must not go back in time (an earlier `now` returns the
+/// current state unchanged).
+#[derive(Clone, Debug)]
+pub struct TimeVarying {
+    graph: MarkovGraph,
+    rng: StageRng,
+    state: usize,
+    /// When the current state was entered.
+    entered: Instant,
+    /// When it will be left.
+    until: Instant,
+}
+
+impl TimeVarying {
+    /// Starts the walk in the graph's initial state at `start`, drawing its
+    /// first dwell from `rng` (a `StageKind::Link` stream).
+    pub fn new(graph: MarkovGraph, mut rng: StageRng, start: Instant) -> TimeVarying {
+        let state = graph.initial;
+        let dwell = graph.states[state].dwell.quantile(rng.gen());
+        TimeVarying {
+            graph,
+            rng,
+            state,
+            entered: start,
+            until: start + dwell,
+        }
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &MarkovGraph {
+        &self.graph
+    }
+
+    /// When the current state was entered.
+    pub fn entered(&self) -> Instant {
+        self.entered
+    }
+
+    /// The state at `now` and the instant of the next change. Advances
+    /// through every transition up to `now` (two draws each: the arc, then
+    /// the new dwell). A zero dwell moves on at once; since every state's
+    /// longest dwell is positive, this ends with probability 1.
+    pub fn state_at(&mut self, now: Instant) -> (usize, Instant) {
+        while now >= self.until {
+            let u: f64 = self.rng.gen();
+            self.state = self.graph.next_state(self.state, u);
+            self.entered = self.until;
+            let d = self.graph.states[self.state].dwell.quantile(self.rng.gen());
+            self.until = self.entered + d;
+            if self.until == Instant::MAX {
+                break;
+            }
+        }
+        (self.state, self.until)
+    }
+
+    /// The parameters of the state at `now`, and the next change.
+    pub fn params_at(&mut self, now: Instant) -> (&StateParams, Instant) {
+        let (i, until) = self.state_at(now);
+        (&self.graph.states[i].params, until)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::rng_from_seed;
+
+    fn ok<T, E: fmt::Display>(r: Result<T, E>) -> T {
+        match r {
+            Ok(v) => v,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Fig. 10 in miniature: a good and a bad state.
+    const TWO: &str = "# a two-state link
+state good bw 11Mbit/s snr 25dB netload 1% collision 0 delay 2ms
+state bad  bw 2Mbit/s loss 5% snr 6dB collision 0.06 delay 10ms
+dwell good 0 1s 1 3s      # uniform 1..3 s, mean 2 s
+dwell bad  0 500ms 1 1500ms  # mean 1 s
+arc good good 0.5
+arc good bad 0.5
+arc bad good 1
+";
+
+    /// Pass proves: the example parses with every parameter, and prints
+    /// back to an equal graph.
+    #[test]
+    fn parses_and_round_trips() {
+        let g = ok(MarkovGraph::parse(TWO));
+        assert_eq!(g.len(), 2);
+        assert_eq!(g.initial(), 0);
+        let bad = ok(g.index_of("bad").ok_or("no bad"));
+        let p = g.params(bad);
+        assert_eq!(p.bandwidth, Some(Rate::from_bps(2_000_000)));
+        assert_eq!(p.loss, Some(0.05));
+        assert_eq!(p.snr_db, Some(6.0));
+        assert_eq!(p.collision, Some(0.06));
+        assert_eq!(p.delay, Some(Duration::from_millis(10)));
+        assert_eq!(g.params(0).netload, Some(0.01));
+        assert_eq!(g.dwell(0).mean_ns(), 2e9);
+        assert_eq!(ok(MarkovGraph::parse(&g.to_string())), g);
+    }
+
+    /// Pass proves: a two-state link spends time in each state in the ratio
+    /// predicted by its dwell means and transition probabilities, within 5%:
+    /// the jump chain visits good 2/3 of the time (π = π·P), so the time
+    /// share of good is (2/3·2 s)/(2/3·2 s + 1/3·1 s) = 0.8.
+    #[test]
+    fn two_state_time_shares_match_theory() {
+        let g = ok(MarkovGraph::parse(TWO));
+        let mut tv = TimeVarying::new(g, rng_from_seed(2024), Instant::ZERO);
+        let horizon = Instant(200_000 * 1_000_000_000); // 200 000 s
+        let mut time_in = [0u64; 2];
+        let mut now = Instant::ZERO;
+        while now < horizon {
+            let (s, until) = tv.state_at(now);
+            let end = until.min(horizon);
+            time_in[s] += end.0 - now.0;
+            now = end;
+        }
+        let share = time_in[0] as f64 / (time_in[0] + time_in[1]) as f64;
+        assert!((share - 0.8).abs() / 0.8 < 0.05, "good share {share}");
+        let ratio = time_in[0] as f64 / time_in[1] as f64;
+        assert!((ratio - 4.0).abs() / 4.0 < 0.05, "ratio {ratio}");
+    }
+
+    /// Pass proves: the same seed reproduces the walk (states and change
+    /// instants), a different seed does not, and queries between changes do
+    /// not draw.
+    #[test]
+    fn seeds_reproduce() {
+        let g = ok(MarkovGraph::parse(TWO));
+        let walk = |seed| {
+            let mut tv = TimeVarying::new(g.clone(), rng_from_seed(seed), Instant::ZERO);
+            let mut out = Vec::new();
+            let mut now = Instant::ZERO;
+            for _ in 0..500 {
+                let (s, until) = tv.state_at(now);
+                // Asking again before the change changes nothing.
+                assert_eq!(
+                    tv.state_at(Instant(now.0 + (until.0 - now.0) / 2)),
+                    (s, until)
+                );
+                out.push((s, until));
+                now = until;
+            }
+            out
+        };
+        assert_eq!(walk(9), walk(9));
+        assert_ne!(walk(9), walk(10));
+    }
+
+    /// Pass proves: a constant dwell changes state exactly on schedule, and
+    /// `initial` picks the starting state.
+    #[test]
+    fn constant_dwell_and_initial() {
+        let text =
+            "state a\nstate b\ninitial b\ndwell a 1 2s\ndwell b 1 1s\narc a b 1\narc b a 100%\n";
+        let g = ok(MarkovGraph::parse(text));
+        let mut tv = TimeVarying::new(g, rng_from_seed(1), Instant::ZERO);
+        let s = Duration::from_secs(1).0;
+        assert_eq!(tv.state_at(Instant::ZERO), (1, Instant(s)));
+        assert_eq!(tv.state_at(Instant(s)), (0, Instant(3 * s)));
+        // b [0,1) a [1,3) b [3,4) a [4,6) b [6,7) a [7,9) b [9,10) a [10,12)
+        assert_eq!(tv.state_at(Instant(10 * s)), (0, Instant(12 * s)));
+        assert_eq!(tv.entered(), Instant(10 * s));
+    }
+
+    /// Pass proves: every kind of error names its line.
+    #[test]
+    fn errors_name_the_line() {
+        let base = "state a\ndwell a 1 1s\narc a a 1\n";
+        assert!(MarkovGraph::parse(base).is_ok());
+        let cases: &[(&str, usize)] = &[
+            ("state a\nstate a\n", 2),
+            ("state\n", 1),
+            ("state a bw\n", 1),
+            ("state a bw fast\n", 1),
+            ("state a loss 1.5\n", 1),
+            ("state a netload 100%\n", 1),
+            ("state a snr loud\n", 1),
+            ("state a delay 3parsecs\n", 1),
+            ("state a color red\n", 1),
+            ("state a loss 0.1 loss 0.2\n", 1),
+            ("state a\ndwell a 0.5 1s\narc a a 1\n", 2),
+            ("state a\ndwell a 1 0s\narc a a 1\n", 2),
+            ("state a\ndwell a 0.5 2s 1 1s\narc a a 1\n", 2),
+            ("state a\ndwell a 1\narc a a 1\n", 2),
+            ("state a\ndwell a x 1s\narc a a 1\n", 2),
+            ("state a\ndwell b 1 1s\n", 2),
+            ("state a\ndwell a 1 1s\ndwell a 1 1s\n", 3),
+            ("state a\ndwell a 1 1s\narc a b 1\n", 3),
+            ("state a\ndwell a 1 1s\narc a a\n", 3),
+            ("state a\ndwell a 1 1s\narc a a 2\n", 3),
+            ("state a\ndwell a 1 1s\narc a a 0.5\n", 1),
+            ("state a\narc a a 1\n", 1),
+            ("state a\ndwell a 1 1s\n", 1),
+            ("\n\nfrobnicate\n", 3),
+            ("state a\ndwell a 1 1s\narc a a 1\ninitial b\n", 4),
+            (
+                "state a\ndwell a 1 1s\narc a a 1\ninitial a\ninitial a\n",
+                5,
+            ),
+        ];
+        for &(text, line) in cases {
+            match MarkovGraph::parse(text) {
+                Err(e) => assert_eq!(e.line, Some(line), "{text:?}: {e}"),
+                Ok(g) => panic!("{text:?} parsed: {g}"),
+            }
+        }
+        assert!(MarkovGraph::parse("# nothing\n").is_err());
+    }
+}

@@ -6,7 +6,7 @@
 //! engine: they stay in the backend's buffer pool and the descriptor points at
 //! them (ModelNet's "packets move by reference").
 //!
-//! Inside the engine a descriptor lives in a [`Pool`] slot together with the
+//! Inside the engine a descriptor lives in a `Pool` slot together with the
 //! per-hop metadata (route, hop, due time) and an intrusive `next` link, so
 //! queues and delay lines are linked lists through the pool: moving a packet
 //! from one pipe to the next is a few index writes, and steady-state operation

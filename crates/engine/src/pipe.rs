@@ -31,7 +31,7 @@
 //!    two packets at the head of the queue, then CoDel, which may drop head
 //!    packets (each at that instant, `sojourn = instant − arrival`) until it
 //!    lets one through; the dropped ones leave the pipe through
-//!    [`Pipe::step`]'s drop list at that exact instant;
+//!    `Pipe::step`'s drop list at that exact instant;
 //! 4. the transmission: `wire_bytes(len)` bytes (rate accounting: L3, L2
 //!    framing or netem's overheads; the queue bound keeps counting `len`) at
 //!    the link rate `B` (`bw`, or the profile's bandwidth when the pipe has
@@ -46,7 +46,7 @@
 //!    of it; with `allow` (or with reordering) the delay line is kept sorted
 //!    by exit time, ties in arrival order.
 //!
-//! Settling is lazy (see [`Pipe::next_deadline`]); when a stage decides at
+//! Settling is lazy (see `Pipe::next_deadline`); when a stage decides at
 //! the end of a transmission (a delay draw, reordering, CoDel, the MAC
 //! profile) the pipe wakes at that instant, so every decision and every drop
 //! happens at its exact time.
@@ -63,7 +63,7 @@
 //! single FIFO (no scheduler call on its path).
 //!
 //! A pipe does not know the clock or the other pipes: the engine calls
-//! [`Pipe::enqueue`] at arrivals and [`Pipe::step`] at the pipe's deadline.
+//! `Pipe::enqueue` at arrivals and `Pipe::step` at the pipe's deadline.
 
 use crate::config::{Aqm, JitterOrder, PipeConfig};
 use crate::models::{

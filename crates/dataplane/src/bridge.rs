@@ -24,7 +24,7 @@ use pipelab_engine::{Duration, Engine, PipeConfig, RouteId};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 
 /// What `pipelab bridge` needs.
 pub struct BridgeOptions {
@@ -138,9 +138,8 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         .map_err(io::Error::from)?;
     let start = runner.clock().now();
     let end = opts.duration.map(|d| start + d);
-    let raw = sfd.as_raw_fd();
     let mut stop = false;
-    runner.run_until(Some(raw), |r| {
+    runner.run_until(Some(sfd.as_fd()), |r| {
         if matches!(sfd.read_signal(), Ok(Some(_))) {
             stop = true;
         }

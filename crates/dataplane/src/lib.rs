@@ -13,8 +13,8 @@
 //!   emulated link;
 //! * [`probe`]: timestamped UDP test traffic and its report.
 //!
-//! `unsafe` appears only in the backends (and where a descriptor is
-//! borrowed for `poll`), each block with its SAFETY argument.
+//! `unsafe` appears only in [`backends`], each block with its SAFETY
+//! argument; the rest of the crate is safe code.
 
 pub mod backends;
 pub mod bridge;

@@ -24,7 +24,7 @@ use crate::backends::{Port, PortStats};
 use crate::buffers::{BufferPool, BUF_SIZE};
 use crate::clock::Clock;
 use hdrhistogram::Histogram;
-use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::{parse_ethernet, FrameInfo};
 use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output};
 use pipelab_engine::models::flip_bit;
@@ -33,7 +33,7 @@ use pipelab_engine::{Duration, Engine, Packet, RouteId, Verdict};
 use rand::Rng;
 use serde::Serialize;
 use std::io;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::os::fd::BorrowedFd;
 
 /// Where a received frame goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,7 +390,7 @@ impl<S: Steering> Runner<S> {
 
     /// Serve, receive, and wait until there is work or `limit` passes.
     /// `extra` is one more descriptor to wake on (a child's pidfd).
-    pub fn step(&mut self, limit: Duration, extra: Option<RawFd>) -> io::Result<()> {
+    pub fn step(&mut self, limit: Duration, extra: Option<BorrowedFd<'_>>) -> io::Result<()> {
         self.serve();
         self.receive()?;
         self.serve();
@@ -409,7 +409,7 @@ impl<S: Steering> Runner<S> {
         } else {
             Duration(until_wake.as_nanos().saturating_sub(self.margin.as_nanos()))
         };
-        let mut fds: Vec<RawFd> = self.ports.iter().map(|p| p.fd()).collect();
+        let mut fds: Vec<BorrowedFd<'_>> = self.ports.iter().map(|p| p.fd()).collect();
         fds.extend(extra);
         if sleep.as_nanos() >= 50_000 {
             wait_readable(&fds, sleep)?;
@@ -427,7 +427,7 @@ impl<S: Steering> Runner<S> {
     /// Run until `done()` says so, serving in between.
     pub fn run_until(
         &mut self,
-        extra: Option<RawFd>,
+        extra: Option<BorrowedFd<'_>>,
         mut done: impl FnMut(&mut Self) -> bool,
     ) -> io::Result<()> {
         while !done(self) {
@@ -448,14 +448,8 @@ impl<S: Steering> Runner<S> {
 }
 
 /// `ppoll` on `fds` for readability, at most `timeout`; true if any is.
-fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
-    // SAFETY: the descriptors are owned by the runner's ports (or the
-    // caller's pidfd) and stay open for the duration of this call.
-    let borrowed: Vec<BorrowedFd<'_>> = fds
-        .iter()
-        .map(|&fd| unsafe { BorrowedFd::borrow_raw(fd) })
-        .collect();
-    let mut pfds: Vec<PollFd<'_>> = borrowed
+fn wait_readable(fds: &[BorrowedFd<'_>], timeout: Duration) -> io::Result<bool> {
+    let mut pfds: Vec<PollFd<'_>> = fds
         .iter()
         .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
         .collect();
@@ -465,9 +459,4 @@ fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
         Err(nix::errno::Errno::EINTR) => Ok(false),
         Err(e) => Err(io::Error::from(e)),
     }
-}
-
-/// A poll timeout helper kept for callers that block on a single fd.
-pub fn poll_timeout_ms(ms: u16) -> PollTimeout {
-    PollTimeout::from(ms)
 }

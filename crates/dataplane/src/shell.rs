@@ -18,17 +18,18 @@
 //! crash. The NAT rule (nftables, when the `nft` tool is present) is
 //! removed on exit.
 
+use crate::backends::process::{ignore_interrupts, pidfd, spawn_in};
 use crate::backends::tap::Tap;
 use crate::backends::Port;
 use crate::netlink::Netlink;
-use crate::netns::{ignore_interrupts, pidfd, spawn_in, NetNs};
+use crate::netns::NetNs;
 use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
 use pipelab_classify::frame::FrameInfo;
 use pipelab_engine::{Duration, Engine, PipeConfig, RouteId};
 use serde::Serialize;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::process::Command;
 
 /// What `pipelab shell` needs.
@@ -222,7 +223,7 @@ pub fn run_shell(opts: ShellOptions) -> io::Result<i32> {
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
     let pfd = pidfd(child.id())?;
     let mut status = None;
-    runner.run_until(Some(pfd.as_raw_fd()), |_| {
+    runner.run_until(Some(pfd.as_fd()), |_| {
         if status.is_none() {
             status = child.try_wait().ok().flatten();
         }

@@ -25,7 +25,7 @@
 
 use super::{Port, PortStats};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, Ordering};
 
@@ -250,8 +250,8 @@ impl Port for AfPacket {
         &self.name
     }
 
-    fn fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {

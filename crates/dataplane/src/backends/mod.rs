@@ -4,17 +4,19 @@
 //!   is a file descriptor), for `pipelab shell`;
 //! * [`af_packet`]: an AF_PACKET socket with a TPACKET_V2 receive ring on
 //!   an existing interface, for `pipelab bridge`;
-//! * [`ethtool`]: reading and setting offloads of an interface.
+//! * [`ethtool`]: reading and setting offloads of an interface;
+//! * [`process`]: spawning into a namespace, signals, pidfds.
 //!
 //! A backend moves whole Ethernet frames; the runner owns the buffers.
 //! `unsafe` code lives only here, each block with its SAFETY argument.
 
 pub mod af_packet;
 pub mod ethtool;
+pub mod process;
 pub mod tap;
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::BorrowedFd;
 
 /// Counters of one port.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -40,7 +42,7 @@ pub trait Port {
     /// The interface's name.
     fn name(&self) -> &str;
     /// A descriptor that polls readable when frames are waiting.
-    fn fd(&self) -> RawFd;
+    fn fd(&self) -> BorrowedFd<'_>;
     /// Copy the next waiting frame into `buf`; `Ok(None)` when none waits.
     /// A frame longer than `buf` is truncated to it.
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>>;

@@ -10,7 +10,7 @@
 use super::{Port, PortStats};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
 /// `TUNSETIFF`: `_IOW('T', 202, int)`.
@@ -71,8 +71,8 @@ impl Port for Tap {
         &self.name
     }
 
-    fn fd(&self) -> RawFd {
-        self.file.as_raw_fd()
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {

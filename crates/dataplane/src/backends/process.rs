@@ -1,0 +1,73 @@
+//! Process-level system calls the live commands need: spawning a command
+//! inside a network namespace, ignoring Ctrl-C while a child owns the
+//! terminal, and pidfds to wait for a child in the runner's `poll`.
+
+use crate::netns::NetNs;
+use std::io;
+use std::os::fd::{OwnedFd, RawFd};
+
+/// Spawn `cmd` with its network namespace set to `ns`, and with SIGINT
+/// and SIGQUIT restored to their defaults (the caller ignores them while
+/// the child runs, as a shell does).
+pub fn spawn_in(ns: &NetNs, cmd: &mut std::process::Command) -> io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    let fd = ns.fd();
+    // SAFETY: the closure runs in the child between fork and exec; it calls
+    // only async-signal-safe functions (setns(2), signal(2)) through libc,
+    // touches no locks or allocations, and `fd` stays open in the parent
+    // until the spawn returns (the child inherits it).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// Ignore SIGINT and SIGQUIT in this process (while a child owns the
+/// terminal); the returned guard restores the previous dispositions.
+pub fn ignore_interrupts() -> InterruptGuard {
+    // SAFETY: signal(2) with SIG_IGN installs no handler code; the previous
+    // dispositions are kept to be restored by the guard.
+    let (int, quit) = unsafe {
+        (
+            libc::signal(libc::SIGINT, libc::SIG_IGN),
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+        )
+    };
+    InterruptGuard { int, quit }
+}
+
+/// Restores SIGINT and SIGQUIT when dropped.
+#[derive(Debug)]
+pub struct InterruptGuard {
+    int: libc::sighandler_t,
+    quit: libc::sighandler_t,
+}
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        // SAFETY: restores dispositions obtained from signal(2) above.
+        unsafe {
+            libc::signal(libc::SIGINT, self.int);
+            libc::signal(libc::SIGQUIT, self.quit);
+        }
+    }
+}
+
+/// A pidfd for `pid`: polls readable when the process exits.
+pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open(2) takes a pid and flags and returns a new
+    // descriptor (or -1); no memory is passed.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor owned by nobody else.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) })
+}

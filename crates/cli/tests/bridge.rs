@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{check_accounting, live, Bg, BIN};
+use common::{check_accounting, live, ping_avg_ms, Bg, BIN};
 
 fn sh(cmd: &str) {
     let st = Command::new("sh").args(["-c", cmd]).status().expect("sh");
@@ -323,13 +323,7 @@ fn rules_see_the_receiving_port() {
         .output()
         .expect("ping");
     let text = String::from_utf8_lossy(&out.stdout);
-    let avg: f64 = text
-        .lines()
-        .find(|l| l.contains("rtt"))
-        .and_then(|l| l.split('=').nth(1))
-        .and_then(|v| v.trim().split('/').nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no rtt: {text}"));
+    let avg = ping_avg_ms(&text);
     assert!(
         (20.0..21.0).contains(&avg),
         "RTT {avg} ms: the delay applies once"

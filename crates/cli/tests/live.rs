@@ -11,7 +11,7 @@ use std::net::UdpSocket;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{check_accounting, live, Bg, BIN};
+use common::{check_accounting, live, ping_avg_ms, Bg, BIN};
 
 fn leftovers() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
@@ -109,20 +109,7 @@ fn shell_ping_rtt_is_twice_the_delay() {
         &["--link", "delay 20ms"],
         "ping -c 20 -i 0.05 -q $PIPELAB_OUTSIDE",
     );
-    let line = out
-        .lines()
-        .find(|l| l.contains("rtt min/avg/max"))
-        .unwrap_or_else(|| panic!("no rtt line: {out}"));
-    let nums: Vec<f64> = line
-        .split('=')
-        .nth(1)
-        .unwrap_or("")
-        .trim()
-        .trim_end_matches(" ms")
-        .split('/')
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    let avg = nums[1];
+    let avg = ping_avg_ms(&out);
     assert!((avg - 40.0).abs() <= 0.5, "mean RTT {avg} ms");
     assert!(out.contains("20 received"), "{out}");
 }

@@ -409,14 +409,20 @@ impl<S: Steering> Runner<S> {
         } else {
             Duration(until_wake.as_nanos().saturating_sub(self.margin.as_nanos()))
         };
-        let mut fds: Vec<BorrowedFd<'_>> = self.ports.iter().map(|p| p.fd()).collect();
-        fds.extend(extra);
+        // One poll set per wait, reused by every spin iteration.
+        let mut fds: Vec<PollFd<'_>> = self
+            .ports
+            .iter()
+            .map(|p| p.fd())
+            .chain(extra)
+            .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
+            .collect();
         if sleep.as_nanos() >= 50_000 {
-            wait_readable(&fds, sleep)?;
+            wait_readable(&mut fds, sleep)?;
         } else {
             // Spin until the deadline or a frame arrives.
             while self.clock.now() < wake {
-                if wait_readable(&fds, Duration::ZERO)? {
+                if wait_readable(&mut fds, Duration::ZERO)? {
                     break;
                 }
             }
@@ -448,13 +454,9 @@ impl<S: Steering> Runner<S> {
 }
 
 /// `ppoll` on `fds` for readability, at most `timeout`; true if any is.
-fn wait_readable(fds: &[BorrowedFd<'_>], timeout: Duration) -> io::Result<bool> {
-    let mut pfds: Vec<PollFd<'_>> = fds
-        .iter()
-        .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
-        .collect();
+fn wait_readable(fds: &mut [PollFd<'_>], timeout: Duration) -> io::Result<bool> {
     let ts = nix::sys::time::TimeSpec::from(std::time::Duration::from_nanos(timeout.as_nanos()));
-    match nix::poll::ppoll(&mut pfds, Some(ts), None) {
+    match nix::poll::ppoll(fds, Some(ts), None) {
         Ok(n) => Ok(n > 0),
         Err(nix::errno::Errno::EINTR) => Ok(false),
         Err(e) => Err(io::Error::from(e)),

@@ -1823,6 +1823,20 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok(())
     }
 
+    /// A configuration error placed at the word that gave parameter `key`
+    /// (from `seen`), or at the end of the line if no word did.
+    fn config_err(
+        &self,
+        seen: &[(&'static str, Token<'_>)],
+        key: &str,
+        e: &pipelab_engine::config::ConfigError,
+    ) -> ParseError {
+        match seen.iter().find(|(n, _)| *n == key) {
+            Some(&(_, k)) => self.err_at(k, format!("invalid {}: {}", e.param, e.reason), None),
+            None => self.err_eol(e.to_string(), None),
+        }
+    }
+
     /// `OBJECT N config` or `OBJECT N delete`: the number, and whether it
     /// is a delete.
     fn object_head(
@@ -1903,11 +1917,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
         }
         if let Err(e) = spec.to_config() {
-            let at = seen.iter().find(|(n, _)| *n == e.param).map(|&(_, k)| k);
-            return Err(match at {
-                Some(k) => self.err_at(k, format!("invalid {}: {}", e.param, e.reason), None),
-                None => self.err_eol(e.to_string(), None),
-            });
+            return Err(self.config_err(&seen, e.param, &e));
         }
         Ok(Command::SchedConfig { id, spec })
     }
@@ -2007,11 +2017,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "red" | "gred" | "codel" | "pie" => "aqm",
                 p => p,
             };
-            let at = seen.iter().find(|(n, _)| *n == key).map(|&(_, k)| k);
-            return Err(match at {
-                Some(k) => self.err_at(k, format!("invalid {}: {}", e.param, e.reason), None),
-                None => self.err_eol(e.to_string(), None),
-            });
+            return Err(self.config_err(&seen, key, &e));
         }
         Ok(Command::QueueConfig { id, spec })
     }

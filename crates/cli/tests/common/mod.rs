@@ -83,3 +83,13 @@ pub fn check_accounting(v: &Value) {
         "accounting: {s}"
     );
 }
+
+/// The mean RTT (ms) of a `ping` summary ("rtt min/avg/max/mdev = a/b/c/d ms").
+pub fn ping_avg_ms(out: &str) -> f64 {
+    out.lines()
+        .find(|l| l.contains("rtt min/avg/max"))
+        .and_then(|l| l.split('=').nth(1))
+        .and_then(|v| v.trim().split('/').nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no rtt line in: {out}"))
+}

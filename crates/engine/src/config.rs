@@ -6,7 +6,8 @@
 
 use crate::models::{
     Accounting, BurstConfig, BwTrace, CodelConfig, CorruptConfig, DelayDist, DuplicateConfig,
-    LossConfig, PieConfig, Profile, RedConfig, ReorderConfig, SwapConfig,
+    LossConfig, MarkovGraph, Modulation, PieConfig, Profile, RedConfig, ReorderConfig, SwapConfig,
+    WirelessConfig,
 };
 use crate::time::{Duration, Rate};
 
@@ -114,6 +115,8 @@ pub struct PipeConfig {
     bw_trace: Option<BwTrace>,
     burst: Option<BurstConfig>,
     accounting: Accounting,
+    wireless: Option<WirelessConfig>,
+    timevarying: Option<MarkovGraph>,
 }
 
 impl Default for PipeConfig {
@@ -136,6 +139,8 @@ impl Default for PipeConfig {
             bw_trace: None,
             burst: None,
             accounting: Accounting::L3,
+            wireless: None,
+            timevarying: None,
         }
     }
 }
@@ -273,6 +278,97 @@ impl PipeConfig {
         self
     }
 
+    /// An 802.11 channel (PlanetLab-Dummynet §4.1–§4.3): each packet keeps
+    /// the link busy for the airtime of its attempts (MAC overheads,
+    /// backoff, netload, retries) instead of `l/B`, and is lost on the link
+    /// when its last attempt fails. The link's rate is the modulation's, so
+    /// `bw`, a MAC profile, a bandwidth trace, `burst` and non-L3
+    /// accounting are refused: each would define the link's timing twice.
+    pub fn with_wireless(mut self, w: WirelessConfig) -> Result<Self, ConfigError> {
+        let clash = if !self.bw.is_unlimited() {
+            Some("bw")
+        } else if self.profile.is_some() {
+            Some("profile FILE")
+        } else if self.bw_trace.is_some() {
+            Some("bw trace:")
+        } else if self.burst.is_some() {
+            Some("burst")
+        } else if self.accounting != Accounting::L3 {
+            Some("accounting")
+        } else {
+            None
+        };
+        if let Some(c) = clash {
+            return Err(ConfigError {
+                param: "wireless",
+                reason: format!(
+                    "a wireless link takes its timing from the modulation and the MAC; remove `{c}`"
+                ),
+            });
+        }
+        self.wireless = Some(w);
+        Ok(self)
+    }
+
+    /// A time-varying link (PlanetLab-Dummynet §4.4, Fig. 10): the pipe's
+    /// bandwidth, delay, loss and wireless parameters follow the states of
+    /// `graph`. Checked against the rest of the configuration: wireless
+    /// parameters need a wireless link, a state's `bw` on a wireless link
+    /// must be one of its standard's rates, `delay` cannot be combined with
+    /// jitter, and `bw` not with a bandwidth trace.
+    pub fn with_timevarying(mut self, graph: MarkovGraph) -> Result<Self, ConfigError> {
+        let err = |reason: String| ConfigError {
+            param: "timevarying",
+            reason,
+        };
+        for i in 0..graph.len() {
+            let p = graph.params(i);
+            let name = graph.name(i);
+            let radio = p.snr_db.is_some() || p.netload.is_some() || p.collision.is_some();
+            if radio && self.wireless.is_none() {
+                return Err(err(format!(
+                    "state `{name}` sets snr, netload or collision, but the pipe has no `wireless` link"
+                )));
+            }
+            if let (Some(bw), Some(w)) = (p.bandwidth, &self.wireless) {
+                let std = w.standard();
+                if Modulation::from_rate(std, bw).is_none() {
+                    return Err(err(format!(
+                        "state `{name}`: {std} has no rate of {} bit/s",
+                        bw.bps()
+                    )));
+                }
+            }
+            if p.bandwidth.is_some() && self.bw_trace.is_some() {
+                return Err(err(format!(
+                    "state `{name}` sets bw, but the pipe follows a bandwidth trace"
+                )));
+            }
+            if p.bandwidth.is_some() && self.burst.is_some() {
+                return Err(err(format!(
+                    "state `{name}` sets bw, but the pipe has a `burst` at its own rate"
+                )));
+            }
+            if p.delay.is_some() && self.jitter.is_some() {
+                return Err(err(format!(
+                    "state `{name}` sets delay, but the pipe's delay has a jitter"
+                )));
+            }
+        }
+        self.timevarying = Some(graph);
+        Ok(self)
+    }
+
+    /// The wireless channel, if any.
+    pub fn wireless(&self) -> Option<&WirelessConfig> {
+        self.wireless.as_ref()
+    }
+
+    /// The time-varying graph, if any.
+    pub fn timevarying(&self) -> Option<&MarkovGraph> {
+        self.timevarying.as_ref()
+    }
+
     /// Link bandwidth (0 = unlimited).
     pub fn bw(&self) -> Rate {
         self.bw
@@ -335,8 +431,12 @@ impl PipeConfig {
     }
     /// The rate the link serialises at: `bw`, or the profile's bandwidth
     /// when `bw` is unlimited (ipfw takes the pipe's rate from the profile).
-    /// A bandwidth trace replaces it (see [`PipeConfig::bw_trace`]).
+    /// A bandwidth trace replaces it (see [`PipeConfig::bw_trace`]); a
+    /// wireless link's is its modulation's (its airtime model replaces it).
     pub fn link_rate(&self) -> Rate {
+        if let Some(w) = &self.wireless {
+            return w.modulation().rate();
+        }
         match (&self.profile, self.bw) {
             (Some(p), bw) if bw.is_unlimited() => p.bandwidth().unwrap_or(bw),
             (_, bw) => bw,

@@ -66,6 +66,7 @@
 //! `Pipe::enqueue` at arrivals and `Pipe::step` at the pipe's deadline.
 
 use crate::config::{Aqm, JitterOrder, PipeConfig};
+use crate::models::channel::Channel;
 use crate::models::{
     Burst, Codel, CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, Pie,
     ProfileModel, QueueMeasure, Red, RedConfig, ReorderDecision, SwapReorder, TraceLink,
@@ -345,6 +346,8 @@ struct Models {
     profile: Option<ProfileModel>,
     trace: Option<TraceLink>,
     burst: Option<Burst>,
+    /// A wireless and/or time-varying link (`models::channel`).
+    channel: Option<Box<Channel>>,
     /// The link rate (`PipeConfig::link_rate`).
     rate: Rate,
     /// RED's typical packet time at `rate` (idle-time decay).
@@ -375,6 +378,7 @@ impl Models {
                 .bw_trace()
                 .map(|t| TraceLink::new(t.clone(), Instant::ZERO)),
             burst: cfg.burst().map(|b| Burst::new(*b, rate)),
+            channel: Channel::for_config(cfg, seed, stage).map(Box::new),
             rate,
             red_tx: RedConfig::typical_tx_time(rate),
             delay: cfg
@@ -655,8 +659,17 @@ impl Pipe {
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += len as u64;
         let ecn_capable = self.cfg.ecn() && flags & Packet::ECT != 0;
-        if let Some(l) = &mut self.models.loss {
-            if l.lose(now) {
+        let state_loss = self.models.channel.as_deref_mut().and_then(|c| {
+            c.sync(now);
+            c.state_loss()
+        });
+        let lost = match (state_loss, &mut self.models.loss) {
+            (Some(lost), _) => Some(lost),
+            (None, Some(l)) => Some(l.lose(now)),
+            (None, None) => None,
+        };
+        if let Some(lost) = lost {
+            if lost {
                 if ecn_capable {
                     pool.get_mut(i).pkt.flags |= Packet::CE;
                     self.stats.ecn_marks += 1;
@@ -831,12 +844,24 @@ impl Pipe {
         }
         let wire = self.cfg.accounting().wire_bytes(len);
         let m = &mut self.models;
+        if let Some(c) = m.channel.as_deref_mut() {
+            c.sync(start);
+            if let Some(radio) = c.radio() {
+                // The channel is busy for every attempt; after the last
+                // failed one the packet is lost upstream (§4.3).
+                let a = radio.transmit(len);
+                self.head_lost = !a.delivered;
+                self.tx_done = start + a.airtime;
+                return;
+            }
+        }
+        let rate = m.channel.as_deref().map_or(m.rate, Channel::rate);
         let done = if let Some(t) = &mut m.trace {
             t.transmit(start, wire)
         } else if let Some(b) = &mut m.burst {
             start + b.tx_time(start, wire, &mut self.tx_carry)
         } else {
-            start + m.rate.tx_time(wire, &mut self.tx_carry)
+            start + rate.tx_time(wire, &mut self.tx_carry)
         };
         let (extra, lost) = match &mut m.profile {
             Some(p) => {
@@ -868,6 +893,7 @@ impl Pipe {
                 || m.reorder.is_some()
                 || m.codel.is_some()
                 || m.profile.is_some()
+                || m.channel.is_some()
                 || self.sched.as_ref().is_some_and(|sq| sq.wake_at_tx_end)
             {
                 self.tx_done
@@ -920,9 +946,13 @@ impl Pipe {
                 return done;
             }
         }
-        let delay: Duration = match &mut self.models.delay {
-            Some(m) => m.sample(),
-            None => self.cfg.delay(),
+        let delay: Duration = match (&mut self.models.delay, self.models.channel.as_deref_mut()) {
+            (Some(m), _) => m.sample(),
+            (None, Some(c)) => {
+                c.sync(done);
+                c.delay()
+            }
+            (None, None) => self.cfg.delay(),
         };
         let mut due = done + delay;
         if self.cfg.jitter_order() == JitterOrder::Keep || self.models.delay.is_none() {

@@ -38,6 +38,8 @@ pub enum StageKind {
     Rule = 8,
     /// A synthetic traffic source.
     Traffic = 9,
+    /// A time-varying link's walk over its states, and its state losses.
+    Variation = 10,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer (Steele et al. 2014).

@@ -30,8 +30,8 @@ use std::net::IpAddr;
 use pipelab_engine::config::{Aqm, ConfigError, JitterOrder, PipeConfig, QueueLimit};
 use pipelab_engine::mask::{FlowMask, MAX_BUCKETS};
 use pipelab_engine::models::{
-    Accounting, BurstConfig, BwTrace, CodelConfig, NetemOverhead, PieConfig, Profile, QueueMeasure,
-    RedConfig, RedVariant,
+    Accounting, BurstConfig, BwTrace, CodelConfig, MarkovGraph, NetemOverhead, PieConfig, Profile,
+    QueueMeasure, RedConfig, RedVariant, WirelessConfig,
 };
 use pipelab_engine::models::{
     BitErrorRate, CorruptConfig, DelayDist, Distribution, DuplicateConfig, EmpiricalDelay,
@@ -221,6 +221,53 @@ pub struct PipeSpec {
     /// `buckets N`: the instance table's size (`1..=65536`, default 64);
     /// a dynamic pipe holds at most `16 × N` instances.
     pub buckets: Option<u32>,
+    /// `wireless 802.11b rate 11Mbit/s [snr 20dB] ...` or `profile
+    /// 802.11b-11 [...]`: an 802.11 channel (PlanetLab-Dummynet §4).
+    pub wireless: Option<WirelessSpec>,
+    /// `timevarying PATH`: the link follows the Markov graph in the file
+    /// (PlanetLab-Dummynet §4.4).
+    pub timevarying: Option<String>,
+}
+
+/// The words of a wireless link as written, checked by the parser: the
+/// head (`wireless STANDARD` then `rate RATE`, or `profile NAME`) and the
+/// optional words (`snr`, `netload`, `collision`, `retries`, `cw`, `cwmax`,
+/// `preamble`, `ack-rate`, `overhead`), each a `(word, value)` pair.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WirelessSpec {
+    /// `(word, value)` pairs in the order written.
+    pub words: Vec<(String, String)>,
+}
+
+impl WirelessSpec {
+    /// The optional words after the head.
+    pub const OPTIONS: &'static [&'static str] = &[
+        "snr",
+        "netload",
+        "collision",
+        "retries",
+        "cw",
+        "cwmax",
+        "preamble",
+        "ack-rate",
+        "overhead",
+    ];
+
+    /// The engine's checked configuration of these words.
+    pub fn to_config(&self) -> Result<WirelessConfig, String> {
+        WirelessConfig::parse(&self.to_string()).map_err(|e| e.message)
+    }
+}
+
+impl fmt::Display for WirelessSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sep = "";
+        for (w, v) in &self.words {
+            write!(f, "{sep}{w} {v}")?;
+            sep = " ";
+        }
+        Ok(())
+    }
 }
 
 /// `red`/`gred W/MIN/MAX/P` as written (ipfw's words).
@@ -593,6 +640,8 @@ impl PipeSpec {
         "overhead",
         "mask",
         "buckets",
+        "wireless",
+        "timevarying",
     ];
 
     /// Builds the engine's validated pipe configuration, with ipfw's
@@ -636,10 +685,30 @@ impl PipeSpec {
         if let Some(p) = &self.profile {
             out.push(("profile", p.as_str()));
         }
+        if let Some(p) = &self.timevarying {
+            out.push(("timevarying", p.as_str()));
+        }
         out
     }
 
     fn build(&self, files: &mut Files<'_>) -> Result<PipeConfig, ConfigError> {
+        let err = |param: &'static str, reason: String| ConfigError { param, reason };
+        let mut cfg = self.build_base(files)?;
+        if let Some(w) = &self.wireless {
+            let w = w.to_config().map_err(|e| err("wireless", e))?;
+            cfg = cfg.with_wireless(w)?;
+        }
+        if let Some(path) = &self.timevarying {
+            if let Some(text) = files.text("timevarying", path)? {
+                let g = MarkovGraph::parse(&text)
+                    .map_err(|e| err("timevarying", format!("'{path}': {e}")))?;
+                cfg = cfg.with_timevarying(g)?;
+            }
+        }
+        Ok(cfg)
+    }
+
+    fn build_base(&self, files: &mut Files<'_>) -> Result<PipeConfig, ConfigError> {
         let err = |param: &'static str, reason: String| ConfigError { param, reason };
         check_buckets(self.buckets)?;
         let mut cfg = PipeConfig::new(
@@ -1004,6 +1073,12 @@ impl fmt::Display for PipeSpec {
         }
         if let Some(b) = self.buckets {
             word(f, format_args!("buckets {b}"))?;
+        }
+        if let Some(w) = &self.wireless {
+            word(f, format_args!("{w}"))?;
+        }
+        if let Some(p) = &self.timevarying {
+            word(f, format_args!("timevarying {p}"))?;
         }
         Ok(())
     }

@@ -68,12 +68,13 @@ use crate::ast::{
     NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
     UserMatch, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
-use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec};
+use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessSpec};
 use crate::error::{ParseError, Spanned};
 use crate::lexer::{tokenize_line, Token, TokenKind};
 use crate::units::{self, UnitError};
 use pipelab_engine::config::JitterOrder;
 use pipelab_engine::mask::MAX_BUCKETS;
+use pipelab_engine::models::{Standard, WirelessConfig};
 use pipelab_engine::sched::{SchedKind, MAX_QUANTUM, MAX_WEIGHT};
 
 /// The commands, as listed in hints.
@@ -163,6 +164,9 @@ const LATER_PIPE_PARAMS: &[&str] = &[
     "droptail", "noerror", "sched", "weight", "lmax", "link", "type", "pipe", "flowset", "pri",
     "priority",
 ];
+
+const WIRELESS_HINT: &str =
+    "e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7";
 
 const MASK_HINT: &str = "e.g. mask src-ip 0xffffffff or mask src-ip6 /64 dst-port 0xffff";
 
@@ -472,6 +476,8 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "overhead" => ("overhead", "e.g. overhead 10 cellsize 48 celloverhead 5"),
                 "mask" => ("mask", MASK_HINT),
                 "buckets" => ("buckets", "e.g. buckets 256"),
+                "wireless" => ("wireless", WIRELESS_HINT),
+                "timevarying" => ("timevarying", "e.g. timevarying link.markov"),
                 "jitter" => {
                     return Err(self.err_at(
                         tok,
@@ -540,7 +546,25 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "red" | "gred" => spec.aqm = Some(AqmSpec::Red(self.red(value, name == "gred")?)),
                 "codel" => spec.aqm = Some(self.codel()?),
                 "pie" => spec.aqm = Some(self.pie()?),
+                "profile" if WirelessConfig::profile(value.text).is_ok() => {
+                    // A built-in 802.11 profile: a wireless link.
+                    if let Some((_, first, _)) = seen.iter().find(|(n, _, _)| *n == "wireless") {
+                        return Err(self.err_at(
+                            tok,
+                            format!("duplicate wireless link '{}'", value.text),
+                            Some(format!(
+                                "a wireless link was already given at column {}",
+                                first.column
+                            )),
+                        ));
+                    }
+                    spec.wireless = Some(self.wireless(tok, value)?);
+                    seen.push(("wireless", tok, value));
+                    continue;
+                }
                 "profile" => spec.profile = Some(value.text.to_string()),
+                "wireless" => spec.wireless = Some(self.wireless(tok, value)?),
+                "timevarying" => spec.timevarying = Some(value.text.to_string()),
                 "burst" => spec.burst = Some(self.unit(value, units::parse_size(value.text))?),
                 "ecn" => spec.ecn = true,
                 "accounting" => spec.accounting = Some(self.accounting(value)?),
@@ -598,6 +622,57 @@ impl<'t, 'a> Parser<'t, 'a> {
                 ),
                 None => self.err_eol(e.to_string(), None),
             });
+        }
+        Ok(spec)
+    }
+
+    /// The words of a wireless link after its head (`wireless STANDARD`
+    /// or `profile NAME`): `rate RATE` after a standard, then any of
+    /// [`WirelessSpec::OPTIONS`]. Each value is checked as it is read, so an
+    /// error points at the word that is wrong.
+    fn wireless(&mut self, head: Token<'a>, value: Token<'a>) -> Result<WirelessSpec, ParseError> {
+        let mut spec = WirelessSpec::default();
+        let head_word = lower(&head);
+        spec.words.push((head_word.clone(), value.text.to_string()));
+        let check = |p: &Self, spec: &WirelessSpec, at: Token<'a>| match spec.to_config() {
+            Ok(_) => Ok(()),
+            Err(e) => Err(p.err_at(
+                at,
+                format!("invalid wireless link: {e}"),
+                Some(WIRELESS_HINT.into()),
+            )),
+        };
+        if head_word == "wireless" {
+            if Standard::parse(value.text).is_none() {
+                return Err(self.err_at(
+                    value,
+                    format!("unknown wireless standard '{}'", value.text),
+                    Some("expected 802.11b or 802.11g".into()),
+                ));
+            }
+            if !self.peek_is("rate") {
+                return Err(self.err_eol(
+                    format!("missing 'rate' after 'wireless {}'", value.text),
+                    Some(WIRELESS_HINT.into()),
+                ));
+            }
+            let kw = self.expect_word("rate", Some(WIRELESS_HINT))?;
+            let rate = self.expect_word("value", Some(WIRELESS_HINT))?;
+            spec.words.push((lower(&kw), rate.text.to_string()));
+            check(self, &spec, rate)?;
+        }
+        while let Some(t) = self.peek() {
+            let w = lower(&t);
+            if !WirelessSpec::OPTIONS.contains(&w.as_str()) {
+                break;
+            }
+            self.pos += 1;
+            if spec.words.iter().any(|(k, _)| *k == w) {
+                return Err(self.err_at(t, format!("duplicate wireless word '{}'", t.text), None));
+            }
+            let v = self.expect_word("value", Some(WIRELESS_HINT))?;
+            spec.words.push((w, v.text.to_string()));
+            check(self, &spec, v)?;
         }
         Ok(spec)
     }

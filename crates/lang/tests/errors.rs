@@ -12,6 +12,43 @@ fn err(line: &str) -> ParseError {
 
 /// (input, `line:column: message[: hint]`)
 const CASES: &[(&str, &str)] = &[
+    // wireless links and time-varying links
+    (
+        "pipe 1 config wireless 802.11x rate 11Mbit/s",
+        "1:24: unknown wireless standard '802.11x': expected 802.11b or 802.11g",
+    ),
+    (
+        "pipe 1 config wireless 802.11b rate 7Mbit/s",
+        "1:37: invalid wireless link: 802.11b has no rate 7Mbit/s: e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
+    ),
+    (
+        "pipe 1 config wireless 802.11b",
+        "1:31: missing 'rate' after 'wireless 802.11b': e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
+    ),
+    (
+        "pipe 1 config wireless 802.11b rate 11Mbit/s snr abc",
+        "1:50: invalid wireless link: snr `abc` is not a number of dB: e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
+    ),
+    (
+        "pipe 1 config profile 802.11g-54 netload 150%",
+        "1:42: invalid wireless link: netload 1.5 is not in [0, 0.99]: e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
+    ),
+    (
+        "pipe 1 config wireless 802.11b rate 11Mbit/s cw 16 cw 32",
+        "1:52: duplicate wireless word 'cw'",
+    ),
+    (
+        "pipe 1 config bw 1Mbit/s wireless 802.11b rate 11Mbit/s",
+        "1:35: invalid wireless '802.11b': a wireless link takes its timing from the modulation and the MAC; remove `bw`",
+    ),
+    (
+        "pipe 1 config wireless 802.11b rate 11Mbit/s profile 802.11b-2",
+        "1:46: duplicate wireless link '802.11b-2': a wireless link was already given at column 15",
+    ),
+    (
+        "pipe 1 config timevarying",
+        "1:26: missing value after 'timevarying': e.g. timevarying link.markov",
+    ),
     // units
     (
         "pipe 1 config bw 10Mbps",
@@ -157,7 +194,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying",
     ),
     // masks and dynamic pipes
     (

@@ -694,3 +694,26 @@ proptest! {
         let _ = c.apply_script(&line);
     }
 }
+
+/// Pass proves: wireless links (both heads) and time-varying links print
+/// back to the words they were parsed from, and re-parse to equal specs.
+#[test]
+fn wireless_and_timevarying_round_trip() {
+    for line in [
+        "pipe 1 config wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
+        "pipe 2 config queue 100 profile 802.11b-11 cw 16",
+        "pipe 3 config wireless 802.11g rate 54Mbit/s preamble long ack-rate 24Mbit/s cwmax 512 overhead 40 timevarying wlan.markov",
+        "pipe 4 config bw 10Mbit/s delay 5ms timevarying links/good-bad.markov",
+    ] {
+        let cmd = match parse_line(line) {
+            Ok(Some(c)) => c,
+            other => panic!("{line}: {other:?}"),
+        };
+        let printed = cmd.to_string();
+        assert_eq!(parse_line(&printed), Ok(Some(cmd.clone())), "{printed}");
+        let Command::PipeConfig { spec, .. } = cmd else {
+            panic!("{line}: not a pipe config");
+        };
+        assert!(spec.check().is_ok(), "{line}: {:?}", spec.check());
+    }
+}

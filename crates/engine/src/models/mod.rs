@@ -39,6 +39,7 @@ use crate::rng::StageRng;
 
 pub mod accounting;
 pub mod burst;
+pub mod channel;
 pub mod codel;
 pub mod corrupt;
 pub mod delay;

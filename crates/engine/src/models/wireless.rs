@@ -152,7 +152,8 @@ impl Standard {
         }
     }
 
-    fn parse(s: &str) -> Option<Standard> {
+    /// `802.11b` (or `11b`, `b`) and `802.11g`, any case.
+    pub fn parse(s: &str) -> Option<Standard> {
         match s.to_ascii_lowercase().as_str() {
             "802.11b" | "11b" | "b" => Some(Standard::B),
             "802.11g" | "11g" | "g" => Some(Standard::G),
@@ -728,6 +729,20 @@ impl WirelessConfig {
         let standard = Standard::parse(std).ok_or_else(bad)?;
         let rate = parse_rate(&format!("{rate}Mbit/s")).map_err(|_| bad())?;
         WirelessConfig::new(standard, rate).map_err(|_| bad())
+    }
+
+    /// Moves the link to another rate of its standard (rate adaptation, a
+    /// time-varying link's state): the modulation changes and the ACK rate
+    /// returns to the standard's default for it; every other parameter is
+    /// kept.
+    pub fn with_rate(mut self, rate: Rate) -> Result<Self, ModelError> {
+        let standard = self.standard();
+        let m = Modulation::from_rate(standard, rate).ok_or_else(|| {
+            ModelError::new(WHAT, format!("{standard} has no rate {}", rate_words(rate)))
+        })?;
+        self.modulation = m;
+        self.ack = default_ack(m);
+        Ok(self)
     }
 
     /// Sets the SNR in dB (finite).

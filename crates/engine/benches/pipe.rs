@@ -23,6 +23,16 @@ fn cfg() -> PipeConfig {
     .expect("config")
 }
 
+fn wireless_cfg() -> PipeConfig {
+    let w = pipelab_engine::models::WirelessConfig::parse(
+        "wireless 802.11b rate 11Mbit/s snr 8dB netload 1% collision 0.06",
+    )
+    .expect("wireless");
+    PipeConfig::new(Rate::UNLIMITED, Duration::from_millis(2), QueueLimit::Slots(1000))
+        .and_then(|c| c.with_wireless(w))
+        .expect("config")
+}
+
 /// Offer one 1000-byte packet every `gap` ns round-robin over `routes`,
 /// advancing the engine to each arrival; returns the closure state.
 struct Driver {
@@ -36,6 +46,10 @@ struct Driver {
 
 impl Driver {
     fn new(pipes: usize, hops: usize, gap: u64) -> Driver {
+        Driver::with(pipes, hops, gap, cfg)
+    }
+
+    fn with(pipes: usize, hops: usize, gap: u64, cfg: fn() -> PipeConfig) -> Driver {
         let mut engine = Engine::default();
         let ids: Vec<_> = (0..pipes * hops).map(|_| engine.add_pipe(cfg())).collect();
         let routes = ids
@@ -82,6 +96,11 @@ fn bench(c: &mut Criterion) {
     // 1000 pipes, each offered 1250 pps: a packet every 800 ns overall.
     let mut many = Driver::new(1000, 1, 800);
     g.bench_function("1_of_1000", |b| b.iter(|| many.step()));
+    // An 802.11b 11 Mbit/s channel with noise and collisions (PER table
+    // lookup, backoff and fate draws per attempt), offered ~1 packet per
+    // airtime (1000 B: ~1.0 ms per attempt).
+    let mut radio = Driver::with(1, 1, 1_100_000, wireless_cfg);
+    g.bench_function("wireless_802.11b", |b| b.iter(|| radio.step()));
     g.finish();
 
     let mut g = c.benchmark_group("route");

@@ -250,7 +250,7 @@ fn timevarying_delay_and_determinism() {
     for o in &out {
         assert_eq!(o.fate, Fate::Delivered);
         let tx_end = o.pkt.born.0 + MS;
-        let delay = if (tx_end / 1_000_000_000) % 2 == 0 {
+        let delay = if (tx_end / 1_000_000_000).is_multiple_of(2) {
             10 * MS
         } else {
             50 * MS

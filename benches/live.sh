@@ -6,9 +6,15 @@
 #    packets at rising rates, mean and standard deviation of the one-way
 #    delay, until the first loss.
 # 2. Loss-free forwarding rate (NetPath's MLFFR) of 67-byte-frame probe
-#    traffic through: the kernel's own bridge, a pipelab bridge with no pipe
-#    (the bare AF_PACKET copy loop: receive ring, one copy, send), and a
-#    pipelab bridge with one pipe. Ratios against the copy loop.
+#    traffic through: the kernel's own bridge, and for each backend
+#    (AF_PACKET, AF_XDP) a pipelab bridge with no pipe (the bare copy loop:
+#    receive ring, one copy, transmit ring) and one with one pipe. Ratios
+#    against the copy loop of the same backend and against the kernel
+#    bridge. The probe sends in bursts of $BURST packets per sendmmsg call,
+#    so that the sender is not the bound.
+# 3. Lateness of the bridge's own departures (its accuracy meter: actual
+#    minus due time, p50/p99/p99.9) at 1, 10 and 50 kpps through a 10 ms
+#    pipe, sleeping between deadlines vs --busy-poll, per backend.
 #
 # Usage: benches/live.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
@@ -17,6 +23,9 @@ BIN=$(readlink -f "$BIN")
 ID=$$
 A=plbA$ID; B=plbB$ID; PA=pbxa$ID; PB=pbxb$ID
 DUR=${DUR:-2s}
+BURST=${BURST:-32}
+BACKEND=af-packet
+EXTRA=
 
 cleanup() {
     [ -n "${BR_PID:-}" ] && kill "$BR_PID" 2>/dev/null && wait "$BR_PID" 2>/dev/null || true
@@ -35,16 +44,16 @@ ip link set $PA up; ip link set $PB up
 
 start_bridge() { # config text
     printf '%s\n' "$1" > /tmp/plb$ID.conf
-    "$BIN" bridge $PA $PB -f /tmp/plb$ID.conf 2>/dev/null & BR_PID=$!
+    "$BIN" bridge $PA $PB -f /tmp/plb$ID.conf --backend $BACKEND --stats /tmp/plb$ID.json $EXTRA 2>/dev/null & BR_PID=$!
     sleep 0.8
     ip netns exec $A ping -c 2 -i 0.2 -q 10.78.0.2 >/dev/null
 }
 stop_bridge() { kill "$BR_PID" 2>/dev/null; wait "$BR_PID" 2>/dev/null || true; BR_PID=; }
 
-probe() { # rate size -> json
+probe() { # rate size [burst] -> json
     ip netns exec $B "$BIN" probe recv --listen 10.78.0.2:7790 --once 2>/dev/null & local rx=$!
     sleep 0.3
-    ip netns exec $A "$BIN" probe send 10.78.0.2:7790 --rate "$1" --size "$2" --duration $DUR --json
+    ip netns exec $A "$BIN" probe send 10.78.0.2:7790 --rate "$1" --size "$2" --duration $DUR --burst "${3:-1}" --json
     wait $rx 2>/dev/null || true
 }
 
@@ -66,8 +75,8 @@ stop_bridge
 
 mlffr() { # finds the highest loss-free rate among a ladder
     local best=0
-    for rate in 10 25 50 75 100 150 200 300 400; do
-        j=$(probe ${rate}kpps 53B)
+    for rate in 10 25 50 75 100 150 200 250 300 400 500 600 800 1000; do
+        j=$(probe ${rate}kpps 53B $BURST)
         lost=$(echo "$j" | field "r['lost']")
         if [ "$lost" -eq 0 ]; then best=$rate; else break; fi
     done
@@ -75,21 +84,45 @@ mlffr() { # finds the highest loss-free rate among a ladder
 }
 
 echo
-echo "## Loss-free forwarding rate, 67-byte frames, $DUR per step"
+echo "## Loss-free forwarding rate, 67-byte frames, $DUR per step, sender bursts of $BURST"
 echo
-echo "| path | MLFFR kpps | ratio to copy loop |"
-echo "|---|---|---|"
+echo "| path | MLFFR kpps | ratio to its copy loop | ratio to kernel bridge |"
+echo "|---|---|---|---|"
 ip link add plbr$ID type bridge; ip link set $PA master plbr$ID; ip link set $PB master plbr$ID; ip link set plbr$ID up
 sleep 0.5; ip netns exec $A ping -c 2 -i 0.2 -q 10.78.0.2 >/dev/null
 k=$(mlffr)
 ip link del plbr$ID
-start_bridge 'add 100 allow ip from any to any'
-c=$(mlffr); stop_bridge
-start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
-p=$(mlffr); stop_bridge
 ratio() { python3 -c "print('%.2f' % ($1/$2 if $2 else 0))"; }
-echo "| kernel bridge | $k | $(ratio $k $c) |"
-echo "| pipelab, no pipe (copy loop) | $c | 1.00 |"
-echo "| pipelab, 1 pipe | $p | $(ratio $p $c) |"
+echo "| kernel bridge | $k | | 1.00 |"
+for BACKEND in af-packet af-xdp; do
+    start_bridge 'add 100 allow ip from any to any'
+    c=$(mlffr); stop_bridge
+    start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
+    p=$(mlffr); stop_bridge
+    echo "| pipelab $BACKEND, no pipe (copy loop) | $c | 1.00 | $(ratio $c $k) |"
+    echo "| pipelab $BACKEND, 1 pipe | $p | $(ratio $p $c) | $(ratio $p $k) |"
+done
+
 echo
-echo "(the probe sender, one UDP socket with a syscall per packet, bounds the highest rate measurable)"
+echo "## Lateness of departures (bridge's meter), 10 ms pipe, 67-byte frames, $DUR per rate"
+echo
+echo "| backend | wait | offered load | lateness p50 µs | p99 µs | p99.9 µs | probe mean ms | lost |"
+echo "|---|---|---|---|---|---|---|---|"
+for BACKEND in af-packet af-xdp; do
+    for EXTRA in "" "--busy-poll"; do
+        for rate in 1kpps 10kpps 50kpps; do
+            start_bridge $'pipe 1 config delay 10ms queue 100000\nadd 100 pipe 1 ip from any to any'
+            j=$(probe $rate 53B)
+            stop_bridge
+            wait_kind=${EXTRA:-sleep}; wait_kind=${wait_kind#--}
+            python3 - "$j" <<PY
+import json, sys
+r = json.loads(sys.argv[1]); s = json.load(open("/tmp/plb$ID.json")); l = s["lateness"]
+d = r.get("delay_ms") or {}
+print("| $BACKEND | $wait_kind | $rate | %.1f | %.1f | %.1f | %.3f | %d |" % (l["p50_us"], l["p99_us"], l["p999_us"], d.get("mean", 0), r["lost"]))
+PY
+        done
+    done
+done
+EXTRA=
+rm -f /tmp/plb$ID.json /tmp/plb$ID.conf

@@ -53,6 +53,11 @@ pub struct ShellArgs {
     /// Pipe parameters from the host to the namespace (overrides --link).
     #[arg(long, value_name = "PIPE PARAMETERS")]
     downlink: Option<String>,
+    /// One pipe carrying both directions (a shared channel: a wireless
+    /// link's data and ACKs contend for the same airtime), e.g.
+    /// 'profile 802.11b-11 cw 16'. Excludes --link, --uplink, --downlink.
+    #[arg(long, value_name = "PIPE PARAMETERS", conflicts_with_all = ["link", "uplink", "downlink"])]
+    shared: Option<String>,
     #[command(flatten)]
     run: RunArgs,
     /// The command to run inside (default: $SHELL).
@@ -73,24 +78,51 @@ pub struct BridgeArgs {
     /// Stop after this long (default: run until Ctrl-C).
     #[arg(long, value_name = "DURATION")]
     duration: Option<String>,
+    /// How frames are moved: AF_XDP where it can be set up, else AF_PACKET
+    /// (auto, with a log line saying why), or one of them forced.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
     #[command(flatten)]
     run: RunArgs,
 }
 
-/// Run `pipelab bridge` with an applied configuration and built pipes.
+/// `--backend` of `pipelab bridge`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum BackendArg {
+    /// AF_XDP, else AF_PACKET.
+    Auto,
+    /// AF_XDP (native XDP where the driver allows, else generic) or fail.
+    AfXdp,
+    /// AF_PACKET with a TPACKET_V2 ring.
+    AfPacket,
+}
+
+/// Why `pipelab bridge` could not run.
+#[derive(Debug)]
+pub enum BridgeError {
+    /// The configuration cannot be built into an engine (a usage error).
+    Config(String),
+    /// A flag is invalid or the run failed.
+    Run(String),
+}
+
+/// Run `pipelab bridge` with an applied configuration; files named by
+/// pipes are read with `load`.
 pub fn bridge(
     a: BridgeArgs,
     cfg: &pipelab_lang::Config,
-    pipes: Vec<(u32, PipeConfig)>,
-) -> Result<(), String> {
-    let runner = a.run.runner()?;
+    load: &mut dyn FnMut(&str) -> Result<String, String>,
+) -> Result<(), BridgeError> {
+    let runner = a.run.runner().map_err(BridgeError::Run)?;
     let duration = match &a.duration {
         Some(d) => Some(
             pipelab_lang::units::parse_duration(d)
-                .map_err(|e| format!("--duration '{d}': {}", e.message))?,
+                .map_err(|e| BridgeError::Run(format!("--duration '{d}': {}", e.message)))?,
         ),
         None => None,
     };
+    let built = pipelab_sim::build_engine(cfg, runner.engine_options(), load)
+        .map_err(|e| BridgeError::Config(e.to_string()))?;
     // Interface ids: port A is 0, port B is 1 (what `recv`/`xmit`/`via` see).
     let mut ctx = pipelab_classify::Context {
         tables: cfg.tables.clone(),
@@ -105,7 +137,12 @@ pub fn bridge(
     );
     let opts = pipelab_dataplane::bridge::BridgeOptions {
         ports: [a.port_a, a.port_b],
-        pipes,
+        backend: match a.backend {
+            BackendArg::Auto => pipelab_dataplane::bridge::Backend::Auto,
+            BackendArg::AfXdp => pipelab_dataplane::bridge::Backend::AfXdp,
+            BackendArg::AfPacket => pipelab_dataplane::bridge::Backend::AfPacket,
+        },
+        built,
         classifier,
         runner,
         duration,
@@ -114,7 +151,7 @@ pub fn bridge(
     };
     pipelab_dataplane::bridge::run_bridge(opts)
         .map(|_| ())
-        .map_err(|e| format!("pipelab bridge: {e}"))
+        .map_err(|e| BridgeError::Run(format!("pipelab bridge: {e}")))
 }
 
 /// `pipelab probe` subcommands.
@@ -145,12 +182,25 @@ pub enum ProbeCmd {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Send N packets per system call (sendmmsg), for rates beyond
+        /// what one call per packet reaches; same average rate.
+        #[arg(long, value_name = "N", default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=1024))]
+        burst: u32,
     },
 }
 
 fn pipe_config(what: &str, text: &str) -> Result<PipeConfig, String> {
     let line = format!("pipe 1 config {text}");
     match parse_line(&line) {
+        // A shell's pipes are plain pipes: a mask would be silently lost.
+        Ok(Some(Command::PipeConfig { spec, .. }))
+            if spec.mask.is_some() || spec.buckets.is_some() =>
+        {
+            Err(format!(
+                "--{what} '{text}': 'mask' and 'buckets' are not supported by pipelab shell yet (use a configuration with pipelab bridge)"
+            ))
+        }
         Ok(Some(Command::PipeConfig { spec, .. })) => spec
             .to_config_with(&mut |path: &str| {
                 std::fs::read_to_string(path).map_err(|e| e.to_string())
@@ -176,10 +226,19 @@ fn pipe_config(what: &str, text: &str) -> Result<PipeConfig, String> {
 /// Run `pipelab shell`; returns the command's exit code.
 pub fn shell(a: ShellArgs) -> Result<i32, String> {
     let both = a.link.as_deref().unwrap_or("");
-    let uplink = pipe_config("uplink", a.uplink.as_deref().unwrap_or(both))?;
-    let downlink = pipe_config("downlink", a.downlink.as_deref().unwrap_or(both))?;
+    let (uplink, downlink) = match a.shared.as_deref() {
+        Some(text) => {
+            let c = pipe_config("shared", text)?;
+            (c.clone(), c)
+        }
+        None => (
+            pipe_config("uplink", a.uplink.as_deref().unwrap_or(both))?,
+            pipe_config("downlink", a.downlink.as_deref().unwrap_or(both))?,
+        ),
+    };
     let runner = a.run.runner()?;
     let opts = ShellOptions {
+        shared: a.shared.is_some(),
         uplink,
         downlink,
         runner,
@@ -202,6 +261,7 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), String> {
             size,
             duration,
             json,
+            burst,
         } => {
             let r = pipelab_lang::units::parse_packet_rate(&rate)
                 .map_err(|e| format!("--rate '{rate}': {}", e.message))?;
@@ -214,7 +274,8 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), String> {
                 size: u32::try_from(s).map_err(|_| format!("--size '{size}' is too large"))?,
                 duration: std::time::Duration::from_nanos(d.as_nanos()),
             };
-            let report = probe::send(to, opts).map_err(|e| format!("probe send: {e}"))?;
+            let report =
+                probe::send_burst(to, opts, burst).map_err(|e| format!("probe send: {e}"))?;
             if json {
                 println!(
                     "{}",

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+mod client;
 mod live;
 mod topo;
 
@@ -28,11 +29,27 @@ const DEMO_TRAFFIC: &str = include_str!("../../../examples/two-links.traffic");
     name = "pipelab",
     version,
     about = "A user-space network emulator: links, paths and topologies with exact bandwidth, delay, queues and loss.",
-    long_about = None
+    long_about = None,
+    arg_required_else_help = true,
+    after_help = "Any other command is a command of the language, sent to pipelabd (start it with `pipelabd`):\n  \
+                  pipelab pipe 3 config bw 640Kbit/s delay 30ms\n  \
+                  pipelab add 100 pipe 3 ip from any to any\n  \
+                  pipelab show | pipelab pipe show | pipelab delete 100 | pipelab flush\n  \
+                  pipelab table 1 add 10.0.0.0/8 3\n  \
+                  pipelab -f links.conf          (a whole file, all or nothing)"
 )]
 struct Cli {
+    /// pipelabd's control socket.
+    #[arg(long, value_name = "PATH", default_value = pipelab_daemon::DEFAULT_SOCKET)]
+    socket: PathBuf,
+    /// Root only: act in this user's block (a name or uid).
+    #[arg(long, value_name = "USER")]
+    user: Option<String>,
+    /// Send the commands of FILE to pipelabd, applied all or nothing.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    file: Option<PathBuf>,
     #[command(subcommand)]
-    command: Cmd,
+    command: Option<Cmd>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -54,7 +71,7 @@ enum Cmd {
     /// Example:
     ///   pipelab bridge veth-a veth-b -f links.conf
     Bridge(live::BridgeArgs),
-    /// Topologies: distill a GML or TOML topology (ModelNet §4.1).
+    /// Topologies (ModelNet): distill them, run them live with a namespace per VN.
     #[command(subcommand)]
     Topo(topo::TopoCmd),
     /// Timestamped UDP test traffic: one-way delay, loss, reordering.
@@ -65,6 +82,30 @@ enum Cmd {
         /// The configuration file (one command per line, `#` comments).
         config: PathBuf,
     },
+    /// pipelabd: print the caller's whole configuration to FILE (`-`: stdout).
+    Save {
+        /// Where to write it.
+        file: PathBuf,
+    },
+    /// pipelabd: replace the caller's configuration with FILE (all or nothing).
+    Restore {
+        /// A configuration, as `save` writes it.
+        file: PathBuf,
+    },
+    /// pipelabd: counters per rule and pipe, lateness, request latency.
+    Stats(client::StatsArgs),
+    /// pipelabd: the counters, refreshed live.
+    Top(client::TopArgs),
+    /// pipelabd: one-line links (client|server|service PORTS@ADDR IN ... OUT ... | SHARED ...).
+    ///
+    /// Example:
+    ///   pipelab netconfig client 80,443@10.21.0.0/24 IN bw 512kbit/s delay 8ms OUT bw 10Mbit/s delay 3ms
+    Netconfig(client::NetconfigArgs),
+    /// pipelabd (root): per-user limits, `limit user NAME pipes 10 rules 20 memory 1MB`, `limit list`.
+    Limit(client::LimitArgs),
+    /// Any command of the language, sent to pipelabd.
+    #[command(external_subcommand)]
+    Lang(Vec<String>),
 }
 
 #[derive(Args, Debug)]
@@ -212,7 +253,32 @@ fn emit(text: &str) -> Result<(), Failure> {
 }
 
 fn main_inner(cli: Cli) -> Result<(), Failure> {
-    match cli.command {
+    let conn = client::Conn {
+        socket: &cli.socket,
+        user: cli.user.as_deref(),
+    };
+    let command = match (cli.command, &cli.file) {
+        (Some(_), Some(_)) => {
+            return Err(Failure::usage(
+                "error: -f FILE takes no command: the file holds the commands".into(),
+            ))
+        }
+        (Some(c), None) => c,
+        (None, Some(f)) => return client::file(&conn, f),
+        (None, None) => {
+            return Err(Failure::usage(
+                "error: give a command (see pipelab --help)".into(),
+            ))
+        }
+    };
+    match command {
+        Cmd::Save { file } => client::save(&conn, &file),
+        Cmd::Restore { file } => client::restore(&conn, &file),
+        Cmd::Stats(a) => client::stats(&conn, &a),
+        Cmd::Top(a) => client::top(&conn, &a),
+        Cmd::Netconfig(a) => client::netconfig(&conn, &a),
+        Cmd::Limit(a) => client::limit(&conn, &a),
+        Cmd::Lang(words) => client::lang(&conn, &words),
         Cmd::Sim(args) => {
             let name = args.config.display().to_string();
             let text = read(&args.config)?;
@@ -265,14 +331,10 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             let text = read(&a.config)?;
             let cfg = load_config(&name, &text)?;
             let mut load = file_loader(config_dir(&a.config));
-            let mut pipes = Vec::new();
-            for (id, spec) in &cfg.pipes {
-                let c = spec
-                    .to_config_with(&mut load)
-                    .map_err(|e| Failure::usage(format!("error: {name}: pipe {id}: {e}")))?;
-                pipes.push((*id, c));
-            }
-            live::bridge(a, &cfg, pipes).map_err(|message| Failure { message, code: 1 })
+            live::bridge(a, &cfg, &mut load).map_err(|e| match e {
+                live::BridgeError::Config(m) => Failure::usage(format!("error: {name}: {m}")),
+                live::BridgeError::Run(message) => Failure { message, code: 1 },
+            })
         }
         Cmd::Topo(t) => {
             let text =

@@ -1,8 +1,17 @@
-//! `pipelab topo`: topologies (ModelNet's create and distill phases).
+//! `pipelab topo`: topologies (ModelNet's create, distill, bind and run
+//! phases).
 
 use clap::Subcommand;
+use pipelab_dataplane::runner::RunnerOptions;
+use pipelab_dataplane::topo as live;
 use pipelab_topo::distill::{distill_report, Mode};
-use std::path::PathBuf;
+use pipelab_topo::script::{parse_script, Action};
+use pipelab_topo::Topology;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The name used when `--name` is not given.
+const DEFAULT_NAME: &str = "main";
 
 /// `pipelab topo` subcommands.
 #[derive(Subcommand, Debug)]
@@ -16,22 +25,418 @@ pub enum TopoCmd {
         #[arg(long, default_value = "hop-by-hop")]
         mode: String,
     },
+    /// Run a topology live: a named network namespace per VN
+    /// (`pl-NAME-VN`), every packet through its route's pipes. Returns
+    /// once forwarding runs; the emulator stays in the background.
+    ///
+    /// Example:
+    ///   pipelab topo up ring.toml --distill last-mile --name lab
+    Up {
+        /// The topology file: `.gml` or `.toml`.
+        file: PathBuf,
+        /// hop-by-hop, end-to-end, last-mile, 'walk-in K', 'walk-out K'.
+        #[arg(long, default_value = "hop-by-hop")]
+        distill: String,
+        /// Addresses of the VNs, in node order from the second address.
+        #[arg(long, default_value = "10.0.0.0/8")]
+        prefix: String,
+        /// The topology's name (letters, digits, '_', '.').
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// Stay in the foreground (until Ctrl-C or `topo down`).
+        #[arg(long)]
+        foreground: bool,
+        /// Threads creating namespaces.
+        #[arg(long, default_value_t = 4)]
+        threads: usize,
+        /// Seed of every random decision (loss).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Stop a topology and remove its namespaces (also after a crash).
+    Down {
+        /// The topology's name.
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+    },
+    /// Run a command in a VN's namespace; the exit status is the command's.
+    ///
+    /// Example:
+    ///   pipelab topo exec vn3 -- ping -c 3 10.0.0.1
+    Exec {
+        /// The topology's name.
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// The VN: its name, node id or address.
+        vn: String,
+        /// The command and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
+    },
+    /// List running topologies.
+    List,
+    /// Print a topology's VNs and addresses and the emulator's counters.
+    Status {
+        /// The topology's name.
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fail or restore the link(s) between two nodes (names or ids), or
+    /// change their attributes, now.
+    ///
+    /// Examples:
+    ///   pipelab topo link r0 r1 down
+    ///   pipelab topo link r0 r1 set bw 1Mbit/s delay 20ms loss 1% queue 30
+    Link {
+        /// The topology's name.
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// One end.
+        a: String,
+        /// The other end.
+        b: String,
+        /// down, up, or set.
+        state: String,
+        /// After `set`: attribute-value pairs (bw, delay, loss, queue).
+        attrs: Vec<String>,
+    },
+    /// Fail or restore a node (name or id), now.
+    Node {
+        /// The topology's name.
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// The node.
+        node: String,
+        /// down or up.
+        state: String,
+    },
+    /// Synthetic cross traffic (ModelNet §4.3), now: a demand matrix of
+    /// `SRC DST RATE` triples loads the pipes of its routes, which get the
+    /// bandwidth, delay and queue of an M/M/1 model; `clear` ends it.
+    ///
+    /// Examples:
+    ///   pipelab topo cross c1 c7 2Mbit/s c2 c9 500Kbit/s
+    ///   pipelab topo cross clear
+    Cross {
+        /// The topology's name.
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// `SRC DST RATE` triples (VN names or ids), or `clear`.
+        #[arg(required = true, num_args = 1..)]
+        demands: Vec<String>,
+    },
+    /// Run an experiment file: timed `exec`, `link`, `node` and `cross`
+    /// commands against a running topology (see README, "Topologies").
+    Run {
+        /// The topology's name.
+        #[arg(long, default_value = DEFAULT_NAME)]
+        name: String,
+        /// The experiment file.
+        script: PathBuf,
+    },
+}
+
+fn load(file: &Path) -> Result<Topology, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let name = file.display().to_string();
+    if name.ends_with(".toml") {
+        pipelab_topo::native::parse_toml(&text).map_err(|e| format!("{name}: {e}"))
+    } else {
+        pipelab_topo::gml::parse_gml(&text).map_err(|e| format!("{name}: {e}"))
+    }
+}
+
+fn summary(st: &live::TopoState) -> String {
+    format!(
+        "topology {} up: {} VNs in {} ({}), {} pipes, {} routes, {:.2} s, pid {}\n",
+        st.name,
+        st.vns.len(),
+        st.prefix,
+        st.distill,
+        st.pipes,
+        st.routes,
+        st.up_ms / 1e3,
+        st.pid
+    )
+}
+
+fn vn_table(st: &live::TopoState) -> String {
+    let mut s = String::from("vn\tid\taddress\tnetns\n");
+    for v in &st.vns {
+        s += &format!("{}\t{}\t{}\t{}\n", v.name, v.id, v.addr, v.netns);
+    }
+    s
+}
+
+/// Start `pipelab topo up ... --foreground` in the background and wait
+/// until its state file says forwarding runs.
+fn up_background(args: &[String], name: &str) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    if let Some(pid) = live::running(name) {
+        return Err(format!("topology '{name}' is already up (pid {pid})"));
+    }
+    std::fs::create_dir_all(live::STATE_DIR)
+        .map_err(|e| format!("cannot create {}: {e}", live::STATE_DIR))?;
+    let log_path = live::log_path(name);
+    let log = std::fs::File::create(&log_path)
+        .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+    let log2 = log
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find pipelab: {e}"))?;
+    let mut child = std::process::Command::new(exe)
+        .args(args)
+        .arg("--foreground")
+        .stdin(std::process::Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the emulator: {e}"))?;
+    let t0 = Instant::now();
+    loop {
+        if let Ok(st) = live::read_state(name) {
+            if st.pid == child.id() {
+                return Ok(summary(&st));
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            return Err(format!(
+                "the emulator exited ({status}): {}",
+                log.trim().lines().last().unwrap_or("no message")
+            ));
+        }
+        if t0.elapsed() > Duration::from_secs(600) {
+            let _ = child.kill();
+            let _ = live::down(name);
+            return Err("the topology did not come up within 600 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn run_script(name: &str, script: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(script)
+        .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
+    let file = script.display().to_string();
+    let steps = parse_script(&text).map_err(|e| format!("{file}: {e}"))?;
+    let st = live::read_state(name).map_err(|e| e.to_string())?;
+    // Check every name before starting anything.
+    for s in &steps {
+        match &s.action {
+            Action::Exec { vn, .. } if st.vn(vn).is_none() => {
+                return Err(format!("{file}: line {}: no VN '{vn}'", s.line));
+            }
+            Action::Control(c) => {
+                let w: Vec<&str> = c.split_whitespace().collect();
+                let ends = if w.first() == Some(&"link") { 3 } else { 2 };
+                let nodes = w.get(1..ends).unwrap_or_default();
+                if let Some(n) = nodes.iter().find(|n| !st.has_node(n)) {
+                    return Err(format!("{file}: line {}: no node '{n}'", s.line));
+                }
+            }
+            _ => {}
+        }
+    }
+    let t0 = Instant::now();
+    let mut children = Vec::new();
+    let mut failure = None;
+    for s in &steps {
+        let due = Duration::from_nanos(s.at.as_nanos());
+        if let Some(wait) = due.checked_sub(t0.elapsed()) {
+            std::thread::sleep(wait);
+        }
+        match &s.action {
+            Action::Exec { vn, command } => {
+                let mut cmd = std::process::Command::new("sh");
+                cmd.arg("-c").arg(command);
+                match live::spawn_in_vn(name, vn, cmd) {
+                    Ok(c) => children.push((s.line, c)),
+                    Err(e) => {
+                        failure = Some(format!("{file}: line {}: {e}", s.line));
+                        break;
+                    }
+                }
+            }
+            Action::Control(c) => match live::control(name, c) {
+                Ok(reply) => eprintln!("{:.3}s {c}: {reply}", t0.elapsed().as_secs_f64()),
+                Err(e) => {
+                    failure = Some(format!("{file}: line {}: {c}: {e}", s.line));
+                    break;
+                }
+            },
+        }
+    }
+    if failure.is_some() {
+        for (_, c) in &mut children {
+            let _ = c.kill();
+        }
+    }
+    let mut failed = Vec::new();
+    for (line, mut c) in children {
+        match c.wait() {
+            Ok(st) if st.success() => {}
+            Ok(st) => failed.push(format!("line {line}: {st}")),
+            Err(e) => failed.push(format!("line {line}: {e}")),
+        }
+    }
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    if !failed.is_empty() {
+        return Err(format!("{file}: commands failed: {}", failed.join(", ")));
+    }
+    Ok(format!(
+        "{file}: {} steps in {:.2} s\n",
+        steps.len(),
+        t0.elapsed().as_secs_f64()
+    ))
+}
+
+fn state_word(s: &str) -> Result<&str, String> {
+    match s {
+        "up" | "down" => Ok(s),
+        _ => Err(format!(
+            "state '{s}': expected 'down', 'up' or 'set ATTR VALUE...'"
+        )),
+    }
 }
 
 /// Run a topo command.
 pub fn run(cmd: TopoCmd) -> Result<String, String> {
     match cmd {
         TopoCmd::Distill { file, mode } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            let name = file.display().to_string();
-            let topo = if name.ends_with(".toml") {
-                pipelab_topo::native::parse_toml(&text).map_err(|e| format!("{name}: {e}"))?
-            } else {
-                pipelab_topo::gml::parse_gml(&text).map_err(|e| format!("{name}: {e}"))?
-            };
+            let topo = load(&file)?;
             let mode: Mode = mode.parse().map_err(|e| format!("--mode '{mode}': {e}"))?;
             Ok(distill_report(&topo, mode))
         }
+        TopoCmd::Up {
+            file,
+            distill,
+            prefix,
+            name,
+            foreground,
+            threads,
+            seed,
+        } => {
+            live::check_name(&name).map_err(|e| e.to_string())?;
+            let topology = load(&file)?;
+            let mode: Mode = distill
+                .parse()
+                .map_err(|e| format!("--distill '{distill}': {e}"))?;
+            let prefix_v = live::parse_prefix(&prefix).map_err(|e| format!("--prefix: {e}"))?;
+            live::plan(&name, &topology, prefix_v)
+                .map_err(|e| format!("{}: {e}", file.display()))?;
+            if !foreground {
+                let args: Vec<String> = vec![
+                    "topo".into(),
+                    "up".into(),
+                    file.display().to_string(),
+                    "--distill".into(),
+                    distill,
+                    "--prefix".into(),
+                    prefix,
+                    "--name".into(),
+                    name.clone(),
+                    "--threads".into(),
+                    threads.to_string(),
+                    "--seed".into(),
+                    seed.to_string(),
+                ];
+                return up_background(&args, &name);
+            }
+            let opts = live::UpOptions {
+                name,
+                topology,
+                file: std::fs::canonicalize(&file)
+                    .unwrap_or(file)
+                    .display()
+                    .to_string(),
+                mode,
+                prefix: prefix_v,
+                runner: RunnerOptions {
+                    seed,
+                    ..RunnerOptions::default()
+                },
+                threads,
+            };
+            live::serve(opts, |st| {
+                eprint!("{}", summary(st));
+            })
+            .map_err(|e| e.to_string())?;
+            Ok(String::new())
+        }
+        TopoCmd::Down { name } => {
+            let r = live::down(&name).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "topology {name} down: emulator {}, {} namespaces removed, {} processes killed\n",
+                if r.killed_emulator {
+                    "killed"
+                } else if r.stopped {
+                    "stopped"
+                } else {
+                    "not running"
+                },
+                r.namespaces,
+                r.killed_processes
+            ))
+        }
+        TopoCmd::Exec { name, vn, command } => Err(live::exec(&name, &vn, &command).to_string()),
+        TopoCmd::List => {
+            let mut s = String::new();
+            for st in live::list() {
+                s += &summary(&st);
+            }
+            Ok(s)
+        }
+        TopoCmd::Status { name, json } => {
+            let st = live::read_state(&name).map_err(|e| e.to_string())?;
+            let status = live::control(&name, "status").map_err(|e| e.to_string())?;
+            if json {
+                let v: serde_json::Value =
+                    serde_json::from_str(&status).map_err(|e| e.to_string())?;
+                let out = serde_json::json!({ "state": st, "status": v });
+                return Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&out).unwrap_or_default()
+                ));
+            }
+            Ok(format!("{}{}{status}\n", summary(&st), vn_table(&st)))
+        }
+        TopoCmd::Link {
+            name,
+            a,
+            b,
+            state,
+            attrs,
+        } => {
+            let cmd = if state == "set" && !attrs.is_empty() {
+                format!("link {a} {b} set {}", attrs.join(" "))
+            } else if !attrs.is_empty() {
+                return Err(format!("unexpected '{}' after '{state}'", attrs.join(" ")));
+            } else {
+                format!("link {a} {b} {}", state_word(&state)?)
+            };
+            live::control(&name, &cmd)
+                .map(|r| r + "\n")
+                .map_err(|e| e.to_string())
+        }
+        TopoCmd::Node { name, node, state } => {
+            let s = state_word(&state)?;
+            live::control(&name, &format!("node {node} {s}"))
+                .map(|r| r + "\n")
+                .map_err(|e| e.to_string())
+        }
+        TopoCmd::Cross { name, demands } => {
+            live::control(&name, &format!("cross {}", demands.join(" ")))
+                .map(|r| r + "\n")
+                .map_err(|e| e.to_string())
+        }
+        TopoCmd::Run { name, script } => run_script(&name, &script),
     }
 }

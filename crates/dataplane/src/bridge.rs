@@ -4,15 +4,24 @@
 //!
 //! Every frame that arrives on one port is classified by the rules of the
 //! configuration (any ethertype: non-IP frames match rules that need no IP
-//! field) and sent through the chosen pipe, then out of the other port.
+//! field) and sent through the chosen pipe or flow queue, then out of the
+//! other port. The engine is built by [`pipelab_sim::build_engine`], as for
+//! `pipelab sim`: schedulers (`sched N`), flow queues (`queue N`) and masks
+//! work on live frames as they do in virtual time.
 //! Rules see the frame as `in`, received on its port (`recv`) and to be
 //! transmitted on the other (`xmit`); `via` matches either. The link charges the IP packet's length
 //! (Dummynet's L3 accounting), or the frame less its Ethernet header for
 //! non-IP frames. GRO is turned off on both ports for the run (the kernel
 //! would otherwise merge segments into super-frames) and restored on exit,
 //! also on Ctrl-C.
+//!
+//! Backends ([`Backend`]): AF_XDP where it can be set up (an XDP program
+//! redirecting every frame to an AF_XDP socket, native XDP where the driver
+//! allows, else generic), else AF_PACKET with one log line saying why; or
+//! either one forced. Each port chooses on its own.
 
 use crate::backends::af_packet::AfPacket;
+use crate::backends::af_xdp::AfXdp;
 use crate::backends::ethtool::{self, Offload};
 use crate::backends::Port;
 use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
@@ -20,18 +29,37 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use pipelab_classify::frame::FrameInfo;
 use pipelab_classify::{Classifier, Decision, Direction};
-use pipelab_engine::{Duration, Engine, PipeConfig, RouteId};
+use pipelab_engine::engine::QueueId;
+use pipelab_engine::{Duration, RouteId};
+use pipelab_sim::Built;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::AsFd;
 
+/// Which backend moves the frames of a bridge port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// AF_XDP if it can be set up on the port, else AF_PACKET (with one
+    /// log line on stderr saying why).
+    #[default]
+    Auto,
+    /// AF_XDP or an error.
+    AfXdp,
+    /// AF_PACKET with its TPACKET_V2 ring.
+    AfPacket,
+}
+
 /// What `pipelab bridge` needs.
 pub struct BridgeOptions {
     /// The two interfaces.
     pub ports: [String; 2],
-    /// Pipes by number, already built (files loaded).
-    pub pipes: Vec<(u32, PipeConfig)>,
+    /// The backend of both ports.
+    pub backend: Backend,
+    /// The engine built from the configuration (pipes, schedulers, masks,
+    /// flow queues), with its routes and queue ids by number; its options
+    /// should be [`RunnerOptions::engine_options`] of `runner`.
+    pub built: Built,
     /// The compiled rules.
     pub classifier: Classifier,
     /// Runner settings.
@@ -53,13 +81,34 @@ pub struct BridgeReport {
     pub lateness: Lateness,
     /// Per-port counters.
     pub ports: Vec<(String, crate::backends::PortStats)>,
+    /// Per-port backend in use: "af_packet", "af_xdp native" or
+    /// "af_xdp generic".
+    pub backends: Vec<(String, String)>,
     /// Per-rule counters: (number, packets, bytes).
     pub rules: Vec<(u32, u64, u64)>,
+    /// Per flow queue (`queue N`) counters, in number order.
+    pub queues: Vec<QueueCounters>,
+}
+
+/// Counters of one flow queue over the run (all its instances).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct QueueCounters {
+    /// The queue's number.
+    pub id: u32,
+    /// Packets offered to it.
+    pub arrivals: u64,
+    /// Packets it dropped (full).
+    pub drops: u64,
+    /// Packets its scheduler served.
+    pub served: u64,
+    /// Bytes its scheduler served.
+    pub served_bytes: u64,
 }
 
 struct BridgeSteer {
     classifier: Classifier,
     routes: BTreeMap<u32, RouteId>,
+    queues: BTreeMap<u32, QueueId>,
 }
 
 impl Steering for BridgeSteer {
@@ -75,9 +124,13 @@ impl Steering for BridgeSteer {
         let m = self.classifier.classify(&view, 0);
         let s = match m.decision {
             Decision::Allow => Steer::Pass { out },
-            Decision::Deny | Decision::Queue(_) => Steer::Drop,
+            Decision::Deny => Steer::Drop,
             Decision::Pipe(n) => match self.routes.get(&n) {
                 Some(&route) => Steer::Pipe { route, out },
+                None => Steer::Drop,
+            },
+            Decision::Queue(n) => match self.queues.get(&n) {
+                Some(&queue) => Steer::Queue { queue, out },
                 None => Steer::Drop,
             },
         };
@@ -96,6 +149,35 @@ impl Drop for OffloadGuard {
     }
 }
 
+/// Open one port with `backend`: the port and a name for its backend.
+fn open_port(name: &str, backend: Backend) -> io::Result<(Box<dyn Port>, String)> {
+    let xdp = |x: AfXdp| {
+        let kind = match x.mode() {
+            crate::backends::af_xdp::XdpMode::Native => "af_xdp native",
+            crate::backends::af_xdp::XdpMode::Generic => "af_xdp generic",
+        };
+        (Box::new(x) as Box<dyn Port>, kind.to_string())
+    };
+    let packet = || -> io::Result<(Box<dyn Port>, String)> {
+        let p =
+            AfPacket::open(name).map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+        Ok((Box::new(p), "af_packet".to_string()))
+    };
+    match backend {
+        Backend::AfPacket => packet(),
+        Backend::AfXdp => AfXdp::open(name)
+            .map(xdp)
+            .map_err(|e| io::Error::new(e.kind(), format!("AF_XDP on {name}: {e}"))),
+        Backend::Auto => match AfXdp::open(name) {
+            Ok(x) => Ok(xdp(x)),
+            Err(e) => {
+                eprintln!("pipelab: AF_XDP unavailable on {name} ({e}): using AF_PACKET");
+                packet()
+            }
+        },
+    }
+}
+
 /// Run the bridge until SIGINT/SIGTERM or `duration`.
 pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     if opts.ports[0] == opts.ports[1] {
@@ -104,15 +186,12 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
             "the two ports must differ",
         ));
     }
-    let mut engine = Engine::new(Runner::<BridgeSteer>::engine_options(&opts.runner));
-    let mut routes = BTreeMap::new();
-    for (id, cfg) in &opts.pipes {
-        let idx = engine.add_pipe_with_stage(cfg.clone(), *id as u64);
-        let r = engine
-            .pipe_route(idx)
-            .ok_or_else(|| io::Error::other("no route"))?;
-        routes.insert(*id, r);
-    }
+    let Built {
+        engine,
+        routes,
+        queues,
+        ..
+    } = opts.built;
     let mut guard = OffloadGuard(Vec::new());
     for p in &opts.ports {
         if ethtool::get(p, Offload::Gro).unwrap_or(false)
@@ -121,12 +200,20 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
             guard.0.push(p.clone());
         }
     }
-    let a = AfPacket::open(&opts.ports[0])?;
-    let b = AfPacket::open(&opts.ports[1])?;
-    let ports: Vec<Box<dyn Port>> = vec![Box::new(a), Box::new(b)];
+    let mut ports: Vec<Box<dyn Port>> = Vec::new();
+    let mut backends = Vec::new();
+    for name in &opts.ports {
+        let (port, kind) = open_port(name, opts.backend)?;
+        if opts.verbose {
+            eprintln!("pipelab: {name}: {kind}");
+        }
+        ports.push(port);
+        backends.push((name.clone(), kind));
+    }
     let steer = BridgeSteer {
         classifier: opts.classifier,
         routes,
+        queues,
     };
     let mut runner = Runner::new(engine, ports, steer, opts.runner);
 
@@ -139,24 +226,51 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     let start = runner.clock().now();
     let end = opts.duration.map(|d| start + d);
     let mut stop = false;
-    runner.run_until(Some(sfd.as_fd()), |r| {
-        if matches!(sfd.read_signal(), Ok(Some(_))) {
-            stop = true;
-        }
-        stop || end.is_some_and(|e| r.clock().now() >= e)
-    })?;
-    runner.drain(Duration::from_secs(1))?;
+    // A port lost (its interface deleted) ends the run: the report is
+    // still written, then the error names the port.
+    let mut failure = runner
+        .run_until(Some(sfd.as_fd()), |r| {
+            if matches!(sfd.read_signal(), Ok(Some(_))) {
+                stop = true;
+            }
+            stop || end.is_some_and(|e| r.clock().now() >= e)
+        })
+        .err();
+    if failure.is_none() {
+        failure = runner.drain(Duration::from_secs(1)).err();
+    }
     let _ = mask.thread_unblock();
+    let queue_ids: Vec<(u32, QueueId)> = runner
+        .steering()
+        .queues
+        .iter()
+        .map(|(&n, &q)| (n, q))
+        .collect();
+    let queues = queue_ids
+        .into_iter()
+        .filter_map(|(id, q)| {
+            let f = runner.engine().queue_stats(q)?.flows;
+            Some(QueueCounters {
+                id,
+                arrivals: f.arrivals,
+                drops: f.drops,
+                served: f.served,
+                served_bytes: f.served_bytes,
+            })
+        })
+        .collect();
     let report = BridgeReport {
         stats: runner.stats(),
         lateness: runner.lateness(),
         ports: runner.port_stats(),
+        backends,
         rules: runner
             .steering()
             .classifier
             .rules()
             .map(|(n, _, c)| (n, c.packets, c.bytes))
             .collect(),
+        queues,
     };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     if opts.verbose {
@@ -167,5 +281,8 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     }
     drop(runner);
     drop(guard);
-    Ok(report)
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
 }

@@ -17,6 +17,13 @@
 //! the ports' `rx_dropped`), or here when the buffer cap is reached
 //! (`memory`). Nothing is ever silently delayed.
 //!
+//! Every frame the emulator drops (queue, loss, AQM, link, memory, rule)
+//! is handed back to the port it came from ([`Port::discard`]), so that a
+//! port whose frames stand for packets the kernel holds (NFQUEUE) releases
+//! each with a drop verdict; before steering, the port adds what it knows
+//! beyond the frame's bytes ([`Port::annotate`]: direction, interfaces,
+//! owning uid).
+//!
 //! Accounting, checked by the tests: `received = delivered + dropped (by
 //! reason: queue, loss, aqm, link, memory, rule, tx) + inside`, with copies from duplication counted as received.
 
@@ -26,10 +33,10 @@ use crate::clock::Clock;
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::{parse_ethernet, FrameInfo};
-use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output};
+use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output, QueueId};
 use pipelab_engine::models::flip_bit;
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};
-use pipelab_engine::{Duration, Engine, Packet, RouteId, Verdict};
+use pipelab_engine::{Duration, Engine, Instant, Packet, RouteId, Verdict};
 use rand::Rng;
 use serde::Serialize;
 use std::io;
@@ -52,6 +59,14 @@ pub enum Steer {
         /// Output port index.
         out: usize,
     },
+    /// Put it in flow queue `queue` (ipfw `queue N`), served by its
+    /// pipe's scheduler, then out of port `out`.
+    Queue {
+        /// The engine's flow queue.
+        queue: QueueId,
+        /// Output port index.
+        out: usize,
+    },
 }
 
 /// Decides the fate of each received frame (the classifier, or a fixed
@@ -71,6 +86,17 @@ pub struct RunnerOptions {
     pub mem_cap: u64,
     /// Seed of every random decision.
     pub seed: u64,
+}
+
+impl RunnerOptions {
+    /// Engine options for a live run with these settings: as many packets
+    /// as the memory cap holds buffers, and the seed.
+    pub fn engine_options(&self) -> EngineOptions {
+        EngineOptions {
+            max_packets: (self.mem_cap / BUF_SIZE as u64).clamp(1, u32::MAX as u64) as u32,
+            seed: self.seed,
+        }
+    }
 }
 
 impl Default for RunnerOptions {
@@ -133,6 +159,8 @@ pub struct Runner<S: Steering> {
     bufs: BufferPool,
     /// Outstanding engine outputs per buffer (duplicates share a buffer).
     refs: Vec<u8>,
+    /// The port each buffer's frame came from (for [`Port::discard`]).
+    origin: Vec<u16>,
     steer: S,
     lateness: Histogram<u64>,
     stats: RunnerStats,
@@ -175,6 +203,7 @@ impl<S: Steering> Runner<S> {
             ports,
             bufs: BufferPool::with_cap(opts.mem_cap),
             refs: Vec::new(),
+            origin: Vec::new(),
             steer,
             lateness: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
@@ -188,10 +217,7 @@ impl<S: Steering> Runner<S> {
 
     /// Engine options for a live run with this memory cap.
     pub fn engine_options(opts: &RunnerOptions) -> EngineOptions {
-        EngineOptions {
-            max_packets: (opts.mem_cap / BUF_SIZE as u64).clamp(1, u32::MAX as u64) as u32,
-            seed: opts.seed,
-        }
+        opts.engine_options()
     }
 
     /// The engine (for stats and reconfiguration).
@@ -248,6 +274,14 @@ impl<S: Steering> Runner<S> {
         }
     }
 
+    /// Tell the port a frame came from that the emulator dropped it.
+    fn discard(&mut self, buf: u32) {
+        let p = self.origin.get(buf as usize).copied().unwrap_or(0) as usize;
+        if let Some(port) = self.ports.get_mut(p) {
+            port.discard(self.bufs.frame(buf));
+        }
+    }
+
     fn release(&mut self, buf: u32) {
         let r = &mut self.refs[buf as usize];
         *r = r.saturating_sub(1);
@@ -269,7 +303,10 @@ impl<S: Steering> Runner<S> {
                     self.stats.received += 1;
                     continue;
                 }
-                Fate::Dropped { reason, .. } => self.count_drop(reason),
+                Fate::Dropped { reason, .. } => {
+                    self.count_drop(reason);
+                    self.discard(buf);
+                }
                 Fate::Delivered => {
                     if o.pkt.flags & Packet::CE != 0 {
                         crate::ecn::mark_ce(self.bufs.frame_mut(buf));
@@ -312,6 +349,30 @@ impl<S: Steering> Runner<S> {
         }
     }
 
+    /// The engine's packet for the frame in `buf`, bound for port `out`,
+    /// after serving what fell due by `now`.
+    fn packet(&mut self, now: Instant, buf: u32, len: u32, out: usize, info: &FrameInfo) -> Packet {
+        let mut pkt = Packet::new(len);
+        pkt.buf = buf;
+        pkt.flow = out as u32;
+        pkt.born = now;
+        pkt.key = info.view.key;
+        if info.ecn != 0 {
+            pkt.flags |= Packet::ECT;
+        }
+        self.engine.advance(now, &mut self.out);
+        pkt
+    }
+
+    /// Count and release the frame in `buf` if the engine refused it.
+    fn refused(&mut self, buf: u32, v: Verdict) {
+        if let Verdict::Dropped(r) = v {
+            self.count_drop(r);
+            self.discard(buf);
+            self.release(buf);
+        }
+    }
+
     /// Read every waiting frame from every port and offer it to the engine.
     fn receive(&mut self) -> io::Result<()> {
         for p in 0..self.ports.len() {
@@ -322,9 +383,10 @@ impl<S: Steering> Runner<S> {
                     // At the cap: drain the kernel's frame and count it.
                     let mut scratch = [0u8; BUF_SIZE];
                     match self.ports[p].recv(&mut scratch)? {
-                        Some(_) => {
+                        Some(n) => {
                             self.stats.received += 1;
                             self.stats.dropped_memory += 1;
+                            self.ports[p].discard(&scratch[..n.min(BUF_SIZE)]);
                             continue;
                         }
                         None => break,
@@ -346,13 +408,19 @@ impl<S: Steering> Runner<S> {
                     self.refs.resize(buf as usize + 1, 0);
                 }
                 self.refs[buf as usize] = 1;
+                if self.origin.len() <= buf as usize {
+                    self.origin.resize(buf as usize + 1, 0);
+                }
+                self.origin[buf as usize] = p as u16;
                 self.stats.received += 1;
                 let now = self.clock.now();
-                let info = parse_ethernet(self.bufs.frame(buf));
+                let mut info = parse_ethernet(self.bufs.frame(buf));
+                self.ports[p].annotate(&mut info.view);
                 let (steer, len) = self.steer.steer(p, &info);
                 match steer {
                     Steer::Drop => {
                         self.stats.dropped_rule += 1;
+                        self.discard(buf);
                         self.release(buf);
                     }
                     Steer::Pass { out } => {
@@ -368,24 +436,29 @@ impl<S: Steering> Runner<S> {
                         self.release(buf);
                     }
                     Steer::Pipe { route, out } => {
-                        let mut pkt = Packet::new(len);
-                        pkt.buf = buf;
-                        pkt.flow = out as u32;
-                        pkt.born = now;
-                        pkt.key = info.view.key;
-                        if info.ecn != 0 {
-                            pkt.flags |= Packet::ECT;
-                        }
-                        self.engine.advance(now, &mut self.out);
-                        if let Verdict::Dropped(r) = self.engine.enqueue(now, pkt, route) {
-                            self.count_drop(r);
-                            self.release(buf);
-                        }
+                        let pkt = self.packet(now, buf, len, out, &info);
+                        let v = self.engine.enqueue(now, pkt, route);
+                        self.refused(buf, v);
+                    }
+                    Steer::Queue { queue, out } => {
+                        let pkt = self.packet(now, buf, len, out, &info);
+                        let v = self.engine.enqueue_to_queue(now, pkt, queue);
+                        self.refused(buf, v);
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Hand every port's queued transmissions to the kernel; frames that
+    /// could not go after all move from `delivered` to `dropped_tx`.
+    fn flush_ports(&mut self) {
+        for p in &mut self.ports {
+            let failed = p.flush().min(self.stats.delivered);
+            self.stats.delivered -= failed;
+            self.stats.dropped_tx += failed;
+        }
     }
 
     /// Serve, receive, and wait until there is work or `limit` passes.
@@ -394,6 +467,7 @@ impl<S: Steering> Runner<S> {
         self.serve();
         self.receive()?;
         self.serve();
+        self.flush_ports();
         let now = self.clock.now();
         let wake = self
             .engine

@@ -39,6 +39,9 @@ pub struct ShellOptions {
     pub uplink: PipeConfig,
     /// The pipe from the host to the namespace.
     pub downlink: PipeConfig,
+    /// Both directions cross one pipe, `uplink` (a shared channel, as
+    /// netconfig's `SHARED`); `downlink` is then unused.
+    pub shared: bool,
     /// Runner settings.
     pub runner: RunnerOptions,
     /// The command and its arguments; empty runs `$SHELL` (or /bin/sh).
@@ -196,7 +199,11 @@ pub fn run_shell(opts: ShellOptions) -> io::Result<i32> {
 
     let mut engine = Engine::new(Runner::<ShellSteer>::engine_options(&opts.runner));
     let up = engine.add_pipe_with_stage(opts.uplink.clone(), 1);
-    let down = engine.add_pipe_with_stage(opts.downlink.clone(), 2);
+    let down = if opts.shared {
+        up
+    } else {
+        engine.add_pipe_with_stage(opts.downlink.clone(), 2)
+    };
     let steer = ShellSteer {
         up: engine
             .pipe_route(up)

@@ -28,9 +28,13 @@ fn wireless_cfg() -> PipeConfig {
         "wireless 802.11b rate 11Mbit/s snr 8dB netload 1% collision 0.06",
     )
     .expect("wireless");
-    PipeConfig::new(Rate::UNLIMITED, Duration::from_millis(2), QueueLimit::Slots(1000))
-        .and_then(|c| c.with_wireless(w))
-        .expect("config")
+    PipeConfig::new(
+        Rate::UNLIMITED,
+        Duration::from_millis(2),
+        QueueLimit::Slots(1000),
+    )
+    .and_then(|c| c.with_wireless(w))
+    .expect("config")
 }
 
 /// Offer one 1000-byte packet every `gap` ns round-robin over `routes`,

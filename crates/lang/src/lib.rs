@@ -34,6 +34,7 @@
 pub mod ast;
 pub mod error;
 pub mod lexer;
+pub mod netconfig;
 pub mod parser;
 pub mod state;
 pub mod traffic;
@@ -45,8 +46,9 @@ pub use ast::{
     NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
     UserMatch,
 };
-pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec};
+pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessSpec};
 pub use error::{ParseError, Spanned};
+pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
 pub use parser::{parse_line, parse_script};
 pub use state::{ApplyError, Config, Outcome, ScriptError, Table};
 pub use traffic::{parse_traffic, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec};

@@ -8,6 +8,8 @@
 //!
 //! * [`source`]: the traffic generators (CBR, Poisson, on/off), one seeded
 //!   generator each.
+//! * [`build`]: builds an engine from a [`pipelab_lang::Config`] (pipes,
+//!   schedulers, masks, flow queues); `pipelab bridge` uses it too.
 //! * [`run`]: builds an engine and a classifier from a [`pipelab_lang::Config`],
 //!   merges the sources, walks each packet through the rules (and back in,
 //!   with `one_pass 0`) and collects what happened to it.
@@ -21,10 +23,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod build;
 pub mod report;
 pub mod run;
 pub mod source;
 
+pub use build::{build_engine, BuildError, Built};
 pub use report::{
     DelayStats, FlowReport, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport,
     QueueReport, Report, RuleReport,

@@ -16,11 +16,9 @@ use crate::report::{
 use crate::source::Source;
 use pipelab_classify::{Classifier, Decision, Direction, PacketView};
 use pipelab_engine::engine::{DropReason, EngineOptions, Fate, InstanceStats, Output, QueueId};
-use pipelab_engine::mask::{max_instances, DEFAULT_BUCKETS};
 use pipelab_engine::rng::{stage_rng, StageKind};
-use pipelab_engine::sched::SchedConfig;
-use pipelab_engine::{Engine, FlowKey, Instant, Packet, PipeIdx, RouteId, Verdict};
-use pipelab_lang::{ApplyError, Config, TrafficProto, TrafficSpec};
+use pipelab_engine::{Engine, FlowKey, Instant, Packet, RouteId, Verdict};
+use pipelab_lang::{Config, TrafficProto, TrafficSpec};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
@@ -77,6 +75,15 @@ impl fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
+
+impl From<crate::build::BuildError> for SimError {
+    fn from(e: crate::build::BuildError) -> SimError {
+        match e {
+            crate::build::BuildError::Pipe { id, reason } => SimError::Pipe { id, reason },
+            crate::build::BuildError::Unsupported(s) => SimError::Unsupported(s),
+        }
+    }
+}
 
 /// Bits of a packet's `tag` that count passes through the classifier.
 const PASS_SHIFT: u32 = 48;
@@ -220,77 +227,19 @@ pub fn simulate_with_loader(
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
     }
-    if let Some((n, q)) = config.queues.iter().find(|(_, q)| q.aqm.is_some()) {
-        return Err(SimError::Unsupported(format!(
-            "queue {n}: '{}': queue management on a flow queue is not supported yet (give it to the pipe)",
-            q.aqm.as_ref().map(ToString::to_string).unwrap_or_default()
-        )));
-    }
-    if let Some(e) = config.check_references().into_iter().find(|e| {
-        matches!(
-            e,
-            ApplyError::SchedWithoutPipe { .. } | ApplyError::QueueTargetNotConfigured { .. }
-        )
-    }) {
-        return Err(SimError::Unsupported(e.to_string()));
-    }
-    let mut engine = Engine::new(EngineOptions {
-        max_packets: opts.max_packets,
-        seed: opts.seed,
-    });
-    let mut routes = BTreeMap::new();
-    let mut pipe_ids: Vec<(u32, PipeIdx)> = Vec::new();
-    for (&id, spec) in &config.pipes {
-        let cfg = spec.to_config_with(load).map_err(|e| SimError::Pipe {
-            id,
-            reason: e.to_string(),
-        })?;
-        let sched = match config.scheds.get(&id) {
-            Some(s) => Some(s.to_config().map_err(|e| SimError::Pipe {
-                id,
-                reason: format!("sched {id}: {e}"),
-            })?),
-            // A pipe that feeds queues has ipfw's implicit FIFO scheduler.
-            None => config
-                .queues
-                .values()
-                .any(|q| q.target.number() == id)
-                .then(SchedConfig::default),
-        };
-        let idx = match sched {
-            Some(s) => engine.add_scheduled_pipe(cfg, s, id as u64),
-            None => engine.add_pipe_with_stage(cfg, id as u64),
-        };
-        if let Some(m) = &spec.mask {
-            let max = max_instances(spec.buckets.unwrap_or(DEFAULT_BUCKETS));
-            engine
-                .set_pipe_mask(idx, m.to_mask(), max)
-                .map_err(|e| SimError::Pipe {
-                    id,
-                    reason: e.to_string(),
-                })?;
-        }
-        let route = engine.pipe_route(idx).ok_or_else(|| SimError::Pipe {
-            id,
-            reason: "internal: no route".into(),
-        })?;
-        routes.insert(id, route);
-        pipe_ids.push((id, idx));
-    }
-    let mut queues = BTreeMap::new();
-    for (&n, q) in &config.queues {
-        let target = q.target.number();
-        let unsupported = |reason: String| SimError::Unsupported(format!("queue {n}: {reason}"));
-        let Some(&(_, idx)) = pipe_ids.iter().find(|(id, _)| *id == target) else {
-            return Err(unsupported(format!("{} is not configured", q.target)));
-        };
-        let spec = q.to_flow_spec().map_err(|e| unsupported(e.to_string()))?;
-        let max = max_instances(q.buckets.unwrap_or(DEFAULT_BUCKETS));
-        let id = engine
-            .add_queue(idx, spec, q.mask.map(|m| m.to_mask()), max)
-            .map_err(|e| unsupported(e.to_string()))?;
-        queues.insert(n, id);
-    }
+    let crate::build::Built {
+        engine,
+        routes,
+        pipes: pipe_ids,
+        queues,
+    } = crate::build::build_engine(
+        config,
+        EngineOptions {
+            max_packets: opts.max_packets,
+            seed: opts.seed,
+        },
+        load,
+    )?;
     let ctx = pipelab_classify::Context {
         tables: config.tables.clone(),
         ..Default::default()

@@ -16,6 +16,8 @@
 //!   cache with on-demand Dijkstra; link and node faults with recomputation.
 //! * **Assign** ([`assign`], §2.1): pipes to cores by ModelNet's greedy
 //!   k-clusters, or by a balanced partitioner that cuts fewer routes.
+//! * **Run** ([`script`]): experiment files of timed commands for
+//!   `pipelab topo run`.
 //! * **Bind** ([`bridge`]): build a [`pipelab_engine::Engine`] whose pipes
 //!   and routes are the distilled topology's, so packets cross it in
 //!   virtual or real time by reference (§2.2).
@@ -31,12 +33,14 @@
 
 pub mod assign;
 pub mod bridge;
+pub mod cross;
 pub mod distill;
 pub mod gen;
 pub mod gml;
 pub mod model;
 pub mod native;
 pub mod route;
+pub mod script;
 
 pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
 pub use bridge::{build_engine, EngineRoutes};

@@ -507,6 +507,23 @@ impl Network {
         self.recompute(false)
     }
 
+    /// Change the attributes of the link(s) between node ids `a` and `b`
+    /// with `f`, and recompute pipes and routes (a collapsed pipe takes
+    /// the new attributes of the links it stands for; routes by delay may
+    /// move).
+    pub fn set_link(
+        &mut self,
+        a: u64,
+        b: u64,
+        f: impl Fn(&mut crate::model::Link),
+    ) -> Result<Change, TopoError> {
+        for i in self.links_between(a, b)? {
+            f(&mut self.topo.links[i]);
+        }
+        self.topo.validate()?;
+        self.recompute(false)
+    }
+
     /// Fail node `id` (all its links), and reroute.
     pub fn node_down(&mut self, id: u64) -> Result<Change, TopoError> {
         let n = self.node(id)?;

@@ -11,7 +11,12 @@
 //! would add up to a millisecond of delay to sparse traffic, beyond the
 //! delay-precision target. V2 releases every frame at once.
 //!
-//! Transmission is one `send` per frame on the bound socket.
+//! Transmission is batched too, through a TPACKET_V2 transmit ring on the
+//! same socket: [`Port::send`] copies the frame into the next free slot
+//! and marks it for sending; [`Port::flush`] (the runner calls it after
+//! each round of departures) hands every marked slot to the kernel with
+//! one `send` of no data. If that fails (interface down or gone) the
+//! marked slots are taken back and counted as not transmitted.
 //!
 //! Details a forwarding plane must get right:
 //! * `PACKET_IGNORE_OUTGOING`: the socket does not see frames leaving its
@@ -34,6 +39,12 @@ const FRAME_SIZE: usize = 4096;
 const BLOCK_SIZE: usize = 1 << 20;
 const BLOCK_NR: usize = 8;
 const FRAME_NR: usize = BLOCK_SIZE / FRAME_SIZE * BLOCK_NR;
+/// Blocks of the transmit ring (256 slots each).
+const TX_BLOCK_NR: usize = 2;
+const TX_FRAME_NR: usize = BLOCK_SIZE / FRAME_SIZE * TX_BLOCK_NR;
+/// Where the frame starts in a transmit slot: TPACKET2_HDRLEN less the
+/// sockaddr_ll, i.e. the header rounded up to TPACKET_ALIGNMENT.
+const TX_DATA: usize = 32;
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
@@ -63,6 +74,12 @@ pub struct AfPacket {
     ring: NonNull<u8>,
     ring_len: usize,
     cur: usize,
+    /// Next transmit slot to fill.
+    tx_cur: usize,
+    /// Slots marked for sending since the last flush.
+    tx_marked: usize,
+    /// Frames `send` accepted that could not go, since the last flush.
+    tx_failed: u64,
     name: String,
     stats: PortStats,
     /// Frames larger than a ring slot (dropped).
@@ -109,7 +126,15 @@ impl AfPacket {
             tp_frame_nr: FRAME_NR as u32,
         };
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
-        let ring_len = BLOCK_SIZE * BLOCK_NR;
+        let txreq = libc::tpacket_req {
+            tp_block_size: BLOCK_SIZE as u32,
+            tp_block_nr: TX_BLOCK_NR as u32,
+            tp_frame_size: FRAME_SIZE as u32,
+            tp_frame_nr: TX_FRAME_NR as u32,
+        };
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
+        // One mapping: the receive ring, then the transmit ring.
+        let ring_len = BLOCK_SIZE * (BLOCK_NR + TX_BLOCK_NR);
         // SAFETY: maps the ring the kernel just allocated for this socket;
         // length and flags are the ones PACKET_RX_RING requires.
         let p = unsafe {
@@ -132,6 +157,9 @@ impl AfPacket {
             ring,
             ring_len,
             cur: 0,
+            tx_cur: 0,
+            tx_marked: 0,
+            tx_failed: 0,
             name: ifname.to_string(),
             stats: PortStats::default(),
             rx_oversize: 0,
@@ -163,6 +191,86 @@ impl AfPacket {
     fn slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
         // SAFETY: `i < FRAME_NR`, so the offset stays inside the mapping.
         unsafe { self.ring.as_ptr().add(i * FRAME_SIZE) as *mut libc::tpacket2_hdr }
+    }
+
+    /// Take the socket's pending error (which would otherwise keep `poll`
+    /// reporting `POLLERR`, and the runner spinning): the interface went
+    /// down (ENETDOWN, cleared here; the ring resumes when it is up again)
+    /// or was deleted (an error naming it).
+    fn check_error(&mut self) -> io::Result<()> {
+        let mut err: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `err` and `len` are valid for writes of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                &mut err as *mut libc::c_int as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if rc == 0 && err != 0 && nix::net::if_::if_nametoindex(self.name.as_str()).is_err() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("interface {} was deleted", self.name),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The transmit slot header at position `i`.
+    fn tx_slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
+        // SAFETY: `i < TX_FRAME_NR` and the transmit ring follows the
+        // receive ring's FRAME_NR slots in the mapping.
+        unsafe { self.ring.as_ptr().add((FRAME_NR + i) * FRAME_SIZE) as *mut libc::tpacket2_hdr }
+    }
+
+    fn tx_status(&self, i: usize) -> u32 {
+        // SAFETY: a slot header inside the live mapping; the status word
+        // is read volatile because the kernel writes it.
+        unsafe { std::ptr::read_volatile(&(*self.tx_slot(i)).tp_status) }
+    }
+
+    /// Ask the kernel to send every marked slot. On failure, take back the
+    /// slots it left marked and count them in `tx_failed`.
+    fn kick(&mut self) {
+        if self.tx_marked == 0 {
+            return;
+        }
+        // SAFETY: send with no data: the TX ring request ("send what is
+        // marked"); the kernel reads only the ring.
+        let rc =
+            unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+        let marked = std::mem::take(&mut self.tx_marked);
+        if rc >= 0 {
+            return;
+        }
+        // The kernel stopped at its head slot, the oldest still marked;
+        // everything from there on is taken back, and the next frame goes
+        // into that slot, where the kernel will look first.
+        let n = marked.min(TX_FRAME_NR);
+        let first = (1..=n).rev().find(|&k| {
+            let i = (self.tx_cur + TX_FRAME_NR - k) % TX_FRAME_NR;
+            let st = self.tx_status(i);
+            st == libc::TP_STATUS_SEND_REQUEST || st == libc::TP_STATUS_WRONG_FORMAT
+        });
+        let Some(first) = first else { return };
+        let head = (self.tx_cur + TX_FRAME_NR - first) % TX_FRAME_NR;
+        for k in 0..first {
+            let i = (head + k) % TX_FRAME_NR;
+            fence(Ordering::Release);
+            // SAFETY: the kernel stopped before this slot (the send call
+            // returned); handing it back to ourselves as available.
+            unsafe {
+                std::ptr::write_volatile(
+                    &mut (*self.tx_slot(i)).tp_status,
+                    libc::TP_STATUS_AVAILABLE,
+                )
+            };
+            self.tx_failed += 1;
+        }
+        self.tx_cur = head;
     }
 
     /// Kernel counters: (packets seen, packets dropped for lack of ring
@@ -197,7 +305,7 @@ impl Drop for AfPacket {
 
 /// Compute the TCP or UDP checksum of an Ethernet frame in place (for
 /// frames captured before checksum offload filled it in).
-fn fix_l4_checksum(frame: &mut [u8]) -> bool {
+pub(crate) fn fix_l4_checksum(frame: &mut [u8]) -> bool {
     use etherparse::{NetSlice, SlicedPacket, TransportSlice};
     let base = frame.as_ptr() as usize;
     let Ok(p) = SlicedPacket::from_ethernet(frame) else {
@@ -261,6 +369,7 @@ impl Port for AfPacket {
             // the status word is read volatile because the kernel writes it.
             let status = unsafe { std::ptr::read_volatile(&(*h).tp_status) };
             if status & libc::TP_STATUS_USER == 0 {
+                self.check_error()?;
                 return Ok(None);
             }
             // Order the reads of the frame after the status read.
@@ -328,22 +437,54 @@ impl Port for AfPacket {
     }
 
     fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        // SAFETY: `frame` is a valid slice for reads of its length.
-        let rc = unsafe {
-            libc::send(
-                self.fd.as_raw_fd(),
-                frame.as_ptr() as *const libc::c_void,
-                frame.len(),
-                0,
-            )
-        };
-        if rc < 0 || rc as usize != frame.len() {
+        if frame.len() > FRAME_SIZE - TX_DATA {
             self.stats.tx_errors += 1;
-            return Err(io::Error::last_os_error());
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame longer than a transmit slot",
+            ));
         }
+        if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
+            // The ring is full of frames being sent: push, look again.
+            self.kick();
+            if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
+                self.stats.tx_errors += 1;
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "AF_PACKET transmit ring full",
+                ));
+            }
+        }
+        fence(Ordering::Acquire);
+        let h = self.tx_slot(self.tx_cur);
+        // SAFETY: the slot is available (ours until marked); the frame fits
+        // in it after the header (checked above); header fields are plain
+        // integers.
+        unsafe {
+            std::ptr::copy_nonoverlapping(frame.as_ptr(), (h as *mut u8).add(TX_DATA), frame.len());
+            (*h).tp_len = frame.len() as u32;
+            (*h).tp_snaplen = frame.len() as u32;
+        }
+        fence(Ordering::Release);
+        // SAFETY: marks the slot for the kernel; we touch it no more until
+        // it is available again.
+        unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_SEND_REQUEST) };
+        self.tx_cur = (self.tx_cur + 1) % TX_FRAME_NR;
+        self.tx_marked += 1;
         self.stats.tx_frames += 1;
         self.stats.tx_bytes += frame.len() as u64;
+        if self.tx_marked >= TX_FRAME_NR / 2 {
+            self.kick();
+        }
         Ok(())
+    }
+
+    fn flush(&mut self) -> u64 {
+        self.kick();
+        let failed = std::mem::take(&mut self.tx_failed);
+        self.stats.tx_errors += failed;
+        self.stats.tx_frames = self.stats.tx_frames.saturating_sub(failed);
+        failed
     }
 
     fn stats(&self) -> PortStats {

@@ -4,6 +4,10 @@
 //!   is a file descriptor), for `pipelab shell`;
 //! * [`af_packet`]: an AF_PACKET socket with a TPACKET_V2 receive ring on
 //!   an existing interface, for `pipelab bridge`;
+//! * [`af_xdp`]: an AF_XDP socket fed by a small XDP program, for
+//!   `pipelab bridge` on veth (native XDP where the driver allows);
+//! * [`nfqueue`]: a netfilter queue, for this host's own packets (host
+//!   mode): IP packets with verdicts instead of frames on a wire;
 //! * [`ethtool`]: reading and setting offloads of an interface;
 //! * [`process`]: spawning into a namespace, signals, pidfds.
 //!
@@ -11,7 +15,9 @@
 //! `unsafe` code lives only here, each block with its SAFETY argument.
 
 pub mod af_packet;
+pub mod af_xdp;
 pub mod ethtool;
+pub mod nfqueue;
 pub mod process;
 pub mod tap;
 
@@ -46,8 +52,32 @@ pub trait Port {
     /// Copy the next waiting frame into `buf`; `Ok(None)` when none waits.
     /// A frame longer than `buf` is truncated to it.
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>>;
-    /// Transmit one frame.
+    /// Transmit one frame. A backend may hold it in a transmit ring until
+    /// [`Port::flush`].
     fn send(&mut self, frame: &[u8]) -> io::Result<()>;
+    /// Hand every frame [`Port::send`] queued to the kernel (one system
+    /// call per batch). The runner calls it after each round of
+    /// transmissions. Returns how many of the frames `send` accepted
+    /// since the last flush could not be transmitted after all (the
+    /// interface went down or away), so the runner counts them as
+    /// `dropped_tx` instead of delivered. Default: nothing to do, 0 (each
+    /// send went out at once).
+    fn flush(&mut self) -> u64 {
+        0
+    }
     /// Counters so far.
     fn stats(&self) -> PortStats;
+    /// The emulator dropped `frame`, which this port returned from
+    /// [`Port::recv`] (a queue, loss or rule drop, or no buffer for it).
+    /// Default: nothing to do (the frame was a copy). A port whose frames
+    /// stand for packets the kernel holds releases them here.
+    fn discard(&mut self, frame: &[u8]) {
+        let _ = frame;
+    }
+    /// Add to `view` what the port knows about the frame it returned last
+    /// beyond its bytes (direction, interfaces, owning user). Default:
+    /// nothing.
+    fn annotate(&self, view: &mut pipelab_classify::PacketView) {
+        let _ = view;
+    }
 }

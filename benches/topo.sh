@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Live topology benchmarks (root): prints two tables.
+#
+# 1. Forwarding rate through routes of 1, 4 and 8 hops (the shape of
+#    ModelNet's Fig. 4): a chain a - r1 - ... - b of 10 Gb/s, zero-delay
+#    links under hop-by-hop distillation, 67-byte-frame probe traffic from
+#    VN a to VN b at rising rates; the highest loss-free rate (MLFFR) and
+#    the delivered rate at the highest offered rate.
+# 2. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs.
+#
+# Usage: benches/topo.sh [path/to/pipelab]   (default: target/release/pipelab)
+set -euo pipefail
+BIN=${1:-target/release/pipelab}
+BIN=$(readlink -f "$BIN")
+DUR=${DUR:-2s}
+TMP=$(mktemp -d)
+NAME=bench$$
+
+cleanup() { "$BIN" topo down --name $NAME >/dev/null 2>&1 || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+chain() { # hops -> TOML on stdout
+    local h=$1 i
+    printf '[[node]]\nid = 0\nrole = "client"\nname = "a"\n\n'
+    for ((i = 1; i < h; i++)); do printf '[[node]]\nid = %d\nrole = "stub"\nname = "r%d"\n\n' $i $i; done
+    printf '[[node]]\nid = %d\nrole = "client"\nname = "b"\n\n' $h
+    for ((i = 0; i < h; i++)); do
+        printf '[[link]]\na = %d\nb = %d\nbw = "10Gbit/s"\ndelay = "0ms"\nqueue = 10000\n\n' $i $((i + 1))
+    done
+}
+
+star() { # clients -> TOML on stdout
+    local n=$1 i
+    printf '[[node]]\nid = 0\nrole = "stub"\nname = "hub"\n\n'
+    for ((i = 1; i <= n; i++)); do printf '[[node]]\nid = %d\nrole = "client"\nname = "vn%d"\n\n' $i $((i - 1)); done
+    for ((i = 1; i <= n; i++)); do printf '[[link]]\na = 0\nb = %d\nbw = "100Mbit/s"\ndelay = "1ms"\n\n' $i; done
+}
+
+field() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
+
+probe() { # rate -> json
+    "$BIN" topo exec --name $NAME b -- "$BIN" probe recv --listen 10.0.0.2:7790 --once 2>/dev/null & local rx=$!
+    sleep 0.3
+    "$BIN" topo exec --name $NAME a -- "$BIN" probe send 10.0.0.2:7790 --rate "$1" --size 53B --duration $DUR --json
+    wait $rx 2>/dev/null || true
+}
+
+echo "## Forwarding rate by route length: 67-byte frames, $DUR per step ($(date -u +%F), $(nproc) cores, $(uname -r))"
+echo
+echo "| hops | MLFFR kpps | delivered kpps at 400 kpps offered |"
+echo "|---|---|---|"
+for hops in 1 4 8; do
+    chain $hops > "$TMP/chain$hops.toml"
+    "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME >/dev/null
+    "$BIN" topo exec --name $NAME a -- ping -c 2 -i 0.2 -q 10.0.0.2 >/dev/null
+    best=0
+    for rate in 10 25 50 75 100 150 200 300 400; do
+        j=$(probe ${rate}kpps)
+        lost=$(echo "$j" | field "r['lost']")
+        if [ "$lost" -eq 0 ]; then best=$rate; else break; fi
+    done
+    j=$(probe 400kpps)
+    got=$(echo "$j" | field "'%.0f' % (r['received'] / float('${DUR%s}') / 1e3)")
+    echo "| $hops | $best | $got |"
+    "$BIN" topo down --name $NAME >/dev/null
+done
+
+echo
+echo "## topo up / down time, star of N VNs"
+echo
+echo "| VNs | up s | down s |"
+echo "|---|---|---|"
+for n in 200 1000; do
+    star $n > "$TMP/star$n.toml"
+    t0=$(date +%s.%N)
+    "$BIN" topo up "$TMP/star$n.toml" --name $NAME >/dev/null
+    t1=$(date +%s.%N)
+    "$BIN" topo down --name $NAME >/dev/null
+    t2=$(date +%s.%N)
+    python3 -c "print('| $n | %.2f | %.2f |' % ($t1 - $t0, $t2 - $t1))"
+done

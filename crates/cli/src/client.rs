@@ -1,0 +1,381 @@
+//! The daemon's client: commands of the language sent to `pipelabd`.
+//!
+//! `pipelab pipe 3 config bw 640Kbit/s`, `pipelab add 100 pipe 3 ip from
+//! any to any`, `pipelab show`, `pipelab -f FILE` (all or nothing),
+//! `pipelab save|restore FILE`, `pipelab stats [--json]`, `pipelab top`,
+//! `pipelab netconfig ...`, `pipelab limit ...`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use pipelab_daemon::{Client, ClientError, Op, Response};
+use serde_json::Value;
+
+use crate::{emit, Failure};
+
+/// Options common to every daemon command.
+pub struct Conn<'a> {
+    /// The control socket.
+    pub socket: &'a Path,
+    /// Root only: act in this user's block.
+    pub user: Option<&'a str>,
+}
+
+/// `pipelab stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Print the daemon's JSON (stable field names) instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `pipelab top`.
+#[derive(Args, Debug)]
+pub struct TopArgs {
+    /// Seconds between refreshes.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    interval: f64,
+    /// Stop after this many refreshes (default: until interrupted).
+    #[arg(long, value_name = "N")]
+    count: Option<u64>,
+}
+
+/// `pipelab netconfig`.
+#[derive(Args, Debug)]
+pub struct NetconfigArgs {
+    /// Print the pipes and rules it would create; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// `client|server|service PORTS@ADDR[/MASK] (IN ... OUT ... | SHARED
+    /// ...)`, `delete KIND PORTS@ADDR[/MASK]`, or `list`.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "WORDS"
+    )]
+    words: Vec<String>,
+}
+
+/// `pipelab limit`.
+#[derive(Args, Debug)]
+pub struct LimitArgs {
+    /// `user NAME [pipes N] [rules N] [memory SIZE]`, or `list`.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "WORDS"
+    )]
+    words: Vec<String>,
+}
+
+fn connect(c: &Conn<'_>) -> Result<Client, Failure> {
+    Client::connect(c.socket).map_err(|e| no_daemon(c.socket, &e))
+}
+
+fn no_daemon(socket: &Path, e: &ClientError) -> Failure {
+    let message = match e {
+        ClientError::Connect { source, .. }
+            if matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            let mut start = String::from("pipelabd");
+            if socket != Path::new(pipelab_daemon::DEFAULT_SOCKET) {
+                start.push_str(&format!(" --socket {}", socket.display()));
+            }
+            let m = format!(
+                "error: pipelabd is not running (nothing listens on {}).\n\
+                 Start it as root: `{start}` (options: --state-dir DIR, --plane host|none; \
+                 see `pipelabd --help`).",
+                socket.display()
+            );
+            m
+        }
+        ClientError::Connect { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            format!(
+                "error: permission denied on {}: the socket is for root and the group '{}' \
+                 (ask an administrator to add you: usermod -aG {} $USER)",
+                socket.display(),
+                pipelab_daemon::DEFAULT_GROUP,
+                pipelab_daemon::DEFAULT_GROUP
+            )
+        }
+        other => format!("error: {other}"),
+    };
+    Failure { message, code: 1 }
+}
+
+fn call(c: &Conn<'_>, client: &mut Client, op: Op) -> Result<Response, Failure> {
+    client.request(c.user, op).map_err(|e| Failure {
+        message: format!("error: {e}"),
+        code: 1,
+    })
+}
+
+/// The response's text, or its error as a failure.
+fn answer(resp: Response, file: Option<&str>) -> Result<String, Failure> {
+    if resp.ok {
+        return Ok(resp.output);
+    }
+    let mut message = resp.error.unwrap_or_else(|| "pipelabd refused".into());
+    if let Some(f) = file {
+        message = message.replace(" --> command:", &format!(" --> {f}:"));
+    }
+    if !message.starts_with("error") {
+        message = format!("error: {message}");
+    }
+    Err(Failure { message, code: 1 })
+}
+
+fn once(c: &Conn<'_>, op: Op, file: Option<&str>) -> Result<(), Failure> {
+    let mut client = connect(c)?;
+    let resp = call(c, &mut client, op)?;
+    emit(&answer(resp, file)?)
+}
+
+/// A command of the language given as words: `pipelab pipe 3 config bw
+/// 640Kbit/s`.
+pub fn lang(c: &Conn<'_>, words: &[String]) -> Result<(), Failure> {
+    let script = words.join(" ");
+    once(c, Op::Exec { script }, None)
+}
+
+/// `pipelab -f FILE`: the file's commands, all or nothing.
+pub fn file(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
+    let script = crate::read(&path.to_path_buf())?;
+    let name = path.display().to_string();
+    once(c, Op::Exec { script }, Some(&name))
+}
+
+/// `pipelab save FILE` (`-` for standard output).
+pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
+    let mut client = connect(c)?;
+    let text = answer(call(c, &mut client, Op::Save)?, None)?;
+    if path == Path::new("-") {
+        return emit(&text);
+    }
+    std::fs::write(path, text).map_err(|e| Failure {
+        message: format!("error: cannot write {}: {e}", path.display()),
+        code: 1,
+    })
+}
+
+/// `pipelab restore FILE`: replaces the configuration, all or nothing.
+pub fn restore(c: &Conn<'_>, path: &PathBuf) -> Result<(), Failure> {
+    let script = crate::read(path)?;
+    let name = path.display().to_string();
+    once(c, Op::Restore { script }, Some(&name))
+}
+
+/// `pipelab netconfig ...`.
+pub fn netconfig(c: &Conn<'_>, a: &NetconfigArgs) -> Result<(), Failure> {
+    let mut dry_run = a.dry_run;
+    let words: Vec<&str> = a
+        .words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| {
+            let flag = *w == "--dry-run";
+            dry_run |= flag;
+            !flag
+        })
+        .collect();
+    let args = words.join(" ");
+    once(c, Op::Netconfig { args, dry_run }, None)
+}
+
+/// `pipelab limit ...` (root).
+pub fn limit(c: &Conn<'_>, a: &LimitArgs) -> Result<(), Failure> {
+    let args = a.words.join(" ");
+    once(c, Op::Limit { args }, None)
+}
+
+fn stats_value(c: &Conn<'_>, client: &mut Client) -> Result<Value, Failure> {
+    let resp = call(c, client, Op::Stats)?;
+    let data = resp.data.clone();
+    answer(resp, None)?;
+    Ok(data.unwrap_or(Value::Null))
+}
+
+/// `pipelab stats [--json]`.
+pub fn stats(c: &Conn<'_>, a: &StatsArgs) -> Result<(), Failure> {
+    let mut client = connect(c)?;
+    let v = stats_value(c, &mut client)?;
+    if a.json {
+        let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+        return emit(&(text + "\n"));
+    }
+    emit(&render(&v, None, 0.0))
+}
+
+fn num(v: &Value, path: &[&str]) -> f64 {
+    let mut cur = v;
+    for p in path {
+        cur = &cur[*p];
+    }
+    cur.as_f64().unwrap_or(0.0)
+}
+
+/// The tables `stats` and `top` print; with `prev` (and the seconds since
+/// it), rates per second.
+fn render(v: &Value, prev: Option<&Value>, secs: f64) -> String {
+    let mut out = String::new();
+    let d = &v["daemon"];
+    out.push_str(&format!(
+        "pipelabd: up {:.0} s, {} requests ({} refused), latency p50 {} us p99 {} us max {} us, journal restored in {:.1} ms\n",
+        num(d, &["uptime_s"]),
+        num(d, &["requests"]),
+        num(d, &["errors"]),
+        num(d, &["latency_us", "p50"]),
+        num(d, &["latency_us", "p99"]),
+        num(d, &["latency_us", "max"]),
+        num(d, &["restore_ms"]),
+    ));
+    let cfg = &v["config"];
+    out.push_str(&format!(
+        "config: {} pipes, {} rules, {} netconfig links, queue memory {} B",
+        num(cfg, &["pipes"]),
+        num(cfg, &["rules"]),
+        num(cfg, &["netconfig_links"]),
+        num(cfg, &["queue_memory_bytes"]),
+    ));
+    if cfg.get("users").is_some() {
+        out.push_str(&format!(
+            "; {} user blocks; {} pipes and {} rules in all",
+            num(cfg, &["users"]),
+            num(cfg, &["total_pipes"]),
+            num(cfg, &["total_rules"])
+        ));
+    }
+    out.push('\n');
+    let p = &v["plane"];
+    out.push_str(&format!(
+        "plane: {}",
+        p["plane"].as_str().unwrap_or("unknown")
+    ));
+    if let Some(l) = p.get("lateness") {
+        out.push_str(&format!(
+            "; lateness over {} packets: mean {:.1} us, p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us",
+            num(l, &["count"]),
+            num(l, &["mean_us"]),
+            num(l, &["p50_us"]),
+            num(l, &["p99_us"]),
+            num(l, &["p999_us"]),
+            num(l, &["max_us"]),
+        ));
+    }
+    out.push('\n');
+    if let Some(r) = p.get("runner") {
+        out.push_str(&format!(
+            "runner: received {} delivered {} inside {} dropped queue {} loss {} memory {}\n",
+            num(r, &["received"]),
+            num(r, &["delivered"]),
+            num(r, &["inside"]),
+            num(r, &["dropped_queue"]),
+            num(r, &["dropped_loss"]),
+            num(r, &["dropped_memory"]),
+        ));
+    }
+    let rate = prev.is_some() && secs > 0.0;
+    if let Some(pipes) = p["pipes"].as_array() {
+        out.push_str(&format!(
+            "\n{:>6} {:>12} {:>14} {:>12} {:>8} {:>8} {:>8} {:>8}{}\n",
+            "PIPE",
+            "ARRIVALS",
+            "BYTES",
+            "DEPARTURES",
+            "DROPS",
+            "LOSS",
+            "QUEUED",
+            "IN-LINE",
+            if rate { "     PKT/S      BIT/S" } else { "" }
+        ));
+        for pipe in pipes {
+            let n = num(pipe, &["number"]);
+            let mut line = format!(
+                "{:>6} {:>12} {:>14} {:>12} {:>8} {:>8} {:>8} {:>8}",
+                n,
+                num(pipe, &["arrivals"]),
+                num(pipe, &["arrival_bytes"]),
+                num(pipe, &["departures"]),
+                num(pipe, &["drops"]),
+                num(pipe, &["loss_drops"]),
+                num(pipe, &["backlog"]),
+                num(pipe, &["in_delay_line"]),
+            );
+            if let (true, Some(old)) = (rate, prev) {
+                let before = old["plane"]["pipes"]
+                    .as_array()
+                    .and_then(|a| a.iter().find(|q| num(q, &["number"]) == n));
+                if let Some(b) = before {
+                    let pk = (num(pipe, &["departures"]) - num(b, &["departures"])) / secs;
+                    let bits = (num(pipe, &["departure_bytes"]) - num(b, &["departure_bytes"]))
+                        * 8.0
+                        / secs;
+                    line.push_str(&format!(" {pk:>9.0} {bits:>10.0}"));
+                }
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    if let Some(rules) = p["rules"].as_array() {
+        out.push_str(&format!(
+            "\n{:>6} {:>12} {:>14}\n",
+            "RULE", "PACKETS", "BYTES"
+        ));
+        for r in rules {
+            out.push_str(&format!(
+                "{:>6} {:>12} {:>14}\n",
+                r[0].as_u64().unwrap_or(0),
+                r[1].as_u64().unwrap_or(0),
+                r[2].as_u64().unwrap_or(0)
+            ));
+        }
+    }
+    out
+}
+
+/// `pipelab top`: the counters, refreshed in place.
+pub fn top(c: &Conn<'_>, a: &TopArgs) -> Result<(), Failure> {
+    if !(a.interval > 0.0 && a.interval <= 3600.0) {
+        return Err(Failure::usage(format!(
+            "error: --interval {} must be between 0 and 3600 seconds",
+            a.interval
+        )));
+    }
+    let mut client = connect(c)?;
+    let tty = std::io::stdout().is_terminal();
+    let mut prev: Option<(Value, std::time::Instant)> = None;
+    let mut n = 0u64;
+    loop {
+        let v = stats_value(c, &mut client)?;
+        let now = std::time::Instant::now();
+        let (pv, secs) = match &prev {
+            Some((p, t)) => (Some(p), now.duration_since(*t).as_secs_f64()),
+            None => (None, 0.0),
+        };
+        let mut screen = String::new();
+        if tty {
+            screen.push_str("\x1b[H\x1b[2J");
+        }
+        screen.push_str(&render(&v, pv, secs));
+        if !tty {
+            screen.push_str("--\n");
+        }
+        emit(&screen)?;
+        prev = Some((v, now));
+        n += 1;
+        if a.count.is_some_and(|c| n >= c) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_secs_f64(a.interval));
+    }
+}

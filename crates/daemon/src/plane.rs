@@ -1,0 +1,109 @@
+//! The data plane behind the daemon.
+//!
+//! [`Plane`] is what the daemon needs of a data plane: apply a whole
+//! configuration atomically, report counters, stop. Two exist:
+//!
+//! * [`ControlOnly`] (`pipelabd --plane none`): no packets; every pipe is
+//!   still compiled into its engine configuration, so that what is
+//!   committed would run;
+//! * [`Host`] (`pipelabd --plane host`, the default): this host's own
+//!   traffic through the netfilter queue
+//!   ([`pipelab_dataplane::host::HostPlane`]), fail-closed while the daemon
+//!   is not running.
+
+use pipelab_dataplane::host::{HostOptions, HostPlane};
+use pipelab_lang::{Config, IpNet};
+
+/// A data plane the daemon drives.
+pub trait Plane: Send {
+    /// Applies `cfg` atomically; on error nothing changed.
+    fn apply(&mut self, cfg: &Config) -> Result<(), String>;
+    /// Counters, as JSON.
+    fn stats(&self) -> serde_json::Value;
+    /// Stops the plane and removes what it installed.
+    fn stop(self: Box<Self>) -> Result<(), String>;
+    /// `none` or `host`.
+    fn name(&self) -> &'static str;
+}
+
+/// Files named by pipes (`distribution file:PATH`, `loss trace:PATH`) are
+/// read by the daemon; only root's pipes may name them, and only by
+/// absolute path.
+pub fn load_file(path: &str) -> Result<String, String> {
+    if !path.starts_with('/') {
+        return Err(format!("{path}: the daemon needs an absolute path"));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
+}
+
+/// No packets: configurations are checked and kept.
+#[derive(Debug, Default)]
+pub struct ControlOnly {
+    applied: u64,
+}
+
+impl Plane for ControlOnly {
+    fn apply(&mut self, cfg: &Config) -> Result<(), String> {
+        for (id, spec) in &cfg.pipes {
+            spec.to_config_with(&mut load_file)
+                .map_err(|e| format!("pipe {id}: {e}"))?;
+        }
+        self.applied += 1;
+        Ok(())
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({ "plane": "none", "applied": self.applied })
+    }
+
+    fn stop(self: Box<Self>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "none"
+    }
+}
+
+/// Host mode: this host's own traffic.
+pub struct Host {
+    plane: HostPlane,
+}
+
+impl Host {
+    /// Starts the host plane (installs the nftables table and the queue);
+    /// `scope` limits it to traffic with peers in these networks (empty:
+    /// all of the host's IP traffic).
+    pub fn start(opts: HostOptions, scope: &[IpNet]) -> Result<Host, String> {
+        let table = opts.table.clone();
+        let plane = HostPlane::start_scoped(opts, scope)
+            .map_err(|e| format!("cannot start host mode (nftables table {table}): {e}"))?;
+        Ok(Host { plane })
+    }
+}
+
+impl Plane for Host {
+    fn apply(&mut self, cfg: &Config) -> Result<(), String> {
+        for (id, spec) in &cfg.pipes {
+            spec.to_config_with(&mut load_file)
+                .map_err(|e| format!("pipe {id}: {e}"))?;
+        }
+        self.plane.apply(cfg)
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self.plane.stats()).unwrap_or_default();
+        v["plane"] = serde_json::Value::from("host");
+        v
+    }
+
+    fn stop(self: Box<Self>) -> Result<(), String> {
+        self.plane
+            .stop()
+            .map_err(|e| format!("stopping host mode: {e}"))
+    }
+
+    fn name(&self) -> &'static str {
+        "host"
+    }
+}

@@ -1,0 +1,948 @@
+//! AF_XDP sockets on an existing interface (for `pipelab bridge` on veth
+//! and other single-queue devices), with no helper library: the XDP
+//! program, its map and its attachment are made with the `bpf` system call.
+//!
+//! The program is five instructions, the equivalent of
+//!
+//! ```c
+//! return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+//! ```
+//!
+//! where `xsks` is a one-entry `BPF_MAP_TYPE_XSKMAP` holding this socket:
+//! every frame the interface receives (any ethertype) is redirected to the
+//! socket, and a frame on a queue without a socket goes on to the kernel's
+//! stack. It is attached through a BPF link (`BPF_LINK_CREATE`), which the
+//! kernel detaches when the link's descriptor closes: the interface is
+//! left as it was even if the process is killed.
+//!
+//! Native (driver) XDP is tried first, then generic (skb) XDP. On veth,
+//! native XDP runs in the receiving veth's NAPI poll. What the peer needs:
+//! nothing for this socket. A veth needs an XDP program (or GRO) on its
+//! *peer* only to take frames redirected into it by `XDP_TX` or a
+//! `bpf_redirect` to a devmap (`ndo_xdp_xmit`); an AF_XDP socket in copy
+//! mode transmits through the ordinary transmit path (one `sk_buff` per
+//! frame, `veth_xmit`), which needs nothing on the peer. veth has no zero
+//! copy, so the socket is bound in copy mode: one copy from the kernel's
+//! buffer into the shared memory area (UMEM) on receive, one on transmit.
+//!
+//! Memory: one UMEM per port of [`FRAMES`] chunks of [`CHUNK`] bytes, half
+//! lent to the kernel through the fill ring for receiving, half kept for
+//! transmitting. Receive walks the RX ring with no system call per frame;
+//! transmit writes descriptors to the TX ring and [`Port::flush`] wakes the
+//! kernel once per batch (`sendto` with no data), so a burst of departures
+//! costs one system call.
+//!
+//! Checksums: XDP does not carry the kernel's "checksum not yet computed"
+//! mark of a frame a local sender left to offload (a veth peer's default).
+//! A TCP or UDP frame whose checksum field holds exactly the pseudo-header
+//! sum (what the kernel leaves there for the offload) gets its checksum
+//! computed here, as the AF_PACKET backend does from the ring's status
+//! flag; any other checksum is left alone.
+//!
+//! Limits: one receive queue (veth's default; an interface with more is
+//! refused, so that no frame would bypass the bridge), frames up to one
+//! chunk less the headroom (no multi-buffer XDP: disable GRO/GSO/TSO on
+//! the path, as for AF_PACKET), and no other XDP program on the interface.
+
+use super::af_packet::fix_l4_checksum;
+use super::{Port, PortStats};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Size of one UMEM chunk.
+pub const CHUNK: usize = 2048;
+/// Chunks per port (half for receiving, half for transmitting).
+pub const FRAMES: usize = 4096;
+const RING: u32 = 2048;
+
+// bpf(2) commands, map and program types, attach type (linux/bpf.h).
+const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_LINK_CREATE: libc::c_long = 28;
+const BPF_MAP_TYPE_XSKMAP: u32 = 17;
+const BPF_PROG_TYPE_XDP: u32 = 6;
+const BPF_XDP: u32 = 37;
+const BPF_PSEUDO_MAP_FD: u8 = 1;
+const BPF_FUNC_REDIRECT_MAP: i32 = 51;
+const XDP_PASS: i32 = 2;
+// linux/if_link.h
+const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
+
+/// Which XDP hook the program runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum XdpMode {
+    /// In the driver (veth: its NAPI poll), before an `sk_buff` exists.
+    Native,
+    /// Generic (skb) XDP, in the core receive path; works on any device.
+    Generic,
+}
+
+impl std::fmt::Display for XdpMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            XdpMode::Native => "native XDP",
+            XdpMode::Generic => "generic XDP",
+        })
+    }
+}
+
+/// One eBPF instruction (struct bpf_insn).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Insn {
+    code: u8,
+    /// dst_reg in the low nibble, src_reg in the high one.
+    regs: u8,
+    off: i16,
+    imm: i32,
+}
+
+const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
+    Insn {
+        code,
+        regs: (src << 4) | (dst & 0xf),
+        off,
+        imm,
+    }
+}
+
+/// `bpf_redirect_map(map, ctx->rx_queue_index, XDP_PASS)`.
+fn program(map_fd: RawFd) -> [Insn; 6] {
+    [
+        // r2 = *(u32 *)(r1 + 16): xdp_md.rx_queue_index
+        insn(0x61, 2, 1, 16, 0),
+        // r1 = map (ld_imm64, two slots, the map by descriptor)
+        insn(0x18, 1, BPF_PSEUDO_MAP_FD, 0, map_fd),
+        insn(0, 0, 0, 0, 0),
+        // r3 = XDP_PASS: the action when the queue has no socket
+        insn(0xb7, 3, 0, 0, XDP_PASS),
+        // call bpf_redirect_map
+        insn(0x85, 0, 0, 0, BPF_FUNC_REDIRECT_MAP),
+        // return r0
+        insn(0x95, 0, 0, 0, 0),
+    ]
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct MapCreateAttr {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+    inner_map_fd: u32,
+    numa_node: u32,
+    map_name: [u8; 16],
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct MapUpdateAttr {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct ProgLoadAttr {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct LinkCreateAttr {
+    prog_fd: u32,
+    target_ifindex: u32,
+    attach_type: u32,
+    flags: u32,
+}
+
+/// The bpf(2) system call with `attr`; returns a new descriptor (or 0).
+fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
+    // SAFETY: `attr` is a live, initialised, `repr(C)` prefix of `union
+    // bpf_attr` for `cmd`, its exact size is passed, and the kernel
+    // zero-extends a shorter attribute; pointers inside it (instructions,
+    // license, log) point to memory that outlives the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd,
+            attr as *mut T as *mut libc::c_void,
+            std::mem::size_of::<T>() as libc::c_uint,
+        )
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn owned(rc: libc::c_long) -> OwnedFd {
+    // SAFETY: `rc` is a descriptor the kernel just returned to us and that
+    // nothing else owns.
+    unsafe { OwnedFd::from_raw_fd(rc as RawFd) }
+}
+
+fn name16(s: &str) -> [u8; 16] {
+    let mut n = [0u8; 16];
+    for (d, c) in n.iter_mut().zip(s.bytes().take(15)) {
+        *d = c;
+    }
+    n
+}
+
+fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T) -> io::Result<()> {
+    // SAFETY: `val` points to a live, initialised `T` for the duration of
+    // the call and its exact size is passed; the kernel only reads it.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            val as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// A shared memory mapping, unmapped when dropped.
+struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Mapping {
+    /// Map `len` bytes of `fd` at `offset` (a ring), or anonymous memory
+    /// when `fd` is `None` (the UMEM).
+    fn new(fd: Option<RawFd>, len: usize, offset: u64) -> io::Result<Mapping> {
+        let (flags, fd) = match fd {
+            Some(fd) => (libc::MAP_SHARED | libc::MAP_POPULATE, fd),
+            None => (
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+            ),
+        };
+        // SAFETY: a fresh mapping at an address the kernel chooses; the
+        // result is checked before use and owned by the returned value.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p as *mut u8).ok_or_else(|| io::Error::other("mmap: null"))?;
+        Ok(Mapping { ptr, len })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the region mapped in `new`; no reference
+        // into it outlives the owner of this value.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len);
+        }
+    }
+}
+
+/// One of the four single-producer single-consumer rings shared with the
+/// kernel: a producer index, a consumer index, `size` entries of `T`.
+struct Ring<T> {
+    _map: Mapping,
+    producer: *const AtomicU32,
+    consumer: *const AtomicU32,
+    desc: *mut T,
+    mask: u32,
+    /// Our copy of the index we advance (producer for fill/tx, consumer
+    /// for rx/completion).
+    local: u32,
+}
+
+impl<T: Copy> Ring<T> {
+    fn new(
+        fd: RawFd,
+        off: &libc::xdp_ring_offset,
+        size: u32,
+        pgoff: u64,
+        producer_side: bool,
+    ) -> io::Result<Ring<T>> {
+        let len = off.desc as usize + size as usize * std::mem::size_of::<T>();
+        let map = Mapping::new(Some(fd), len, pgoff)?;
+        let base = map.ptr.as_ptr();
+        // SAFETY: the offsets come from XDP_MMAP_OFFSETS for this socket
+        // and lie inside the `len` bytes just mapped; the index words are
+        // 4-byte aligned u32s the kernel accesses atomically.
+        let (producer, consumer, desc) = unsafe {
+            (
+                base.add(off.producer as usize) as *const AtomicU32,
+                base.add(off.consumer as usize) as *const AtomicU32,
+                base.add(off.desc as usize) as *mut T,
+            )
+        };
+        let mut r = Ring {
+            _map: map,
+            producer,
+            consumer,
+            desc,
+            mask: size - 1,
+            local: 0,
+        };
+        r.local = if producer_side {
+            r.prod().load(Ordering::Relaxed)
+        } else {
+            r.cons().load(Ordering::Relaxed)
+        };
+        Ok(r)
+    }
+
+    fn prod(&self) -> &AtomicU32 {
+        // SAFETY: points into `self.map`, alive as long as `self`.
+        unsafe { &*self.producer }
+    }
+
+    fn cons(&self) -> &AtomicU32 {
+        // SAFETY: points into `self.map`, alive as long as `self`.
+        unsafe { &*self.consumer }
+    }
+
+    /// Producer side: free entries.
+    fn free(&self) -> u32 {
+        (self.mask + 1) - self.local.wrapping_sub(self.cons().load(Ordering::Acquire))
+    }
+
+    /// Producer side: write the next entry (the caller checked `free`).
+    fn push(&mut self, v: T) {
+        let i = (self.local & self.mask) as usize;
+        // SAFETY: `i <= mask`, inside the descriptor array; the entry is
+        // ours until the producer index is published.
+        unsafe { self.desc.add(i).write_volatile(v) };
+        self.local = self.local.wrapping_add(1);
+    }
+
+    /// Producer side: hand the written entries to the kernel.
+    fn publish(&self) {
+        self.prod().store(self.local, Ordering::Release);
+    }
+
+    /// Consumer side: entries waiting.
+    fn ready(&self) -> u32 {
+        self.prod().load(Ordering::Acquire).wrapping_sub(self.local)
+    }
+
+    /// Consumer side: the next entry (the caller checked `ready`).
+    fn peek(&self) -> T {
+        let i = (self.local & self.mask) as usize;
+        // SAFETY: `i <= mask`; the kernel published this entry (Acquire
+        // load of the producer index in `ready`) and does not touch it
+        // until the consumer index passes it.
+        unsafe { self.desc.add(i).read_volatile() }
+    }
+
+    /// Consumer side: release entries up to the local index.
+    fn release(&mut self, n: u32) {
+        self.local = self.local.wrapping_add(n);
+        self.cons().store(self.local, Ordering::Release);
+    }
+}
+
+/// An AF_XDP port: the XDP program and its link, the socket, its UMEM and
+/// rings.
+pub struct AfXdp {
+    // Declaration order is drop order: detach first, free memory last.
+    _link: OwnedFd,
+    _prog: OwnedFd,
+    _map: OwnedFd,
+    rx: Ring<libc::xdp_desc>,
+    tx: Ring<libc::xdp_desc>,
+    fill: Ring<u64>,
+    comp: Ring<u64>,
+    xsk: OwnedFd,
+    umem: Mapping,
+    free_tx: Vec<u64>,
+    /// Frames `send` accepted that the device refused, since the last
+    /// flush.
+    failed: u64,
+    /// Why the socket can no longer transmit (its interface is gone).
+    dead: Option<String>,
+    /// When a transmission last found the interface down.
+    down_since: Option<std::time::Instant>,
+    mode: XdpMode,
+    name: String,
+    stats: PortStats,
+    /// Frames whose checksum was computed here.
+    pub csum_fixed: u64,
+    /// Frames too long for a transmit chunk (counted as `tx_errors` too).
+    pub tx_oversize: u64,
+}
+
+// SAFETY: the mappings and rings are owned by this value alone and only
+// accessed through `&mut self` (or `&self` for atomic index loads); moving
+// it to another thread is sound.
+unsafe impl Send for AfXdp {}
+
+/// Receive queues of `ifname` (from sysfs).
+fn rx_queues(ifname: &str) -> usize {
+    std::fs::read_dir(format!("/sys/class/net/{ifname}/queues"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+                .count()
+        })
+        .unwrap_or(1)
+}
+
+impl AfXdp {
+    /// Open an AF_XDP socket on queue 0 of `ifname` and attach the
+    /// redirecting XDP program (native mode if the driver allows, else
+    /// generic). The error says what failed, for the fallback message.
+    pub fn open(ifname: &str) -> io::Result<AfXdp> {
+        let err = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+        let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
+            io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
+        })?;
+        let queues = rx_queues(ifname);
+        if queues > 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{queues} receive queues; the AF_XDP backend serves single-queue interfaces"
+                ),
+            ));
+        }
+
+        // The socket and its UMEM.
+        // SAFETY: plain socket(2) call; the result is checked.
+        let raw = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Err(err("AF_XDP socket", io::Error::last_os_error()));
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let xsk = unsafe { OwnedFd::from_raw_fd(raw) };
+        let s = xsk.as_raw_fd();
+        let umem = Mapping::new(None, CHUNK * FRAMES, 0).map_err(|e| err("UMEM", e))?;
+        let reg = libc::xdp_umem_reg {
+            addr: umem.ptr.as_ptr() as u64,
+            len: (CHUNK * FRAMES) as u64,
+            chunk_size: CHUNK as u32,
+            headroom: 0,
+            flags: 0,
+            tx_metadata_len: 0,
+        };
+        setsockopt(s, libc::SOL_XDP, libc::XDP_UMEM_REG, &reg).map_err(|e| err("UMEM", e))?;
+        let size = RING as libc::c_int;
+        for opt in [
+            libc::XDP_UMEM_FILL_RING,
+            libc::XDP_UMEM_COMPLETION_RING,
+            libc::XDP_RX_RING,
+            libc::XDP_TX_RING,
+        ] {
+            setsockopt(s, libc::SOL_XDP, opt, &size).map_err(|e| err("rings", e))?;
+        }
+        // SAFETY: xdp_mmap_offsets is plain old data; all-zero is valid.
+        let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::xdp_mmap_offsets>() as libc::socklen_t;
+        // SAFETY: `off` and `len` are valid for writes of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(
+                s,
+                libc::SOL_XDP,
+                libc::XDP_MMAP_OFFSETS,
+                &mut off as *mut libc::xdp_mmap_offsets as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if rc < 0 {
+            return Err(err("ring offsets", io::Error::last_os_error()));
+        }
+        let rx = Ring::new(s, &off.rx, RING, libc::XDP_PGOFF_RX_RING as u64, false)?;
+        let tx = Ring::new(s, &off.tx, RING, libc::XDP_PGOFF_TX_RING as u64, true)?;
+        let mut fill = Ring::new(s, &off.fr, RING, libc::XDP_UMEM_PGOFF_FILL_RING, true)?;
+        let comp = Ring::new(
+            s,
+            &off.cr,
+            RING,
+            libc::XDP_UMEM_PGOFF_COMPLETION_RING,
+            false,
+        )?;
+        // First half of the chunks to the kernel for receiving, the rest
+        // kept for transmitting.
+        let half = (FRAMES / 2) as u64;
+        for i in 0..half.min(RING as u64) {
+            fill.push(i * CHUNK as u64);
+        }
+        fill.publish();
+        let free_tx = (half..FRAMES as u64).map(|i| i * CHUNK as u64).collect();
+        let sxdp = libc::sockaddr_xdp {
+            sxdp_family: libc::AF_XDP as u16,
+            sxdp_flags: libc::XDP_COPY,
+            sxdp_ifindex: ifindex,
+            sxdp_queue_id: 0,
+            sxdp_shared_umem_fd: 0,
+        };
+        // SAFETY: `sxdp` is a valid sockaddr_xdp and its size is passed.
+        let rc = unsafe {
+            libc::bind(
+                s,
+                &sxdp as *const libc::sockaddr_xdp as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_xdp>() as libc::socklen_t,
+            )
+        };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            let why = if e.raw_os_error() == Some(libc::EBUSY) {
+                "bind to queue 0 (another AF_XDP socket holds it)"
+            } else {
+                "bind to queue 0"
+            };
+            return Err(err(why, e));
+        }
+
+        // The map, the program, the link.
+        let mut mc = MapCreateAttr {
+            map_type: BPF_MAP_TYPE_XSKMAP,
+            key_size: 4,
+            value_size: 4,
+            max_entries: 1,
+            map_name: name16("pipelab_xsks"),
+            ..Default::default()
+        };
+        let map = owned(bpf(BPF_MAP_CREATE, &mut mc).map_err(|e| err("XSKMAP", e))?);
+        let key: u32 = 0;
+        let val: u32 = s as u32;
+        let mut mu = MapUpdateAttr {
+            map_fd: map.as_raw_fd() as u32,
+            key: &key as *const u32 as u64,
+            value: &val as *const u32 as u64,
+            ..Default::default()
+        };
+        bpf(BPF_MAP_UPDATE_ELEM, &mut mu).map_err(|e| err("XSKMAP update", e))?;
+        let prog_insns = program(map.as_raw_fd());
+        let license = b"GPL\0";
+        let mut log = vec![0u8; 4096];
+        let mut pl = ProgLoadAttr {
+            prog_type: BPF_PROG_TYPE_XDP,
+            insn_cnt: prog_insns.len() as u32,
+            insns: prog_insns.as_ptr() as u64,
+            license: license.as_ptr() as u64,
+            log_level: 1,
+            log_size: log.len() as u32,
+            log_buf: log.as_mut_ptr() as u64,
+            prog_name: name16("pipelab_xsk"),
+            expected_attach_type: BPF_XDP,
+            ..Default::default()
+        };
+        let prog = match bpf(BPF_PROG_LOAD, &mut pl) {
+            Ok(fd) => owned(fd),
+            Err(e) => {
+                let text = String::from_utf8_lossy(&log);
+                let text = text.trim_end_matches('\0').trim();
+                return Err(err(&format!("loading the XDP program ({text})"), e));
+            }
+        };
+        let attach = |flags: u32| {
+            let mut lc = LinkCreateAttr {
+                prog_fd: prog.as_raw_fd() as u32,
+                target_ifindex: ifindex,
+                attach_type: BPF_XDP,
+                flags,
+            };
+            bpf(BPF_LINK_CREATE, &mut lc).map(owned)
+        };
+        let (link, mode) = match attach(XDP_FLAGS_DRV_MODE) {
+            Ok(l) => (l, XdpMode::Native),
+            Err(native) => match attach(XDP_FLAGS_SKB_MODE) {
+                Ok(l) => (l, XdpMode::Generic),
+                Err(generic) => {
+                    let why = if generic.raw_os_error() == Some(libc::EBUSY)
+                        || generic.raw_os_error() == Some(libc::EEXIST)
+                    {
+                        "another XDP program is attached: "
+                    } else {
+                        ""
+                    };
+                    return Err(io::Error::new(
+                        generic.kind(),
+                        format!("attaching XDP: {why}native: {native}; generic: {generic}"),
+                    ));
+                }
+            },
+        };
+        Ok(AfXdp {
+            _link: link,
+            _prog: prog,
+            _map: map,
+            rx,
+            tx,
+            fill,
+            comp,
+            xsk,
+            umem,
+            free_tx,
+            failed: 0,
+            dead: None,
+            down_since: None,
+            mode,
+            name: ifname.to_string(),
+            stats: PortStats::default(),
+            csum_fixed: 0,
+            tx_oversize: 0,
+        })
+    }
+
+    /// Whether the interface is up (and has carrier), from sysfs.
+    fn is_up(&self) -> bool {
+        std::fs::read_to_string(format!("/sys/class/net/{}/operstate", self.name))
+            .map(|s| matches!(s.trim(), "up" | "unknown"))
+            .unwrap_or(false)
+    }
+
+    /// The XDP hook in use.
+    pub fn mode(&self) -> XdpMode {
+        self.mode
+    }
+
+    fn chunk(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        let a = addr as usize;
+        (a.checked_add(len)? <= self.umem.len).then(|| {
+            // SAFETY: bounds checked against the UMEM just above; the
+            // chunk is ours (from the RX ring, until we refill it).
+            unsafe { std::slice::from_raw_parts(self.umem.ptr.as_ptr().add(a), len) }
+        })
+    }
+
+    fn chunk_mut(&mut self, addr: u64, len: usize) -> Option<&mut [u8]> {
+        let a = addr as usize;
+        (a.checked_add(len)? <= self.umem.len).then(|| {
+            // SAFETY: bounds checked against the UMEM just above; the
+            // chunk is ours (from the free list, not yet on the TX ring).
+            unsafe { std::slice::from_raw_parts_mut(self.umem.ptr.as_ptr().add(a), len) }
+        })
+    }
+
+    /// Take finished transmissions back into the free list.
+    fn reap(&mut self) {
+        let n = self.comp.ready();
+        for _ in 0..n {
+            let a = self.comp.peek();
+            self.comp.release(1);
+            self.free_tx.push(a);
+        }
+    }
+
+    /// Descriptors on the TX ring the kernel has not taken yet.
+    fn tx_pending(&self) -> u32 {
+        self.tx
+            .local
+            .wrapping_sub(self.tx.cons().load(Ordering::Acquire))
+    }
+
+    /// Wake the kernel until it has taken everything on the TX ring (it
+    /// takes a bounded batch per call). Frames the device refused are
+    /// added to `failed`.
+    fn kick(&mut self) {
+        let mut tries = 0;
+        while self.tx_pending() > 0 && tries < 2 * RING {
+            tries += 1;
+            let before = self.tx_pending();
+            // SAFETY: sendto with no data and no address, the AF_XDP
+            // "transmit what the ring holds" request.
+            let rc = unsafe {
+                libc::sendto(
+                    self.xsk.as_raw_fd(),
+                    std::ptr::null(),
+                    0,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null(),
+                    0,
+                )
+            };
+            self.reap();
+            if rc >= 0 {
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                // The device dropped one frame (down, no carrier).
+                Some(libc::EBUSY) => self.failed += 1,
+                // Batch limit or a full device queue: go on while the
+                // kernel makes progress, else retry at the next flush.
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) => {
+                    if self.tx_pending() == before {
+                        break;
+                    }
+                }
+                // The interface is down: what is on the ring cannot go
+                // when due. Counted as failed (should the interface come
+                // back at once, these few may still leave, late); until
+                // it is up again, `send` refuses frames.
+                Some(libc::ENETDOWN) => {
+                    self.failed += u64::from(self.tx_pending());
+                    self.down_since = Some(std::time::Instant::now());
+                    break;
+                }
+                // The socket lost its interface (deleted): nothing on the
+                // ring will go, nor anything later.
+                _ => {
+                    self.failed += u64::from(self.tx_pending());
+                    let gone = nix::net::if_::if_nametoindex(self.name.as_str()).is_err();
+                    self.dead = Some(if gone {
+                        format!("interface {} was deleted", self.name)
+                    } else {
+                        format!("{}: transmit failed: {e}", self.name)
+                    });
+                    break;
+                }
+            }
+        }
+    }
+
+    fn kernel_stats(&self) -> Option<libc::xdp_statistics> {
+        // SAFETY: xdp_statistics is plain old data; all-zero is valid.
+        let mut st: libc::xdp_statistics = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::xdp_statistics>() as libc::socklen_t;
+        // SAFETY: `st` and `len` are valid for writes of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.xsk.as_raw_fd(),
+                libc::SOL_XDP,
+                libc::XDP_STATISTICS,
+                &mut st as *mut libc::xdp_statistics as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        (rc == 0).then_some(st)
+    }
+}
+
+/// Fold a 32-bit one's complement sum to 16 bits.
+fn fold(mut s: u32) -> u16 {
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u16
+}
+
+fn sum16(b: &[u8]) -> u32 {
+    b.chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
+        .sum()
+}
+
+/// True if the TCP/UDP checksum field of `frame` holds the bare
+/// pseudo-header sum: a checksum left for offload, not computed.
+pub fn checksum_left_for_offload(frame: &[u8]) -> bool {
+    use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+    let Ok(p) = SlicedPacket::from_ethernet(frame) else {
+        return false;
+    };
+    let (proto, l4): (u8, &[u8]) = match &p.transport {
+        Some(TransportSlice::Tcp(t)) => (6, t.slice()),
+        Some(TransportSlice::Udp(u)) => (17, u.slice()),
+        _ => return false,
+    };
+    let (pseudo, field) = match &p.net {
+        Some(NetSlice::Ipv4(ip)) => {
+            let h = ip.header();
+            let len = (h.total_len() as usize).saturating_sub(h.slice().len());
+            let s = sum16(&h.source()) + sum16(&h.destination()) + proto as u32 + len as u32;
+            (s, l4)
+        }
+        Some(NetSlice::Ipv6(ip)) => {
+            let h = ip.header();
+            let len = h.payload_length() as usize;
+            let s = sum16(&h.source()) + sum16(&h.destination()) + proto as u32 + len as u32;
+            (s, l4)
+        }
+        _ => return false,
+    };
+    let at = if proto == 6 { 16 } else { 6 };
+    let Some(c) = field.get(at..at + 2) else {
+        return false;
+    };
+    let have = u16::from_be_bytes([c[0], c[1]]);
+    have != 0 && have == fold(pseudo)
+}
+
+impl Port for AfXdp {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.xsk.as_fd()
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        loop {
+            if self.rx.ready() == 0 {
+                if let Some(why) = &self.dead {
+                    return Err(io::Error::new(io::ErrorKind::NotFound, why.clone()));
+                }
+                return Ok(None);
+            }
+            let d = self.rx.peek();
+            let n = d.len as usize;
+            let got = match self.chunk(d.addr, n) {
+                Some(src) if n <= buf.len() => {
+                    buf[..n].copy_from_slice(src);
+                    true
+                }
+                _ => false,
+            };
+            self.rx.release(1);
+            // Give the chunk back for the next frame (the fill ring holds
+            // every receive chunk, so there is room).
+            let base = d.addr - d.addr % CHUNK as u64;
+            self.fill.push(base);
+            self.fill.publish();
+            if !got {
+                self.stats.rx_dropped += 1;
+                continue;
+            }
+            if checksum_left_for_offload(&buf[..n]) && fix_l4_checksum(&mut buf[..n]) {
+                self.csum_fixed += 1;
+            }
+            self.stats.rx_frames += 1;
+            self.stats.rx_bytes += n as u64;
+            return Ok(Some(n));
+        }
+    }
+
+    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+        if frame.len() > CHUNK {
+            self.tx_oversize += 1;
+            self.stats.tx_errors += 1;
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame longer than a UMEM chunk",
+            ));
+        }
+        if let Some(why) = &self.dead {
+            self.stats.tx_errors += 1;
+            return Err(io::Error::new(io::ErrorKind::NotConnected, why.clone()));
+        }
+        if let Some(t) = self.down_since {
+            // Look at most once a millisecond whether it is back.
+            if t.elapsed() < std::time::Duration::from_millis(1) || !self.is_up() {
+                self.down_since = Some(std::time::Instant::now());
+                self.stats.tx_errors += 1;
+                return Err(io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    format!("{} is down", self.name),
+                ));
+            }
+            self.down_since = None;
+        }
+        self.reap();
+        if self.free_tx.is_empty() || self.tx.free() == 0 {
+            // Everything is in flight: push it out, then look again.
+            self.kick();
+        }
+        let (Some(addr), true) = (self.free_tx.pop(), self.tx.free() > 0) else {
+            self.stats.tx_errors += 1;
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "AF_XDP transmit ring full",
+            ));
+        };
+        if let Some(dst) = self.chunk_mut(addr, frame.len()) {
+            dst.copy_from_slice(frame);
+        }
+        self.tx.push(libc::xdp_desc {
+            addr,
+            len: frame.len() as u32,
+            options: 0,
+        });
+        self.tx.publish();
+        self.stats.tx_frames += 1;
+        self.stats.tx_bytes += frame.len() as u64;
+        if self.tx_pending() >= 64 {
+            self.kick();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> u64 {
+        self.kick();
+        let failed = std::mem::take(&mut self.failed);
+        self.stats.tx_errors += failed;
+        self.stats.tx_frames = self.stats.tx_frames.saturating_sub(failed);
+        failed
+    }
+
+    fn stats(&self) -> PortStats {
+        let mut s = self.stats;
+        if let Some(k) = self.kernel_stats() {
+            s.rx_dropped += k.rx_dropped + k.rx_ring_full;
+            s.tx_errors += k.tx_invalid_descs;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_encodes_as_the_kernel_expects() {
+        let p = program(7);
+        // 8 bytes per instruction, as struct bpf_insn.
+        assert_eq!(std::mem::size_of::<Insn>(), 8);
+        assert_eq!(p[0].regs, 0x12); // dst r2, src r1
+        assert_eq!(p[1].regs, 0x11); // dst r1, src BPF_PSEUDO_MAP_FD
+        assert_eq!(p[1].imm, 7);
+    }
+
+    #[test]
+    fn an_offload_checksum_is_recognised_and_a_real_one_is_not() {
+        use etherparse::PacketBuilder;
+        let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .udp(1000, 2000);
+        let payload = [1u8, 2, 3, 4, 5];
+        let mut f = Vec::new();
+        b.write(&mut f, &payload).expect("build");
+        assert!(!checksum_left_for_offload(&f));
+        // What the kernel leaves for offload: the folded pseudo-header sum.
+        let l4 = 8 + payload.len() as u32;
+        let ps = fold(sum16(&[10, 0, 0, 1]) + sum16(&[10, 0, 0, 2]) + 17 + l4);
+        let good = [f[40], f[41]];
+        f[40..42].copy_from_slice(&ps.to_be_bytes());
+        assert!(checksum_left_for_offload(&f));
+        assert!(fix_l4_checksum(&mut f));
+        assert_eq!([f[40], f[41]], good);
+    }
+}

@@ -1,0 +1,825 @@
+//! Host mode: this host's own traffic, shaped in place (in-node emulation,
+//! planetlab-dummynet-emulation §3).
+//!
+//! [`HostPlane::start`] binds a netfilter queue ([`NfQueue`]) and installs
+//! an nftables table of its own (family `inet`, named by
+//! [`HostOptions::table`]) with two base chains:
+//!
+//! ```text
+//! table inet pipelab_host {
+//!   chain output { type filter hook output priority 0; policy accept;
+//!                  meta mark 0x70696c62 return; queue num N }
+//!   chain input  { type filter hook input priority 0; policy accept;
+//!                  meta mark 0x70696c62 return; queue num N }
+//! }
+//! ```
+//!
+//! * Every IP packet this host sends (output hook: direction `out`) or
+//!   receives (input hook: direction `in`) waits in the kernel until the
+//!   plane's verdict. The rules of the applied configuration classify it,
+//!   with the owning socket's uid (`uid` rules), the interfaces (`via`,
+//!   `recv`, `xmit`, by their current names) and the host's addresses
+//!   (`me`); a packet no rule sends to a pipe is accepted at once.
+//! * **Fail-closed**: the rules say `queue` without `bypass`, so while no
+//!   process listens on the queue (the daemon was killed) the kernel drops
+//!   these packets; they are never passed unshaped. [`HostPlane::stop`]
+//!   removes the table; a crash leaves it, and the next start replaces it
+//!   in one nftables transaction.
+//! * Excluded: packets carrying [`REINJECT_MARK`] (the plane's own copies
+//!   made by duplication, sent through a raw socket), and with
+//!   [`HostPlane::start_scoped`], everything whose peer address (the
+//!   destination on output, the source on input) is outside the given
+//!   networks. Forwarded traffic never passes these hooks.
+//! * Rules are installed with the `nft` command-line tool (one script, one
+//!   transaction), as `pipelab shell` does for its NAT. A kernel without
+//!   nftables' `queue` expression (`CONFIG_NFT_QUEUE`) but with the
+//!   xtables `NFQUEUE` target gets the same rules through
+//!   `iptables-restore`/`ip6tables-restore --noflush` (one transaction per
+//!   family) instead: chains `TABLE_out` and `TABLE_in` of the `filter`
+//!   table, jumped to first from `OUTPUT` and `INPUT`. [`remove_table`]
+//!   removes either form.
+//!
+//! The runner ([`crate::runner`]) runs on a thread of its own with the
+//! queue as its only port, at real-time priority ([`REALTIME_PRIORITY`],
+//! best effort) so that the host's other load does not delay releases. [`HostPlane::apply`] compiles a configuration
+//! (pipes, tables, rules) on the caller's thread, so a bad one is refused
+//! before anything changes, and hands it to the runner thread over a
+//! channel, waking it through a socket pair it polls with the queue; the
+//! thread swaps it in between two steps. Pipes that exist keep their
+//! queued packets ([`Engine::reconfigure`], and only if their parameters
+//! changed); new pipes are added; a pipe the configuration no longer has
+//! stops receiving but delivers (or drops) what it holds, each with its
+//! verdict. Rule counters carry over for rules that did not change.
+//!
+//! Not supported in host mode (refused by [`HostPlane::apply`]): flow
+//! queues and schedulers (`queue N config`, `sched N config`) and `set
+//! one_pass 0`.
+
+use crate::backends::nfqueue::{
+    set_thread_realtime, NfQueue, QueueOptions, VerdictCounters, VerdictStats, REINJECT_MARK,
+};
+use crate::backends::{Port, PortStats};
+use crate::buffers::BUF_SIZE;
+use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
+use pipelab_classify::frame::FrameInfo;
+use pipelab_classify::{Classifier, Context, Decision, RuleCounters};
+use pipelab_engine::mask::{max_instances, FlowMask, DEFAULT_BUCKETS};
+use pipelab_engine::{Duration, Engine, PipeConfig, PipeIdx, RouteId};
+use pipelab_lang::{Config, IpNet, OptionKind, RuleSpec, UserMatch};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// The `SCHED_FIFO` priority of the runner thread (low among real-time
+/// threads: kernel threads that need to run first still do).
+pub const REALTIME_PRIORITY: i32 = 10;
+
+/// What [`HostPlane::start`] needs.
+#[derive(Clone, Debug)]
+pub struct HostOptions {
+    /// The netfilter queue number (unused by anything else on the host).
+    pub queue_num: u16,
+    /// Runner settings.
+    pub runner: RunnerOptions,
+    /// The nftables table (family `inet`) the plane owns: letters, digits
+    /// and `_`, starting with a letter, at most 24 characters.
+    pub table: String,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions {
+            queue_num: 7400,
+            runner: RunnerOptions::default(),
+            table: "pipelab_host".into(),
+        }
+    }
+}
+
+/// One pipe's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PipeCounters {
+    /// The pipe's number.
+    pub number: u32,
+    /// Packets that arrived (accepted or not).
+    pub arrivals: u64,
+    /// Bytes that arrived.
+    pub arrival_bytes: u64,
+    /// Packets that left the delay line.
+    pub departures: u64,
+    /// Bytes that left the delay line.
+    pub departure_bytes: u64,
+    /// Dropped at a full queue.
+    pub drops: u64,
+    /// Dropped by the loss model.
+    pub loss_drops: u64,
+    /// Copies made by duplication.
+    pub duplicated: u64,
+    /// Packets queued now.
+    pub backlog: u32,
+    /// Packets in the delay line now.
+    pub in_delay_line: u32,
+}
+
+/// What [`HostPlane::stats`] reports.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HostStats {
+    /// Packet accounting of the runner.
+    pub runner: RunnerStats,
+    /// Lateness of releases (verdict time minus emulated departure time).
+    pub lateness: Lateness,
+    /// The queue's counters (received, released, errors, kernel drops).
+    pub port: PortStats,
+    /// Verdicts issued.
+    pub verdicts: VerdictStats,
+    /// Per rule: (number, packets, bytes), the default rule 65535 last.
+    pub rules: Vec<(u32, u64, u64)>,
+    /// Per configured pipe.
+    pub pipes: Vec<PipeCounters>,
+}
+
+/// A pipe to build: number, parameters, mask and its instance bound.
+type PipeBuild = (u32, PipeConfig, Option<(FlowMask, u32)>);
+
+/// A configuration compiled for the runner thread.
+#[derive(Debug)]
+struct Compiled {
+    pipes: Vec<PipeBuild>,
+    rules: BTreeMap<u32, RuleSpec>,
+    classifier: Classifier,
+}
+
+enum Cmd {
+    Apply(Box<Compiled>, mpsc::Sender<()>),
+    Stats(mpsc::Sender<HostStats>),
+    Stop(mpsc::Sender<HostStats>),
+}
+
+/// The host-mode data plane. See the module documentation.
+pub struct HostPlane {
+    tx: Mutex<mpsc::Sender<Cmd>>,
+    wake: UnixStream,
+    thread: Option<JoinHandle<io::Result<()>>>,
+    table: String,
+    seed: u64,
+    counters: Arc<VerdictCounters>,
+}
+
+struct HostSteer {
+    classifier: Classifier,
+    routes: BTreeMap<u32, RouteId>,
+    /// Counters of earlier classifiers, for rules that did not change.
+    carry: BTreeMap<u32, (RuleSpec, RuleCounters)>,
+}
+
+impl Steering for HostSteer {
+    fn steer(&mut self, _in_port: usize, f: &FrameInfo) -> (Steer, u32) {
+        let m = self.classifier.classify(&f.view, 0);
+        let s = match m.decision {
+            Decision::Allow => Steer::Pass { out: 0 },
+            Decision::Deny | Decision::Queue(_) => Steer::Drop,
+            Decision::Pipe(n) => match self.routes.get(&n) {
+                Some(&route) => Steer::Pipe { route, out: 0 },
+                None => Steer::Drop,
+            },
+        };
+        (s, f.l3_len.max(1))
+    }
+}
+
+/// Check an nftables table name (it is written into an nft script, and
+/// names the iptables chains `NAME_out`, `NAME_in`).
+fn check_table(name: &str) -> io::Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 24
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "nftables table name '{name}': letters, digits and '_', starting with a letter, at most 24"
+            ),
+        ))
+    }
+}
+
+/// Run `nft -f -` with `script`.
+fn nft(script: &str) -> io::Result<()> {
+    run_with_stdin("nft", &["-f", "-"], script)
+}
+
+/// The nft script that (re)creates the plane's table in one transaction.
+pub fn nft_script(table: &str, queue_num: u16, scope: &[IpNet]) -> String {
+    let mut out_rules = String::new();
+    let mut in_rules = String::new();
+    if scope.is_empty() {
+        out_rules.push_str(&format!("    queue num {queue_num}\n"));
+        in_rules.push_str(&format!("    queue num {queue_num}\n"));
+    }
+    for n in scope {
+        let fam = if n.addr().is_ipv4() { "ip" } else { "ip6" };
+        out_rules.push_str(&format!("    {fam} daddr {n} queue num {queue_num}\n"));
+        in_rules.push_str(&format!("    {fam} saddr {n} queue num {queue_num}\n"));
+    }
+    format!(
+        "table inet {table} {{}}\ndelete table inet {table}\n\
+         table inet {table} {{\n\
+         \x20 chain output {{\n    type filter hook output priority 0; policy accept;\n    \
+         meta mark {REINJECT_MARK:#x} return\n{out_rules}  }}\n\
+         \x20 chain input {{\n    type filter hook input priority 0; policy accept;\n    \
+         meta mark {REINJECT_MARK:#x} return\n{in_rules}  }}\n}}\n"
+    )
+}
+
+/// Run `tool` (`iptables-restore`, `ip6tables-restore`) with `script`.
+fn restore(tool: &str, script: &str) -> io::Result<()> {
+    run_with_stdin(tool, &["--noflush", "-w"], script)
+}
+
+/// Run `tool ARGS` with `input` on its standard input; its standard error
+/// becomes the error when it fails.
+fn run_with_stdin(tool: &str, args: &[&str], input: &str) -> io::Result<()> {
+    let mut child = Command::new(tool)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| io::Error::new(e.kind(), format!("running {tool}: {e}")))?;
+    if let Some(mut s) = child.stdin.take() {
+        s.write_all(input.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "{tool}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// Run `tool` (`iptables`, `ip6tables`) with `args`; true on success.
+fn xt(tool: &str, args: &[&str]) -> bool {
+    Command::new(tool)
+        .arg("-w")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// The `iptables-restore --noflush` script of one family: the two chains
+/// (flushed and refilled if they exist), and the jumps to them when
+/// `jumps` (they are not there yet).
+pub fn xt_script(table: &str, queue_num: u16, nets: &[IpNet], all: bool, jumps: bool) -> String {
+    let mut s = format!("*filter\n:{table}_out - [0:0]\n:{table}_in - [0:0]\n");
+    for chain in ["out", "in"] {
+        s.push_str(&format!(
+            "-A {table}_{chain} -m mark --mark {REINJECT_MARK:#x} -j RETURN\n"
+        ));
+        let side = if chain == "out" { "-d" } else { "-s" };
+        if all {
+            s.push_str(&format!(
+                "-A {table}_{chain} -j NFQUEUE --queue-num {queue_num}\n"
+            ));
+        }
+        for n in nets {
+            s.push_str(&format!(
+                "-A {table}_{chain} {side} {n} -j NFQUEUE --queue-num {queue_num}\n"
+            ));
+        }
+    }
+    if jumps {
+        s.push_str(&format!(
+            "-I OUTPUT 1 -j {table}_out\n-I INPUT 1 -j {table}_in\n"
+        ));
+    }
+    s.push_str("COMMIT\n");
+    s
+}
+
+/// Install the rules through iptables and ip6tables.
+fn install_xt(table: &str, queue_num: u16, scope: &[IpNet]) -> io::Result<()> {
+    for (v6, tool, restore_tool) in [
+        (false, "iptables", "iptables-restore"),
+        (true, "ip6tables", "ip6tables-restore"),
+    ] {
+        let nets: Vec<IpNet> = scope
+            .iter()
+            .filter(|n| n.addr().is_ipv6() == v6)
+            .copied()
+            .collect();
+        let all = scope.is_empty();
+        if !all && nets.is_empty() {
+            continue;
+        }
+        let jumps = !(xt(tool, &["-C", "OUTPUT", "-j", &format!("{table}_out")])
+            && xt(tool, &["-C", "INPUT", "-j", &format!("{table}_in")]));
+        if jumps {
+            remove_xt_family(tool, table);
+        }
+        restore(
+            restore_tool,
+            &xt_script(table, queue_num, &nets, all, jumps),
+        )?;
+    }
+    Ok(())
+}
+
+fn remove_xt_family(tool: &str, table: &str) {
+    for (hook, chain) in [
+        ("OUTPUT", format!("{table}_out")),
+        ("INPUT", format!("{table}_in")),
+    ] {
+        while xt(tool, &["-D", hook, "-j", &chain]) {}
+        if xt(tool, &["-F", &chain]) {
+            xt(tool, &["-X", &chain]);
+        }
+    }
+}
+
+/// Install the plane's rules: nftables if its `queue` expression is there,
+/// else iptables.
+fn install_rules(table: &str, queue_num: u16, scope: &[IpNet]) -> io::Result<()> {
+    match nft(&nft_script(table, queue_num, scope)) {
+        Ok(()) => Ok(()),
+        Err(nft_err) => install_xt(table, queue_num, scope).map_err(|xt_err| {
+            io::Error::other(format!(
+                "installing the host-mode rules: {nft_err}; and through iptables: {xt_err}"
+            ))
+        }),
+    }
+}
+
+/// Delete the plane's rules (the nftables table `table`, or the iptables
+/// chains named after it) if they exist: after a crash, or in tests'
+/// cleanup. Not an error if there are none.
+pub fn remove_table(table: &str) -> io::Result<()> {
+    check_table(table)?;
+    for tool in ["iptables", "ip6tables"] {
+        remove_xt_family(tool, table);
+    }
+    match nft(&format!(
+        "table inet {table} {{}}\ndelete table inet {table}\n"
+    )) {
+        Ok(()) => Ok(()),
+        // No nft tool at all: nothing of ours can be there.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// True if the plane's rules (either form) are installed.
+pub fn rules_installed(table: &str) -> bool {
+    if check_table(table).is_err() {
+        return false;
+    }
+    let nft_has = Command::new("nft")
+        .args(["list", "table", "inet", table])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    nft_has
+        || ["iptables", "ip6tables"]
+            .iter()
+            .any(|t| xt(t, &["-C", "OUTPUT", "-j", &format!("{table}_out")]))
+}
+
+/// Users named by `uid NAME` in `rules`, resolved through the system's
+/// user database (unknown names match nothing).
+fn users(rules: &BTreeMap<u32, RuleSpec>) -> BTreeMap<String, u32> {
+    let mut m = BTreeMap::new();
+    for r in rules.values() {
+        for o in &r.options {
+            if let OptionKind::Uid(UserMatch::Name(name)) = &o.kind {
+                if let Ok(Some(u)) = nix::unistd::User::from_name(name) {
+                    m.insert(name.clone(), u.uid.as_raw());
+                }
+            }
+        }
+    }
+    m
+}
+
+/// The host's addresses and interfaces (name to index), for `me` and
+/// `via`/`recv`/`xmit`.
+fn host_context() -> (Vec<std::net::IpAddr>, BTreeMap<String, u32>) {
+    let mut me = Vec::new();
+    let mut ifaces = BTreeMap::new();
+    if let Ok(addrs) = nix::ifaddrs::getifaddrs() {
+        for a in addrs {
+            if !ifaces.contains_key(&a.interface_name) {
+                if let Ok(i) = nix::net::if_::if_nametoindex(a.interface_name.as_str()) {
+                    ifaces.insert(a.interface_name.clone(), i);
+                }
+            }
+            if let Some(s) = a.address {
+                if let Some(v4) = s.as_sockaddr_in() {
+                    me.push(std::net::IpAddr::V4(v4.ip()));
+                } else if let Some(v6) = s.as_sockaddr_in6() {
+                    me.push(std::net::IpAddr::V6(v6.ip()));
+                }
+            }
+        }
+    }
+    (me, ifaces)
+}
+
+/// Compile `cfg` for host mode: every pipe built (files read relative to
+/// the current directory), the rules compiled. Nothing is changed.
+fn compile(cfg: &Config, seed: u64) -> Result<Compiled, String> {
+    if let Some(n) = cfg.queues.keys().next() {
+        return Err(format!(
+            "queue {n}: flow queues are not supported in host mode"
+        ));
+    }
+    if let Some(n) = cfg.scheds.keys().next() {
+        return Err(format!(
+            "sched {n}: schedulers are not supported in host mode"
+        ));
+    }
+    if !cfg.one_pass {
+        return Err("set one_pass 0 is not supported in host mode".into());
+    }
+    let mut load = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"));
+    let mut pipes = Vec::with_capacity(cfg.pipes.len());
+    for (id, spec) in &cfg.pipes {
+        let c = spec
+            .to_config_with(&mut load)
+            .map_err(|e| format!("pipe {id}: {e}"))?;
+        let mask = spec.mask.as_ref().map(|m| {
+            (
+                m.to_mask(),
+                max_instances(spec.buckets.unwrap_or(DEFAULT_BUCKETS)),
+            )
+        });
+        pipes.push((*id, c, mask));
+    }
+    let (me, ifaces) = host_context();
+    let ctx = Context {
+        me,
+        tables: cfg.tables.clone(),
+        ifaces,
+        users: users(&cfg.rules),
+    };
+    let classifier = Classifier::with_context(cfg.rules.iter().map(|(n, r)| (*n, r)), &ctx, seed);
+    Ok(Compiled {
+        pipes,
+        rules: cfg.rules.clone(),
+        classifier,
+    })
+}
+
+/// The runner thread's state besides the runner.
+struct Plane {
+    /// Every pipe ever created, by number (removed pipes stay, draining).
+    pipes: BTreeMap<u32, PipeIdx>,
+    /// The numbers of the configured pipes.
+    active: Vec<u32>,
+    counters: Arc<VerdictCounters>,
+}
+
+impl Plane {
+    fn install(&mut self, r: &mut Runner<HostSteer>, c: Compiled) {
+        let mut routes = BTreeMap::new();
+        self.active.clear();
+        for (id, cfg, mask) in c.pipes {
+            let idx = match self.pipes.get(&id) {
+                Some(&idx) => {
+                    if r.engine().pipe_config(idx) != Some(&cfg) {
+                        // Keeps every queued packet; new parameters apply
+                        // from the next transmission.
+                        let _ = r.engine().reconfigure(idx, cfg);
+                    }
+                    idx
+                }
+                None => {
+                    let idx = r.engine().add_pipe_with_stage(cfg, id as u64);
+                    if let Some((m, max)) = mask {
+                        let _ = r.engine().set_pipe_mask(idx, m, max);
+                    }
+                    self.pipes.insert(id, idx);
+                    idx
+                }
+            };
+            if let Some(route) = r.engine().pipe_route(idx) {
+                routes.insert(id, route);
+            }
+            self.active.push(id);
+        }
+        let steer = r.steering();
+        // Carry counters of rules that are unchanged.
+        let mut carry = BTreeMap::new();
+        for (n, spec, cnt) in steer.classifier.rules() {
+            if c.rules.get(&n) == Some(spec) {
+                let mut total = *cnt;
+                if let Some((s, old)) = steer.carry.get(&n) {
+                    if s == spec {
+                        total.packets += old.packets;
+                        total.bytes += old.bytes;
+                    }
+                }
+                carry.insert(n, (spec.clone(), total));
+            }
+        }
+        steer.carry = carry;
+        steer.classifier = c.classifier;
+        steer.routes = routes;
+    }
+
+    fn stats(&self, r: &mut Runner<HostSteer>) -> HostStats {
+        let steer = r.steering();
+        let rules = steer
+            .classifier
+            .rules()
+            .map(|(n, spec, c)| {
+                let (p, b) = match steer.carry.get(&n) {
+                    Some((s, old)) if s == spec => (old.packets, old.bytes),
+                    _ => (0, 0),
+                };
+                (n, c.packets + p, c.bytes + b)
+            })
+            .collect();
+        let mut pipes = Vec::new();
+        for id in &self.active {
+            let Some(&idx) = self.pipes.get(id) else {
+                continue;
+            };
+            if let Some(t) = r.engine().pipe_totals(idx) {
+                pipes.push(PipeCounters {
+                    number: *id,
+                    arrivals: t.arrivals,
+                    arrival_bytes: t.arrival_bytes,
+                    departures: t.departures,
+                    departure_bytes: t.departure_bytes,
+                    drops: t.drops,
+                    loss_drops: t.loss_drops,
+                    duplicated: t.duplicated,
+                    backlog: t.backlog,
+                    in_delay_line: t.in_delay_line,
+                });
+            }
+        }
+        HostStats {
+            runner: r.stats(),
+            lateness: r.lateness(),
+            port: r
+                .port_stats()
+                .into_iter()
+                .next()
+                .map(|(_, s)| s)
+                .unwrap_or_default(),
+            verdicts: self.counters.snapshot(),
+            rules,
+            pipes,
+        }
+    }
+}
+
+fn empty_classifier(seed: u64) -> Classifier {
+    Classifier::new(std::iter::empty(), &[], seed)
+}
+
+fn run_thread(
+    port: NfQueue,
+    opts: RunnerOptions,
+    table: String,
+    rx: mpsc::Receiver<Cmd>,
+    mut wake: UnixStream,
+    counters: Arc<VerdictCounters>,
+) -> io::Result<()> {
+    // Releases are due to the microsecond whatever else the host runs;
+    // without the privilege the plane still works, less accurately.
+    let _ = set_thread_realtime(REALTIME_PRIORITY);
+    let engine = Engine::new(Runner::<HostSteer>::engine_options(&opts));
+    let steer = HostSteer {
+        classifier: empty_classifier(opts.seed),
+        routes: BTreeMap::new(),
+        carry: BTreeMap::new(),
+    };
+    let ports: Vec<Box<dyn Port>> = vec![Box::new(port)];
+    let mut runner = Runner::new(engine, ports, steer, opts);
+    let mut plane = Plane {
+        pipes: BTreeMap::new(),
+        active: Vec::new(),
+        counters,
+    };
+    wake.set_nonblocking(true)?;
+    let mut scratch = [0u8; 64];
+    loop {
+        runner.step(Duration::from_millis(100), Some(wake.as_fd()))?;
+        while matches!(wake.read(&mut scratch), Ok(n) if n > 0) {}
+        loop {
+            match rx.try_recv() {
+                Ok(Cmd::Apply(c, ack)) => {
+                    plane.install(&mut runner, *c);
+                    let _ = ack.send(());
+                }
+                Ok(Cmd::Stats(reply)) => {
+                    let _ = reply.send(plane.stats(&mut runner));
+                }
+                Ok(Cmd::Stop(reply)) => {
+                    // No new packet is queued once the table is gone;
+                    // what is inside leaves at its time, with its verdict.
+                    let removed = remove_table(&table);
+                    // Take in what was queued before the rules went.
+                    runner.step(Duration::ZERO, None)?;
+                    runner.drain(Duration::from_secs(10))?;
+                    let _ = reply.send(plane.stats(&mut runner));
+                    return removed;
+                }
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    let _ = remove_table(&table);
+                    runner.drain(Duration::from_secs(10))?;
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+impl HostPlane {
+    /// Bind the queue, install the nftables table for all of this host's
+    /// IP traffic, and start the runner thread (no pipes, no rules yet:
+    /// every packet is accepted at once until [`HostPlane::apply`]).
+    pub fn start(opts: HostOptions) -> io::Result<HostPlane> {
+        HostPlane::start_scoped(opts, &[])
+    }
+
+    /// Like [`HostPlane::start`], but only traffic whose peer (destination
+    /// on output, source on input) is in one of `scope` is queued; the rest
+    /// of the host's traffic never sees the plane. Empty `scope`: all.
+    pub fn start_scoped(opts: HostOptions, scope: &[IpNet]) -> io::Result<HostPlane> {
+        check_table(&opts.table)?;
+        let copy_range = (BUF_SIZE - 14) as u32;
+        let max_len = (opts.runner.mem_cap / BUF_SIZE as u64).clamp(1024, 1 << 20) as u32;
+        let port = NfQueue::open(QueueOptions {
+            queue_num: opts.queue_num,
+            max_len,
+            copy_range,
+        })?;
+        let counters = port.counters();
+        install_rules(&opts.table, opts.queue_num, scope)?;
+        let (tx, rx) = mpsc::channel();
+        let (wake, their_wake) = UnixStream::pair()?;
+        wake.set_nonblocking(true)?;
+        let table = opts.table.clone();
+        let runner = opts.runner;
+        let c2 = counters.clone();
+        let thread = std::thread::Builder::new()
+            .name("pipelab-host".into())
+            .spawn(move || run_thread(port, runner, table, rx, their_wake, c2));
+        let thread = match thread {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = remove_table(&opts.table);
+                return Err(e);
+            }
+        };
+        Ok(HostPlane {
+            tx: Mutex::new(tx),
+            wake,
+            thread: Some(thread),
+            table: opts.table,
+            seed: opts.runner.seed,
+            counters,
+        })
+    }
+
+    fn send(&self, cmd: Cmd) -> Result<(), String> {
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        tx.send(cmd)
+            .map_err(|_| "host plane: the runner thread has stopped".to_string())?;
+        // Wake the runner from its wait; a full socket already wakes it.
+        let _ = (&self.wake).write(&[1]);
+        Ok(())
+    }
+
+    /// Apply `cfg` atomically: it is compiled first (a bad configuration
+    /// changes nothing), then swapped in between two runner steps; returns
+    /// once it is in effect. See the module documentation for what happens
+    /// to existing, new and removed pipes.
+    pub fn apply(&self, cfg: &Config) -> Result<(), String> {
+        let c = compile(cfg, self.seed)?;
+        let (ack, done) = mpsc::channel();
+        self.send(Cmd::Apply(Box::new(c), ack))?;
+        done.recv()
+            .map_err(|_| "host plane: the runner thread has stopped".to_string())
+    }
+
+    /// Counters now. If the runner thread has stopped, only the verdict
+    /// counters are filled.
+    pub fn stats(&self) -> HostStats {
+        let (reply, answer) = mpsc::channel();
+        if self.send(Cmd::Stats(reply)).is_ok() {
+            if let Ok(s) = answer.recv() {
+                return s;
+            }
+        }
+        HostStats {
+            verdicts: self.counters.snapshot(),
+            ..HostStats::default()
+        }
+    }
+
+    /// The nftables table the plane owns.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    fn shutdown(&mut self) -> io::Result<HostStats> {
+        let (reply, answer) = mpsc::channel();
+        let sent = self.send(Cmd::Stop(reply)).is_ok();
+        let stats = if sent { answer.recv().ok() } else { None };
+        let joined = match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| io::Error::other("host plane: the runner thread panicked"))?,
+            None => Ok(()),
+        };
+        // Whatever happened on the thread, the table goes.
+        let removed = remove_table(&self.table);
+        joined?;
+        removed?;
+        Ok(stats.unwrap_or_default())
+    }
+
+    /// Stop: remove the nftables table, release what the emulator still
+    /// holds at its emulated time (at most 10 s; anything left then is
+    /// dropped with a verdict), unbind the queue.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.shutdown().map(|_| ())
+    }
+
+    /// Like [`HostPlane::stop`], returning the final counters.
+    pub fn stop_with_stats(mut self) -> io::Result<HostStats> {
+        self.shutdown()
+    }
+}
+
+impl Drop for HostPlane {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            let _ = self.shutdown();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plane_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<HostPlane>();
+    }
+
+    #[test]
+    fn table_names_are_checked() {
+        assert!(check_table("pipelab_host").is_ok());
+        assert!(check_table("").is_err());
+        assert!(check_table("1abc").is_err());
+        assert!(check_table("a; flush ruleset").is_err());
+        assert!(check_table(&"a".repeat(25)).is_err());
+    }
+
+    #[test]
+    fn script_scopes_both_directions_and_skips_reinjected_copies() {
+        let net: IpNet = IpNet::new("198.18.0.0".parse().unwrap(), 30).unwrap();
+        let s = nft_script("t1", 9, &[net]);
+        assert!(s.contains("ip daddr 198.18.0.0/30 queue num 9"), "{s}");
+        assert!(s.contains("ip saddr 198.18.0.0/30 queue num 9"), "{s}");
+        assert_eq!(s.matches("meta mark 0x70696c62 return").count(), 2, "{s}");
+        assert!(!s.contains("bypass"), "{s}");
+        let all = nft_script("t1", 9, &[]);
+        assert_eq!(all.matches("    queue num 9\n").count(), 2, "{all}");
+    }
+
+    #[test]
+    fn unsupported_objects_are_refused_before_anything_changes() {
+        let mut cfg = Config::default();
+        cfg.apply_script("pipe 1 config delay 5ms\nadd 100 pipe 1 ip from any to any\n")
+            .expect("valid");
+        assert!(compile(&cfg, 1).is_ok());
+        let mut bad = cfg.clone();
+        bad.apply_script("set one_pass 0\n").expect("valid");
+        assert!(compile(&bad, 1).unwrap_err().contains("one_pass"));
+    }
+}

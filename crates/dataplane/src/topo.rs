@@ -1,0 +1,1044 @@
+//! Live topologies (ModelNet's bind and run phases, §2.1): every virtual
+//! node (VN) of a distilled topology is a named network namespace on this
+//! host, and one runner moves its packets through the pipes of their routes.
+//!
+//! ```text
+//!  netns pl-NAME-vn0            pipelab topo up (one process)           netns pl-NAME-vn7
+//!  app ── eth0 (TAP) ══ fd ══ steer(src port, dst IP) → route ══ fd ══ eth0 (TAP) ── app
+//!                                 pipes crossed by reference
+//! ```
+//!
+//! * **Namespaces.** `pl-NAME-VN`, bind-mounted under `/run/netns` as
+//!   `ip netns add` does, so `ip netns exec` works and `down` finds them by
+//!   name after a crash. A worker thread `unshare`s a fresh namespace per
+//!   VN, bind-mounts it, creates the TAP `eth0` inside it (the device never
+//!   appears in the host's namespace) and configures it over a netlink
+//!   socket opened in that namespace: one link request (MAC, `NOARP`, MTU,
+//!   up), `lo` up, the address and a default route, pipelined on one
+//!   connection. Several workers run in parallel.
+//! * **Addresses.** VN `i` (in topology order) gets the `i + 1`-th address
+//!   of the prefix (default `10.0.0.0/8`), with the prefix's length, so all
+//!   VNs are on-link; the default route also points at `eth0`.
+//! * **No ARP, no ND.** Every `eth0` has the same MAC address and the
+//!   `NOARP` flag: the kernel then addresses every frame to its own MAC
+//!   (the neighbour entry of a `NOARP` device is the device's address), so
+//!   frames arrive at the destination VN already addressed to it, and no
+//!   resolution traffic exists. IPv6 is disabled in the VNs. Frames that
+//!   are not IPv4 unicast to another VN of the topology are dropped (and
+//!   counted as `rule` drops).
+//! * **Steering.** [`TopoSteer`] maps (source port = source VN,
+//!   destination IPv4 address → destination VN) to the engine route of
+//!   that pair (an `n × n` table) and the destination VN's port. The
+//!   runner reads each frame once into its buffer; the engine moves one
+//!   descriptor through the route's pipes.
+//! * **Control.** The running emulator listens on the Unix socket
+//!   `/run/pipelab/topo/NAME.sock`, one text command per connection, one
+//!   line of reply: `link A B down|up`, `link A B set bw 1Mbit/s delay
+//!   10ms loss 1% queue 20` (any subset; pipes are reconfigured keeping
+//!   their queued packets), `node N down|up` (routes are
+//!   recomputed by [`pipelab_topo::Network`] and only the changed pairs'
+//!   entries are swapped: traffic on other routes never stops; queued
+//!   packets finish on the route they entered), `cross SRC DST RATE ...`
+//!   / `cross clear` (synthetic cross traffic, ModelNet §4.3: the demand
+//!   matrix loads the pipes of its routes and each loaded pipe gets the
+//!   bandwidth, delay and queue of [`pipelab_topo::cross`]'s M/M/1 model,
+//!   recomputed whenever routes change), `status` (JSON), `stop`.
+//!   SIGINT and SIGTERM stop it too.
+//! * **State.** `/run/pipelab/topo/NAME.json` ([`TopoState`]): pid, VNs,
+//!   addresses; written once forwarding runs. [`down`] stops the emulator,
+//!   kills every process left in its namespaces and unmounts them; it
+//!   works from the name alone after a crash. The TAPs vanish with the
+//!   emulator's descriptors, so no link is ever left in the host.
+
+use crate::backends::tap::Tap;
+use crate::backends::Port;
+use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
+use nix::mount::{mount, umount2, MntFlags, MsFlags};
+use nix::sched::{setns, unshare, CloneFlags};
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use pipelab_classify::frame::FrameInfo;
+use pipelab_engine::{PipeIdx, RouteId};
+use pipelab_topo::bridge::pipe_config;
+use pipelab_topo::cross::{loaded, parse_demands, pipe_loads, Demand};
+use pipelab_topo::route::Change;
+use pipelab_topo::{Metric, Mode, Network, Topology};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::{IpAddr, Ipv4Addr};
+use std::os::fd::AsFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::Instant;
+
+/// Where state files and control sockets live.
+pub const STATE_DIR: &str = "/run/pipelab/topo";
+/// Where named network namespaces live (as for `ip netns`).
+pub const NETNS_DIR: &str = "/run/netns";
+/// The MAC address of every VN's `eth0` (locally administered).
+pub const VN_MAC: [u8; 6] = [0x02, 0x70, 0x6c, 0x00, 0x00, 0x01];
+
+/// One VN of a running topology.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VnState {
+    /// The node's name.
+    pub name: String,
+    /// The node's id in the topology file.
+    pub id: u64,
+    /// Its address.
+    pub addr: Ipv4Addr,
+    /// Its namespace (under [`NETNS_DIR`]).
+    pub netns: String,
+}
+
+/// A node of the topology (for resolving names in commands).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeName {
+    /// The node's id.
+    pub id: u64,
+    /// The node's name (may be empty).
+    pub name: String,
+}
+
+/// The state file of a running topology.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TopoState {
+    /// The topology's name.
+    pub name: String,
+    /// The emulator's process id.
+    pub pid: u32,
+    /// The topology file.
+    pub file: String,
+    /// The distillation.
+    pub distill: String,
+    /// The address prefix.
+    pub prefix: String,
+    /// Engine pipes.
+    pub pipes: usize,
+    /// VN pairs with a route.
+    pub routes: usize,
+    /// Time from start to forwarding, ms.
+    pub up_ms: f64,
+    /// The VNs, in port order.
+    pub vns: Vec<VnState>,
+    /// Every node (VNs and routers).
+    pub nodes: Vec<NodeName>,
+}
+
+impl TopoState {
+    /// The VN named `key`, or with id `key`, or address `key`.
+    pub fn vn(&self, key: &str) -> Option<&VnState> {
+        self.vns
+            .iter()
+            .find(|v| v.name == key)
+            .or_else(|| {
+                let id: u64 = key.parse().ok()?;
+                self.vns.iter().find(|v| v.id == id)
+            })
+            .or_else(|| {
+                let a: Ipv4Addr = key.parse().ok()?;
+                self.vns.iter().find(|v| v.addr == a)
+            })
+    }
+
+    /// True if `key` names a node (by name or id).
+    pub fn has_node(&self, key: &str) -> bool {
+        self.nodes
+            .iter()
+            .any(|n| n.name == key || key.parse() == Ok(n.id))
+    }
+}
+
+/// What `pipelab topo up` needs.
+#[derive(Clone, Debug)]
+pub struct UpOptions {
+    /// The topology's name (letters, digits, `_`, `.`; at most 32).
+    pub name: String,
+    /// The topology.
+    pub topology: Topology,
+    /// The file it came from (for the state file).
+    pub file: String,
+    /// The distillation.
+    pub mode: Mode,
+    /// The address prefix: network and length.
+    pub prefix: (Ipv4Addr, u8),
+    /// Runner settings.
+    pub runner: RunnerOptions,
+    /// Worker threads creating namespaces.
+    pub threads: usize,
+}
+
+fn invalid(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg.into())
+}
+
+/// Check a topology name: 1 to 32 letters, digits, `_` or `.` (no `-`,
+/// so `pl-NAME-` prefixes of two topologies never overlap).
+pub fn check_name(name: &str) -> io::Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        && name != "."
+        && name != "..";
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "topology name '{name}': use 1 to 32 letters, digits, '_' or '.'"
+        )))
+    }
+}
+
+/// The namespace of VN `vn` of topology `name`.
+pub fn netns_name(name: &str, vn: &str) -> String {
+    format!("pl-{name}-{vn}")
+}
+
+/// Parse `A.B.C.D/LEN` into its network address and length.
+pub fn parse_prefix(s: &str) -> Result<(Ipv4Addr, u8), String> {
+    let (a, l) = s
+        .split_once('/')
+        .ok_or_else(|| format!("prefix '{s}': expected A.B.C.D/LEN"))?;
+    let addr: Ipv4Addr = a
+        .parse()
+        .map_err(|_| format!("prefix '{s}': '{a}' is not an IPv4 address"))?;
+    let len: u8 = l
+        .parse()
+        .ok()
+        .filter(|&l| l <= 30)
+        .ok_or_else(|| format!("prefix '{s}': length '{l}' must be 0 to 30"))?;
+    let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+    Ok((Ipv4Addr::from(u32::from(addr) & mask), len))
+}
+
+/// Names, ids, addresses and namespaces of `topo`'s VNs (in topology
+/// order) under `prefix`.
+pub fn plan(name: &str, topo: &Topology, prefix: (Ipv4Addr, u8)) -> io::Result<Vec<VnState>> {
+    let vns = topo.vns();
+    let room = 1u64 << (32 - prefix.1 as u32);
+    if vns.len() as u64 + 2 > room {
+        return Err(invalid(format!(
+            "{} VNs do not fit in {}/{}",
+            vns.len(),
+            prefix.0,
+            prefix.1
+        )));
+    }
+    let base = u32::from(prefix.0) + 1;
+    let mut seen = HashMap::new();
+    let mut out = Vec::with_capacity(vns.len());
+    for (i, &v) in vns.iter().enumerate() {
+        let node = &topo.nodes[v];
+        let vn = if node.name.is_empty() {
+            format!("n{}", node.id)
+        } else {
+            node.name.clone()
+        };
+        if vn.len() > 200
+            || !vn
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
+        {
+            return Err(invalid(format!(
+                "node {} name '{vn}': a VN name may hold letters, digits, '_', '.' and '-'",
+                node.id
+            )));
+        }
+        if let Some(prev) = seen.insert(vn.clone(), node.id) {
+            return Err(invalid(format!(
+                "nodes {prev} and {} are both named '{vn}'",
+                node.id
+            )));
+        }
+        out.push(VnState {
+            netns: netns_name(name, &vn),
+            name: vn,
+            id: node.id,
+            addr: Ipv4Addr::from(base + i as u32),
+        });
+    }
+    Ok(out)
+}
+
+/// Steering of a live topology: port `i` is VN `i`; a frame goes through
+/// the route of (its VN, the VN its IPv4 destination belongs to).
+#[derive(Clone, Debug)]
+pub struct TopoSteer {
+    base: u32,
+    n: usize,
+    table: Vec<Option<RouteId>>,
+}
+
+impl TopoSteer {
+    /// `n` VNs with addresses `base`, `base + 1`, ...; no routes yet.
+    pub fn new(base: Ipv4Addr, n: usize) -> TopoSteer {
+        TopoSteer {
+            base: u32::from(base),
+            n,
+            table: vec![None; n * n],
+        }
+    }
+
+    /// Set the route from VN `src` to VN `dst` (port indices).
+    pub fn set(&mut self, src: usize, dst: usize, route: Option<RouteId>) {
+        if src < self.n && dst < self.n {
+            self.table[src * self.n + dst] = route;
+        }
+    }
+
+    /// The route from VN `src` to VN `dst`.
+    pub fn get(&self, src: usize, dst: usize) -> Option<RouteId> {
+        if src < self.n && dst < self.n {
+            self.table[src * self.n + dst]
+        } else {
+            None
+        }
+    }
+}
+
+impl Steering for TopoSteer {
+    fn steer(&mut self, in_port: usize, f: &FrameInfo) -> (Steer, u32) {
+        let len = f.l3_len.max(1);
+        if f.ether_type != 0x0800 {
+            return (Steer::Drop, len);
+        }
+        let IpAddr::V4(d) = f.view.key.dst else {
+            return (Steer::Drop, len);
+        };
+        let j = u32::from(d).wrapping_sub(self.base) as usize;
+        match self.get(in_port, j) {
+            Some(route) => (Steer::Pipe { route, out: j }, len),
+            None => (Steer::Drop, len),
+        }
+    }
+}
+
+/// The live network: the topology under faults, its engine pipes, and
+/// engine routes made for rerouted pairs (reused when a path comes back).
+struct Live {
+    net: Network,
+    pipes: Vec<PipeIdx>,
+    /// Topology node index → port.
+    port: HashMap<usize, usize>,
+    made: HashMap<Vec<PipeIdx>, RouteId>,
+    /// The synthetic cross-traffic matrix in force (ModelNet §4.3).
+    cross: Vec<Demand>,
+    /// Its load on each directed pipe, bit/s, along the current routes.
+    loads: Vec<u64>,
+}
+
+impl Live {
+    fn node(&self, key: &str) -> Result<u64, String> {
+        let t = self.net.topology();
+        if let Some(n) = t.nodes.iter().find(|n| n.name == key) {
+            return Ok(n.id);
+        }
+        key.parse::<u64>()
+            .ok()
+            .filter(|id| t.node_by_id(*id).is_some())
+            .ok_or_else(|| format!("no node '{key}'"))
+    }
+
+    fn apply(&mut self, r: &mut Runner<TopoSteer>, c: &Change) -> Result<String, String> {
+        let d = self.net.distilled();
+        // Cross traffic follows the routes now in force: a pipe is
+        // reconfigured when its attributes or its cross load changed.
+        let loads = pipe_loads(d, &self.cross);
+        let mut touched: Vec<u32> = c.pipes.clone();
+        touched
+            .extend((0..loads.len() as u32).filter(|&p| {
+                loads[p as usize] != self.loads.get(p as usize).copied().unwrap_or(0)
+            }));
+        touched.sort_unstable();
+        touched.dedup();
+        for &p in &touched {
+            let spec = &d.pipes[p as usize];
+            if spec.up {
+                let spec = loaded(spec, loads[p as usize]);
+                let cfg = pipe_config(&spec).map_err(|e| e.to_string())?;
+                r.engine()
+                    .reconfigure(self.pipes[p as usize], cfg)
+                    .map_err(|e| format!("{e:?}"))?;
+            }
+        }
+        self.loads = loads;
+        let mut unreachable = 0;
+        for &(s, t) in &c.routes {
+            let (Some(&i), Some(&j)) = (self.port.get(&s), self.port.get(&t)) else {
+                continue;
+            };
+            let id = match d.routes.route(s, t) {
+                Some(hops) => {
+                    let hops: Vec<PipeIdx> = hops.iter().map(|&p| self.pipes[p as usize]).collect();
+                    match self.made.get(&hops) {
+                        Some(&id) => Some(id),
+                        None => {
+                            let id = r.engine().add_route(&hops).map_err(|e| format!("{e:?}"))?;
+                            self.made.insert(hops, id);
+                            Some(id)
+                        }
+                    }
+                }
+                None => {
+                    unreachable += 1;
+                    None
+                }
+            };
+            r.steering().set(i, j, id);
+        }
+        Ok(format!(
+            "ok: {} routes changed ({unreachable} now unreachable), {} pipes changed",
+            c.routes.len(),
+            touched.len()
+        ))
+    }
+
+    /// Run one control command; `Ok(None)` means stop.
+    fn command(&mut self, r: &mut Runner<TopoSteer>, line: &str) -> Result<Option<String>, String> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let change = match w.as_slice() {
+            ["stop"] => return Ok(None),
+            ["status"] => {
+                let s = Status {
+                    stats: r.stats(),
+                    lateness: r.lateness(),
+                    links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
+                    nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
+                    routes_made: self.made.len(),
+                };
+                return Ok(Some(serde_json::to_string(&s).map_err(|e| e.to_string())?));
+            }
+            ["link", a, b, state @ ("up" | "down")] => {
+                let (a, b) = (self.node(a)?, self.node(b)?);
+                if *state == "down" {
+                    self.net.link_down(a, b)
+                } else {
+                    self.net.link_up(a, b)
+                }
+            }
+            ["link", a, b, "set", attrs @ ..] if !attrs.is_empty() => {
+                let (a, b) = (self.node(a)?, self.node(b)?);
+                let set = parse_link_attrs(attrs)?;
+                self.net.set_link(a, b, |l| set.apply(l))
+            }
+            ["cross", "clear"] => {
+                self.cross.clear();
+                Ok(Change::default())
+            }
+            ["cross", demands @ ..] if !demands.is_empty() => {
+                self.cross = parse_demands(self.net.topology(), demands)?;
+                Ok(Change::default())
+            }
+            ["node", n, state @ ("up" | "down")] => {
+                let n = self.node(n)?;
+                if *state == "down" {
+                    self.net.node_down(n)
+                } else {
+                    self.net.node_up(n)
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown command '{line}' (link A B down|up, link A B set ATTR VALUE..., node N down|up, cross SRC DST RATE ...|clear, status, stop)"
+                ))
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        self.apply(r, &change).map(Some)
+    }
+}
+
+/// New attributes for a link (`bw`, `delay`, `loss`, `queue`).
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkSet {
+    bw: Option<pipelab_engine::Rate>,
+    delay: Option<pipelab_engine::Duration>,
+    loss: Option<f64>,
+    queue: Option<pipelab_engine::QueueLimit>,
+}
+
+impl LinkSet {
+    fn apply(&self, l: &mut pipelab_topo::Link) {
+        if let Some(v) = self.bw {
+            l.bw = v;
+        }
+        if let Some(v) = self.delay {
+            l.delay = v;
+        }
+        if let Some(v) = self.loss {
+            l.loss = v;
+        }
+        if let Some(v) = self.queue {
+            l.queue = v;
+        }
+    }
+}
+
+/// Parse `bw 1Mbit/s delay 10ms loss 1% queue 20` (any subset).
+fn parse_link_attrs(w: &[&str]) -> Result<LinkSet, String> {
+    use pipelab_topo::model::{parse_delay, parse_loss, parse_queue, parse_rate};
+    let mut s = LinkSet::default();
+    let pairs = w.chunks_exact(2);
+    if !pairs.remainder().is_empty() {
+        return Err("expected `set ATTR VALUE ...` (bw, delay, loss, queue)".into());
+    }
+    for kv in pairs {
+        let (k, v) = (kv[0], kv[1]);
+        let bad = |e: String| format!("{k} '{v}': {e}");
+        match k {
+            "bw" => s.bw = Some(parse_rate(v).map_err(bad)?),
+            "delay" => s.delay = Some(parse_delay(v).map_err(bad)?),
+            "loss" => s.loss = Some(parse_loss(v).map_err(bad)?),
+            "queue" => s.queue = Some(parse_queue(v).map_err(bad)?),
+            _ => {
+                return Err(format!(
+                    "unknown link attribute '{k}' (bw, delay, loss, queue)"
+                ))
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The reply to `status`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    /// Packet accounting.
+    pub stats: RunnerStats,
+    /// Lateness of transmissions.
+    pub lateness: Lateness,
+    /// Links failed now.
+    pub links_down: usize,
+    /// Nodes failed now.
+    pub nodes_down: usize,
+    /// Engine routes made by rerouting.
+    pub routes_made: usize,
+}
+
+fn state_path(name: &str) -> PathBuf {
+    Path::new(STATE_DIR).join(format!("{name}.json"))
+}
+
+fn sock_path(name: &str) -> PathBuf {
+    Path::new(STATE_DIR).join(format!("{name}.sock"))
+}
+
+/// The log file of a background emulator.
+pub fn log_path(name: &str) -> PathBuf {
+    Path::new(STATE_DIR).join(format!("{name}.log"))
+}
+
+/// Read the state file of topology `name`.
+pub fn read_state(name: &str) -> io::Result<TopoState> {
+    check_name(name)?;
+    let p = state_path(name);
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("topology '{name}' is not up ({}: {e})", p.display()),
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| invalid(format!("{}: {e}", p.display())))
+}
+
+/// Every topology with a state file.
+pub fn list() -> Vec<TopoState> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(STATE_DIR) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().to_string();
+            if let Some(name) = n.strip_suffix(".json") {
+                if let Ok(s) = read_state(name) {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The emulator's pid if topology `name` is running.
+pub fn running(name: &str) -> Option<u32> {
+    read_state(name)
+        .ok()
+        .map(|s| s.pid)
+        .filter(|&p| pid_alive(p))
+}
+
+/// Namespaces under [`NETNS_DIR`] that belong to topology `name`.
+pub fn leftover_namespaces(name: &str) -> Vec<String> {
+    let prefix = format!("pl-{name}-");
+    let mut v: Vec<String> = std::fs::read_dir(NETNS_DIR)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn pid_alive(pid: u32) -> bool {
+    // A zombie has exited: its state letter follows the command's ')'.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Kill (SIGKILL) every process whose network namespace is one of
+/// `names`; returns how many.
+fn kill_in_namespaces(names: &[String]) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let inodes: std::collections::HashSet<u64> = names
+        .iter()
+        .filter_map(|n| std::fs::metadata(Path::new(NETNS_DIR).join(n)).ok())
+        .map(|m| m.ino())
+        .collect();
+    if inodes.is_empty() {
+        return 0;
+    }
+    let me = std::process::id();
+    let mut killed = 0;
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(m) = std::fs::metadata(format!("/proc/{pid}/ns/net")) else {
+            continue;
+        };
+        if inodes.contains(&m.ino()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            killed += 1;
+        }
+    }
+    killed
+}
+
+fn remove_namespaces(names: &[String]) -> usize {
+    let mut n = 0;
+    for name in names {
+        let p = Path::new(NETNS_DIR).join(name);
+        let _ = umount2(&p, MntFlags::MNT_DETACH);
+        if std::fs::remove_file(&p).is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// What [`down`] removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DownReport {
+    /// The emulator was running and was stopped.
+    pub stopped: bool,
+    /// The emulator had to be killed.
+    pub killed_emulator: bool,
+    /// Processes killed inside the namespaces.
+    pub killed_processes: usize,
+    /// Namespaces removed.
+    pub namespaces: usize,
+}
+
+/// Stop topology `name` and remove everything it made; works after a
+/// crash too (namespaces are found by their name prefix).
+pub fn down(name: &str) -> io::Result<DownReport> {
+    check_name(name)?;
+    let mut rep = DownReport::default();
+    if let Ok(st) = read_state(name) {
+        if pid_alive(st.pid) && st.pid != std::process::id() {
+            rep.stopped = true;
+            let _ = control(name, "stop");
+            // Closing a TAP unregisters its device (some 15 ms each).
+            let allow = 10.0 + 0.05 * st.vns.len() as f64;
+            let t0 = Instant::now();
+            while pid_alive(st.pid) && t0.elapsed().as_secs_f64() < allow {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            if pid_alive(st.pid) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(st.pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                rep.killed_emulator = true;
+                let t0 = Instant::now();
+                while pid_alive(st.pid) && t0.elapsed().as_secs_f64() < 5.0 {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        }
+    }
+    let names = leftover_namespaces(name);
+    rep.killed_processes = kill_in_namespaces(&names);
+    rep.namespaces = remove_namespaces(&names);
+    for p in [state_path(name), sock_path(name), log_path(name)] {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(rep)
+}
+
+/// Send one command to the running emulator of topology `name` and
+/// return its reply (an `error: ...` reply becomes an error).
+pub fn control(name: &str, command: &str) -> io::Result<String> {
+    check_name(name)?;
+    let p = sock_path(name);
+    let mut s = UnixStream::connect(&p).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("topology '{name}' is not running ({}: {e})", p.display()),
+        )
+    })?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    s.write_all(command.trim().as_bytes())?;
+    s.write_all(b"\n")?;
+    let mut reply = String::new();
+    BufReader::new(s).read_line(&mut reply)?;
+    let reply = reply.trim_end().to_string();
+    match reply.strip_prefix("error: ") {
+        Some(e) => Err(io::Error::other(e.to_string())),
+        None => Ok(reply),
+    }
+}
+
+/// Open the namespace of VN `vn` of topology `name`.
+fn open_vn(name: &str, vn: &str) -> io::Result<(VnState, std::fs::File)> {
+    let st = read_state(name)?;
+    let v = st
+        .vn(vn)
+        .cloned()
+        .ok_or_else(|| invalid(format!("topology '{name}' has no VN '{vn}'")))?;
+    let f = std::fs::File::open(Path::new(NETNS_DIR).join(&v.netns))
+        .map_err(|e| io::Error::new(e.kind(), format!("namespace {}: {e}", v.netns)))?;
+    Ok((v, f))
+}
+
+/// Replace this process by `argv` running in VN `vn`'s namespace (the
+/// calling thread enters it); returns only on failure.
+pub fn exec(name: &str, vn: &str, argv: &[String]) -> io::Error {
+    use std::os::unix::process::CommandExt;
+    let (v, f) = match open_vn(name, vn) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    let Some(prog) = argv.first() else {
+        return invalid("no command given");
+    };
+    if let Err(e) = setns(f.as_fd(), CloneFlags::CLONE_NEWNET) {
+        return io::Error::other(format!("enter {}: {e}", v.netns));
+    }
+    let e = Command::new(prog)
+        .args(&argv[1..])
+        .env("PIPELAB_VN", &v.name)
+        .env("PIPELAB_ADDR", v.addr.to_string())
+        .exec();
+    io::Error::new(e.kind(), format!("cannot run {prog}: {e}"))
+}
+
+/// Spawn `cmd` as a child of this process inside VN `vn`'s namespace.
+pub fn spawn_in_vn(name: &str, vn: &str, mut cmd: Command) -> io::Result<Child> {
+    let (v, f) = open_vn(name, vn)?;
+    cmd.env("PIPELAB_VN", &v.name)
+        .env("PIPELAB_ADDR", v.addr.to_string());
+    std::thread::spawn(move || -> io::Result<Child> {
+        setns(f.as_fd(), CloneFlags::CLONE_NEWNET)
+            .map_err(|e| io::Error::other(format!("enter {}: {e}", v.netns)))?;
+        cmd.spawn()
+    })
+    .join()
+    .map_err(|_| io::Error::other("spawn thread panicked"))?
+}
+
+/// Create VN `v`'s namespace on the calling thread (which stays in it),
+/// its TAP and its configuration.
+fn make_vn(v: &VnState, len: u8, rt: &tokio::runtime::Runtime) -> io::Result<Tap> {
+    use rtnetlink::{LinkUnspec, RouteMessageBuilder};
+    let ctx = |what: &str, e: &dyn std::fmt::Display| {
+        io::Error::other(format!("VN {} ({}): {what}: {e}", v.name, v.netns))
+    };
+    unshare(CloneFlags::CLONE_NEWNET).map_err(|e| ctx("unshare", &e))?;
+    let path = Path::new(NETNS_DIR).join(&v.netns);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| ctx(&format!("create {}", path.display()), &e))?;
+    mount(
+        Some("/proc/thread-self/ns/net"),
+        &path,
+        None::<&str>,
+        MsFlags::MS_BIND,
+        None::<&str>,
+    )
+    .map_err(|e| ctx("bind mount", &e))?;
+    for k in ["default", "all"] {
+        let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6"), "1");
+    }
+    let tap = Tap::create("eth0").map_err(|e| ctx("create TAP", &e))?;
+    let idx = nix::net::if_::if_nametoindex("eth0").map_err(|e| ctx("eth0 index", &e))?;
+    let lo = nix::net::if_::if_nametoindex("lo").map_err(|e| ctx("lo index", &e))?;
+    let addr = v.addr;
+    rt.block_on(async move {
+        let (conn, h, _) = rtnetlink::new_connection()?;
+        let task = tokio::spawn(conn);
+        let link = LinkUnspec::new_with_index(idx)
+            .address(VN_MAC.to_vec())
+            .arp(false)
+            .mtu(1500)
+            .up()
+            .build();
+        let lo = LinkUnspec::new_with_index(lo).up().build();
+        let route = RouteMessageBuilder::<Ipv4Addr>::new()
+            .output_interface(idx)
+            .scope(rtnetlink::packet_route::route::RouteScope::Link)
+            .build();
+        let r = futures::try_join!(
+            h.link().set(link).execute(),
+            h.link().set(lo).execute(),
+            h.address().add(idx, IpAddr::V4(addr), len).execute(),
+            h.route().add(route).execute(),
+        );
+        task.abort();
+        r.map(|_| ()).map_err(|e| io::Error::other(e.to_string()))
+    })
+    .map_err(|e| ctx("netlink", &e))?;
+    Ok(tap)
+}
+
+/// Create every VN with `threads` workers; on error, removes what was
+/// made.
+fn make_vns(vns: &[VnState], len: u8, threads: usize) -> io::Result<Vec<Tap>> {
+    let threads = threads.clamp(1, 64).min(vns.len().max(1));
+    let chunk = vns.len().div_ceil(threads).max(1);
+    let results: Vec<io::Result<Vec<Tap>>> = std::thread::scope(|s| {
+        let hs: Vec<_> = vns
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || -> io::Result<Vec<Tap>> {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_io()
+                        .build()?;
+                    part.iter().map(|v| make_vn(v, len, &rt)).collect()
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("VN worker panicked")))
+            })
+            .collect()
+    });
+    let mut taps = Vec::with_capacity(vns.len());
+    let mut err = None;
+    for r in results {
+        match r {
+            Ok(t) => taps.extend(t),
+            Err(e) => err = err.or(Some(e)),
+        }
+    }
+    if let Some(e) = err {
+        drop(taps);
+        let names: Vec<String> = vns.iter().map(|v| v.netns.clone()).collect();
+        remove_namespaces(&names);
+        return Err(e);
+    }
+    Ok(taps)
+}
+
+fn write_state(st: &TopoState) -> io::Result<()> {
+    let p = state_path(&st.name);
+    let tmp = p.with_extension("json.tmp");
+    std::fs::write(
+        &tmp,
+        serde_json::to_string_pretty(st).map_err(io::Error::other)?,
+    )?;
+    std::fs::rename(&tmp, &p)
+}
+
+/// Removes the topology's namespaces and files when dropped.
+struct Cleanup {
+    name: String,
+    names: Vec<String>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        kill_in_namespaces(&self.names);
+        remove_namespaces(&self.names);
+        let _ = std::fs::remove_file(state_path(&self.name));
+        let _ = std::fs::remove_file(sock_path(&self.name));
+    }
+}
+
+/// Bring the topology up and forward until `stop`, SIGINT or SIGTERM
+/// (the foreground half of `pipelab topo up`); `ready` is called with
+/// the state once forwarding runs.
+pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> {
+    let t0 = Instant::now();
+    let name = opts.name.clone();
+    check_name(&name)?;
+    // Block the stop signals first, so every thread inherits the mask and
+    // they reach the signalfd.
+    let mut mask = SigSet::empty();
+    mask.add(Signal::SIGINT);
+    mask.add(Signal::SIGTERM);
+    mask.thread_block().map_err(io::Error::from)?;
+    let sfd = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        .map_err(io::Error::from)?;
+
+    std::fs::create_dir_all(STATE_DIR)?;
+    std::fs::create_dir_all(NETNS_DIR)?;
+    if let Ok(st) = read_state(&name) {
+        if pid_alive(st.pid) {
+            return Err(invalid(format!(
+                "topology '{name}' is already up (pid {})",
+                st.pid
+            )));
+        }
+    }
+    let left = leftover_namespaces(&name);
+    if !left.is_empty() {
+        return Err(invalid(format!(
+            "{} namespaces of topology '{name}' are left over (e.g. {}): run `pipelab topo down --name {name}`",
+            left.len(),
+            left[0]
+        )));
+    }
+    let vns = plan(&name, &opts.topology, opts.prefix)?;
+    if vns.is_empty() {
+        return Err(invalid("the topology has no client nodes (VNs)"));
+    }
+    let nodes: Vec<NodeName> = opts
+        .topology
+        .nodes
+        .iter()
+        .map(|n| NodeName {
+            id: n.id,
+            name: n.name.clone(),
+        })
+        .collect();
+    let net = Network::new(opts.topology.clone(), opts.mode, Metric::Delay)
+        .map_err(|e| invalid(e.to_string()))?;
+    let (engine, er) = pipelab_topo::build_engine(
+        net.distilled(),
+        Runner::<TopoSteer>::engine_options(&opts.runner),
+    )
+    .map_err(|e| invalid(e.to_string()))?;
+    let port: HashMap<usize, usize> = opts
+        .topology
+        .vns()
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (v, i))
+        .collect();
+    let mut steer = TopoSteer::new(vns[0].addr, vns.len());
+    for (&(s, t), &r) in &er.routes {
+        if let (Some(&i), Some(&j)) = (port.get(&s), port.get(&t)) {
+            steer.set(i, j, Some(r));
+        }
+    }
+    let n_routes = er.routes.len();
+    let n_pipes = er.pipes.len();
+    let mut live = Live {
+        net,
+        pipes: er.pipes,
+        port,
+        made: HashMap::new(),
+        cross: Vec::new(),
+        loads: Vec::new(),
+    };
+
+    let sock = sock_path(&name);
+    let _ = std::fs::remove_file(&sock);
+    let listener = UnixListener::bind(&sock)?;
+    listener.set_nonblocking(true)?;
+    let cleanup = Cleanup {
+        name: name.clone(),
+        names: vns.iter().map(|v| v.netns.clone()).collect(),
+    };
+    let taps = make_vns(&vns, opts.prefix.1, opts.threads)?;
+    let ports: Vec<Box<dyn Port>> = taps
+        .into_iter()
+        .map(|t| Box::new(t) as Box<dyn Port>)
+        .collect();
+    let mut runner = Runner::new(engine, ports, steer, opts.runner);
+
+    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io::Error::from)?;
+    epoll
+        .add(listener.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, 0))
+        .map_err(io::Error::from)?;
+    epoll
+        .add(sfd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, 1))
+        .map_err(io::Error::from)?;
+
+    let state = TopoState {
+        name: name.clone(),
+        pid: std::process::id(),
+        file: opts.file.clone(),
+        distill: opts.mode.to_string(),
+        prefix: format!("{}/{}", opts.prefix.0, opts.prefix.1),
+        pipes: n_pipes,
+        routes: n_routes,
+        up_ms: t0.elapsed().as_secs_f64() * 1e3,
+        vns,
+        nodes,
+    };
+    write_state(&state)?;
+    ready(&state);
+
+    let mut stop = false;
+    runner.run_until(Some(epoll.0.as_fd()), |r| {
+        if matches!(sfd.read_signal(), Ok(Some(_))) {
+            stop = true;
+        }
+        while let Ok((conn, _)) = listener.accept() {
+            if serve_conn(&mut live, r, conn) {
+                stop = true;
+            }
+        }
+        stop
+    })?;
+    drop(runner);
+    drop(cleanup);
+    let _ = mask.thread_unblock();
+    Ok(())
+}
+
+/// Answer one control connection; true if it asked to stop.
+fn serve_conn(live: &mut Live, r: &mut Runner<TopoSteer>, conn: UnixStream) -> bool {
+    let _ = conn.set_nonblocking(false);
+    let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+    let mut line = String::new();
+    let mut rd = BufReader::new(&conn);
+    if rd.read_line(&mut line).is_err() {
+        return false;
+    }
+    let (reply, stop) = match live.command(r, line.trim()) {
+        Ok(Some(s)) => (s, false),
+        Ok(None) => ("ok: stopping".to_string(), true),
+        Err(e) => (format!("error: {e}"), false),
+    };
+    let mut w = &conn;
+    let _ = w.write_all(reply.as_bytes());
+    let _ = w.write_all(b"\n");
+    stop
+}

@@ -82,8 +82,23 @@ pub struct BridgeArgs {
     /// (auto, with a log line saying why), or one of them forced.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
+    /// When a port's interface is deleted: keep running and forward again
+    /// as soon as an interface of that name is back and up (wait), or end
+    /// the run with an error naming it (exit). Frames that could not go
+    /// meanwhile are counted as dropped_tx.
+    #[arg(long, value_enum, default_value_t = PortLossArg::Wait)]
+    port_loss: PortLossArg,
     #[command(flatten)]
     run: RunArgs,
+}
+
+/// `--port-loss` of `pipelab bridge`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum PortLossArg {
+    /// Wait for the interface to come back.
+    Wait,
+    /// End the run.
+    Exit,
 }
 
 /// `--backend` of `pipelab bridge`.
@@ -148,6 +163,10 @@ pub fn bridge(
         duration,
         stats_file: a.run.stats,
         verbose: a.run.verbose,
+        port_loss: match a.port_loss {
+            PortLossArg::Wait => pipelab_dataplane::bridge::PortLoss::Wait,
+            PortLossArg::Exit => pipelab_dataplane::bridge::PortLoss::Exit,
+        },
     };
     pipelab_dataplane::bridge::run_bridge(opts)
         .map(|_| ())

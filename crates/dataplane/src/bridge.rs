@@ -70,6 +70,27 @@ pub struct BridgeOptions {
     pub stats_file: Option<std::path::PathBuf>,
     /// Print the final report on stderr.
     pub verbose: bool,
+    /// What to do when a port's interface is deleted.
+    pub port_loss: PortLoss,
+}
+
+/// What the bridge does when a port's interface is deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PortLoss {
+    /// Keep running, count the frames due on it as `dropped_tx`, and open
+    /// the interface again when one of that name is back and up.
+    #[default]
+    Wait,
+    /// End the run (the report is written) with an error naming it.
+    Exit,
+}
+
+/// Whether interface `name` exists and is administratively up (sysfs).
+fn interface_is_up(name: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/flags"))
+        .ok()
+        .and_then(|f| u32::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+        .is_some_and(|f| f & libc::IFF_UP as u32 != 0)
 }
 
 /// The report written at exit.
@@ -225,17 +246,60 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         .map_err(io::Error::from)?;
     let start = runner.clock().now();
     let end = opts.duration.map(|d| start + d);
-    let mut stop = false;
-    // A port lost (its interface deleted) ends the run: the report is
-    // still written, then the error names the port.
-    let mut failure = runner
-        .run_until(Some(sfd.as_fd()), |r| {
-            if matches!(sfd.read_signal(), Ok(Some(_))) {
-                stop = true;
+    // A port whose interface is deleted is marked lost by the runner:
+    // frames due on it are counted as `dropped_tx`. With `PortLoss::Wait`
+    // the bridge looks for the interface every 10 ms and opens a new port
+    // on it once it exists and is up; with `PortLoss::Exit` the run ends
+    // (the report is still written) with an error naming the port.
+    let mut announced = [false; 2];
+    let mut failure = None;
+    loop {
+        if matches!(sfd.read_signal(), Ok(Some(_)))
+            || end.is_some_and(|e| runner.clock().now() >= e)
+        {
+            break;
+        }
+        let lost: Vec<(usize, String)> = runner
+            .lost_ports()
+            .map(|(i, why)| (i, why.to_string()))
+            .collect();
+        for (i, why) in &lost {
+            if opts.port_loss == PortLoss::Exit {
+                failure = Some(io::Error::new(io::ErrorKind::NotFound, why.clone()));
+                break;
             }
-            stop || end.is_some_and(|e| r.clock().now() >= e)
-        })
-        .err();
+            let name = &opts.ports[*i];
+            if !announced[*i] {
+                announced[*i] = true;
+                eprintln!("pipelab: {why}: waiting for {name} to come back (frames for it are counted as dropped_tx)");
+            }
+            if !interface_is_up(name) {
+                continue;
+            }
+            if let Ok((port, kind)) = open_port(name, opts.backend) {
+                if ethtool::get(name, Offload::Gro).unwrap_or(false)
+                    && ethtool::set(name, Offload::Gro, false).is_ok()
+                    && !guard.0.contains(name)
+                {
+                    guard.0.push(name.clone());
+                }
+                runner.replace_port(*i, port);
+                announced[*i] = false;
+                if let Some(b) = backends.get_mut(*i) {
+                    b.1 = kind.clone();
+                }
+                eprintln!("pipelab: {name} is back ({kind}): forwarding");
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
+        let limit = if lost.is_empty() { 100 } else { 10 };
+        if let Err(e) = runner.step(Duration::from_millis(limit), Some(sfd.as_fd())) {
+            failure = Some(e);
+            break;
+        }
+    }
     if failure.is_none() {
         failure = runner.drain(Duration::from_secs(1)).err();
     }

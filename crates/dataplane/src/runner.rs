@@ -168,6 +168,13 @@ pub struct Runner<S: Steering> {
     busy_poll: bool,
     out: Vec<Output>,
     corrupt_rng: StageRng,
+    /// Why each port was lost (its interface deleted), if it was: a lost
+    /// port is not polled or read, and frames due on it are counted as
+    /// `dropped_tx`, until [`Runner::replace_port`] puts a new one in.
+    lost: Vec<Option<String>>,
+    /// Counters of ports replaced so far, per index (added to the new
+    /// port's in [`Runner::port_stats`]).
+    retired: Vec<PortStats>,
 }
 
 /// Measure how late a short sleep wakes: p99 of 200 sleeps of 50 µs.
@@ -197,6 +204,7 @@ impl<S: Steering> Runner<S> {
         // The default timer slack (50 µs) would let every sleep overshoot;
         // ask for exact wake-ups. Failure only costs accuracy.
         let _ = nix::sys::prctl::set_timerslack(1);
+        let n = ports.len();
         Runner {
             clock: Clock::start(),
             engine,
@@ -212,6 +220,8 @@ impl<S: Steering> Runner<S> {
             busy_poll: opts.busy_poll,
             out: Vec::with_capacity(1024),
             corrupt_rng: stage_rng(opts.seed, StageKind::Corrupt, u64::MAX),
+            lost: vec![None; n],
+            retired: vec![PortStats::default(); n],
         }
     }
 
@@ -247,12 +257,54 @@ impl<S: Steering> Runner<S> {
         s
     }
 
-    /// Per-port counters.
+    /// Per-port counters (over every port that held the index).
     pub fn port_stats(&self) -> Vec<(String, PortStats)> {
         self.ports
             .iter()
-            .map(|p| (p.name().to_string(), p.stats()))
+            .zip(&self.retired)
+            .map(|(p, r)| {
+                let s = p.stats();
+                let sum = PortStats {
+                    rx_frames: s.rx_frames + r.rx_frames,
+                    rx_bytes: s.rx_bytes + r.rx_bytes,
+                    tx_frames: s.tx_frames + r.tx_frames,
+                    tx_bytes: s.tx_bytes + r.tx_bytes,
+                    tx_errors: s.tx_errors + r.tx_errors,
+                    rx_dropped: s.rx_dropped + r.rx_dropped,
+                };
+                (p.name().to_string(), sum)
+            })
             .collect()
+    }
+
+    /// The ports lost so far and not replaced: (index, why).
+    pub fn lost_ports(&self) -> impl Iterator<Item = (usize, &str)> + '_ {
+        self.lost
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| w.as_deref().map(|w| (i, w)))
+    }
+
+    /// Put `port` in place of port `i` (a lost port whose interface came
+    /// back): it is polled and read again, and frames due on it go out.
+    /// The old port's counters are kept in [`Runner::port_stats`].
+    pub fn replace_port(&mut self, i: usize, port: Box<dyn Port>) {
+        if let (Some(slot), Some(r)) = (self.ports.get_mut(i), self.retired.get_mut(i)) {
+            // Anything the old port still holds in its transmit ring
+            // cannot go any more.
+            let failed = slot.flush().min(self.stats.delivered);
+            self.stats.delivered -= failed;
+            self.stats.dropped_tx += failed;
+            let s = slot.stats();
+            r.rx_frames += s.rx_frames;
+            r.rx_bytes += s.rx_bytes;
+            r.tx_frames += s.tx_frames;
+            r.tx_bytes += s.tx_bytes;
+            r.tx_errors += s.tx_errors;
+            r.rx_dropped += s.rx_dropped;
+            *slot = port;
+            self.lost[i] = None;
+        }
     }
 
     /// Buffer memory allocated so far, bytes.
@@ -322,9 +374,10 @@ impl<S: Steering> Runner<S> {
                     // Lateness of the departure decision, before the
                     // transmit syscall (which may run the far stack).
                     let late = self.clock.now().saturating_since(o.at).as_nanos();
+                    let lost = self.lost.get(port).is_none_or(|w| w.is_some());
                     let sent = match self.ports.get_mut(port) {
-                        Some(p) => p.send(self.bufs.frame(buf)).is_ok(),
-                        None => false,
+                        Some(p) if !lost => p.send(self.bufs.frame(buf)).is_ok(),
+                        _ => false,
                     };
                     if sent {
                         self.stats.delivered += 1;
@@ -374,77 +427,93 @@ impl<S: Steering> Runner<S> {
     }
 
     /// Read every waiting frame from every port and offer it to the engine.
+    /// A port whose interface was deleted (its backend's `NotFound` error)
+    /// is marked lost instead of ending the run; any other error does.
     fn receive(&mut self) -> io::Result<()> {
         for p in 0..self.ports.len() {
-            // Bounded batch per port so one busy port cannot starve the
-            // transmissions that fall due meanwhile.
-            for _ in 0..256 {
-                let Some(buf) = self.bufs.take() else {
-                    // At the cap: drain the kernel's frame and count it.
-                    let mut scratch = [0u8; BUF_SIZE];
-                    match self.ports[p].recv(&mut scratch)? {
-                        Some(n) => {
-                            self.stats.received += 1;
-                            self.stats.dropped_memory += 1;
-                            self.ports[p].discard(&scratch[..n.min(BUF_SIZE)]);
-                            continue;
-                        }
-                        None => break,
+            if self.lost[p].is_some() {
+                continue;
+            }
+            match self.receive_from(p) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => self.lost[p] = Some(e.to_string()),
+                r => r?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Read up to a batch of waiting frames from port `p`.
+    fn receive_from(&mut self, p: usize) -> io::Result<()> {
+        // Bounded batch per port so one busy port cannot starve the
+        // transmissions that fall due meanwhile.
+        for _ in 0..256 {
+            let Some(buf) = self.bufs.take() else {
+                // At the cap: drain the kernel's frame and count it.
+                let mut scratch = [0u8; BUF_SIZE];
+                match self.ports[p].recv(&mut scratch)? {
+                    Some(n) => {
+                        self.stats.received += 1;
+                        self.stats.dropped_memory += 1;
+                        self.ports[p].discard(&scratch[..n.min(BUF_SIZE)]);
+                        continue;
                     }
-                };
-                let n = match self.ports[p].recv(self.bufs.space(buf)) {
-                    Ok(Some(n)) => n,
-                    Ok(None) => {
-                        self.bufs.give(buf);
-                        break;
-                    }
-                    Err(e) => {
-                        self.bufs.give(buf);
-                        return Err(e);
-                    }
-                };
-                self.bufs.set_len(buf, n);
-                if self.refs.len() <= buf as usize {
-                    self.refs.resize(buf as usize + 1, 0);
+                    None => break,
                 }
-                self.refs[buf as usize] = 1;
-                if self.origin.len() <= buf as usize {
-                    self.origin.resize(buf as usize + 1, 0);
+            };
+            let n = match self.ports[p].recv(self.bufs.space(buf)) {
+                Ok(Some(n)) => n,
+                Ok(None) => {
+                    self.bufs.give(buf);
+                    break;
                 }
-                self.origin[buf as usize] = p as u16;
-                self.stats.received += 1;
-                let now = self.clock.now();
-                let mut info = parse_ethernet(self.bufs.frame(buf));
-                self.ports[p].annotate(&mut info.view);
-                let (steer, len) = self.steer.steer(p, &info);
-                match steer {
-                    Steer::Drop => {
-                        self.stats.dropped_rule += 1;
-                        self.discard(buf);
-                        self.release(buf);
-                    }
-                    Steer::Pass { out } => {
-                        let ok = self
+                Err(e) => {
+                    self.bufs.give(buf);
+                    return Err(e);
+                }
+            };
+            self.bufs.set_len(buf, n);
+            if self.refs.len() <= buf as usize {
+                self.refs.resize(buf as usize + 1, 0);
+            }
+            self.refs[buf as usize] = 1;
+            if self.origin.len() <= buf as usize {
+                self.origin.resize(buf as usize + 1, 0);
+            }
+            self.origin[buf as usize] = p as u16;
+            self.stats.received += 1;
+            let now = self.clock.now();
+            let mut info = parse_ethernet(self.bufs.frame(buf));
+            self.ports[p].annotate(&mut info.view);
+            let (steer, len) = self.steer.steer(p, &info);
+            match steer {
+                Steer::Drop => {
+                    self.stats.dropped_rule += 1;
+                    self.discard(buf);
+                    self.release(buf);
+                }
+                Steer::Pass { out } => {
+                    let lost = self.lost.get(out).is_none_or(|w| w.is_some());
+                    let ok = !lost
+                        && self
                             .ports
                             .get_mut(out)
                             .is_some_and(|o| o.send(self.bufs.frame(buf)).is_ok());
-                        if ok {
-                            self.stats.delivered += 1;
-                        } else {
-                            self.stats.dropped_tx += 1;
-                        }
-                        self.release(buf);
+                    if ok {
+                        self.stats.delivered += 1;
+                    } else {
+                        self.stats.dropped_tx += 1;
                     }
-                    Steer::Pipe { route, out } => {
-                        let pkt = self.packet(now, buf, len, out, &info);
-                        let v = self.engine.enqueue(now, pkt, route);
-                        self.refused(buf, v);
-                    }
-                    Steer::Queue { queue, out } => {
-                        let pkt = self.packet(now, buf, len, out, &info);
-                        let v = self.engine.enqueue_to_queue(now, pkt, queue);
-                        self.refused(buf, v);
-                    }
+                    self.release(buf);
+                }
+                Steer::Pipe { route, out } => {
+                    let pkt = self.packet(now, buf, len, out, &info);
+                    let v = self.engine.enqueue(now, pkt, route);
+                    self.refused(buf, v);
+                }
+                Steer::Queue { queue, out } => {
+                    let pkt = self.packet(now, buf, len, out, &info);
+                    let v = self.engine.enqueue_to_queue(now, pkt, queue);
+                    self.refused(buf, v);
                 }
             }
         }
@@ -454,7 +523,10 @@ impl<S: Steering> Runner<S> {
     /// Hand every port's queued transmissions to the kernel; frames that
     /// could not go after all move from `delivered` to `dropped_tx`.
     fn flush_ports(&mut self) {
-        for p in &mut self.ports {
+        for (p, lost) in self.ports.iter_mut().zip(&self.lost) {
+            if lost.is_some() {
+                continue;
+            }
             let failed = p.flush().min(self.stats.delivered);
             self.stats.delivered -= failed;
             self.stats.dropped_tx += failed;
@@ -487,7 +559,9 @@ impl<S: Steering> Runner<S> {
         let mut fds: Vec<PollFd<'_>> = self
             .ports
             .iter()
-            .map(|p| p.fd())
+            .zip(&self.lost)
+            .filter(|(_, lost)| lost.is_none())
+            .map(|(p, _)| p.fd())
             .chain(extra)
             .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
             .collect();

@@ -163,6 +163,8 @@ pub struct UpOptions {
     pub file: String,
     /// The distillation.
     pub mode: Mode,
+    /// What routes minimise (and reroutes after faults).
+    pub metric: Metric,
     /// The address prefix: network and length.
     pub prefix: (Ipv4Addr, u8),
     /// Runner settings.
@@ -936,7 +938,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             name: n.name.clone(),
         })
         .collect();
-    let net = Network::new(opts.topology.clone(), opts.mode, Metric::Delay)
+    let net = Network::new(opts.topology.clone(), opts.mode, opts.metric)
         .map_err(|e| invalid(e.to_string()))?;
     let (engine, er) = pipelab_topo::build_engine(
         net.distilled(),

@@ -81,6 +81,8 @@ pub struct AfPacket {
     /// Frames `send` accepted that could not go, since the last flush.
     tx_failed: u64,
     name: String,
+    /// The interface the socket is bound to.
+    ifindex: u32,
     stats: PortStats,
     /// Frames larger than a ring slot (dropped).
     pub rx_oversize: u64,
@@ -161,6 +163,7 @@ impl AfPacket {
             tx_marked: 0,
             tx_failed: 0,
             name: ifname.to_string(),
+            ifindex,
             stats: PortStats::default(),
             rx_oversize: 0,
             csum_fixed: 0,
@@ -196,27 +199,9 @@ impl AfPacket {
     /// Take the socket's pending error (which would otherwise keep `poll`
     /// reporting `POLLERR`, and the runner spinning): the interface went
     /// down (ENETDOWN, cleared here; the ring resumes when it is up again)
-    /// or was deleted (an error naming it).
+    /// or was deleted (an error naming it; see [`super::check_interface`]).
     fn check_error(&mut self) -> io::Result<()> {
-        let mut err: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `err` and `len` are valid for writes of the sizes given.
-        let rc = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ERROR,
-                &mut err as *mut libc::c_int as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        if rc == 0 && err != 0 && nix::net::if_::if_nametoindex(self.name.as_str()).is_err() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("interface {} was deleted", self.name),
-            ));
-        }
-        Ok(())
+        super::check_interface(self.fd.as_fd(), &self.name, self.ifindex)
     }
 
     /// The transmit slot header at position `i`.

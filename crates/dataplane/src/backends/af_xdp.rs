@@ -400,6 +400,8 @@ pub struct AfXdp {
     down_since: Option<std::time::Instant>,
     mode: XdpMode,
     name: String,
+    /// The interface the socket is bound to.
+    ifindex: u32,
     stats: PortStats,
     /// Frames whose checksum was computed here.
     pub csum_fixed: u64,
@@ -615,6 +617,7 @@ impl AfXdp {
             down_since: None,
             mode,
             name: ifname.to_string(),
+            ifindex,
             stats: PortStats::default(),
             csum_fixed: 0,
             tx_oversize: 0,
@@ -716,7 +719,8 @@ impl AfXdp {
                 // ring will go, nor anything later.
                 _ => {
                     self.failed += u64::from(self.tx_pending());
-                    let gone = nix::net::if_::if_nametoindex(self.name.as_str()).is_err();
+                    let gone = nix::net::if_::if_nametoindex(self.name.as_str()).ok()
+                        != Some(self.ifindex);
                     self.dead = Some(if gone {
                         format!("interface {} was deleted", self.name)
                     } else {
@@ -810,6 +814,9 @@ impl Port for AfXdp {
                 if let Some(why) = &self.dead {
                     return Err(io::Error::new(io::ErrorKind::NotFound, why.clone()));
                 }
+                // Deleted (perhaps re-created) while nothing was sent:
+                // the socket error the kernel set says so.
+                super::check_interface(self.xsk.as_fd(), &self.name, self.ifindex)?;
                 return Ok(None);
             }
             let d = self.rx.peek();

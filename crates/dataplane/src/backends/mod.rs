@@ -24,6 +24,26 @@ pub mod tap;
 use std::io;
 use std::os::fd::BorrowedFd;
 
+/// Whether the port's socket `fd`, bound to interface `ifindex` named
+/// `name`, lost its interface. The kernel sets a socket error (ENETDOWN)
+/// when the interface goes down or is unregistered; it is taken here, so
+/// that `poll` stops reporting it. If `name` is then gone, or now names
+/// another interface (deleted and re-created), the error is `NotFound`,
+/// "interface NAME was deleted": the runner marks the port lost and the
+/// bridge opens a new one when the interface is back. An interface that
+/// is only down keeps its socket, which resumes when it is up again.
+pub(crate) fn check_interface(fd: BorrowedFd<'_>, name: &str, ifindex: u32) -> io::Result<()> {
+    use nix::sys::socket::{getsockopt, sockopt::SocketError};
+    let err = getsockopt(&fd, SocketError).unwrap_or(0);
+    if err != 0 && nix::net::if_::if_nametoindex(name).ok() != Some(ifindex) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("interface {name} was deleted"),
+        ));
+    }
+    Ok(())
+}
+
 /// Counters of one port.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PortStats {

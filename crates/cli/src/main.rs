@@ -71,7 +71,7 @@ enum Cmd {
     /// Example:
     ///   pipelab bridge veth-a veth-b -f links.conf
     Bridge(live::BridgeArgs),
-    /// Topologies (ModelNet): distill them, run them live with a namespace per VN.
+    /// Topologies (ModelNet): generate, distill and assign them, run them live with a namespace per VN.
     #[command(subcommand)]
     Topo(topo::TopoCmd),
     /// Timestamped UDP test traffic: one-way delay, loss, reordering.

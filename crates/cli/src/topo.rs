@@ -1,21 +1,62 @@
-//! `pipelab topo`: topologies (ModelNet's create, distill, bind and run
-//! phases).
+//! `pipelab topo`: topologies (ModelNet's create, distill, assign, bind
+//! and run phases).
 
-use clap::Subcommand;
+mod assign;
+mod generate;
+
+use clap::{Subcommand, ValueEnum};
 use pipelab_dataplane::runner::RunnerOptions;
 use pipelab_dataplane::topo as live;
-use pipelab_topo::distill::{distill_report, Mode};
+use pipelab_topo::distill::{distill_with, report, Mode};
+use pipelab_topo::route::Faults;
 use pipelab_topo::script::{parse_script, Action};
-use pipelab_topo::Topology;
+use pipelab_topo::{Distilled, Metric, Topology};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The name used when `--name` is not given.
 const DEFAULT_NAME: &str = "main";
 
+/// What routes minimise (`--metric`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricArg {
+    /// Total propagation delay (ties: fewer hops).
+    Delay,
+    /// Number of links (ties: less delay).
+    Hops,
+}
+
+impl From<MetricArg> for Metric {
+    fn from(m: MetricArg) -> Metric {
+        match m {
+            MetricArg::Delay => Metric::Delay,
+            MetricArg::Hops => Metric::Hops,
+        }
+    }
+}
+
+impl MetricArg {
+    fn name(self) -> &'static str {
+        match self {
+            MetricArg::Delay => "delay",
+            MetricArg::Hops => "hops",
+        }
+    }
+}
+
 /// `pipelab topo` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum TopoCmd {
+    /// Generate a topology (ring, star, dumbbell, tree, transit-stub,
+    /// waxman) as GML on stdout, or to -o FILE (TOML if FILE ends in
+    /// `.toml`).
+    ///
+    /// Example:
+    ///   pipelab topo gen transit-stub --transit 4 --stubs 3 --clients 10 --access 'bw 2Mbit/s delay 1ms' -o ts.gml
+    Gen {
+        #[command(subcommand)]
+        kind: generate::GenKind,
+    },
     /// Distill a topology (GML or TOML) and print the pipe count and the
     /// mean and maximum hops per route.
     Distill {
@@ -24,7 +65,18 @@ pub enum TopoCmd {
         /// hop-by-hop, end-to-end, last-mile, 'walk-in K', 'walk-out K'.
         #[arg(long, default_value = "hop-by-hop")]
         mode: String,
+        /// What routes minimise.
+        #[arg(long, value_enum, default_value = "delay")]
+        metric: MetricArg,
     },
+    /// Distill a topology and assign its pipes to K cores (ModelNet's
+    /// greedy k-clusters, and a balanced partition that cuts fewer
+    /// routes); print the pipe pairs on each core and the share of routes
+    /// that cross cores.
+    ///
+    /// Example:
+    ///   pipelab topo assign ts.gml --cores 4 --mode last-mile
+    Assign(assign::AssignArgs),
     /// Run a topology live: a named network namespace per VN
     /// (`pl-NAME-VN`), every packet through its route's pipes. Returns
     /// once forwarding runs; the emulator stays in the background.
@@ -37,6 +89,9 @@ pub enum TopoCmd {
         /// hop-by-hop, end-to-end, last-mile, 'walk-in K', 'walk-out K'.
         #[arg(long, default_value = "hop-by-hop")]
         distill: String,
+        /// What routes minimise (also after faults).
+        #[arg(long, value_enum, default_value = "delay")]
+        metric: MetricArg,
         /// Addresses of the VNs, in node order from the second address.
         #[arg(long, default_value = "10.0.0.0/8")]
         prefix: String,
@@ -148,6 +203,12 @@ fn load(file: &Path) -> Result<Topology, String> {
     } else {
         pipelab_topo::gml::parse_gml(&text).map_err(|e| format!("{name}: {e}"))
     }
+}
+
+/// Distil `topo` (from `file`) with routes by `metric`.
+fn distill(topo: &Topology, mode: Mode, metric: Metric, file: &Path) -> Result<Distilled, String> {
+    distill_with(topo, mode, metric, &Faults::none(topo))
+        .map_err(|e| format!("{}: {e}", file.display()))
 }
 
 fn summary(st: &live::TopoState) -> String {
@@ -310,14 +371,21 @@ fn state_word(s: &str) -> Result<&str, String> {
 /// Run a topo command.
 pub fn run(cmd: TopoCmd) -> Result<String, String> {
     match cmd {
-        TopoCmd::Distill { file, mode } => {
-            let topo = load(&file)?;
+        TopoCmd::Gen { kind } => generate::run(kind),
+        TopoCmd::Distill { file, mode, metric } => {
             let mode: Mode = mode.parse().map_err(|e| format!("--mode '{mode}': {e}"))?;
-            Ok(distill_report(&topo, mode))
+            let topo = load(&file)?;
+            let d = distill(&topo, mode, metric.into(), &file)?;
+            Ok(report(&topo, &d))
+        }
+        TopoCmd::Assign(a) => {
+            let topo = load(&a.file)?;
+            assign::run(&topo, &a)
         }
         TopoCmd::Up {
             file,
             distill,
+            metric,
             prefix,
             name,
             foreground,
@@ -339,6 +407,8 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     file.display().to_string(),
                     "--distill".into(),
                     distill,
+                    "--metric".into(),
+                    metric.name().into(),
                     "--prefix".into(),
                     prefix,
                     "--name".into(),
@@ -358,6 +428,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     .display()
                     .to_string(),
                 mode,
+                metric: metric.into(),
                 prefix: prefix_v,
                 runner: RunnerOptions {
                     seed,

@@ -47,15 +47,30 @@ impl Testbed {
         self.bridge_with(config, stats, &["--backend", "af-packet"])
     }
 
-    /// The bridge with extra arguments (e.g. `--backend af-xdp`).
+    /// The bridge with extra arguments (e.g. `--backend af-xdp`), once
+    /// it runs.
     fn bridge_with(&self, config: &str, stats: &str, extra: &[&str]) -> Bg {
+        let c = self.spawn_bridge(config, stats, extra, Stdio::inherit());
+        std::thread::sleep(Duration::from_millis(800));
+        Bg(c)
+    }
+
+    /// Start `pipelab bridge pbaID pbbID` on `config` with `--stats stats`
+    /// and `extra` arguments, its stderr to `stderr`.
+    fn spawn_bridge(
+        &self,
+        config: &str,
+        stats: &str,
+        extra: &[&str],
+        stderr: Stdio,
+    ) -> std::process::Child {
         let conf = format!(
             "{}/pipelab-bridge-{}.conf",
             std::env::temp_dir().display(),
             self.id
         );
         std::fs::write(&conf, config).expect("write config");
-        let c = Command::new(BIN)
+        Command::new(BIN)
             .args([
                 "bridge",
                 &format!("pba{}", self.id),
@@ -66,11 +81,9 @@ impl Testbed {
                 stats,
             ])
             .args(extra)
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
-            .expect("pipelab bridge");
-        std::thread::sleep(Duration::from_millis(800));
-        Bg(c)
+            .expect("pipelab bridge")
     }
 
     fn teardown(&self) {
@@ -364,32 +377,16 @@ fn a_deleted_port_is_waited_for_and_forwarding_resumes() {
         let tb = Testbed::new();
         let id = tb.id;
         let stats = stats_path(&format!("recreate-{backend}"));
-        let conf = format!(
-            "{}/pipelab-bridge-{id}-recreate.conf",
-            std::env::temp_dir().display()
-        );
-        std::fs::write(
-            &conf,
-            "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any\n",
-        )
-        .expect("config");
         let log = format!(
             "{}/pipelab-bridge-{id}-recreate.log",
             std::env::temp_dir().display()
         );
-        let child = Command::new(BIN)
-            .args([
-                "bridge",
-                &format!("pba{id}"),
-                &format!("pbb{id}"),
-                "-f",
-                &conf,
-            ])
-            .args(["--stats", &stats, "--backend", backend])
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("pipelab bridge");
-        let br = Bg(child);
+        let br = Bg(tb.spawn_bridge(
+            "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any\n",
+            &stats,
+            &["--backend", backend],
+            std::fs::File::create(&log).expect("log").into(),
+        ));
         std::thread::sleep(Duration::from_millis(800));
         let b = tb.ns('B');
         let resume = fault_and_resume(
@@ -408,7 +405,6 @@ fn a_deleted_port_is_waited_for_and_forwarding_resumes() {
         );
         let err = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_file(&log);
-        let _ = std::fs::remove_file(&conf);
         assert!(!err.contains("panicked"), "{backend}: {err}");
         assert!(
             err.contains(&format!("interface pbb{id} was deleted: waiting"))
@@ -604,32 +600,12 @@ fn a_deleted_port_ends_the_bridge_cleanly() {
         let tb = Testbed::new();
         let id = tb.id;
         let stats = stats_path(&format!("del-{backend}"));
-        let conf = format!(
-            "{}/pipelab-bridge-{id}-del.conf",
-            std::env::temp_dir().display()
-        );
-        std::fs::write(
-            &conf,
+        let mut child = tb.spawn_bridge(
             "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any\n",
-        )
-        .expect("config");
-        let mut child = Command::new(BIN)
-            .args([
-                "bridge",
-                &format!("pba{id}"),
-                &format!("pbb{id}"),
-                "-f",
-                &conf,
-                "--stats",
-                &stats,
-                "--backend",
-                backend,
-                "--port-loss",
-                "exit",
-            ])
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("pipelab bridge");
+            &stats,
+            &["--backend", backend, "--port-loss", "exit"],
+            Stdio::piped(),
+        );
         std::thread::sleep(Duration::from_millis(800));
         sh(&format!(
             "ip netns exec {} ping -c 2 -i 0.2 -q 10.77.0.2 >/dev/null",
@@ -676,7 +652,6 @@ fn a_deleted_port_ends_the_bridge_cleanly() {
             .take()
             .expect("stderr")
             .read_to_string(&mut err);
-        let _ = std::fs::remove_file(&conf);
         assert!(!err.contains("panicked"), "{backend}: {err}");
         assert!(!status.success(), "{backend}: a lost port is an error");
         assert!(

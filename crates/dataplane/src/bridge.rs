@@ -25,8 +25,7 @@ use crate::backends::af_xdp::AfXdp;
 use crate::backends::ethtool::{self, Offload};
 use crate::backends::Port;
 use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
-use nix::sys::signal::{SigSet, Signal};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use crate::signals::StopSignals;
 use pipelab_classify::frame::FrameInfo;
 use pipelab_classify::{Classifier, Decision, Direction};
 use pipelab_engine::engine::QueueId;
@@ -238,12 +237,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     };
     let mut runner = Runner::new(engine, ports, steer, opts.runner);
 
-    let mut mask = SigSet::empty();
-    mask.add(Signal::SIGINT);
-    mask.add(Signal::SIGTERM);
-    mask.thread_block().map_err(io::Error::from)?;
-    let sfd = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-        .map_err(io::Error::from)?;
+    let signals = StopSignals::block()?;
     let start = runner.clock().now();
     let end = opts.duration.map(|d| start + d);
     // A port whose interface is deleted is marked lost by the runner:
@@ -254,9 +248,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     let mut announced = [false; 2];
     let mut failure = None;
     loop {
-        if matches!(sfd.read_signal(), Ok(Some(_)))
-            || end.is_some_and(|e| runner.clock().now() >= e)
-        {
+        if signals.pending() || end.is_some_and(|e| runner.clock().now() >= e) {
             break;
         }
         let lost: Vec<(usize, String)> = runner
@@ -295,7 +287,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
             break;
         }
         let limit = if lost.is_empty() { 100 } else { 10 };
-        if let Err(e) = runner.step(Duration::from_millis(limit), Some(sfd.as_fd())) {
+        if let Err(e) = runner.step(Duration::from_millis(limit), Some(signals.fd.as_fd())) {
             failure = Some(e);
             break;
         }
@@ -303,7 +295,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     if failure.is_none() {
         failure = runner.drain(Duration::from_secs(1)).err();
     }
-    let _ = mask.thread_unblock();
+    drop(signals);
     let queue_ids: Vec<(u32, QueueId)> = runner
         .steering()
         .queues

@@ -31,4 +31,5 @@ pub mod netns;
 pub mod probe;
 pub mod runner;
 pub mod shell;
+pub mod signals;
 pub mod topo;

@@ -53,11 +53,10 @@
 use crate::backends::tap::Tap;
 use crate::backends::Port;
 use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
+use crate::signals::StopSignals;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
-use nix::sys::signal::{SigSet, Signal};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
 use pipelab_classify::frame::FrameInfo;
 use pipelab_engine::{PipeIdx, RouteId};
 use pipelab_topo::bridge::pipe_config;
@@ -900,12 +899,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     check_name(&name)?;
     // Block the stop signals first, so every thread inherits the mask and
     // they reach the signalfd.
-    let mut mask = SigSet::empty();
-    mask.add(Signal::SIGINT);
-    mask.add(Signal::SIGTERM);
-    mask.thread_block().map_err(io::Error::from)?;
-    let sfd = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-        .map_err(io::Error::from)?;
+    let signals = StopSignals::block()?;
 
     std::fs::create_dir_all(STATE_DIR)?;
     std::fs::create_dir_all(NETNS_DIR)?;
@@ -989,7 +983,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         .add(listener.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, 0))
         .map_err(io::Error::from)?;
     epoll
-        .add(sfd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, 1))
+        .add(signals.fd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, 1))
         .map_err(io::Error::from)?;
 
     let state = TopoState {
@@ -1009,7 +1003,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
 
     let mut stop = false;
     runner.run_until(Some(epoll.0.as_fd()), |r| {
-        if matches!(sfd.read_signal(), Ok(Some(_))) {
+        if signals.pending() {
             stop = true;
         }
         while let Ok((conn, _)) = listener.accept() {
@@ -1021,7 +1015,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     })?;
     drop(runner);
     drop(cleanup);
-    let _ = mask.thread_unblock();
+    drop(signals);
     Ok(())
 }
 

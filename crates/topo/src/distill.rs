@@ -216,26 +216,33 @@ pub fn distill(topo: &Topology, mode: Mode) -> Result<Distilled, TopoError> {
 }
 
 /// The report `pipelab topo distill` prints: mode, pipe counts, mean and
-/// max hops per route.
+/// max hops per route (routes by delay).
 pub fn distill_report(topo: &Topology, mode: Mode) -> String {
     match distill(topo, mode) {
         Err(e) => format!("error: {e}\n"),
-        Ok(d) => {
-            let s = d.stats();
-            format!(
-                "distillation: {mode}\nnodes: {} ({} VNs), links: {}\npipes: {} ({} bidirectional)\nroutes: {} ({} unreachable)\nhops per route: mean {:.3}, max {}\n",
-                topo.nodes.len(),
-                s.vns,
-                topo.links.len(),
-                s.pipes,
-                s.links,
-                s.routes,
-                s.unreachable,
-                s.mean_hops,
-                s.max_hops
-            )
-        }
+        Ok(d) => report(topo, &d),
     }
+}
+
+/// The report of [`distill_report`] for an already distilled topology `d`
+/// of `topo`: mode and routing metric, pipe counts, mean and max hops per
+/// route.
+pub fn report(topo: &Topology, d: &Distilled) -> String {
+    let s = d.stats();
+    format!(
+        "distillation: {} (routes by {})\nnodes: {} ({} VNs), links: {}\npipes: {} ({} bidirectional)\nroutes: {} ({} unreachable)\nhops per route: mean {:.3}, max {}\n",
+        d.mode,
+        d.metric,
+        topo.nodes.len(),
+        s.vns,
+        topo.links.len(),
+        s.pipes,
+        s.links,
+        s.routes,
+        s.unreachable,
+        s.mean_hops,
+        s.max_hops
+    )
 }
 
 /// The path graph of the target topology's links: arc `2i` is link `i`
@@ -486,5 +493,24 @@ mod tests {
         assert_eq!("walk-in=3".parse::<Mode>(), Ok(Mode::WalkIn(3)));
         assert!("walk-in".parse::<Mode>().is_err());
         assert!("sideways".parse::<Mode>().is_err());
+    }
+
+    /// A pass proves both routing metrics parse and print back, and that
+    /// the report names the metric the routes were computed with.
+    #[test]
+    fn metrics_round_trip_and_show_in_the_report() {
+        for m in [Metric::Delay, Metric::Hops] {
+            assert_eq!(m.to_string().parse::<Metric>(), Ok(m));
+        }
+        assert_eq!(" HOPS ".parse::<Metric>(), Ok(Metric::Hops));
+        assert!("latency".parse::<Metric>().is_err());
+        let t = crate::gen::star(3, &crate::model::RoleAttrs::default()).expect("star");
+        let d = distill_with(&t, Mode::EndToEnd, Metric::Hops, &Faults::none(&t)).expect("d");
+        let r = report(&t, &d);
+        assert!(
+            r.starts_with("distillation: end-to-end (routes by hops)\n"),
+            "{r}"
+        );
+        assert!(r.contains("pipes: 6 (3 bidirectional)"), "{r}");
     }
 }

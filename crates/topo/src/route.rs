@@ -49,6 +49,30 @@ pub enum Metric {
     Hops,
 }
 
+impl core::fmt::Display for Metric {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Metric::Delay => "delay",
+            Metric::Hops => "hops",
+        })
+    }
+}
+
+impl core::str::FromStr for Metric {
+    type Err = TopoError;
+    /// `delay` or `hops` (any case).
+    fn from_str(s: &str) -> Result<Metric, TopoError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "delay" => Ok(Metric::Delay),
+            "hops" | "hop" => Ok(Metric::Hops),
+            _ => Err(TopoError::Invalid(format!(
+                "unknown routing metric `{}` (delay, hops)",
+                s.trim()
+            ))),
+        }
+    }
+}
+
 /// A lexicographic path cost: (primary metric, secondary metric, arcs).
 /// The arc count makes a distilled route prefer one collapsed pipe to a
 /// chain of them of the same length, and keeps every arc's cost positive.

@@ -1,0 +1,529 @@
+//! `pipelab topo gen`: the generators of `pipelab_topo::gen` (ModelNet's
+//! synthetic Create phase) on the command line, written as GML or TOML.
+
+use clap::builder::RangedU64ValueParser;
+use clap::{Args, Subcommand, ValueEnum};
+use pipelab_engine::{Duration, QueueLimit, Rate};
+use pipelab_topo::gen::{self, TransitStub, Waxman};
+use pipelab_topo::model::{parse_delay, parse_loss, parse_queue, parse_rate, LinkAttrs, RoleAttrs};
+use pipelab_topo::{Role, Topology};
+use std::path::PathBuf;
+
+/// The most nodes `topo gen` makes (distilling even a tenth of them end to
+/// end is out of reach).
+pub const MAX_NODES: u128 = 1_000_000;
+
+/// Each size option is at most this (the node count is checked as well).
+const MAX_COUNT: u64 = MAX_NODES as u64;
+
+fn count(min: u64) -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(min..=MAX_COUNT)
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not in [0, 1]"))
+    }
+}
+
+fn positive(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a positive number"))
+    }
+}
+
+/// Link attributes given on the command line: any subset of bandwidth,
+/// delay, loss and queue; the rest keep the class's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkSet {
+    bw: Option<Rate>,
+    delay: Option<Duration>,
+    loss: Option<f64>,
+    queue: Option<QueueLimit>,
+}
+
+impl LinkSet {
+    fn apply(&self, base: &mut LinkAttrs) {
+        if let Some(v) = self.bw {
+            base.bw = v;
+        }
+        if let Some(v) = self.delay {
+            base.delay = v;
+        }
+        if let Some(v) = self.loss {
+            base.loss = v;
+        }
+        if let Some(v) = self.queue {
+            base.queue = v;
+        }
+    }
+}
+
+/// Parse `bw 2Mbit/s delay 1ms loss 1.5% queue 50` (any subset, in any
+/// order; `bw=2Mbit/s` works too), with the topology crate's unit parsers.
+pub fn parse_link_set(s: &str) -> Result<LinkSet, String> {
+    let words: Vec<&str> = s
+        .split(|c: char| c.is_whitespace() || c == '=' || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() || words.len() % 2 == 1 {
+        return Err("expected ATTR VALUE pairs, e.g. 'bw 10Mbit/s delay 20ms loss 1% queue 50' (bw, delay, loss, queue)".into());
+    }
+    let mut set = LinkSet::default();
+    for kv in words.chunks_exact(2) {
+        let (k, v) = (kv[0], kv[1]);
+        let bad = |e: String| format!("{k} '{v}': {e}");
+        match k.to_ascii_lowercase().as_str() {
+            "bw" | "bandwidth" => set.bw = Some(parse_rate(v).map_err(bad)?),
+            "delay" => set.delay = Some(parse_delay(v).map_err(bad)?),
+            "loss" | "plr" => set.loss = Some(parse_loss(v).map_err(bad)?),
+            "queue" => set.queue = Some(parse_queue(v).map_err(bad)?),
+            _ => {
+                return Err(format!(
+                    "unknown link attribute '{k}' (bw, delay, loss, queue)"
+                ))
+            }
+        }
+    }
+    Ok(set)
+}
+
+/// The access links of the VNs (client–stub class).
+#[derive(Args, Debug, Clone, Default)]
+pub struct AccessArg {
+    /// VN access links (class client–stub), any subset of
+    /// 'bw RATE delay TIME loss P queue N' [default: bw 10Mbit/s delay 1ms].
+    #[arg(long, visible_alias = "client-stub", value_name = "ATTRS", value_parser = parse_link_set)]
+    access: Option<LinkSet>,
+}
+
+/// Links between stub routers (stub–stub class).
+#[derive(Args, Debug, Clone, Default)]
+pub struct StubArg {
+    /// Router–router links (class stub–stub) [default: bw 100Mbit/s
+    /// delay 5ms]; for waxman the delay is scaled by the link's length
+    /// over the unit square's diagonal.
+    #[arg(long, visible_alias = "stub-stub", value_name = "ATTRS", value_parser = parse_link_set)]
+    stub_link: Option<LinkSet>,
+}
+
+/// Links of the transit domain and to it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TransitArgs {
+    /// Stub-to-transit uplinks (class stub–transit) [default: bw 100Mbit/s
+    /// delay 10ms].
+    #[arg(long, visible_alias = "stub-transit", value_name = "ATTRS", value_parser = parse_link_set)]
+    uplink: Option<LinkSet>,
+    /// Transit–transit links [default: bw 1Gbit/s delay 20ms].
+    #[arg(long, visible_alias = "transit-transit", value_name = "ATTRS", value_parser = parse_link_set)]
+    transit_link: Option<LinkSet>,
+}
+
+/// File formats `topo gen` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// ModelNet's GML.
+    Gml,
+    /// pipelab's native TOML.
+    Toml,
+}
+
+/// Where and how to write the topology.
+#[derive(Args, Debug, Clone)]
+pub struct OutArgs {
+    /// Write to FILE instead of stdout (TOML if it ends in `.toml`, else
+    /// GML, unless --format says).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// gml (default) or toml.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+}
+
+/// `pipelab topo gen` kinds.
+#[derive(Subcommand, Debug)]
+pub enum GenKind {
+    /// A ring of stub routers, each with --clients VNs (ModelNet §4.1's
+    /// example is --routers 20 --clients 20).
+    Ring {
+        /// Routers on the ring.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 20, value_parser = count(1))]
+        routers: usize,
+        /// VNs on each router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 20, value_parser = count(0))]
+        clients: usize,
+        #[command(flatten)]
+        access: AccessArg,
+        #[command(flatten)]
+        stub: StubArg,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// One stub router with --clients VNs.
+    Star {
+        /// VNs on the router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 8, value_parser = count(0))]
+        clients: usize,
+        #[command(flatten)]
+        access: AccessArg,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// Two stub routers joined by one bottleneck link (--stub-link).
+    Dumbbell {
+        /// VNs on the left router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 2, value_parser = count(0))]
+        left: usize,
+        /// VNs on the right router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 2, value_parser = count(0))]
+        right: usize,
+        #[command(flatten)]
+        access: AccessArg,
+        #[command(flatten)]
+        stub: StubArg,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// A tree of stub routers --depth levels below the root, --fanout
+    /// children each, --clients VNs on every leaf router.
+    Tree {
+        /// Levels below the root (0: one router).
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 2, value_parser = count(0))]
+        depth: usize,
+        /// Children of each inner router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 2, value_parser = count(1))]
+        fanout: usize,
+        /// VNs on each leaf router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 2, value_parser = count(0))]
+        clients: usize,
+        #[command(flatten)]
+        access: AccessArg,
+        #[command(flatten)]
+        stub: StubArg,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// GT-ITM-style transit-stub: --transit routers in a ring with random
+    /// chords, --stubs stub routers on each, --clients VNs on each stub.
+    ///
+    /// Example:
+    ///   pipelab topo gen transit-stub --transit 4 --stubs 3 --clients 10 --access 'bw 2Mbit/s delay 1ms' -o ts.gml
+    TransitStub {
+        /// Transit routers.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 4, value_parser = count(1))]
+        transit: usize,
+        /// Stub routers on each transit router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 3, value_parser = count(0))]
+        stubs: usize,
+        /// VNs on each stub router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 4, value_parser = count(0))]
+        clients: usize,
+        /// Probability of a chord between two non-adjacent transit routers.
+        #[arg(long, allow_negative_numbers = true, value_name = "P", default_value_t = 0.25, value_parser = probability)]
+        chord_prob: f64,
+        /// Seed of the random chords.
+        #[arg(
+            long,
+            allow_negative_numbers = true,
+            value_name = "N",
+            default_value_t = 1
+        )]
+        seed: u64,
+        #[command(flatten)]
+        access: AccessArg,
+        #[command(flatten)]
+        transit_links: TransitArgs,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// Waxman's random graph: --routers in the unit square, linked with
+    /// probability alpha·exp(−d/(beta·√2)), then joined into one component.
+    Waxman {
+        /// Routers.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 20,
+              value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+        routers: usize,
+        /// VNs on each router.
+        #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 2, value_parser = count(0))]
+        clients: usize,
+        /// Link density, in [0, 1].
+        #[arg(long, allow_negative_numbers = true, value_name = "A", default_value_t = 0.4, value_parser = probability)]
+        alpha: f64,
+        /// Share of long links, > 0.
+        #[arg(long, allow_negative_numbers = true, value_name = "B", default_value_t = 0.2, value_parser = positive)]
+        beta: f64,
+        /// Seed of the placement and the links.
+        #[arg(
+            long,
+            allow_negative_numbers = true,
+            value_name = "N",
+            default_value_t = 1
+        )]
+        seed: u64,
+        #[command(flatten)]
+        access: AccessArg,
+        #[command(flatten)]
+        stub: StubArg,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+}
+
+/// Link attributes by class: the defaults with the given changes.
+fn role_attrs(
+    access: &AccessArg,
+    stub: Option<&StubArg>,
+    transit: Option<&TransitArgs>,
+) -> RoleAttrs {
+    let mut a = RoleAttrs::default();
+    if let Some(s) = &access.access {
+        s.apply(&mut a.client_stub);
+    }
+    if let Some(s) = stub.and_then(|s| s.stub_link.as_ref()) {
+        s.apply(&mut a.stub_stub);
+    }
+    if let Some(t) = transit {
+        if let Some(s) = &t.uplink {
+            s.apply(&mut a.stub_transit);
+        }
+        if let Some(s) = &t.transit_link {
+            s.apply(&mut a.transit_transit);
+        }
+    }
+    a
+}
+
+/// Refuse a topology of more than [`MAX_NODES`] nodes before making it;
+/// `what` names the options that set its size.
+fn check_size(nodes: Option<u128>, what: &str) -> Result<(), String> {
+    match nodes {
+        Some(n) if n <= MAX_NODES => Ok(()),
+        Some(n) => Err(format!("{what} makes {n} nodes, more than {MAX_NODES}")),
+        None => Err(format!("{what} makes more than {MAX_NODES} nodes")),
+    }
+}
+
+/// Routers with `clients` VNs each, plus `extra` nodes.
+fn routers_with_clients(routers: usize, clients: usize, extra: u128) -> Option<u128> {
+    (routers as u128)
+        .checked_mul(1 + clients as u128)?
+        .checked_add(extra)
+}
+
+/// Nodes of a tree: `1 + f + ... + f^depth` routers and `clients` VNs on
+/// each of the `f^depth` leaves.
+fn tree_nodes(depth: usize, fanout: usize, clients: usize) -> Option<u128> {
+    let mut total: u128 = 0;
+    let mut level: u128 = 1;
+    for d in 0..=depth {
+        total = total.checked_add(level)?;
+        if total > MAX_NODES {
+            return None;
+        }
+        if d < depth {
+            level = level.checked_mul(fanout as u128)?;
+        }
+    }
+    total.checked_add(level.checked_mul(clients as u128)?)
+}
+
+/// Make the topology; returns it, the command that made it (kind and
+/// sizes) and where to write it.
+fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), String> {
+    let lib = |what: &str| {
+        let what = what.to_string();
+        move |e: pipelab_topo::TopoError| format!("{what}: {e}")
+    };
+    Ok(match kind {
+        GenKind::Ring {
+            routers,
+            clients,
+            access,
+            stub,
+            out,
+        } => {
+            let what = format!("ring --routers {routers} --clients {clients}");
+            check_size(routers_with_clients(routers, clients, 0), &what)?;
+            let a = role_attrs(&access, Some(&stub), None);
+            let t = gen::ring(routers, clients, &a).map_err(lib(&what))?;
+            (t, what, out)
+        }
+        GenKind::Star {
+            clients,
+            access,
+            out,
+        } => {
+            let what = format!("star --clients {clients}");
+            check_size(routers_with_clients(1, clients, 0), &what)?;
+            let a = role_attrs(&access, None, None);
+            let t = gen::star(clients, &a).map_err(lib(&what))?;
+            (t, what, out)
+        }
+        GenKind::Dumbbell {
+            left,
+            right,
+            access,
+            stub,
+            out,
+        } => {
+            let what = format!("dumbbell --left {left} --right {right}");
+            check_size(Some(2 + left as u128 + right as u128), &what)?;
+            let a = role_attrs(&access, Some(&stub), None);
+            let t = gen::dumbbell(left, right, &a).map_err(lib(&what))?;
+            (t, what, out)
+        }
+        GenKind::Tree {
+            depth,
+            fanout,
+            clients,
+            access,
+            stub,
+            out,
+        } => {
+            let what = format!("tree --depth {depth} --fanout {fanout} --clients {clients}");
+            check_size(tree_nodes(depth, fanout, clients), &what)?;
+            let a = role_attrs(&access, Some(&stub), None);
+            let t = gen::tree(depth, fanout, clients, &a).map_err(lib(&what))?;
+            (t, what, out)
+        }
+        GenKind::TransitStub {
+            transit,
+            stubs,
+            clients,
+            chord_prob,
+            seed,
+            access,
+            transit_links,
+            out,
+        } => {
+            let what = format!(
+                "transit-stub --transit {transit} --stubs {stubs} --clients {clients} --chord-prob {chord_prob} --seed {seed}"
+            );
+            let nodes = routers_with_clients(stubs, clients, 0)
+                .and_then(|per_transit| (transit as u128).checked_mul(1 + per_transit));
+            check_size(nodes, &what)?;
+            let p = TransitStub {
+                transit,
+                stubs,
+                clients,
+                chord_prob,
+                seed,
+                attrs: role_attrs(&access, None, Some(&transit_links)),
+            };
+            let t = gen::transit_stub(&p).map_err(lib(&what))?;
+            (t, what, out)
+        }
+        GenKind::Waxman {
+            routers,
+            clients,
+            alpha,
+            beta,
+            seed,
+            access,
+            stub,
+            out,
+        } => {
+            let what = format!(
+                "waxman --routers {routers} --clients {clients} --alpha {alpha} --beta {beta} --seed {seed}"
+            );
+            check_size(routers_with_clients(routers, clients, 0), &what)?;
+            let p = Waxman {
+                routers,
+                clients,
+                alpha,
+                beta,
+                seed,
+                attrs: role_attrs(&access, Some(&stub), None),
+            };
+            let t = gen::waxman(&p).map_err(lib(&what))?;
+            (t, what, out)
+        }
+    })
+}
+
+/// A one-line description: node counts by role and links.
+pub fn describe(t: &Topology) -> String {
+    let n = |r: Role| t.nodes.iter().filter(|x| x.role == r).count();
+    format!(
+        "{} nodes ({} VNs, {} stub, {} transit), {} links",
+        t.nodes.len(),
+        n(Role::Client),
+        n(Role::Stub),
+        n(Role::Transit),
+        t.links.len()
+    )
+}
+
+/// Run `pipelab topo gen`: the file's text on stdout, or a summary when
+/// it was written to `-o FILE`.
+pub fn run(kind: GenKind) -> Result<String, String> {
+    let (topo, what, out) = make(kind)?;
+    let format = match (out.format, &out.output) {
+        (Some(f), _) => f,
+        (None, Some(p)) if p.extension().is_some_and(|e| e == "toml") => Format::Toml,
+        (None, _) => Format::Gml,
+    };
+    let header = format!("# pipelab topo gen {what}\n# {}\n", describe(&topo));
+    let text = match format {
+        Format::Gml => header + &pipelab_topo::gml::to_gml(&topo),
+        Format::Toml => {
+            header + &pipelab_topo::to_toml(&topo).map_err(|e| format!("{what}: {e}"))?
+        }
+    };
+    match out.output {
+        None => Ok(text),
+        Some(p) => {
+            std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            Ok(format!("{}: {}\n", p.display(), describe(&topo)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass proves link attributes parse in any subset and order, and
+    /// that errors name the attribute and its value.
+    #[test]
+    fn link_sets_parse_and_name_errors() {
+        let s = parse_link_set("delay 20ms bw 2Mbit/s loss 1.5% queue 50").expect("parses");
+        assert_eq!(s.bw, Some(Rate::from_bps(2_000_000)));
+        assert_eq!(s.delay, Some(Duration::from_millis(20)));
+        assert_eq!(s.loss, Some(0.015));
+        assert_eq!(s.queue, Some(QueueLimit::Slots(50)));
+        assert_eq!(
+            parse_link_set("bw=10Mbit/s").expect("parses").bw,
+            Some(Rate::from_bps(10_000_000))
+        );
+        let e = parse_link_set("bw fast").expect_err("bad rate");
+        assert!(e.contains("bw 'fast'"), "{e}");
+        assert!(parse_link_set("bw").is_err());
+        assert!(parse_link_set("").is_err());
+        assert!(parse_link_set("colour red").is_err());
+        assert!(parse_link_set("loss 150%").is_err());
+    }
+
+    /// A pass proves the size check counts nodes exactly and never
+    /// overflows.
+    #[test]
+    fn node_counts_are_exact_and_bounded() {
+        assert_eq!(routers_with_clients(20, 20, 0), Some(420));
+        assert_eq!(tree_nodes(3, 2, 2), Some(15 + 16));
+        assert_eq!(tree_nodes(0, 5, 3), Some(4));
+        assert_eq!(tree_nodes(64, 1_000_000, 1_000_000), None);
+        assert!(check_size(routers_with_clients(usize::MAX, usize::MAX, 0), "x").is_err());
+    }
+}

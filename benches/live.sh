@@ -15,6 +15,10 @@
 # 3. Lateness of the bridge's own departures (its accuracy meter: actual
 #    minus due time, p50/p99/p99.9) at 1, 10 and 50 kpps through a 10 ms
 #    pipe, sleeping between deadlines vs --busy-poll, per backend.
+# 4. Real-time priority under CPU load: the same 10 ms pipe (AF_PACKET) at
+#    1 and 10 kpps while two CPU-bound processes (`yes`) compete for the
+#    two CPUs, with the runner at real-time priority (default) and with
+#    --no-realtime, $RT_RUNS runs each, interleaved.
 #
 # Usage: benches/live.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
@@ -28,6 +32,7 @@ BACKEND=af-packet
 EXTRA=
 
 cleanup() {
+    [ -n "${HOG1:-}" ] && kill "$HOG1" "$HOG2" 2>/dev/null || true
     [ -n "${BR_PID:-}" ] && kill "$BR_PID" 2>/dev/null && wait "$BR_PID" 2>/dev/null || true
     ip netns del $A 2>/dev/null || true; ip netns del $B 2>/dev/null || true
     ip link del $PA 2>/dev/null || true; ip link del $PB 2>/dev/null || true
@@ -124,5 +129,32 @@ PY
         done
     done
 done
+EXTRA=
+
+RT_RUNS=${RT_RUNS:-3}
+echo
+echo "## Real-time priority under CPU load: 10 ms pipe, AF_PACKET, 2 CPU hogs, $DUR per run, $RT_RUNS runs each"
+echo
+echo "| priority | offered load | probe p99 ms | probe p99.9 ms | lateness p99 µs | lateness max µs | rt_demotions |"
+echo "|---|---|---|---|---|---|---|"
+BACKEND=af-packet
+yes >/dev/null & HOG1=$!; yes >/dev/null & HOG2=$!
+for rate in 1kpps 10kpps; do
+    for i in $(seq "$RT_RUNS"); do
+        for EXTRA in "" "--no-realtime"; do
+            start_bridge $'pipe 1 config delay 10ms queue 100000\nadd 100 pipe 1 ip from any to any'
+            j=$(probe $rate 53B)
+            stop_bridge
+            prio=${EXTRA:-realtime}; prio=${prio#--}
+            python3 - "$j" <<PY
+import json, sys
+r = json.loads(sys.argv[1]); s = json.load(open("/tmp/plb$ID.json")); l = s["lateness"]
+d = r.get("delay_ms") or {}
+print("| $prio | $rate | %.3f | %.3f | %.1f | %.1f | %d |" % (d.get("p99", 0), d.get("p999", 0), l["p99_us"], l["max_us"], l.get("rt_demotions", 0)))
+PY
+        done
+    done
+done
+kill $HOG1 $HOG2 2>/dev/null || true
 EXTRA=
 rm -f /tmp/plb$ID.json /tmp/plb$ID.conf

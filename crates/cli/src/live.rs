@@ -21,6 +21,10 @@ pub struct RunArgs {
     /// Seed of every random decision.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Keep the emulator's thread at normal priority (by default it runs
+    /// SCHED_FIFO where allowed, so other load does not delay departures).
+    #[arg(long)]
+    no_realtime: bool,
     /// Print the accounting and lateness report on exit.
     #[arg(long, short)]
     verbose: bool,
@@ -37,6 +41,7 @@ impl RunArgs {
             busy_poll: self.busy_poll,
             mem_cap,
             seed: self.seed,
+            realtime: !self.no_realtime,
         })
     }
 }

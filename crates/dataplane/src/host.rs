@@ -56,7 +56,7 @@
 //! one_pass 0`.
 
 use crate::backends::nfqueue::{
-    set_thread_realtime, NfQueue, QueueOptions, VerdictCounters, VerdictStats, REINJECT_MARK,
+    NfQueue, QueueOptions, VerdictCounters, VerdictStats, REINJECT_MARK,
 };
 use crate::backends::{Port, PortStats};
 use crate::buffers::BUF_SIZE;
@@ -76,9 +76,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-/// The `SCHED_FIFO` priority of the runner thread (low among real-time
-/// threads: kernel threads that need to run first still do).
-pub const REALTIME_PRIORITY: i32 = 10;
+pub use crate::runner::REALTIME_PRIORITY;
 
 /// What [`HostPlane::start`] needs.
 #[derive(Clone, Debug)]
@@ -603,9 +601,6 @@ fn run_thread(
     mut wake: UnixStream,
     counters: Arc<VerdictCounters>,
 ) -> io::Result<()> {
-    // Releases are due to the microsecond whatever else the host runs;
-    // without the privilege the plane still works, less accurately.
-    let _ = set_thread_realtime(REALTIME_PRIORITY);
     let engine = Engine::new(Runner::<HostSteer>::engine_options(&opts));
     let steer = HostSteer {
         classifier: empty_classifier(opts.seed),

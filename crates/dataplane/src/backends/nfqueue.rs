@@ -364,24 +364,6 @@ impl Reinjector {
     }
 }
 
-/// Ask for real-time scheduling (`SCHED_FIFO` at `priority`) for the
-/// calling thread, so that a host's other load does not delay releases
-/// (the kernel's real-time throttling still leaves others 5% of each
-/// second). Needs `CAP_SYS_NICE`.
-pub fn set_thread_realtime(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0
-    // names the calling thread; the call reads nothing else.
-    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// The IP packet's own length (IPv4 total length, IPv6 40 + payload
 /// length), if its header is there.
 fn ip_len(pkt: &[u8]) -> Option<usize> {

@@ -71,3 +71,40 @@ pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
     // SAFETY: `fd` is a fresh descriptor owned by nobody else.
     Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) })
 }
+
+/// Ask for real-time scheduling (`SCHED_FIFO` at `priority`) for the
+/// calling thread, so that the host's other load does not delay
+/// departures (the kernel's real-time throttling still leaves others 5%
+/// of each second). With `SCHED_RESET_ON_FORK`: processes and threads
+/// started from this thread (a shell's command, helpers) get the normal
+/// policy back. Needs `CAP_SYS_NICE`.
+pub fn set_thread_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0
+    // names the calling thread; the call reads nothing else.
+    let r = unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Put the calling thread back to the normal policy (`SCHED_OTHER`, still
+/// with `SCHED_RESET_ON_FORK`).
+pub fn set_thread_normal() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as in `set_thread_realtime`.
+    let r = unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_OTHER | libc::SCHED_RESET_ON_FORK, &param)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

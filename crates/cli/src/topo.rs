@@ -7,10 +7,10 @@ mod generate;
 use clap::{Subcommand, ValueEnum};
 use pipelab_dataplane::runner::RunnerOptions;
 use pipelab_dataplane::topo as live;
-use pipelab_topo::distill::{distill_with, report, Mode};
+use pipelab_topo::distill::{distill_with_routes, report, Mode};
 use pipelab_topo::route::Faults;
 use pipelab_topo::script::{parse_script, Action};
-use pipelab_topo::{Distilled, Metric, Topology};
+use pipelab_topo::{Distilled, Metric, Routes, Topology};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,34 @@ impl MetricArg {
     }
 }
 
+/// Whether a pair's two directions share one path (`--routes`).
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RoutesArg {
+    /// The route back is the route there reversed.
+    #[default]
+    Symmetric,
+    /// Each direction is a shortest path of its own (ties may differ).
+    Asymmetric,
+}
+
+impl From<RoutesArg> for Routes {
+    fn from(r: RoutesArg) -> Routes {
+        match r {
+            RoutesArg::Symmetric => Routes::Symmetric,
+            RoutesArg::Asymmetric => Routes::Asymmetric,
+        }
+    }
+}
+
+impl RoutesArg {
+    fn name(self) -> &'static str {
+        match self {
+            RoutesArg::Symmetric => "symmetric",
+            RoutesArg::Asymmetric => "asymmetric",
+        }
+    }
+}
+
 /// `pipelab topo` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum TopoCmd {
@@ -68,6 +96,9 @@ pub enum TopoCmd {
         /// What routes minimise.
         #[arg(long, value_enum, default_value = "delay")]
         metric: MetricArg,
+        /// Symmetric routes, or each direction on its own.
+        #[arg(long, value_enum, default_value = "symmetric")]
+        routes: RoutesArg,
     },
     /// Distill a topology and assign its pipes to K cores (ModelNet's
     /// greedy k-clusters, and a balanced partition that cuts fewer
@@ -92,6 +123,10 @@ pub enum TopoCmd {
         /// What routes minimise (also after faults).
         #[arg(long, value_enum, default_value = "delay")]
         metric: MetricArg,
+        /// Symmetric routes, or each direction on its own (also after
+        /// faults).
+        #[arg(long, value_enum, default_value = "symmetric")]
+        routes: RoutesArg,
         /// Addresses of the VNs, in node order from the second address.
         #[arg(long, default_value = "10.0.0.0/8")]
         prefix: String,
@@ -205,9 +240,16 @@ fn load(file: &Path) -> Result<Topology, String> {
     }
 }
 
-/// Distil `topo` (from `file`) with routes by `metric`.
-fn distill(topo: &Topology, mode: Mode, metric: Metric, file: &Path) -> Result<Distilled, String> {
-    distill_with(topo, mode, metric, &Faults::none(topo))
+/// Distil `topo` (from `file`) with routes by `metric`, symmetric or not
+/// (`routes`).
+fn distill(
+    topo: &Topology,
+    mode: Mode,
+    metric: Metric,
+    routes: Routes,
+    file: &Path,
+) -> Result<Distilled, String> {
+    distill_with_routes(topo, mode, metric, routes, &Faults::none(topo))
         .map_err(|e| format!("{}: {e}", file.display()))
 }
 
@@ -372,10 +414,15 @@ fn state_word(s: &str) -> Result<&str, String> {
 pub fn run(cmd: TopoCmd) -> Result<String, String> {
     match cmd {
         TopoCmd::Gen { kind } => generate::run(kind),
-        TopoCmd::Distill { file, mode, metric } => {
+        TopoCmd::Distill {
+            file,
+            mode,
+            metric,
+            routes,
+        } => {
             let mode: Mode = mode.parse().map_err(|e| format!("--mode '{mode}': {e}"))?;
             let topo = load(&file)?;
-            let d = distill(&topo, mode, metric.into(), &file)?;
+            let d = distill(&topo, mode, metric.into(), routes.into(), &file)?;
             Ok(report(&topo, &d))
         }
         TopoCmd::Assign(a) => {
@@ -386,6 +433,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             file,
             distill,
             metric,
+            routes,
             prefix,
             name,
             foreground,
@@ -409,6 +457,8 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     distill,
                     "--metric".into(),
                     metric.name().into(),
+                    "--routes".into(),
+                    routes.name().into(),
                     "--prefix".into(),
                     prefix,
                     "--name".into(),
@@ -429,6 +479,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     .to_string(),
                 mode,
                 metric: metric.into(),
+                routes: routes.into(),
                 prefix: prefix_v,
                 runner: RunnerOptions {
                     seed,

@@ -1,8 +1,9 @@
 //! The offline topology commands as a user runs them (no root needed):
 //! `topo gen` writes topologies the crate's parsers read back and `topo
 //! distill` accepts, with ModelNet's counts; `topo assign` reports loads
-//! and cross-core routes; `--metric` changes the routes; bad values name
-//! their option.
+//! and cross-core routes; `--metric` changes the routes; `--routes
+//! asymmetric` routes each direction on its own; bad values name their
+//! option.
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 use pipelab_topo::gml::parse_gml;
@@ -406,6 +407,66 @@ fn metric_hops_and_delay_choose_different_routes() {
     );
     let v = assign_json(&f, &["--cores", "1", "--metric", "hops"]);
     assert_eq!(v["metric"], "hops");
+}
+
+/// `--routes asymmetric` (on `topo distill` and `topo assign`) routes each
+/// direction on its own and says so; on a 4-ring with one VN per router
+/// the pipes and hop figures (16 pipes, 12 routes, mean 3.333, max 4)
+/// are those of the symmetric default, which prints as before. A bad
+/// value exits 2 naming `--routes`, on `distill`, `assign` and `up`.
+#[test]
+fn routes_asymmetric_is_an_option() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("ring4.gml");
+    ok(&[
+        "topo",
+        "gen",
+        "ring",
+        "--routers",
+        "4",
+        "--clients",
+        "1",
+        "-o",
+        path(&f),
+    ]);
+    let sym = ok(&["topo", "distill", path(&f)]);
+    assert_eq!(
+        ok(&["topo", "distill", path(&f), "--routes", "symmetric"]),
+        sym
+    );
+    let asym = ok(&["topo", "distill", path(&f), "--routes", "asymmetric"]);
+    let (first, rest) = asym.split_once('\n').expect("lines");
+    assert_eq!(
+        first,
+        "distillation: hop-by-hop (routes by delay, asymmetric)"
+    );
+    assert!(
+        sym.starts_with("distillation: hop-by-hop (routes by delay)\n"),
+        "{sym}"
+    );
+    assert_eq!(sym.split_once('\n').map(|x| x.1), Some(rest));
+    assert!(rest.contains("pipes: 16 (8 bidirectional)"), "{rest}");
+    assert!(rest.contains("routes: 12 (0 unreachable)"), "{rest}");
+    assert!(rest.contains("hops per route: mean 3.333, max 4"), "{rest}");
+    let v = assign_json(&f, &["--cores", "2", "--routes", "asymmetric"]);
+    assert_eq!(v["routing"], "asymmetric");
+    assert_eq!(v["routes"], 12);
+    assert_eq!(assign_json(&f, &["--cores", "2"])["routing"], "symmetric");
+    let file = path(&f);
+    let cases: [&[&str]; 3] = [
+        &["topo", "distill", file, "--routes", "both"],
+        &["topo", "assign", file, "--cores", "2", "--routes", "both"],
+        &["topo", "up", file, "--routes", "both"],
+    ];
+    for args in cases {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains("--routes") && err.contains("'both'") && err.contains("asymmetric"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 /// Bad values: exit status 2, a message naming the option and the value,

@@ -62,7 +62,7 @@ use pipelab_engine::{PipeIdx, RouteId};
 use pipelab_topo::bridge::pipe_config;
 use pipelab_topo::cross::{loaded, parse_demands, pipe_loads, Demand};
 use pipelab_topo::route::Change;
-use pipelab_topo::{Metric, Mode, Network, Topology};
+use pipelab_topo::{Metric, Mode, Network, Routes, Topology};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
@@ -164,6 +164,8 @@ pub struct UpOptions {
     pub mode: Mode,
     /// What routes minimise (and reroutes after faults).
     pub metric: Metric,
+    /// Symmetric routes, or each direction on its own (also after faults).
+    pub routes: Routes,
     /// The address prefix: network and length.
     pub prefix: (Ipv4Addr, u8),
     /// Runner settings.
@@ -932,7 +934,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             name: n.name.clone(),
         })
         .collect();
-    let net = Network::new(opts.topology.clone(), opts.mode, opts.metric)
+    let net = Network::with_routes(opts.topology.clone(), opts.mode, opts.metric, opts.routes)
         .map_err(|e| invalid(e.to_string()))?;
     let (engine, er) = pipelab_topo::build_engine(
         net.distilled(),

@@ -35,7 +35,8 @@
 //! change the set of pipes, only their attributes and whether they are up.
 //!
 //! Pipes come in pairs: `2k` and `2k + 1` join the same nodes in opposite
-//! directions with the same attributes.
+//! directions with the same attributes (a collapsed pair stands for one
+//! path, whichever [`Routes`] choice routes over the pipes).
 
 use core::fmt;
 use core::str::FromStr;
@@ -43,7 +44,7 @@ use core::str::FromStr;
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
 use crate::model::{Role, Topology};
-use crate::route::{pipe_graph, Arc, Faults, Metric, PathGraph, RouteMatrix};
+use crate::route::{pipe_graph, Arc, Faults, Metric, PathGraph, RouteMatrix, Routes};
 use crate::TopoError;
 
 /// A distillation mode.
@@ -157,6 +158,8 @@ pub struct Distilled {
     pub mode: Mode,
     /// What routes minimise.
     pub metric: Metric,
+    /// Whether a pair's two directions share one path.
+    pub routing: Routes,
     /// Pipes, in reverse pairs (`2k`, `2k+1`).
     pub pipes: Vec<PipeSpec>,
     /// Routes between all VN pairs, as pipe indices.
@@ -225,14 +228,19 @@ pub fn distill_report(topo: &Topology, mode: Mode) -> String {
 }
 
 /// The report of [`distill_report`] for an already distilled topology `d`
-/// of `topo`: mode and routing metric, pipe counts, mean and max hops per
-/// route.
+/// of `topo`: mode and routing metric (and `, asymmetric` if routes are),
+/// pipe counts, mean and max hops per route.
 pub fn report(topo: &Topology, d: &Distilled) -> String {
     let s = d.stats();
+    let routing = match d.routing {
+        Routes::Symmetric => String::new(),
+        Routes::Asymmetric => format!(", {}", d.routing),
+    };
     format!(
-        "distillation: {} (routes by {})\nnodes: {} ({} VNs), links: {}\npipes: {} ({} bidirectional)\nroutes: {} ({} unreachable)\nhops per route: mean {:.3}, max {}\n",
+        "distillation: {} (routes by {}{})\nnodes: {} ({} VNs), links: {}\npipes: {} ({} bidirectional)\nroutes: {} ({} unreachable)\nhops per route: mean {:.3}, max {}\n",
         d.mode,
         d.metric,
+        routing,
         topo.nodes.len(),
         s.vns,
         topo.links.len(),
@@ -354,11 +362,23 @@ fn frontiers(topo: &Topology) -> Vec<u32> {
     f
 }
 
-/// Distil with a routing metric under faults.
+/// Distil with a routing metric under faults (symmetric routes).
 pub fn distill_with(
     topo: &Topology,
     mode: Mode,
     metric: Metric,
+    faults: &Faults,
+) -> Result<Distilled, TopoError> {
+    distill_with_routes(topo, mode, metric, Routes::Symmetric, faults)
+}
+
+/// Distil with a routing metric under faults, routes symmetric or each
+/// direction on its own (`routes`).
+pub fn distill_with_routes(
+    topo: &Topology,
+    mode: Mode,
+    metric: Metric,
+    routing: Routes,
     faults: &Faults,
 ) -> Result<Distilled, TopoError> {
     topo.validate()?;
@@ -395,6 +415,7 @@ pub fn distill_with(
             return Ok(Distilled {
                 mode,
                 metric,
+                routing,
                 pipes,
                 routes,
             });
@@ -462,12 +483,13 @@ pub fn distill_with(
     let mut d = Distilled {
         mode,
         metric,
+        routing,
         pipes,
         routes,
     };
     let roles: Vec<Role> = topo.nodes.iter().map(|n| n.role).collect();
     let g = pipe_graph(topo.nodes.len(), &d, &roles, metric);
-    d.routes.fill(&g, &|_, _| true);
+    d.routes.fill(&g, routing, &|_, _| true);
     Ok(d)
 }
 

@@ -48,7 +48,7 @@ pub use distill::{distill, distill_report, Distilled, Mode, PipeSpec, Stats};
 pub use gml::{parse_gml, GmlError};
 pub use model::{Link, LinkAttrs, LinkClass, Node, Role, RoleAttrs, Topology};
 pub use native::{parse_toml, to_toml};
-pub use route::{Metric, Network, RouteCache, RouteMatrix, Router};
+pub use route::{Metric, Network, RouteCache, RouteMatrix, Router, Routes};
 
 use core::fmt;
 

@@ -7,9 +7,23 @@
 //!   pipe stands for), then by fewer pipes, then by the lowest pipe index, so routes are
 //!   deterministic and distillation never changes which path is taken.
 //! * Routes never pass *through* a client (a VN is an end, not a router).
-//! * Routes are symmetric: the route from `d` to `s` is the route from `s`
-//!   to `d` reversed, over the reverse pipes (pipes come in pairs `2k`,
-//!   `2k+1`, one per direction).
+//! * [`Routes`]: by default ([`Routes::Symmetric`]) routes are symmetric:
+//!   the route from `d` to `s` is the route from `s` to `d` reversed, over
+//!   the reverse pipes (pipes come in pairs `2k`, `2k+1`, one per
+//!   direction); it is computed from the lower VN index. With
+//!   [`Routes::Asymmetric`] ("routes are symmetric unless asked
+//!   otherwise") each direction is computed on its own: the route from `d`
+//!   to `s` is the shortest path by the same metric from `d`'s own
+//!   shortest-path tree over the directed pipe graph. Both directions of a
+//!   link (and both pipes of a collapsed pair) always have the same
+//!   attributes, and faults and `set_link` change both, so the two
+//!   directions' costs are equal and asymmetry shows only in ties: the
+//!   tree breaks them at each node by the lowest index of the arc into it,
+//!   so a route's tie is settled walking back from its *destination*,
+//!   while the mirror settles it walking back from its source. On
+//!   equal-cost paths the two directions of a pair may then cross
+//!   different pipes, each still a shortest path. Faults re-route each
+//!   direction on its own too.
 //! * [`RouteMatrix`]: ModelNet's routing matrix, all pairs precomputed
 //!   (O(n²) space; "scales to 10,000 VNs").
 //! * [`RouteCache`]: §2.2's alternative for larger networks: a bounded
@@ -35,7 +49,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::{EdgeFiltered, EdgeRef};
 use petgraph::Direction;
 
-use crate::distill::{distill_with, Distilled, Mode};
+use crate::distill::{distill_with_routes, Distilled, Mode};
 use crate::model::{Role, Topology};
 use crate::TopoError;
 
@@ -67,6 +81,41 @@ impl core::str::FromStr for Metric {
             "hops" | "hop" => Ok(Metric::Hops),
             _ => Err(TopoError::Invalid(format!(
                 "unknown routing metric `{}` (delay, hops)",
+                s.trim()
+            ))),
+        }
+    }
+}
+
+/// Whether the two directions of a VN pair share one path (ModelNet:
+/// "routes are symmetric unless asked otherwise").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Routes {
+    /// The route from `d` to `s` is the route from `s` to `d` reversed.
+    #[default]
+    Symmetric,
+    /// Each direction is a shortest path of its own (ties may differ).
+    Asymmetric,
+}
+
+impl core::fmt::Display for Routes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Routes::Symmetric => "symmetric",
+            Routes::Asymmetric => "asymmetric",
+        })
+    }
+}
+
+impl core::str::FromStr for Routes {
+    type Err = TopoError;
+    /// `symmetric` or `asymmetric` (any case).
+    fn from_str(s: &str) -> Result<Routes, TopoError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "symmetric" => Ok(Routes::Symmetric),
+            "asymmetric" => Ok(Routes::Asymmetric),
+            _ => Err(TopoError::Invalid(format!(
+                "unknown route symmetry `{}` (symmetric, asymmetric)",
                 s.trim()
             ))),
         }
@@ -291,12 +340,32 @@ impl RouteMatrix {
         self.len() == 0
     }
 
-    /// Fill every pair from shortest-path trees over `g`; pairs `(s, d)`
-    /// with `s < d` are computed and mirrored onto the reverse pipes.
-    /// Only sources in `only` are recomputed when it is given, and only
-    /// pairs for which `want(i, j)` holds.
-    pub(crate) fn fill(&mut self, g: &PathGraph, want: &dyn Fn(usize, usize) -> bool) {
+    /// Fill every pair from shortest-path trees over `g`. Symmetric:
+    /// pairs `(s, d)` with `s < d` are computed and mirrored onto the
+    /// reverse pipes, for the pairs `i < j` for which `want(i, j)` holds.
+    /// Asymmetric: every ordered pair `(i, j)` for which `want(i, j)`
+    /// holds is computed from `i`'s own tree.
+    pub(crate) fn fill(
+        &mut self,
+        g: &PathGraph,
+        routes: Routes,
+        want: &dyn Fn(usize, usize) -> bool,
+    ) {
         let n = self.vns.len();
+        if routes == Routes::Asymmetric {
+            for i in 0..n {
+                if !(0..n).any(|j| j != i && want(i, j)) {
+                    continue;
+                }
+                let s = self.vns[i];
+                let tree = g.tree(s);
+                for j in (0..n).filter(|&j| j != i && want(i, j)) {
+                    let d = self.vns[j];
+                    self.routes[i * n + j] = g.path(&tree, s, d).unwrap_or_default();
+                }
+            }
+            return;
+        }
         for i in 0..n {
             if !(i + 1..n).any(|j| want(i, j)) {
                 continue;
@@ -329,6 +398,7 @@ impl RouteMatrix {
 #[derive(Clone, Debug)]
 pub struct RouteCache {
     graph: PathGraph,
+    routes: Routes,
     capacity: usize,
     map: HashMap<(usize, usize), Vec<u32>>,
     order: VecDeque<(usize, usize)>,
@@ -340,11 +410,12 @@ pub struct RouteCache {
 
 impl RouteCache {
     /// A cache over the pipes of `d` (of topology `topo`), holding at most
-    /// `capacity` routes.
+    /// `capacity` routes, by `d`'s metric and [`Routes`] choice.
     pub fn new(topo: &Topology, d: &Distilled, capacity: usize) -> RouteCache {
         let roles: Vec<Role> = topo.nodes.iter().map(|n| n.role).collect();
         RouteCache {
             graph: pipe_graph(topo.nodes.len(), d, &roles, d.metric),
+            routes: d.routing,
             capacity: capacity.max(2),
             map: HashMap::new(),
             order: VecDeque::new(),
@@ -363,6 +434,21 @@ impl RouteCache {
         }
         if self.map.contains_key(&(src, dst)) {
             self.hits += 1;
+        } else if self.routes == Routes::Asymmetric {
+            self.misses += 1;
+            // Each direction from its own source's tree, as the matrix.
+            let tree = self.graph.tree(src);
+            let r = self.graph.path(&tree, src, dst).unwrap_or_default();
+            while self.map.len() + 1 > self.capacity {
+                match self.order.pop_front() {
+                    Some(k) => {
+                        self.map.remove(&k);
+                    }
+                    None => break,
+                }
+            }
+            self.map.insert((src, dst), r);
+            self.order.push_back((src, dst));
         } else {
             self.misses += 1;
             // Compute from the smaller end so both directions agree with
@@ -464,19 +550,32 @@ pub struct Network {
     topo: Topology,
     mode: Mode,
     metric: Metric,
+    routes: Routes,
     faults: Faults,
     distilled: Distilled,
 }
 
 impl Network {
-    /// Distil `topo` with `mode`, routes by `metric`.
+    /// Distil `topo` with `mode`, routes by `metric` (symmetric).
     pub fn new(topo: Topology, mode: Mode, metric: Metric) -> Result<Network, TopoError> {
+        Network::with_routes(topo, mode, metric, Routes::Symmetric)
+    }
+
+    /// Distil `topo` with `mode`, routes by `metric`, symmetric or not
+    /// (`routes`); every re-route after a fault or change keeps both.
+    pub fn with_routes(
+        topo: Topology,
+        mode: Mode,
+        metric: Metric,
+        routes: Routes,
+    ) -> Result<Network, TopoError> {
         let faults = Faults::none(&topo);
-        let distilled = distill_with(&topo, mode, metric, &faults)?;
+        let distilled = distill_with_routes(&topo, mode, metric, routes, &faults)?;
         Ok(Network {
             topo,
             mode,
             metric,
+            routes,
             faults,
             distilled,
         })
@@ -585,20 +684,28 @@ impl Network {
             };
             let mut recomputed = 0;
             for i in 0..n {
-                for j in i + 1..n {
-                    if affected(i, j) {
-                        recomputed += 2;
-                    }
+                for j in 0..n {
+                    recomputed += match self.routes {
+                        Routes::Symmetric if i < j && affected(i, j) => 2,
+                        Routes::Asymmetric if i != j && affected(i, j) => 1,
+                        _ => 0,
+                    };
                 }
             }
             let roles: Vec<Role> = self.topo.nodes.iter().map(|x| x.role).collect();
             let g = pipe_graph(self.topo.nodes.len(), &d, &roles, self.metric);
-            d.routes.fill(&g, &affected);
+            d.routes.fill(&g, self.routes, &affected);
             let change = diff(old, &d, pipes, recomputed);
             self.distilled = d;
             return Ok(change);
         }
-        let d = distill_with(&self.topo, self.mode, self.metric, &self.faults)?;
+        let d = distill_with_routes(
+            &self.topo,
+            self.mode,
+            self.metric,
+            self.routes,
+            &self.faults,
+        )?;
         let pipes: Vec<u32> = (0..d.pipes.len() as u32)
             .filter(|&k| d.pipes[k as usize] != old.pipes[k as usize])
             .collect();

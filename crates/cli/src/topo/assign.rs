@@ -52,6 +52,9 @@ pub struct AssignArgs {
     /// What routes minimise.
     #[arg(long, value_enum, default_value = "delay")]
     pub metric: super::MetricArg,
+    /// Symmetric routes, or each direction on its own.
+    #[arg(long, value_enum, default_value = "symmetric")]
+    pub routes: super::RoutesArg,
     /// One method (default: both, greedy first).
     #[arg(long, value_enum)]
     pub method: Option<Method>,
@@ -77,7 +80,7 @@ pub fn run(topo: &Topology, a: &AssignArgs) -> Result<String, String> {
         .mode
         .parse()
         .map_err(|e| format!("--mode '{}': {e}", a.mode))?;
-    let d = super::distill(topo, mode, a.metric.into(), &a.file)?;
+    let d = super::distill(topo, mode, a.metric.into(), a.routes.into(), &a.file)?;
     let methods = match a.method {
         Some(m) => vec![m],
         None => vec![Method::Greedy, Method::Partition],
@@ -100,6 +103,7 @@ pub fn run(topo: &Topology, a: &AssignArgs) -> Result<String, String> {
             "file": a.file.display().to_string(),
             "distillation": d.mode.to_string(),
             "metric": d.metric.to_string(),
+            "routing": d.routing.to_string(),
             "cores": a.cores,
             "seed": a.seed,
             "pipes": st.pipes,
@@ -116,9 +120,13 @@ pub fn run(topo: &Topology, a: &AssignArgs) -> Result<String, String> {
             .map(|s| s + "\n")
             .map_err(|e| format!("cannot write JSON: {e}"));
     }
+    let routing = match d.routing {
+        pipelab_topo::Routes::Symmetric => String::new(),
+        r => format!(", {r}"),
+    };
     let mut out = format!(
-        "distillation: {} (routes by {}), {} pipes ({} pairs), {} routes\ncores: {}, seed {}\n",
-        d.mode, d.metric, st.pipes, st.links, st.routes, a.cores, a.seed
+        "distillation: {} (routes by {}{}), {} pipes ({} pairs), {} routes\ncores: {}, seed {}\n",
+        d.mode, d.metric, routing, st.pipes, st.links, st.routes, a.cores, a.seed
     );
     let loads: Vec<String> = rows
         .iter()

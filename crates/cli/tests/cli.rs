@@ -2,18 +2,8 @@
 //! start's demo, byte-identical reruns, errors with positions and exit
 //! codes, and `topo distill` on the bundled example.
 
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN).args(args).output().expect("run pipelab");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+mod common;
+use common::run;
 
 /// `pipelab demo` runs the bundled example and prints every flow, pipe and
 /// rule; its JSON parses and is byte-identical across runs.

@@ -11,18 +11,9 @@ use pipelab_topo::model::{LinkClass, Role};
 use pipelab_topo::native::parse_toml;
 use pipelab_topo::Topology;
 use std::path::Path;
-use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN).args(args).output().expect("run pipelab");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+mod common;
+use common::run;
 
 /// Run and require success; returns stdout.
 fn ok(args: &[&str]) -> String {

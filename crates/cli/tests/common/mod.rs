@@ -1,4 +1,4 @@
-//! Helpers shared by the live test files: root check, serialisation,
+//! Helpers shared by the CLI test files: running the binary, root check, serialisation,
 //! background processes, and the accounting check of a run's report.
 
 #![allow(dead_code)]
@@ -9,6 +9,19 @@ use std::sync::{Mutex, MutexGuard};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
+
+/// Run `pipelab ARGS`: exit code, stdout, stderr.
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let o = std::process::Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run pipelab");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
 
 /// Live tests share the host's interfaces and CPU: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

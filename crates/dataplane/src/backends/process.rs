@@ -79,29 +79,22 @@ pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
 /// started from this thread (a shell's command, helpers) get the normal
 /// policy back. Needs `CAP_SYS_NICE`.
 pub fn set_thread_realtime(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0
-    // names the calling thread; the call reads nothing else.
-    let r = unsafe {
-        libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    set_thread_policy(libc::SCHED_FIFO, priority)
 }
 
 /// Put the calling thread back to the normal policy (`SCHED_OTHER`, still
 /// with `SCHED_RESET_ON_FORK`).
 pub fn set_thread_normal() -> io::Result<()> {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: as in `set_thread_realtime`.
-    let r = unsafe {
-        libc::sched_setscheduler(0, libc::SCHED_OTHER | libc::SCHED_RESET_ON_FORK, &param)
+    set_thread_policy(libc::SCHED_OTHER, 0)
+}
+
+fn set_thread_policy(policy: libc::c_int, priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
     };
+    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0
+    // names the calling thread; the call reads nothing else.
+    let r = unsafe { libc::sched_setscheduler(0, policy | libc::SCHED_RESET_ON_FORK, &param) };
     if r == 0 {
         Ok(())
     } else {

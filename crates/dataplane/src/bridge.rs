@@ -84,14 +84,6 @@ pub enum PortLoss {
     Exit,
 }
 
-/// Whether interface `name` exists and is administratively up (sysfs).
-fn interface_is_up(name: &str) -> bool {
-    std::fs::read_to_string(format!("/sys/class/net/{name}/flags"))
-        .ok()
-        .and_then(|f| u32::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
-        .is_some_and(|f| f & libc::IFF_UP as u32 != 0)
-}
-
 /// The report written at exit.
 #[derive(Clone, Debug, Serialize)]
 pub struct BridgeReport {
@@ -265,7 +257,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
                 announced[*i] = true;
                 eprintln!("pipelab: {why}: waiting for {name} to come back (frames for it are counted as dropped_tx)");
             }
-            if !interface_is_up(name) {
+            if !crate::backends::interface_is_up(name) {
                 continue;
             }
             if let Ok((port, kind)) = open_port(name, opts.backend) {

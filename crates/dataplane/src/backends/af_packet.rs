@@ -81,8 +81,8 @@ pub struct AfPacket {
     /// Frames `send` accepted that could not go, since the last flush.
     tx_failed: u64,
     name: String,
-    /// The interface the socket is bound to.
-    ifindex: u32,
+    /// The interface the socket is bound to, watched.
+    watch: super::IfWatch,
     stats: PortStats,
     /// Frames larger than a ring slot (dropped).
     pub rx_oversize: u64,
@@ -163,7 +163,7 @@ impl AfPacket {
             tx_marked: 0,
             tx_failed: 0,
             name: ifname.to_string(),
-            ifindex,
+            watch: super::IfWatch::new(ifindex),
             stats: PortStats::default(),
             rx_oversize: 0,
             csum_fixed: 0,
@@ -199,9 +199,9 @@ impl AfPacket {
     /// Take the socket's pending error (which would otherwise keep `poll`
     /// reporting `POLLERR`, and the runner spinning): the interface went
     /// down (ENETDOWN, cleared here; the ring resumes when it is up again)
-    /// or was deleted (an error naming it; see [`super::check_interface`]).
+    /// or was deleted (an error naming it; see [`super::IfWatch`]).
     fn check_error(&mut self) -> io::Result<()> {
-        super::check_interface(self.fd.as_fd(), &self.name, self.ifindex)
+        self.watch.check(self.fd.as_fd(), &self.name)
     }
 
     /// The transmit slot header at position `i`.

@@ -400,8 +400,8 @@ pub struct AfXdp {
     down_since: Option<std::time::Instant>,
     mode: XdpMode,
     name: String,
-    /// The interface the socket is bound to.
-    ifindex: u32,
+    /// The interface the socket is bound to, watched.
+    watch: super::IfWatch,
     stats: PortStats,
     /// Frames whose checksum was computed here.
     pub csum_fixed: u64,
@@ -617,7 +617,7 @@ impl AfXdp {
             down_since: None,
             mode,
             name: ifname.to_string(),
-            ifindex,
+            watch: super::IfWatch::new(ifindex),
             stats: PortStats::default(),
             csum_fixed: 0,
             tx_oversize: 0,
@@ -720,7 +720,7 @@ impl AfXdp {
                 _ => {
                     self.failed += u64::from(self.tx_pending());
                     let gone = nix::net::if_::if_nametoindex(self.name.as_str()).ok()
-                        != Some(self.ifindex);
+                        != Some(self.watch.ifindex);
                     self.dead = Some(if gone {
                         format!("interface {} was deleted", self.name)
                     } else {
@@ -816,7 +816,7 @@ impl Port for AfXdp {
                 }
                 // Deleted (perhaps re-created) while nothing was sent:
                 // the socket error the kernel set says so.
-                super::check_interface(self.xsk.as_fd(), &self.name, self.ifindex)?;
+                self.watch.check(self.xsk.as_fd(), &self.name)?;
                 return Ok(None);
             }
             let d = self.rx.peek();

@@ -24,24 +24,65 @@ pub mod tap;
 use std::io;
 use std::os::fd::BorrowedFd;
 
-/// Whether the port's socket `fd`, bound to interface `ifindex` named
-/// `name`, lost its interface. The kernel sets a socket error (ENETDOWN)
-/// when the interface goes down or is unregistered; it is taken here, so
-/// that `poll` stops reporting it. If `name` is then gone, or now names
-/// another interface (deleted and re-created), the error is `NotFound`,
-/// "interface NAME was deleted": the runner marks the port lost and the
-/// bridge opens a new one when the interface is back. An interface that
-/// is only down keeps its socket, which resumes when it is up again.
-pub(crate) fn check_interface(fd: BorrowedFd<'_>, name: &str, ifindex: u32) -> io::Result<()> {
-    use nix::sys::socket::{getsockopt, sockopt::SocketError};
-    let err = getsockopt(&fd, SocketError).unwrap_or(0);
-    if err != 0 && nix::net::if_::if_nametoindex(name).ok() != Some(ifindex) {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("interface {name} was deleted"),
-        ));
+/// Watches whether a port's interface is still the one its socket is
+/// bound to.
+///
+/// The kernel sets a socket error (ENETDOWN) when the interface goes down
+/// or, for AF_XDP, is unregistered; [`IfWatch::check`] takes it, so that
+/// `poll` stops reporting it. If the name is then gone, or names another
+/// interface (deleted and re-created: the ifindex changed), the port is
+/// lost: `NotFound`, "interface NAME was deleted"; the runner marks it so
+/// and the bridge opens a new one when the interface is back. A deleted
+/// interface goes down first, and AF_PACKET reports only that, while the
+/// name still resolves: so after an error the name is looked up again
+/// every 10 ms until the interface is up again (merely down) or gone.
+pub(crate) struct IfWatch {
+    /// The interface the socket is bound to.
+    pub ifindex: u32,
+    /// An error was seen and the interface is not up again yet.
+    suspect: bool,
+    last: std::time::Instant,
+}
+
+impl IfWatch {
+    pub fn new(ifindex: u32) -> IfWatch {
+        IfWatch {
+            ifindex,
+            suspect: false,
+            last: std::time::Instant::now(),
+        }
     }
-    Ok(())
+
+    /// Take the socket `fd`'s pending error and say whether the port on
+    /// `name` lost its interface.
+    pub fn check(&mut self, fd: BorrowedFd<'_>, name: &str) -> io::Result<()> {
+        use nix::sys::socket::{getsockopt, sockopt::SocketError};
+        let err = getsockopt(&fd, SocketError).unwrap_or(0);
+        if err == 0 && (!self.suspect || self.last.elapsed() < std::time::Duration::from_millis(10))
+        {
+            return Ok(());
+        }
+        self.suspect = true;
+        self.last = std::time::Instant::now();
+        if nix::net::if_::if_nametoindex(name).ok() != Some(self.ifindex) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("interface {name} was deleted"),
+            ));
+        }
+        if interface_is_up(name) {
+            self.suspect = false;
+        }
+        Ok(())
+    }
+}
+
+/// Whether interface `name` exists and is administratively up (sysfs).
+pub fn interface_is_up(name: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/flags"))
+        .ok()
+        .and_then(|f| u32::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+        .is_some_and(|f| f & libc::IFF_UP as u32 != 0)
 }
 
 /// Counters of one port.

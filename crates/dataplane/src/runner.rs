@@ -14,8 +14,8 @@
 //! The runner's thread runs at real-time priority (`SCHED_FIFO`, where the
 //! process may; not with `--busy-poll`), so that other load on the host
 //! does not delay departures: under two CPU-bound processes on two CPUs, a
-//! 10 ms pipe at 1 kpps kept p99 at 10.04–10.12 ms with it against
-//! 12.7–13.5 ms without. A guard watches the thread's CPU time and drops
+//! 10 ms pipe at 1–10 kpps kept p99 at 10.04–10.14 ms with it in five of
+//! six runs, against 12.2–16.4 ms without (BENCHMARKS.md). A guard watches the thread's CPU time and drops
 //! to the normal policy while it is busy above 85% of a 50 ms window
 //! (back below 70%): the kernel throttles real-time threads that use more
 //! than 95% of a CPU, stopping them for tens of milliseconds.
@@ -355,15 +355,8 @@ impl<S: Steering> Runner<S> {
             .iter()
             .zip(&self.retired)
             .map(|(p, r)| {
-                let s = p.stats();
-                let sum = PortStats {
-                    rx_frames: s.rx_frames + r.rx_frames,
-                    rx_bytes: s.rx_bytes + r.rx_bytes,
-                    tx_frames: s.tx_frames + r.tx_frames,
-                    tx_bytes: s.tx_bytes + r.tx_bytes,
-                    tx_errors: s.tx_errors + r.tx_errors,
-                    rx_dropped: s.rx_dropped + r.rx_dropped,
-                };
+                let mut sum = p.stats();
+                sum += *r;
                 (p.name().to_string(), sum)
             })
             .collect()
@@ -387,13 +380,7 @@ impl<S: Steering> Runner<S> {
             let failed = slot.flush().min(self.stats.delivered);
             self.stats.delivered -= failed;
             self.stats.dropped_tx += failed;
-            let s = slot.stats();
-            r.rx_frames += s.rx_frames;
-            r.rx_bytes += s.rx_bytes;
-            r.tx_frames += s.tx_frames;
-            r.tx_bytes += s.tx_bytes;
-            r.tx_errors += s.tx_errors;
-            r.rx_dropped += s.rx_dropped;
+            *r += slot.stats();
             *slot = port;
             self.lost[i] = None;
         }

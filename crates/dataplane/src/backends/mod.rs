@@ -104,6 +104,17 @@ pub struct PortStats {
     pub rx_dropped: u64,
 }
 
+impl std::ops::AddAssign for PortStats {
+    fn add_assign(&mut self, o: PortStats) {
+        self.rx_frames += o.rx_frames;
+        self.rx_bytes += o.rx_bytes;
+        self.tx_frames += o.tx_frames;
+        self.tx_bytes += o.tx_bytes;
+        self.tx_errors += o.tx_errors;
+        self.rx_dropped += o.rx_dropped;
+    }
+}
+
 /// One end of the emulator: receives and transmits Ethernet frames.
 pub trait Port {
     /// The interface's name.

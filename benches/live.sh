@@ -17,8 +17,8 @@
 #    pipe, sleeping between deadlines vs --busy-poll, per backend.
 # 4. Real-time priority under CPU load: the same 10 ms pipe (AF_PACKET) at
 #    1 and 10 kpps while two CPU-bound processes (`yes`) compete for the
-#    two CPUs, with the runner at real-time priority (default) and with
-#    --no-realtime, $RT_RUNS runs each, interleaved.
+#    two CPUs, with the runner at real-time priority (--realtime) and at
+#    normal priority (the default), $RT_RUNS runs each, interleaved.
 #
 # Usage: benches/live.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
@@ -157,11 +157,11 @@ BACKEND=af-packet
 yes >/dev/null & HOG1=$!; yes >/dev/null & HOG2=$!
 for rate in 1kpps 10kpps; do
     for i in $(seq "$RT_RUNS"); do
-        for EXTRA in "" "--no-realtime"; do
+        for EXTRA in "--realtime" ""; do
             start_bridge $'pipe 1 config delay 10ms queue 100000\nadd 100 pipe 1 ip from any to any'
             j=$(probe $rate 53B)
             stop_bridge
-            prio=${EXTRA:-realtime}; prio=${prio#--}
+            prio=${EXTRA:-normal}; prio=${prio#--}
             python3 - "$j" <<PY
 import json, sys
 r = json.loads(sys.argv[1]); s = json.load(open("/tmp/plb$ID.json")); l = s["lateness"]

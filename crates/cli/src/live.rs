@@ -21,10 +21,11 @@ pub struct RunArgs {
     /// Seed of every random decision.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Keep the emulator's thread at normal priority (by default it runs
-    /// SCHED_FIFO where allowed, so other load does not delay departures).
+    /// Run the emulator's thread at real-time priority (SCHED_FIFO, where
+    /// allowed), so CPU-bound processes do not delay departures; it steps
+    /// down while busy above 85%. Not with --busy-poll.
     #[arg(long)]
-    no_realtime: bool,
+    realtime: bool,
     /// Print the accounting and lateness report on exit.
     #[arg(long, short)]
     verbose: bool,
@@ -41,7 +42,7 @@ impl RunArgs {
             busy_poll: self.busy_poll,
             mem_cap,
             seed: self.seed,
-            realtime: !self.no_realtime,
+            realtime: self.realtime,
         })
     }
 }

@@ -131,7 +131,10 @@ fn run(args: Args) -> Result<(), String> {
                 .map_err(fail)?;
             let opts = HostOptions {
                 queue_num: args.queue_num,
-                runner: RunnerOptions::default(),
+                runner: RunnerOptions {
+                    realtime: true,
+                    ..RunnerOptions::default()
+                },
                 table: args.table.clone(),
             };
             Box::new(Host::start(opts, &scope).map_err(fail)?)

@@ -94,7 +94,10 @@ impl Default for HostOptions {
     fn default() -> Self {
         HostOptions {
             queue_num: 7400,
-            runner: RunnerOptions::default(),
+            runner: RunnerOptions {
+                realtime: true,
+                ..RunnerOptions::default()
+            },
             table: "pipelab_host".into(),
         }
     }

@@ -11,14 +11,20 @@
 //!    The margin is the sleep overshoot measured at start-up (p99 of 200
 //!    short sleeps, plus 20 µs), not a guess.
 //!
-//! The runner's thread runs at real-time priority (`SCHED_FIFO`, where the
-//! process may; not with `--busy-poll`), so that other load on the host
-//! does not delay departures: under two CPU-bound processes on two CPUs, a
+//! With `--realtime` (host mode: always) the runner's thread runs at
+//! real-time priority (`SCHED_FIFO`, where the process may; never with
+//! `--busy-poll`), so that other processes do not delay departures: under
+//! two CPU-bound processes on two CPUs, a
 //! 10 ms pipe at 1–10 kpps kept p99 at 10.04–10.14 ms with it in five of
 //! six runs, against 12.2–16.4 ms without (BENCHMARKS.md). A guard watches the thread's CPU time and drops
 //! to the normal policy while it is busy above 85% of a 50 ms window
 //! (back below 70%): the kernel throttles real-time threads that use more
-//! than 95% of a CPU, stopping them for tens of milliseconds.
+//! than 95% of a CPU, stopping them for tens of milliseconds. It is not
+//! the default because a real-time thread that spins before its deadlines
+//! also keeps the kernel's softirq thread (`ksoftirqd`, normal priority)
+//! off its CPU, and that thread moves the packets between the veths: at
+//! 10 kpps through AF_XDP a fresh-machine run saw p99 of 25–32 ms that
+//! way, where normal priority gives 10.0x ms.
 //!
 //! Overload (ModelNet §2.2): packets already inside the emulator keep their
 //! emulated timing. What cannot be taken in is dropped at the input and
@@ -96,8 +102,11 @@ pub struct RunnerOptions {
     /// Seed of every random decision.
     pub seed: u64,
     /// Run the runner's thread at real-time priority (`SCHED_FIFO`
-    /// [`REALTIME_PRIORITY`]) where the process may, so that other load
-    /// on the host does not delay departures (default on).
+    /// [`REALTIME_PRIORITY`]) where the process may, so that other
+    /// processes on the host do not delay departures (default off; host
+    /// mode turns it on). A real-time thread that spins can starve the
+    /// kernel's softirq threads on its CPU, which carry the packets
+    /// themselves: see the module documentation.
     pub realtime: bool,
 }
 
@@ -122,7 +131,7 @@ impl Default for RunnerOptions {
             busy_poll: false,
             mem_cap: 512 << 20,
             seed: 1,
-            realtime: true,
+            realtime: false,
         }
     }
 }

@@ -101,7 +101,10 @@ impl TestNet {
         HostPlane::start_scoped(
             HostOptions {
                 queue_num,
-                runner: RunnerOptions::default(),
+                runner: RunnerOptions {
+                    realtime: true,
+                    ..RunnerOptions::default()
+                },
                 table: self.table.clone(),
             },
             &[self.net],
@@ -348,7 +351,10 @@ fn child_plane() {
     let plane = HostPlane::start_scoped(
         HostOptions {
             queue_num,
-            runner: RunnerOptions::default(),
+            runner: RunnerOptions {
+                realtime: true,
+                ..RunnerOptions::default()
+            },
             table: w[1].to_string(),
         },
         &[net],

@@ -312,6 +312,37 @@ impl Classifier {
         }
     }
 
+    /// Take over the state of `old`'s rules that this classifier has
+    /// unchanged (same number, same text): their counters and their `prob`
+    /// streams, so that reconfiguring a running emulation neither resets
+    /// the counters of the rules it did not touch nor replays their draws.
+    /// Both lists are in number order, so this is one merge.
+    pub fn inherit(&mut self, old: &Classifier) {
+        let mut j = 0;
+        for (i, r) in self.rules.iter_mut().enumerate() {
+            while old.rules.get(j).is_some_and(|o| o.number < r.number) {
+                j += 1;
+            }
+            let Some(o) = old.rules.get(j) else { break };
+            if o.number == r.number && o.spec == r.spec {
+                r.rng = o.rng.clone();
+                if let (Some(c), Some(oc)) = (self.counters.get_mut(i), old.counters.get(j)) {
+                    *c = *oc;
+                }
+            }
+        }
+    }
+
+    /// True if some rule may send a packet to a pipe or a flow queue.
+    pub fn shapes(&self) -> bool {
+        self.rules.iter().any(|r| {
+            matches!(
+                r.spec.action,
+                Action::Pipe(_) | Action::Queue(_) | Action::PipeTablearg
+            )
+        })
+    }
+
     /// The rules in evaluation order: (number, spec, counters).
     pub fn rules(&self) -> impl Iterator<Item = (u32, &RuleSpec, &RuleCounters)> {
         self.rules

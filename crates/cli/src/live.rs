@@ -1,11 +1,10 @@
 //! The live commands: `pipelab shell` and `pipelab probe`.
 
 use clap::{Args, Subcommand};
-use pipelab_dataplane::probe::{self, SendOptions};
-use pipelab_dataplane::runner::RunnerOptions;
-use pipelab_dataplane::shell::{run_shell, ShellOptions};
-use pipelab_engine::PipeConfig;
-use pipelab_lang::{parse_line, Command};
+use pipelab_io::runner::RunnerOptions;
+use pipelab_lang::{parse_line, Command, PipeSpec};
+use pipelab_modes::probe::{self, SendOptions};
+use pipelab_modes::shell::{link_config, run_shell, ShellOptions};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -64,6 +63,12 @@ pub struct ShellArgs {
     /// 'profile 802.11b-11 cw 16'. Excludes --link, --uplink, --downlink.
     #[arg(long, value_name = "PIPE PARAMETERS", conflicts_with_all = ["link", "uplink", "downlink"])]
     shared: Option<String>,
+    /// A configuration of the language (pipes, schedulers, flow queues,
+    /// rules, tables), applied after the link words. Rules see the
+    /// namespace's traffic as `out` and traffic to it as `in`. Without
+    /// link words, only the file's rules shape traffic.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
     #[command(flatten)]
     run: RunArgs,
     /// The command to run inside (default: $SHELL).
@@ -142,39 +147,29 @@ pub fn bridge(
         ),
         None => None,
     };
-    let built = pipelab_sim::build_engine(cfg, runner.engine_options(), load)
-        .map_err(|e| BridgeError::Config(e.to_string()))?;
     // Interface ids: port A is 0, port B is 1 (what `recv`/`xmit`/`via` see).
-    let mut ctx = pipelab_classify::Context {
-        tables: cfg.tables.clone(),
-        ..Default::default()
-    };
-    ctx.ifaces.insert(a.port_a.clone(), 0);
-    ctx.ifaces.insert(a.port_b.clone(), 1);
-    let classifier = pipelab_classify::Classifier::with_context(
-        cfg.rules.iter().map(|(n, r)| (*n, r)),
-        &ctx,
-        a.run.seed,
-    );
-    let opts = pipelab_dataplane::bridge::BridgeOptions {
+    let spec = pipelab_modes::bridge::bridge_spec(cfg, &a.port_a, &a.port_b, load)
+        .map_err(|e| BridgeError::Config(e.to_string()))?;
+    let compiled = pipelab_emu::Compiled::new(spec, runner.seed)
+        .map_err(|e| BridgeError::Config(e.to_string()))?;
+    let opts = pipelab_modes::bridge::BridgeOptions {
         ports: [a.port_a, a.port_b],
         backend: match a.backend {
-            BackendArg::Auto => pipelab_dataplane::bridge::Backend::Auto,
-            BackendArg::AfXdp => pipelab_dataplane::bridge::Backend::AfXdp,
-            BackendArg::AfPacket => pipelab_dataplane::bridge::Backend::AfPacket,
+            BackendArg::Auto => pipelab_modes::bridge::Backend::Auto,
+            BackendArg::AfXdp => pipelab_modes::bridge::Backend::AfXdp,
+            BackendArg::AfPacket => pipelab_modes::bridge::Backend::AfPacket,
         },
-        built,
-        classifier,
+        compiled,
         runner,
         duration,
         stats_file: a.run.stats,
         verbose: a.run.verbose,
         port_loss: match a.port_loss {
-            PortLossArg::Wait => pipelab_dataplane::bridge::PortLoss::Wait,
-            PortLossArg::Exit => pipelab_dataplane::bridge::PortLoss::Exit,
+            PortLossArg::Wait => pipelab_modes::bridge::PortLoss::Wait,
+            PortLossArg::Exit => pipelab_modes::bridge::PortLoss::Exit,
         },
     };
-    pipelab_dataplane::bridge::run_bridge(opts)
+    pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
         .map_err(|e| BridgeError::Run(format!("pipelab bridge: {e}")))
 }
@@ -215,22 +210,11 @@ pub enum ProbeCmd {
     },
 }
 
-fn pipe_config(what: &str, text: &str) -> Result<PipeConfig, String> {
+/// The pipe parameters of `--WHAT TEXT`, parsed as after `pipe N config`.
+fn pipe_params(what: &str, text: &str) -> Result<PipeSpec, String> {
     let line = format!("pipe 1 config {text}");
     match parse_line(&line) {
-        // A shell's pipes are plain pipes: a mask would be silently lost.
-        Ok(Some(Command::PipeConfig { spec, .. }))
-            if spec.mask.is_some() || spec.buckets.is_some() =>
-        {
-            Err(format!(
-                "--{what} '{text}': 'mask' and 'buckets' are not supported by pipelab shell yet (use a configuration with pipelab bridge)"
-            ))
-        }
-        Ok(Some(Command::PipeConfig { spec, .. })) => spec
-            .to_config_with(&mut |path: &str| {
-                std::fs::read_to_string(path).map_err(|e| e.to_string())
-            })
-            .map_err(|e| format!("--{what} '{text}': {e}")),
+        Ok(Some(Command::PipeConfig { spec, .. })) => Ok(spec),
         Ok(_) => Err(format!("--{what} '{text}': not pipe parameters")),
         Err(e) => {
             let col = (e.column as usize).saturating_sub("pipe 1 config ".len() + 1);
@@ -248,24 +232,57 @@ fn pipe_config(what: &str, text: &str) -> Result<PipeConfig, String> {
     }
 }
 
+/// The shell's configuration: pipes 1 and 2 from the link words (unless
+/// only `--config` is given), then the `--config` file on top.
+fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
+    let words =
+        a.link.is_some() || a.uplink.is_some() || a.downlink.is_some() || a.shared.is_some();
+    let mut cfg = if words || a.config.is_none() {
+        let both = a.link.as_deref().unwrap_or("");
+        match a.shared.as_deref() {
+            Some(text) => link_config(pipe_params("shared", text)?, None)?,
+            None => link_config(
+                pipe_params("uplink", a.uplink.as_deref().unwrap_or(both))?,
+                Some(pipe_params(
+                    "downlink",
+                    a.downlink.as_deref().unwrap_or(both),
+                )?),
+            )?,
+        }
+    } else {
+        pipelab_lang::Config::new()
+    };
+    if let Some(path) = &a.config {
+        let name = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("error: cannot read {name}: {e}"))?;
+        cfg.apply_script(&text).map_err(|errs| {
+            let mut msg = String::new();
+            for e in &errs {
+                msg.push_str(&e.render(&name, &text));
+            }
+            msg.push_str(&format!(
+                "{} error{} in {name}; nothing was applied",
+                errs.len(),
+                if errs.len() == 1 { "" } else { "s" }
+            ));
+            msg
+        })?;
+    }
+    Ok(cfg)
+}
+
 /// Run `pipelab shell`; returns the command's exit code.
 pub fn shell(a: ShellArgs) -> Result<i32, String> {
-    let both = a.link.as_deref().unwrap_or("");
-    let (uplink, downlink) = match a.shared.as_deref() {
-        Some(text) => {
-            let c = pipe_config("shared", text)?;
-            (c.clone(), c)
-        }
-        None => (
-            pipe_config("uplink", a.uplink.as_deref().unwrap_or(both))?,
-            pipe_config("downlink", a.downlink.as_deref().unwrap_or(both))?,
-        ),
-    };
+    let config = shell_config(&a)?;
     let runner = a.run.runner()?;
+    let base = a
+        .config
+        .as_ref()
+        .and_then(|c| c.parent().map(std::path::Path::to_path_buf));
     let opts = ShellOptions {
-        shared: a.shared.is_some(),
-        uplink,
-        downlink,
+        config,
+        load: crate::file_loader(base),
         runner,
         command: a.command,
         verbose: a.run.verbose,

@@ -199,15 +199,15 @@ fn with_hint(e: &pipelab_lang::ParseError) -> String {
 /// A loader for the files a configuration names (`file:PATH`,
 /// `trace:PATH`): relative paths are relative to the configuration file's
 /// directory (`base`).
-fn file_loader(base: Option<PathBuf>) -> impl FnMut(&str) -> Result<String, String> {
-    move |path: &str| {
+fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
+    Box::new(move |path: &str| {
         let p = Path::new(path);
         let full = match &base {
             Some(dir) if p.is_relative() => dir.join(p),
             _ => p.to_path_buf(),
         };
         std::fs::read_to_string(&full).map_err(|e| format!("{}: {e}", full.display()))
-    }
+    })
 }
 
 /// The directory holding `config`, for [`file_loader`].

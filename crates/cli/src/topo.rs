@@ -5,8 +5,8 @@ mod assign;
 mod generate;
 
 use clap::{Subcommand, ValueEnum};
-use pipelab_dataplane::runner::RunnerOptions;
-use pipelab_dataplane::topo as live;
+use pipelab_io::runner::RunnerOptions;
+use pipelab_modes::topo as live;
 use pipelab_topo::distill::{distill_with_routes, report, Mode};
 use pipelab_topo::route::Faults;
 use pipelab_topo::script::{parse_script, Action};

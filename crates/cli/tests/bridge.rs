@@ -894,11 +894,13 @@ fn bridge_refuses_queue_management_on_a_flow_queue() {
     );
 }
 
-/// `pipelab shell` runs plain pipes: a mask in its pipe words is refused
-/// with a message pointing to the bridge, not silently dropped (checked
-/// before anything is created).
+/// A shell's pipe words are the language's: a mask makes pipe 1 and pipe
+/// 2 dynamic, as in `pipelab sim` and the bridge (they once were refused
+/// here); a bad word is refused before anything is created, naming the
+/// flag.
 #[test]
-fn shell_refuses_a_mask_it_cannot_run() {
+fn shell_link_words_are_the_whole_pipe_language() {
+    let Some(_g) = guard() else { return };
     let out = Command::new(BIN)
         .args([
             "shell",
@@ -910,11 +912,15 @@ fn shell_refuses_a_mask_it_cannot_run() {
         .output()
         .expect("pipelab shell");
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let out = Command::new(BIN)
+        .args(["shell", "--uplink", "bw 1Mbps", "--", "true"])
+        .output()
+        .expect("pipelab shell");
+    let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains(
-            "'bw 1Mbit/s mask dst-port 0xffff': 'mask' and 'buckets' are not supported by pipelab shell"
-        ),
+        err.contains("--uplink: unknown unit 'Mbps'") && !err.contains("inside"),
         "{err}"
     );
 }

@@ -13,9 +13,9 @@ use pipelab_daemon::journal::Journal;
 use pipelab_daemon::plane::{ControlOnly, Host, Plane};
 use pipelab_daemon::server::{bind, Daemon};
 use pipelab_daemon::{DEFAULT_GROUP, DEFAULT_SOCKET, DEFAULT_STATE_DIR};
-use pipelab_dataplane::host::HostOptions;
-use pipelab_dataplane::runner::RunnerOptions;
+use pipelab_io::runner::RunnerOptions;
 use pipelab_lang::IpNet;
+use pipelab_modes::host::HostOptions;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum PlaneKind {

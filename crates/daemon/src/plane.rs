@@ -8,11 +8,11 @@
 //!   committed would run;
 //! * [`Host`] (`pipelabd --plane host`, the default): this host's own
 //!   traffic through the netfilter queue
-//!   ([`pipelab_dataplane::host::HostPlane`]), fail-closed while the daemon
+//!   ([`pipelab_modes::host::HostPlane`]), fail-closed while the daemon
 //!   is not running.
 
-use pipelab_dataplane::host::{HostOptions, HostPlane};
 use pipelab_lang::{Config, IpNet};
+use pipelab_modes::host::{HostOptions, HostPlane};
 
 /// A data plane the daemon drives.
 pub trait Plane: Send {

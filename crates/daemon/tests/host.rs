@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::{live, ok, open_dir, ping_ms, Pld, TableGuard};
-use pipelab_dataplane::probe::{self, SendOptions};
+use pipelab_modes::probe::{self, SendOptions};
 
 #[test]
 fn host_mode_delays_ping_and_fails_closed() {

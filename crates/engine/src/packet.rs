@@ -53,6 +53,10 @@ pub struct Packet {
     pub flow: u32,
     /// The caller's per-packet tag (a sequence number, ...); opaque.
     pub tag: u64,
+    /// Where the packet is on its way through an emulation (rules to
+    /// resume at, passes, topology path, ports): owned by the emulation
+    /// layer above the engine, opaque to the engine.
+    pub stage: u64,
     /// When the packet entered the emulator (its first pipe).
     pub born: Instant,
     /// The classification key.
@@ -86,6 +90,7 @@ impl Packet {
             buf: 0,
             flow: 0,
             tag: 0,
+            stage: 0,
             born: Instant::ZERO,
             key: FlowKey::default(),
             flags: 0,

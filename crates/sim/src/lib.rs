@@ -8,11 +8,11 @@
 //!
 //! * [`source`]: the traffic generators (CBR, Poisson, on/off), one seeded
 //!   generator each.
-//! * [`build`]: builds an engine from a [`pipelab_lang::Config`] (pipes,
-//!   schedulers, masks, flow queues); `pipelab bridge` uses it too.
-//! * [`run`]: builds an engine and a classifier from a [`pipelab_lang::Config`],
-//!   merges the sources, walks each packet through the rules (and back in,
-//!   with `one_pass 0`) and collects what happened to it.
+//! * [`run`]: lowers a [`pipelab_lang::Config`] to the one emulation spec
+//!   ([`pipelab_emu`]), merges the sources, offers each packet to the
+//!   [`pipelab_emu::Emulation`] (which walks it through the rules, its
+//!   pipes and back into the rules with `one_pass 0`, exactly as live
+//!   packets are) and collects what happened to it.
 //! * [`report`]: per-flow, per-pipe and per-rule results, as a table or
 //!   JSON with stable field names.
 //!
@@ -23,12 +23,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod build;
 pub mod report;
 pub mod run;
 pub mod source;
 
-pub use build::{build_engine, BuildError, Built};
 pub use report::{
     DelayStats, FlowReport, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport,
     QueueReport, Report, RuleReport,

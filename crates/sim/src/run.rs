@@ -14,19 +14,21 @@ use crate::report::{
     Report, RuleReport,
 };
 use crate::source::Source;
-use pipelab_classify::{Classifier, Decision, Direction, PacketView};
-use pipelab_engine::engine::{DropReason, EngineOptions, Fate, InstanceStats, Output, QueueId};
+use pipelab_classify::{Direction, PacketView};
+use pipelab_emu::{
+    lower_config, Compiled, Departure, Emulation, Exit, Ingress, LowerError, Reason, Spec,
+    SpecError,
+};
+use pipelab_engine::engine::{EngineOptions, InstanceStats, QueueId};
 use pipelab_engine::rng::{stage_rng, StageKind};
-use pipelab_engine::{Engine, FlowKey, Instant, Packet, RouteId, Verdict};
+use pipelab_engine::{FlowKey, Instant, Packet};
 use pipelab_lang::{Config, TrafficProto, TrafficSpec};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-/// How many times a packet may re-enter the classifier (`one_pass 0`)
-/// before it is dropped as looping.
-pub const MAX_PASSES: u64 = 64;
+pub use pipelab_emu::MAX_PASSES;
 
 /// Simulation settings.
 #[derive(Clone, Copy, Debug)]
@@ -76,104 +78,76 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-impl From<crate::build::BuildError> for SimError {
-    fn from(e: crate::build::BuildError) -> SimError {
+impl From<LowerError> for SimError {
+    fn from(e: LowerError) -> SimError {
         match e {
-            crate::build::BuildError::Pipe { id, reason } => SimError::Pipe { id, reason },
-            crate::build::BuildError::Unsupported(s) => SimError::Unsupported(s),
+            LowerError::Pipe { id, reason } => SimError::Pipe { id, reason },
+            LowerError::Sched { id, reason } => SimError::Pipe {
+                id,
+                reason: format!("sched {id}: {reason}"),
+            },
+            other => SimError::Unsupported(other.to_string()),
         }
     }
 }
 
-/// Bits of a packet's `tag` that count passes through the classifier.
-const PASS_SHIFT: u32 = 48;
+impl From<SpecError> for SimError {
+    fn from(e: SpecError) -> SimError {
+        SimError::Unsupported(e.to_string())
+    }
+}
 
+/// The per-flow bookkeeping of a run.
 struct Sim<'a> {
-    engine: Engine,
-    classifier: Classifier,
-    routes: BTreeMap<u32, RouteId>,
-    queues: BTreeMap<u32, QueueId>,
-    one_pass: bool,
+    emu: Emulation,
     flows: Vec<FlowAcc>,
     keys: Vec<FlowKey>,
     specs: &'a [TrafficSpec],
     end: Instant,
 }
 
-impl Sim<'_> {
-    /// Walk `pkt` through the rules from rule index `start`, at `now`.
-    fn classify_and_send(&mut self, now: Instant, mut pkt: Packet, start: usize) {
-        let flow = pkt.flow as usize;
-        let view = PacketView {
-            dir: Some(Direction::In),
-            ..PacketView::ip(pkt.key, pkt.len)
-        };
-        let m = self.classifier.classify(&view, start);
-        match m.decision {
-            Decision::Allow => self.deliver(&pkt, now),
-            Decision::Deny => self.flows[flow].drops.rule += 1,
-            Decision::Pipe(n) => {
-                let Some(&route) = self.routes.get(&n) else {
-                    // References are checked before the run; treat as deny.
-                    self.flows[flow].drops.rule += 1;
-                    return;
-                };
-                pkt.buf = m.rule as u32;
-                match self.engine.enqueue(now, pkt, route) {
-                    Verdict::Queued => {}
-                    Verdict::Dropped(r) => self.dropped(flow, r),
-                }
-            }
-            Decision::Queue(n) => {
-                let Some(&q) = self.queues.get(&n) else {
-                    // References are checked before the run; treat as deny.
-                    self.flows[flow].drops.rule += 1;
-                    return;
-                };
-                pkt.buf = m.rule as u32;
-                match self.engine.enqueue_to_queue(now, pkt, q) {
-                    Verdict::Queued => {}
-                    Verdict::Dropped(r) => self.dropped(flow, r),
-                }
-            }
-        }
+/// The view of a synthetic packet: an IP packet entering the emulator.
+fn view_of(pkt: &Packet) -> PacketView {
+    PacketView {
+        dir: Some(Direction::In),
+        ..PacketView::ip(pkt.key, pkt.len)
     }
+}
 
+impl Sim<'_> {
     fn deliver(&mut self, pkt: &Packet, at: Instant) {
-        let seq = pkt.tag & ((1 << PASS_SHIFT) - 1);
-        self.flows[pkt.flow as usize].delivered(pkt, seq, at - pkt.born, at);
+        self.flows[pkt.flow as usize].delivered(pkt, pkt.tag, at - pkt.born, at);
         self.end = self.end.max(at);
     }
 
-    fn dropped(&mut self, flow: usize, r: DropReason) {
+    fn dropped(&mut self, flow: usize, r: Reason) {
         let d = &mut self.flows[flow].drops;
         match r {
-            DropReason::QueueFull => d.queue += 1,
-            DropReason::PoolFull => d.memory += 1,
-            DropReason::Loss => d.loss += 1,
-            DropReason::Aqm => d.aqm += 1,
-            DropReason::Link => d.link += 1,
+            Reason::Queue => d.queue += 1,
+            Reason::Memory => d.memory += 1,
+            Reason::Loss => d.loss += 1,
+            Reason::Aqm => d.aqm += 1,
+            Reason::Link => d.link += 1,
+            Reason::Rule | Reason::NoRoute => d.rule += 1,
+            Reason::Loop => d.r#loop += 1,
         }
     }
 
-    fn settle(&mut self, o: Output) {
-        let flow = o.pkt.flow as usize;
-        self.end = self.end.max(o.at);
-        match o.fate {
-            Fate::Dropped { reason, .. } => self.dropped(flow, reason),
-            Fate::Duplicated { .. } => {}
-            Fate::Delivered if self.one_pass => self.deliver(&o.pkt, o.at),
-            Fate::Delivered => {
-                let passes = o.pkt.tag >> PASS_SHIFT;
-                if passes + 1 >= MAX_PASSES {
-                    self.flows[flow].drops.r#loop += 1;
-                    return;
-                }
-                let mut pkt = o.pkt;
-                pkt.tag += 1 << PASS_SHIFT;
-                let resume = pkt.buf as usize + 1;
-                self.classify_and_send(o.at, pkt, resume);
-            }
+    fn inject(&mut self, now: Instant, pkt: Packet) {
+        let mut view = view_of(&pkt);
+        match self.emu.ingress(now, pkt, 0, &mut view) {
+            Ingress::Queued => {}
+            Ingress::Out(_) => self.deliver(&pkt, now),
+            Ingress::Dropped(r) => self.dropped(pkt.flow as usize, r),
+        }
+    }
+
+    fn settle(&mut self, d: Departure) {
+        self.end = self.end.max(d.at);
+        match d.exit {
+            Exit::Deliver { .. } => self.deliver(&d.pkt, d.at),
+            Exit::Dropped(r) => self.dropped(d.pkt.flow as usize, r),
+            Exit::Duplicated => {}
         }
     }
 }
@@ -227,31 +201,16 @@ pub fn simulate_with_loader(
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
     }
-    let crate::build::Built {
-        engine,
-        routes,
-        pipes: pipe_ids,
-        queues,
-    } = crate::build::build_engine(
-        config,
-        EngineOptions {
-            max_packets: opts.max_packets,
-            seed: opts.seed,
-        },
-        load,
-    )?;
-    let ctx = pipelab_classify::Context {
-        tables: config.tables.clone(),
-        ..Default::default()
-    };
-    let classifier =
-        Classifier::with_context(config.rules.iter().map(|(n, r)| (*n, r)), &ctx, opts.seed);
+    let mut spec = lower_config(config, load)?;
+    spec.ports = Spec::single_port("sim", Some(Direction::In));
+    let compiled = Compiled::new(spec, opts.seed)?;
+    let mut emu = Emulation::new(EngineOptions {
+        max_packets: opts.max_packets,
+        seed: opts.seed,
+    });
+    emu.apply(compiled);
     let mut sim = Sim {
-        engine,
-        classifier,
-        routes,
-        queues,
-        one_pass: config.one_pass,
+        emu,
         flows: traffic.iter().map(|_| FlowAcc::new()).collect(),
         keys: traffic
             .iter()
@@ -276,7 +235,7 @@ pub fn simulate_with_loader(
     let mut seq = 0u64;
     loop {
         let next_arrival = arrivals.peek().map(|r| r.0 .0);
-        let next_deadline = sim.engine.next_deadline();
+        let next_deadline = sim.emu.next_deadline();
         let t = match (next_arrival, next_deadline) {
             (None, None) => break,
             (Some(a), None) => a,
@@ -284,9 +243,9 @@ pub fn simulate_with_loader(
             (Some(a), Some(d)) => a.min(d),
         };
         // Departures due at t free their slots before arrivals at t.
-        sim.engine.advance(t, &mut out);
-        for o in out.drain(..) {
-            sim.settle(o);
+        sim.emu.advance(t, &mut out, &mut view_of);
+        for d in out.drain(..) {
+            sim.settle(d);
         }
         while let Some(&Reverse((at, i))) = arrivals.peek() {
             if at > t {
@@ -295,18 +254,17 @@ pub fn simulate_with_loader(
             arrivals.pop();
             let spec = &sim.specs[i];
             let pkt = Packet {
-                len: spec.size,
-                buf: 0,
                 flow: i as u32,
-                tag: seq & ((1 << PASS_SHIFT) - 1),
+                tag: seq,
                 born: t,
                 key: sim.keys[i],
                 flags: if spec.ecn { Packet::ECT } else { 0 },
+                ..Packet::new(spec.size)
             };
             seq += 1;
             sim.flows[i].sent += 1;
             sim.flows[i].sent_bytes += spec.size as u64;
-            sim.classify_and_send(t, pkt, 0);
+            sim.inject(t, pkt);
             if let Some(next) = sources[i].next() {
                 arrivals.push(Reverse((next, i)));
             }
@@ -324,14 +282,14 @@ pub fn simulate_with_loader(
             f.finish(i, name, traffic[i].to_string())
         })
         .collect();
-    let pipes = pipe_ids
-        .iter()
-        .filter_map(|&(id, idx)| {
-            let st = sim.engine.pipe_totals(idx)?;
+    let emu = &sim.emu;
+    let pipes = emu
+        .pipe_numbers()
+        .filter_map(|id| {
+            let st = emu.pipe_totals(id)?;
             let spec = config.pipes.get(&id)?;
-            let instance_list = sim
-                .engine
-                .pipe_instance_stats(idx)
+            let instance_list = emu
+                .pipe_instance_stats(id)
                 .iter()
                 .map(|(k, s)| PipeInstanceReport {
                     key: key_text(k.as_ref()),
@@ -354,27 +312,24 @@ pub fn simulate_with_loader(
                 link_drops: st.link_drops,
                 max_backlog: st.max_backlog,
                 max_backlog_bytes: st.max_backlog_bytes,
-                instances: sim.engine.pipe_instances(idx).map(counts),
+                instances: emu.pipe_instances(id).map(counts),
                 instance_list,
             })
         })
         .collect();
-    let mut queue_list: Vec<(u32, bool, u32, String, QueueId)> = pipe_ids
-        .iter()
-        .filter_map(|&(id, idx)| {
-            let q = sim.engine.default_queue(idx)?;
-            Some((id, true, id, String::new(), q))
-        })
+    let mut queue_list: Vec<(u32, bool, u32, String, QueueId)> = emu
+        .pipe_numbers()
+        .filter_map(|id| Some((id, true, id, String::new(), emu.default_queue(id)?)))
         .collect();
-    for (&n, &q) in &sim.queues {
-        if let Some(spec) = config.queues.get(&n) {
+    for n in emu.queue_numbers() {
+        if let (Some(spec), Some(q)) = (config.queues.get(&n), emu.queue(n)) {
             queue_list.push((n, false, spec.target.number(), spec.to_string(), q));
         }
     }
     let queues = queue_list
         .into_iter()
         .filter_map(|(id, default, pipe, config, q)| {
-            let st = sim.engine.queue_stats(q)?;
+            let st = emu.queue_stats(q)?;
             let f = st.flows;
             Some(QueueReport {
                 id,
@@ -389,8 +344,7 @@ pub fn simulate_with_loader(
                 served_bytes: f.served_bytes,
                 max_backlog: f.max_backlog,
                 instances: counts(st.instances),
-                instance_list: sim
-                    .engine
+                instance_list: emu
                     .queue_instance_stats(q)
                     .iter()
                     .map(|(k, s)| QueueInstanceReport {
@@ -405,8 +359,7 @@ pub fn simulate_with_loader(
             })
         })
         .collect();
-    let rules = sim
-        .classifier
+    let rules = emu
         .rules()
         .map(|(number, spec, c)| {
             let mut s = spec.clone();

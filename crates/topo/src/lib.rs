@@ -18,34 +18,35 @@
 //!   k-clusters, or by a balanced partitioner that cuts fewer routes.
 //! * **Run** ([`script`]): experiment files of timed commands for
 //!   `pipelab topo run`.
-//! * **Bind** ([`bridge`]): build a [`pipelab_engine::Engine`] whose pipes
-//!   and routes are the distilled topology's, so packets cross it in
-//!   virtual or real time by reference (§2.2).
+//! * **Bind** ([`lower`]): lower a distilled topology to the one
+//!   emulation spec ([`pipelab_emu::Spec`]: its pipes, and the path of
+//!   every VN pair), so packets cross it by reference through the same
+//!   emulation as every other mode, in virtual or real time (§2.2).
 //!
 //! What it deliberately does not do: I/O (callers pass text in), clocks,
-//! namespaces or addresses (the dataplane binds VNs), and cross-traffic
-//! matrices (planned, §4.3). Depends on the engine for units, queue bounds,
-//! seeded generators and the engine itself; on petgraph for graphs and
-//! shortest paths; on serde and toml for the native format.
+//! namespaces (the live mode binds VNs to them). Depends on the engine for
+//! units, queue bounds and seeded generators; on `pipelab-emu` for the
+//! spec; on petgraph for graphs and shortest paths; on serde and toml for
+//! the native format.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod assign;
-pub mod bridge;
 pub mod cross;
 pub mod distill;
 pub mod gen;
 pub mod gml;
+pub mod lower;
 pub mod model;
 pub mod native;
 pub mod route;
 pub mod script;
 
 pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
-pub use bridge::{build_engine, EngineRoutes};
 pub use distill::{distill, distill_report, Distilled, Mode, PipeSpec, Stats};
 pub use gml::{parse_gml, GmlError};
+pub use lower::{lower, pipe_config, pipe_number};
 pub use model::{Link, LinkAttrs, LinkClass, Node, Role, RoleAttrs, Topology};
 pub use native::{parse_toml, to_toml};
 pub use route::{Metric, Network, RouteCache, RouteMatrix, Router, Routes};

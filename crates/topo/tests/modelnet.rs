@@ -1,13 +1,15 @@
 //! Scenario tests of the topology pipeline against ModelNet's own numbers
 //! (§4.1 ring example) and exact virtual-time delays.
 
-use pipelab_engine::{Duration, EngineOptions, Fate, Instant, Output, Packet, Rate};
+use pipelab_classify::PacketView;
+use pipelab_emu::{Emulation, Exit, Ingress};
+use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet, Rate};
 use pipelab_topo::assign::{greedy_k_clusters, partition_balanced};
-use pipelab_topo::bridge::build_engine;
 use pipelab_topo::distill::{distill, distill_report, Mode};
 use pipelab_topo::gen::{ring, transit_stub, TransitStub};
 use pipelab_topo::model::{LinkAttrs, Role, RoleAttrs, Topology};
 use pipelab_topo::route::{Metric, Network, RouteCache, Router};
+use std::net::{IpAddr, Ipv4Addr};
 
 /// The §4.1 ring: "The ring has 20 routers interconnected at 20 Mb/s; each
 /// ring router has 20 VNs directly connected to it by individual 2 Mb/s
@@ -122,26 +124,44 @@ fn small() -> Topology {
     t
 }
 
-/// Send one 1000-byte packet along each route of `d` through a fresh
-/// engine and return (src, dst, one-way delay).
+/// Send one 1000-byte packet along each route of `d` through the
+/// emulation its lowered spec describes (VN `k` at 10.0.0.1 + k), one
+/// after the other, and return (src, dst, one-way delay).
 fn one_packet_per_route(d: &pipelab_topo::Distilled) -> Vec<(usize, usize, Duration)> {
-    let (mut e, ids) = build_engine(d, EngineOptions::default()).expect("engine");
+    let base = Ipv4Addr::new(10, 0, 0, 1);
+    let spec = pipelab_topo::lower(d, &[], base, &[]).expect("lowers");
+    let mut e = Emulation::with_spec(spec, EngineOptions::default()).expect("spec");
+    let vns = d.routes.vns().to_vec();
+    let addr = |k: usize| IpAddr::V4(Ipv4Addr::from(u32::from(base) + k as u32));
     let mut got = Vec::new();
-    for (&(s, t), &route) in &ids.routes {
-        let mut out: Vec<Output> = Vec::new();
-        let start = Instant(1_000_000_000 * (got.len() as u64 + 1));
-        e.advance(start, &mut out);
-        let mut p = Packet::new(1000);
-        p.born = start;
-        assert_eq!(e.enqueue(start, p, route), pipelab_engine::Verdict::Queued);
-        while let Some(t_next) = e.next_deadline() {
-            e.advance(t_next, &mut out);
+    let mut views = |p: &Packet| PacketView::ip(p.key, p.len);
+    for (i, &s) in vns.iter().enumerate() {
+        for (j, &t) in vns.iter().enumerate() {
+            if d.routes.route(s, t).is_none() {
+                continue;
+            }
+            let mut out = Vec::new();
+            let start = Instant(1_000_000_000 * (got.len() as u64 + 1));
+            e.advance(start, &mut out, &mut views);
+            let mut p = Packet::new(1000);
+            p.born = start;
+            p.key = FlowKey {
+                proto: 17,
+                src: addr(i),
+                dst: addr(j),
+                ..FlowKey::default()
+            };
+            let mut view = PacketView::ip(p.key, p.len);
+            assert_eq!(e.ingress(start, p, i as u16, &mut view), Ingress::Queued);
+            while let Some(t_next) = e.next_deadline() {
+                e.advance(t_next, &mut out, &mut views);
+            }
+            let o = out
+                .iter()
+                .find(|o| o.exit == Exit::Deliver { port: j as u16 })
+                .expect("delivered to its destination's port");
+            got.push((s, t, o.at.saturating_since(start)));
         }
-        let o = out
-            .iter()
-            .find(|o| o.fate == Fate::Delivered)
-            .expect("delivered");
-        got.push((s, t, o.at.saturating_since(start)));
     }
     got
 }

@@ -208,6 +208,6 @@ pub struct TableGuard(pub &'static str);
 
 impl Drop for TableGuard {
     fn drop(&mut self) {
-        let _ = pipelab_dataplane::host::remove_table(self.0);
+        let _ = pipelab_modes::host::remove_table(self.0);
     }
 }

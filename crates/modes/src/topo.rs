@@ -26,10 +26,11 @@
 //!   resolution traffic exists. IPv6 is disabled in the VNs. Frames that
 //!   are not IPv4 unicast to another VN of the topology are dropped (and
 //!   counted as `rule` drops).
-//! * **Steering.** [`TopoSteer`] maps (source port = source VN,
-//!   destination IPv4 address → destination VN) to the engine route of
-//!   that pair (an `n × n` table) and the destination VN's port. The
-//!   runner reads each frame once into its buffer; the engine moves one
+//! * **Steering.** The topology is lowered to the one emulation spec
+//!   ([`pipelab_topo::lower`]): port `k` is VN `k`, its frames leave by
+//!   the port their destination IPv4 address belongs to, across the pipes
+//!   of the pair's route (an `n × n` table of engine routes). The runner
+//!   reads each frame once into its buffer; the engine moves one
 //!   descriptor through the route's pipes.
 //! * **Control.** The running emulator listens on the Unix socket
 //!   `/run/pipelab/topo/NAME.sock`, one text command per connection, one
@@ -42,7 +43,10 @@
 //!   / `cross clear` (synthetic cross traffic, ModelNet §4.3: the demand
 //!   matrix loads the pipes of its routes and each loaded pipe gets the
 //!   bandwidth, delay and queue of [`pipelab_topo::cross`]'s M/M/1 model,
-//!   recomputed whenever routes change), `status` (JSON), `stop`.
+//!   recomputed whenever routes change), `status` (JSON), `stop`. Each
+//!   change lowers the topology again and applies the spec: the emulation
+//!   reconfigures changed pipes in place and swaps only the changed
+//!   pairs' routes.
 //!   SIGINT and SIGTERM stop it too.
 //! * **State.** `/run/pipelab/topo/NAME.json` ([`TopoState`]): pid, VNs,
 //!   addresses; written once forwarding runs. [`down`] stops the emulator,
@@ -50,17 +54,15 @@
 //!   works from the name alone after a crash. The TAPs vanish with the
 //!   emulator's descriptors, so no link is ever left in the host.
 
-use crate::backends::tap::Tap;
-use crate::backends::Port;
-use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
-use crate::signals::StopSignals;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
-use pipelab_classify::frame::FrameInfo;
-use pipelab_engine::{PipeIdx, RouteId};
-use pipelab_topo::bridge::pipe_config;
-use pipelab_topo::cross::{loaded, parse_demands, pipe_loads, Demand};
+use pipelab_emu::{Compiled, Emulation};
+use pipelab_io::backends::tap::Tap;
+use pipelab_io::backends::Port;
+use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
+use pipelab_io::signals::StopSignals;
+use pipelab_topo::cross::{parse_demands, pipe_loads, Demand};
 use pipelab_topo::route::Change;
 use pipelab_topo::{Metric, Mode, Network, Routes, Topology};
 use serde::{Deserialize, Serialize};
@@ -268,71 +270,19 @@ pub fn plan(name: &str, topo: &Topology, prefix: (Ipv4Addr, u8)) -> io::Result<V
     Ok(out)
 }
 
-/// Steering of a live topology: port `i` is VN `i`; a frame goes through
-/// the route of (its VN, the VN its IPv4 destination belongs to).
-#[derive(Clone, Debug)]
-pub struct TopoSteer {
-    base: u32,
-    n: usize,
-    table: Vec<Option<RouteId>>,
-}
-
-impl TopoSteer {
-    /// `n` VNs with addresses `base`, `base + 1`, ...; no routes yet.
-    pub fn new(base: Ipv4Addr, n: usize) -> TopoSteer {
-        TopoSteer {
-            base: u32::from(base),
-            n,
-            table: vec![None; n * n],
-        }
-    }
-
-    /// Set the route from VN `src` to VN `dst` (port indices).
-    pub fn set(&mut self, src: usize, dst: usize, route: Option<RouteId>) {
-        if src < self.n && dst < self.n {
-            self.table[src * self.n + dst] = route;
-        }
-    }
-
-    /// The route from VN `src` to VN `dst`.
-    pub fn get(&self, src: usize, dst: usize) -> Option<RouteId> {
-        if src < self.n && dst < self.n {
-            self.table[src * self.n + dst]
-        } else {
-            None
-        }
-    }
-}
-
-impl Steering for TopoSteer {
-    fn steer(&mut self, in_port: usize, f: &FrameInfo) -> (Steer, u32) {
-        let len = f.l3_len.max(1);
-        if f.ether_type != 0x0800 {
-            return (Steer::Drop, len);
-        }
-        let IpAddr::V4(d) = f.view.key.dst else {
-            return (Steer::Drop, len);
-        };
-        let j = u32::from(d).wrapping_sub(self.base) as usize;
-        match self.get(in_port, j) {
-            Some(route) => (Steer::Pipe { route, out: j }, len),
-            None => (Steer::Drop, len),
-        }
-    }
-}
-
-/// The live network: the topology under faults, its engine pipes, and
-/// engine routes made for rerouted pairs (reused when a path comes back).
+/// The live network: the topology under faults and the synthetic cross
+/// traffic in force; every change is lowered to a spec and applied.
 struct Live {
     net: Network,
-    pipes: Vec<PipeIdx>,
-    /// Topology node index → port.
-    port: HashMap<usize, usize>,
-    made: HashMap<Vec<PipeIdx>, RouteId>,
+    /// VN names, in port order.
+    names: Vec<String>,
+    /// VN 0's address.
+    base: Ipv4Addr,
+    seed: u64,
     /// The synthetic cross-traffic matrix in force (ModelNet §4.3).
     cross: Vec<Demand>,
-    /// Its load on each directed pipe, bit/s, along the current routes.
-    loads: Vec<u64>,
+    /// Topology pairs whose route changed since the start.
+    paths_changed: usize,
 }
 
 impl Live {
@@ -347,62 +297,34 @@ impl Live {
             .ok_or_else(|| format!("no node '{key}'"))
     }
 
-    fn apply(&mut self, r: &mut Runner<TopoSteer>, c: &Change) -> Result<String, String> {
+    /// The spec of the network as it is now, compiled.
+    fn compiled(&self) -> Result<Compiled, String> {
         let d = self.net.distilled();
-        // Cross traffic follows the routes now in force: a pipe is
-        // reconfigured when its attributes or its cross load changed.
+        // Cross traffic follows the routes now in force.
         let loads = pipe_loads(d, &self.cross);
-        let mut touched: Vec<u32> = c.pipes.clone();
-        touched
-            .extend((0..loads.len() as u32).filter(|&p| {
-                loads[p as usize] != self.loads.get(p as usize).copied().unwrap_or(0)
-            }));
-        touched.sort_unstable();
-        touched.dedup();
-        for &p in &touched {
-            let spec = &d.pipes[p as usize];
-            if spec.up {
-                let spec = loaded(spec, loads[p as usize]);
-                let cfg = pipe_config(&spec).map_err(|e| e.to_string())?;
-                r.engine()
-                    .reconfigure(self.pipes[p as usize], cfg)
-                    .map_err(|e| format!("{e:?}"))?;
-            }
-        }
-        self.loads = loads;
-        let mut unreachable = 0;
-        for &(s, t) in &c.routes {
-            let (Some(&i), Some(&j)) = (self.port.get(&s), self.port.get(&t)) else {
-                continue;
-            };
-            let id = match d.routes.route(s, t) {
-                Some(hops) => {
-                    let hops: Vec<PipeIdx> = hops.iter().map(|&p| self.pipes[p as usize]).collect();
-                    match self.made.get(&hops) {
-                        Some(&id) => Some(id),
-                        None => {
-                            let id = r.engine().add_route(&hops).map_err(|e| format!("{e:?}"))?;
-                            self.made.insert(hops, id);
-                            Some(id)
-                        }
-                    }
-                }
-                None => {
-                    unreachable += 1;
-                    None
-                }
-            };
-            r.steering().set(i, j, id);
-        }
+        let spec =
+            pipelab_topo::lower(d, &self.names, self.base, &loads).map_err(|e| e.to_string())?;
+        Compiled::new(spec, self.seed).map_err(|e| e.to_string())
+    }
+
+    fn apply(&mut self, r: &mut Runner, c: &Change) -> Result<String, String> {
+        let applied = r.apply(self.compiled()?);
+        self.paths_changed += applied.paths_changed;
+        let d = self.net.distilled();
+        let unreachable = c
+            .routes
+            .iter()
+            .filter(|&&(s, t)| d.routes.route(s, t).is_none())
+            .count();
         Ok(format!(
             "ok: {} routes changed ({unreachable} now unreachable), {} pipes changed",
-            c.routes.len(),
-            touched.len()
+            applied.paths_changed,
+            applied.reconfigured.len()
         ))
     }
 
     /// Run one control command; `Ok(None)` means stop.
-    fn command(&mut self, r: &mut Runner<TopoSteer>, line: &str) -> Result<Option<String>, String> {
+    fn command(&mut self, r: &mut Runner, line: &str) -> Result<Option<String>, String> {
         let w: Vec<&str> = line.split_whitespace().collect();
         let change = match w.as_slice() {
             ["stop"] => return Ok(None),
@@ -412,7 +334,7 @@ impl Live {
                     lateness: r.lateness(),
                     links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
                     nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
-                    routes_made: self.made.len(),
+                    routes_made: self.paths_changed,
                 };
                 return Ok(Some(serde_json::to_string(&s).map_err(|e| e.to_string())?));
             }
@@ -519,7 +441,7 @@ pub struct Status {
     pub links_down: usize,
     /// Nodes failed now.
     pub nodes_down: usize,
-    /// Engine routes made by rerouting.
+    /// VN pairs whose route changed since the start (reroutes).
     pub routes_made: usize,
 }
 
@@ -936,34 +858,20 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         .collect();
     let net = Network::with_routes(opts.topology.clone(), opts.mode, opts.metric, opts.routes)
         .map_err(|e| invalid(e.to_string()))?;
-    let (engine, er) = pipelab_topo::build_engine(
-        net.distilled(),
-        Runner::<TopoSteer>::engine_options(&opts.runner),
-    )
-    .map_err(|e| invalid(e.to_string()))?;
-    let port: HashMap<usize, usize> = opts
-        .topology
-        .vns()
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| (v, i))
-        .collect();
-    let mut steer = TopoSteer::new(vns[0].addr, vns.len());
-    for (&(s, t), &r) in &er.routes {
-        if let (Some(&i), Some(&j)) = (port.get(&s), port.get(&t)) {
-            steer.set(i, j, Some(r));
-        }
-    }
-    let n_routes = er.routes.len();
-    let n_pipes = er.pipes.len();
-    let mut live = Live {
+    let live = Live {
         net,
-        pipes: er.pipes,
-        port,
-        made: HashMap::new(),
+        names: vns.iter().map(|v| v.name.clone()).collect(),
+        base: vns[0].addr,
+        seed: opts.runner.seed,
         cross: Vec::new(),
-        loads: Vec::new(),
+        paths_changed: 0,
     };
+    let compiled = live.compiled().map_err(invalid)?;
+    let n_routes = live.net.distilled().routes.len();
+    let n_pipes = live.net.distilled().pipes.len();
+    let mut live = live;
+    let mut emu = Emulation::new(opts.runner.engine_options());
+    emu.apply(compiled);
 
     let sock = sock_path(&name);
     let _ = std::fs::remove_file(&sock);
@@ -978,7 +886,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         .into_iter()
         .map(|t| Box::new(t) as Box<dyn Port>)
         .collect();
-    let mut runner = Runner::new(engine, ports, steer, opts.runner);
+    let mut runner = Runner::new(emu, ports, opts.runner);
 
     let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io::Error::from)?;
     epoll
@@ -1022,7 +930,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
 }
 
 /// Answer one control connection; true if it asked to stop.
-fn serve_conn(live: &mut Live, r: &mut Runner<TopoSteer>, conn: UnixStream) -> bool {
+fn serve_conn(live: &mut Live, r: &mut Runner, conn: UnixStream) -> bool {
     let _ = conn.set_nonblocking(false);
     let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
     let mut line = String::new();

@@ -5,9 +5,10 @@
 //! Every frame that arrives on one port is classified by the rules of the
 //! configuration (any ethertype: non-IP frames match rules that need no IP
 //! field) and sent through the chosen pipe or flow queue, then out of the
-//! other port. The engine is built by [`pipelab_sim::build_engine`], as for
-//! `pipelab sim`: schedulers (`sched N`), flow queues (`queue N`) and masks
-//! work on live frames as they do in virtual time.
+//! other port. The configuration is lowered to the one emulation spec
+//! ([`bridge_spec`]) and run by the same [`Emulation`] as `pipelab sim`:
+//! schedulers, flow queues, masks, queue management, tables and `one_pass
+//! 0` work on live frames as they do in virtual time.
 //! Rules see the frame as `in`, received on its port (`recv`) and to be
 //! transmitted on the other (`xmit`); `via` matches either. The link charges the IP packet's length
 //! (Dummynet's L3 accounting), or the frame less its Ethernet header for
@@ -20,21 +21,37 @@
 //! allows, else generic), else AF_PACKET with one log line saying why; or
 //! either one forced. Each port chooses on its own.
 
-use crate::backends::af_packet::AfPacket;
-use crate::backends::af_xdp::AfXdp;
-use crate::backends::ethtool::{self, Offload};
-use crate::backends::Port;
-use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
-use crate::signals::StopSignals;
-use pipelab_classify::frame::FrameInfo;
-use pipelab_classify::{Classifier, Decision, Direction};
-use pipelab_engine::engine::QueueId;
-use pipelab_engine::{Duration, RouteId};
-use pipelab_sim::Built;
+use pipelab_classify::Direction;
+use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
+use pipelab_engine::Duration;
+use pipelab_io::backends::af_packet::AfPacket;
+use pipelab_io::backends::af_xdp::AfXdp;
+use pipelab_io::backends::ethtool::{self, Offload};
+use pipelab_io::backends::Port;
+use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
+use pipelab_io::signals::StopSignals;
+use pipelab_lang::Config;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::AsFd;
+
+/// The spec of a bridge between interfaces `a` and `b` running `config`:
+/// port 0 is `a`, port 1 is `b`, each leaving by the other; rules see
+/// every frame as `in`, received on its port (`recv`) and to be
+/// transmitted on the other (`xmit`); interface names resolve to the
+/// ports. Files named by pipes are read with `load`.
+pub fn bridge_spec(
+    config: &Config,
+    a: &str,
+    b: &str,
+    load: pipelab_emu::Loader<'_>,
+) -> Result<Spec, LowerError> {
+    let mut spec = lower_config(config, load)?;
+    spec.ports = Spec::two_ports((a, Some(Direction::In)), (b, Some(Direction::In)));
+    spec.env.ifaces.insert(a.to_string(), 0);
+    spec.env.ifaces.insert(b.to_string(), 1);
+    Ok(spec)
+}
 
 /// Which backend moves the frames of a bridge port.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,12 +72,9 @@ pub struct BridgeOptions {
     pub ports: [String; 2],
     /// The backend of both ports.
     pub backend: Backend,
-    /// The engine built from the configuration (pipes, schedulers, masks,
-    /// flow queues), with its routes and queue ids by number; its options
-    /// should be [`RunnerOptions::engine_options`] of `runner`.
-    pub built: Built,
-    /// The compiled rules.
-    pub classifier: Classifier,
+    /// The emulation to run ([`bridge_spec`], compiled with the runner's
+    /// seed).
+    pub compiled: Compiled,
     /// Runner settings.
     pub runner: RunnerOptions,
     /// Stop after this long (default: at SIGINT or SIGTERM).
@@ -92,10 +106,12 @@ pub struct BridgeReport {
     /// Lateness of transmissions.
     pub lateness: Lateness,
     /// Per-port counters.
-    pub ports: Vec<(String, crate::backends::PortStats)>,
+    pub ports: Vec<(String, pipelab_io::backends::PortStats)>,
     /// Per-port backend in use: "af_packet", "af_xdp native" or
     /// "af_xdp generic".
     pub backends: Vec<(String, String)>,
+    /// The seed of every random decision.
+    pub seed: u64,
     /// Per-rule counters: (number, packets, bytes).
     pub rules: Vec<(u32, u64, u64)>,
     /// Per flow queue (`queue N`) counters, in number order.
@@ -117,39 +133,6 @@ pub struct QueueCounters {
     pub served_bytes: u64,
 }
 
-struct BridgeSteer {
-    classifier: Classifier,
-    routes: BTreeMap<u32, RouteId>,
-    queues: BTreeMap<u32, QueueId>,
-}
-
-impl Steering for BridgeSteer {
-    fn steer(&mut self, in_port: usize, f: &FrameInfo) -> (Steer, u32) {
-        let out = 1 - in_port.min(1);
-        let mut view = f.view;
-        view.dir = Some(Direction::In);
-        // Port ids as the classifier's context numbers them (0 = A, 1 = B):
-        // `recv A` matches frames that came in on A, `xmit B` those that
-        // will leave on B.
-        view.in_if = Some(in_port as u32);
-        view.out_if = Some(out as u32);
-        let m = self.classifier.classify(&view, 0);
-        let s = match m.decision {
-            Decision::Allow => Steer::Pass { out },
-            Decision::Deny => Steer::Drop,
-            Decision::Pipe(n) => match self.routes.get(&n) {
-                Some(&route) => Steer::Pipe { route, out },
-                None => Steer::Drop,
-            },
-            Decision::Queue(n) => match self.queues.get(&n) {
-                Some(&queue) => Steer::Queue { queue, out },
-                None => Steer::Drop,
-            },
-        };
-        (s, f.l3_len.max(1))
-    }
-}
-
 /// Restores GRO on the ports when dropped.
 struct OffloadGuard(Vec<String>);
 
@@ -165,8 +148,8 @@ impl Drop for OffloadGuard {
 fn open_port(name: &str, backend: Backend) -> io::Result<(Box<dyn Port>, String)> {
     let xdp = |x: AfXdp| {
         let kind = match x.mode() {
-            crate::backends::af_xdp::XdpMode::Native => "af_xdp native",
-            crate::backends::af_xdp::XdpMode::Generic => "af_xdp generic",
+            pipelab_io::backends::af_xdp::XdpMode::Native => "af_xdp native",
+            pipelab_io::backends::af_xdp::XdpMode::Generic => "af_xdp generic",
         };
         (Box::new(x) as Box<dyn Port>, kind.to_string())
     };
@@ -198,12 +181,6 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
             "the two ports must differ",
         ));
     }
-    let Built {
-        engine,
-        routes,
-        queues,
-        ..
-    } = opts.built;
     let mut guard = OffloadGuard(Vec::new());
     for p in &opts.ports {
         if ethtool::get(p, Offload::Gro).unwrap_or(false)
@@ -222,12 +199,9 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         ports.push(port);
         backends.push((name.clone(), kind));
     }
-    let steer = BridgeSteer {
-        classifier: opts.classifier,
-        routes,
-        queues,
-    };
-    let mut runner = Runner::new(engine, ports, steer, opts.runner);
+    let mut emu = Emulation::new(opts.runner.engine_options());
+    emu.apply(opts.compiled);
+    let mut runner = Runner::new(emu, ports, opts.runner);
 
     let signals = StopSignals::block()?;
     let start = runner.clock().now();
@@ -257,7 +231,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
                 announced[*i] = true;
                 eprintln!("pipelab: {why}: waiting for {name} to come back (frames for it are counted as dropped_tx)");
             }
-            if !crate::backends::interface_is_up(name) {
+            if !pipelab_io::backends::interface_is_up(name) {
                 continue;
             }
             if let Ok((port, kind)) = open_port(name, opts.backend) {
@@ -288,37 +262,14 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         failure = runner.drain(Duration::from_secs(1)).err();
     }
     drop(signals);
-    let queue_ids: Vec<(u32, QueueId)> = runner
-        .steering()
-        .queues
-        .iter()
-        .map(|(&n, &q)| (n, q))
-        .collect();
-    let queues = queue_ids
-        .into_iter()
-        .filter_map(|(id, q)| {
-            let f = runner.engine().queue_stats(q)?.flows;
-            Some(QueueCounters {
-                id,
-                arrivals: f.arrivals,
-                drops: f.drops,
-                served: f.served,
-                served_bytes: f.served_bytes,
-            })
-        })
-        .collect();
     let report = BridgeReport {
         stats: runner.stats(),
         lateness: runner.lateness(),
         ports: runner.port_stats(),
         backends,
-        rules: runner
-            .steering()
-            .classifier
-            .rules()
-            .map(|(n, _, c)| (n, c.packets, c.bytes))
-            .collect(),
-        queues,
+        seed: opts.runner.seed,
+        rules: rule_counters(runner.emulation()),
+        queues: queue_counters(runner.emulation()),
     };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     if opts.verbose {
@@ -333,4 +284,27 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         Some(e) => Err(e),
         None => Ok(report),
     }
+}
+
+/// Per-rule counters: (number, packets, bytes), the default rule last.
+pub fn rule_counters(emu: &Emulation) -> Vec<(u32, u64, u64)> {
+    emu.rules()
+        .map(|(n, _, c)| (n, c.packets, c.bytes))
+        .collect()
+}
+
+/// Counters of every flow queue (`queue N`), in number order.
+pub fn queue_counters(emu: &Emulation) -> Vec<QueueCounters> {
+    emu.queue_numbers()
+        .filter_map(|id| {
+            let f = emu.queue_stats(emu.queue(id)?)?.flows;
+            Some(QueueCounters {
+                id,
+                arrivals: f.arrivals,
+                drops: f.drops,
+                served: f.served,
+                served_bytes: f.served_bytes,
+            })
+        })
+        .collect()
 }

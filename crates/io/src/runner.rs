@@ -1,11 +1,13 @@
-//! The real-time runner: the engine driven by `CLOCK_MONOTONIC`.
+//! The real-time runner: an [`Emulation`] driven by `CLOCK_MONOTONIC`.
 //!
 //! One loop, one thread:
 //! 1. **serve**: advance the engine to now and transmit what leaves it,
 //!    recording each packet's lateness (actual minus due departure) in an
 //!    HDR histogram, pipelab's own accuracy meter;
 //! 2. **receive**: read every waiting frame from every port into the
-//!    buffer pool (the only copy), classify it, and offer it to the engine;
+//!    buffer pool (the only copy) and offer it to the emulation
+//!    ([`Emulation::ingress`]: the port plan, the rules, the pipes, the
+//!    paths), which decides where it goes;
 //! 3. **wait**: sleep in `ppoll` on the ports until a margin before the next
 //!    deadline, then spin until the deadline (`--busy-poll`: always spin).
 //!    The margin is the sleep overshoot measured at start-up (p99 of 200
@@ -35,9 +37,10 @@
 //! Every frame the emulator drops (queue, loss, AQM, link, memory, rule)
 //! is handed back to the port it came from ([`Port::discard`]), so that a
 //! port whose frames stand for packets the kernel holds (NFQUEUE) releases
-//! each with a drop verdict; before steering, the port adds what it knows
-//! beyond the frame's bytes ([`Port::annotate`]: direction, interfaces,
-//! owning uid).
+//! each with a drop verdict; before the rules see it, the port adds what it
+//! knows beyond the frame's bytes ([`Port::annotate`]: direction,
+//! interfaces, owning uid), which the runner keeps beside the buffer for
+//! the frame's later passes through the rules (`one_pass 0`).
 //!
 //! Accounting, checked by the tests: `received = delivered + dropped (by
 //! reason: queue, loss, aqm, link, memory, rule, tx) + inside`, with copies from duplication counted as received.
@@ -47,49 +50,48 @@ use crate::buffers::{BufferPool, BUF_SIZE};
 use crate::clock::Clock;
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
-use pipelab_classify::frame::{parse_ethernet, FrameInfo};
-use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output, QueueId};
+use pipelab_classify::frame::parse_ethernet;
+use pipelab_classify::{Direction, PacketView};
+use pipelab_emu::{Compiled, Departure, Emulation, Exit, Ingress, Reason};
+use pipelab_engine::engine::EngineOptions;
 use pipelab_engine::models::flip_bit;
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};
-use pipelab_engine::{Duration, Engine, Instant, Packet, RouteId, Verdict};
+use pipelab_engine::{Duration, Instant, Packet};
 use rand::Rng;
 use serde::Serialize;
 use std::io;
 use std::os::fd::BorrowedFd;
 
-/// Where a received frame goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Steer {
-    /// Drop it (counted as `rule`).
-    Drop,
-    /// Send it out of port `out` at once, unshaped.
-    Pass {
-        /// Output port index.
-        out: usize,
-    },
-    /// Send it through `route`, then out of port `out`.
-    Pipe {
-        /// The engine route.
-        route: RouteId,
-        /// Output port index.
-        out: usize,
-    },
-    /// Put it in flow queue `queue` (ipfw `queue N`), served by its
-    /// pipe's scheduler, then out of port `out`.
-    Queue {
-        /// The engine's flow queue.
-        queue: QueueId,
-        /// Output port index.
-        out: usize,
-    },
+/// What a port said about a frame beyond its bytes ([`Port::annotate`]),
+/// kept beside its buffer.
+#[derive(Clone, Copy, Debug, Default)]
+struct BufMeta {
+    /// The port it came in by.
+    origin: u16,
+    /// Outstanding departures that reference it (duplicates share it).
+    refs: u8,
+    dir: Option<Direction>,
+    in_if: Option<u32>,
+    out_if: Option<u32>,
+    uid: Option<u32>,
 }
 
-/// Decides the fate of each received frame (the classifier, or a fixed
-/// plan for `pipelab shell`). `len` is the length the link charges.
-pub trait Steering {
-    /// Where the frame that came in on port `in_port` goes, and how many
-    /// bytes the link counts for it.
-    fn steer(&mut self, in_port: usize, frame: &FrameInfo) -> (Steer, u32);
+impl BufMeta {
+    fn apply(&self, v: &mut PacketView) {
+        v.dir = v.dir.or(self.dir);
+        v.in_if = v.in_if.or(self.in_if);
+        v.out_if = v.out_if.or(self.out_if);
+        v.uid = v.uid.or(self.uid);
+    }
+}
+
+/// The view of the frame in `buf` as the rules saw it when it arrived.
+fn view_of(bufs: &BufferPool, meta: &[BufMeta], buf: u32) -> PacketView {
+    let mut v = parse_ethernet(bufs.frame(buf)).view;
+    if let Some(m) = meta.get(buf as usize) {
+        m.apply(&mut v);
+    }
+    v
 }
 
 /// Runner settings.
@@ -153,8 +155,10 @@ pub struct RunnerStats {
     pub dropped_link: u64,
     /// Dropped because the buffer cap was reached (or the engine's pool).
     pub dropped_memory: u64,
-    /// Dropped by a rule (or steering).
+    /// Dropped by a rule, or for want of a path (topologies).
     pub dropped_rule: u64,
+    /// Dropped after too many passes through the rules (`one_pass 0`).
+    pub dropped_loop: u64,
     /// Could not be transmitted (port down or gone).
     pub dropped_tx: u64,
     /// Still inside the emulator.
@@ -184,21 +188,19 @@ pub struct Lateness {
 }
 
 /// The runner. See the module documentation.
-pub struct Runner<S: Steering> {
+pub struct Runner {
     clock: Clock,
-    engine: Engine,
+    emu: Emulation,
     ports: Vec<Box<dyn Port>>,
     bufs: BufferPool,
-    /// Outstanding engine outputs per buffer (duplicates share a buffer).
-    refs: Vec<u8>,
-    /// The port each buffer's frame came from (for [`Port::discard`]).
-    origin: Vec<u16>,
-    steer: S,
+    /// Per buffer: where its frame came from, what the port said of it,
+    /// how many departures still reference it.
+    meta: Vec<BufMeta>,
     lateness: Histogram<u64>,
     stats: RunnerStats,
     margin: Duration,
     busy_poll: bool,
-    out: Vec<Output>,
+    out: Vec<Departure>,
     corrupt_rng: StageRng,
     /// Why each port was lost (its interface deleted), if it was: a lost
     /// port is not polled or read, and frames due on it are counted as
@@ -285,15 +287,10 @@ pub fn measure_sleep_margin() -> Duration {
     Duration(p99 + 20_000)
 }
 
-impl<S: Steering> Runner<S> {
-    /// A runner over `ports`, with the engine `engine` (pipes and routes
-    /// already added) and `steer` deciding where frames go.
-    pub fn new(
-        engine: Engine,
-        ports: Vec<Box<dyn Port>>,
-        steer: S,
-        opts: RunnerOptions,
-    ) -> Runner<S> {
+impl Runner {
+    /// A runner over `ports`, driving `emu` (its spec's port plan numbers
+    /// the ports as `ports` does).
+    pub fn new(emu: Emulation, ports: Vec<Box<dyn Port>>, opts: RunnerOptions) -> Runner {
         // The default timer slack (50 µs) would let every sleep overshoot;
         // ask for exact wake-ups. Failure only costs accuracy.
         let _ = nix::sys::prctl::set_timerslack(1);
@@ -307,12 +304,10 @@ impl<S: Steering> Runner<S> {
         let n = ports.len();
         Runner {
             clock,
-            engine,
+            emu,
             ports,
             bufs: BufferPool::with_cap(opts.mem_cap),
-            refs: Vec::new(),
-            origin: Vec::new(),
-            steer,
+            meta: Vec::new(),
             lateness: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
             stats: RunnerStats::default(),
@@ -331,14 +326,15 @@ impl<S: Steering> Runner<S> {
         opts.engine_options()
     }
 
-    /// The engine (for stats and reconfiguration).
-    pub fn engine(&mut self) -> &mut Engine {
-        &mut self.engine
+    /// The emulation (for counters).
+    pub fn emulation(&self) -> &Emulation {
+        &self.emu
     }
 
-    /// The steering (to change rules at run time).
-    pub fn steering(&mut self) -> &mut S {
-        &mut self.steer
+    /// Bring the emulation to a new spec between two steps (see
+    /// [`Emulation::apply`]): queued packets are kept.
+    pub fn apply(&mut self, c: Compiled) -> pipelab_emu::Applied {
+        self.emu.apply(c)
     }
 
     /// The clock in use.
@@ -354,7 +350,7 @@ impl<S: Steering> Runner<S> {
     /// Accounting so far.
     pub fn stats(&self) -> RunnerStats {
         let mut s = self.stats;
-        s.inside = self.engine.in_flight() as u64;
+        s.inside = self.emu.in_flight() as u64;
         s
     }
 
@@ -418,58 +414,61 @@ impl<S: Steering> Runner<S> {
 
     /// Tell the port a frame came from that the emulator dropped it.
     fn discard(&mut self, buf: u32) {
-        let p = self.origin.get(buf as usize).copied().unwrap_or(0) as usize;
+        let p = self.meta.get(buf as usize).map_or(0, |m| m.origin) as usize;
         if let Some(port) = self.ports.get_mut(p) {
             port.discard(self.bufs.frame(buf));
         }
     }
 
     fn release(&mut self, buf: u32) {
-        let r = &mut self.refs[buf as usize];
-        *r = r.saturating_sub(1);
-        if *r == 0 {
+        let m = &mut self.meta[buf as usize];
+        m.refs = m.refs.saturating_sub(1);
+        if m.refs == 0 {
             self.bufs.give(buf);
         }
+    }
+
+    /// Advance the emulation to `now`: what leaves it waits in `out`.
+    fn advance(&mut self, now: Instant) {
+        let (bufs, meta) = (&self.bufs, &self.meta);
+        self.emu.advance(now, &mut self.out, &mut |p: &Packet| {
+            view_of(bufs, meta, p.buf)
+        });
     }
 
     /// Transmit everything due by now.
     fn serve(&mut self) {
         let now = self.clock.now();
-        self.engine.advance(now, &mut self.out);
+        self.advance(now);
         let mut out = std::mem::take(&mut self.out);
-        for o in out.drain(..) {
-            let buf = o.pkt.buf;
-            match o.fate {
-                Fate::Duplicated { .. } => {
-                    self.refs[buf as usize] = self.refs[buf as usize].saturating_add(1);
+        for d in out.drain(..) {
+            let buf = d.pkt.buf;
+            match d.exit {
+                Exit::Duplicated => {
+                    let m = &mut self.meta[buf as usize];
+                    m.refs = m.refs.saturating_add(1);
                     self.stats.received += 1;
                     continue;
                 }
-                Fate::Dropped { reason, .. } => {
+                Exit::Dropped(reason) => {
                     self.count_drop(reason);
                     self.discard(buf);
                 }
-                Fate::Delivered => {
-                    if o.pkt.flags & Packet::CE != 0 {
+                Exit::Deliver { port } => {
+                    if d.pkt.flags & Packet::CE != 0 {
                         crate::ecn::mark_ce(self.bufs.frame_mut(buf));
                     }
-                    if o.pkt.flags & Packet::CORRUPT != 0 {
+                    if d.pkt.flags & Packet::CORRUPT != 0 {
                         let f = self.bufs.frame_mut(buf);
                         if !f.is_empty() {
                             let bit = self.corrupt_rng.gen_range(0..f.len() as u64 * 8);
                             flip_bit(f, bit);
                         }
                     }
-                    let port = o.pkt.flow as usize;
                     // Lateness of the departure decision, before the
                     // transmit syscall (which may run the far stack).
-                    let late = self.clock.now().saturating_since(o.at).as_nanos();
-                    let lost = self.lost.get(port).is_none_or(|w| w.is_some());
-                    let sent = match self.ports.get_mut(port) {
-                        Some(p) if !lost => p.send(self.bufs.frame(buf)).is_ok(),
-                        _ => false,
-                    };
-                    if sent {
+                    let late = self.clock.now().saturating_since(d.at).as_nanos();
+                    if self.transmit(port as usize, buf) {
                         self.stats.delivered += 1;
                         self.lateness.saturating_record(late.max(1));
                     } else {
@@ -482,37 +481,25 @@ impl<S: Steering> Runner<S> {
         self.out = out;
     }
 
-    fn count_drop(&mut self, reason: DropReason) {
+    /// Send the frame in `buf` out of port `port`; false if it could not.
+    fn transmit(&mut self, port: usize, buf: u32) -> bool {
+        let lost = self.lost.get(port).is_none_or(|w| w.is_some());
+        match self.ports.get_mut(port) {
+            Some(p) if !lost => p.send(self.bufs.frame(buf)).is_ok(),
+            _ => false,
+        }
+    }
+
+    fn count_drop(&mut self, reason: Reason) {
+        let s = &mut self.stats;
         match reason {
-            DropReason::QueueFull => self.stats.dropped_queue += 1,
-            DropReason::Loss => self.stats.dropped_loss += 1,
-            DropReason::PoolFull => self.stats.dropped_memory += 1,
-            DropReason::Aqm => self.stats.dropped_aqm += 1,
-            DropReason::Link => self.stats.dropped_link += 1,
-        }
-    }
-
-    /// The engine's packet for the frame in `buf`, bound for port `out`,
-    /// after serving what fell due by `now`.
-    fn packet(&mut self, now: Instant, buf: u32, len: u32, out: usize, info: &FrameInfo) -> Packet {
-        let mut pkt = Packet::new(len);
-        pkt.buf = buf;
-        pkt.flow = out as u32;
-        pkt.born = now;
-        pkt.key = info.view.key;
-        if info.ecn != 0 {
-            pkt.flags |= Packet::ECT;
-        }
-        self.engine.advance(now, &mut self.out);
-        pkt
-    }
-
-    /// Count and release the frame in `buf` if the engine refused it.
-    fn refused(&mut self, buf: u32, v: Verdict) {
-        if let Verdict::Dropped(r) = v {
-            self.count_drop(r);
-            self.discard(buf);
-            self.release(buf);
+            Reason::Queue => s.dropped_queue += 1,
+            Reason::Loss => s.dropped_loss += 1,
+            Reason::Memory => s.dropped_memory += 1,
+            Reason::Aqm => s.dropped_aqm += 1,
+            Reason::Link => s.dropped_link += 1,
+            Reason::Rule | Reason::NoRoute => s.dropped_rule += 1,
+            Reason::Loop => s.dropped_loop += 1,
         }
     }
 
@@ -562,48 +549,47 @@ impl<S: Steering> Runner<S> {
                 }
             };
             self.bufs.set_len(buf, n);
-            if self.refs.len() <= buf as usize {
-                self.refs.resize(buf as usize + 1, 0);
-            }
-            self.refs[buf as usize] = 1;
-            if self.origin.len() <= buf as usize {
-                self.origin.resize(buf as usize + 1, 0);
-            }
-            self.origin[buf as usize] = p as u16;
             self.stats.received += 1;
             let now = self.clock.now();
             let mut info = parse_ethernet(self.bufs.frame(buf));
             self.ports[p].annotate(&mut info.view);
-            let (steer, len) = self.steer.steer(p, &info);
-            match steer {
-                Steer::Drop => {
-                    self.stats.dropped_rule += 1;
-                    self.discard(buf);
-                    self.release(buf);
-                }
-                Steer::Pass { out } => {
-                    let lost = self.lost.get(out).is_none_or(|w| w.is_some());
-                    let ok = !lost
-                        && self
-                            .ports
-                            .get_mut(out)
-                            .is_some_and(|o| o.send(self.bufs.frame(buf)).is_ok());
-                    if ok {
+            if self.meta.len() <= buf as usize {
+                self.meta.resize(buf as usize + 1, BufMeta::default());
+            }
+            let v = &info.view;
+            self.meta[buf as usize] = BufMeta {
+                origin: p as u16,
+                refs: 1,
+                dir: v.dir,
+                in_if: v.in_if,
+                out_if: v.out_if,
+                uid: v.uid,
+            };
+            // Dummynet's L3 accounting: the link charges the IP packet's
+            // length (a non-IP frame's, less its Ethernet header).
+            let mut pkt = Packet::new(info.l3_len.max(1));
+            pkt.buf = buf;
+            pkt.born = now;
+            pkt.key = info.view.key;
+            if info.ecn != 0 {
+                pkt.flags |= Packet::ECT;
+            }
+            // Departures due by now free their slots first.
+            self.advance(now);
+            match self.emu.ingress(now, pkt, p as u16, &mut info.view) {
+                Ingress::Queued => {}
+                Ingress::Out(out) => {
+                    if self.transmit(out as usize, buf) {
                         self.stats.delivered += 1;
                     } else {
                         self.stats.dropped_tx += 1;
                     }
                     self.release(buf);
                 }
-                Steer::Pipe { route, out } => {
-                    let pkt = self.packet(now, buf, len, out, &info);
-                    let v = self.engine.enqueue(now, pkt, route);
-                    self.refused(buf, v);
-                }
-                Steer::Queue { queue, out } => {
-                    let pkt = self.packet(now, buf, len, out, &info);
-                    let v = self.engine.enqueue_to_queue(now, pkt, queue);
-                    self.refused(buf, v);
+                Ingress::Dropped(r) => {
+                    self.count_drop(r);
+                    self.discard(buf);
+                    self.release(buf);
                 }
             }
         }
@@ -633,7 +619,7 @@ impl<S: Steering> Runner<S> {
         self.flush_ports();
         let now = self.clock.now();
         let wake = self
-            .engine
+            .emu
             .next_deadline()
             .unwrap_or(now + limit)
             .min(now + limit);
@@ -685,7 +671,7 @@ impl<S: Steering> Runner<S> {
     /// `bound` has passed, so packets in flight reach the far end.
     pub fn drain(&mut self, bound: Duration) -> io::Result<()> {
         let end = self.clock.now() + bound;
-        while self.engine.in_flight() > 0 && self.clock.now() < end {
+        while self.emu.in_flight() > 0 && self.clock.now() < end {
             self.step(Duration::from_millis(10), None)?;
         }
         Ok(())

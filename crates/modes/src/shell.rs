@@ -9,39 +9,94 @@
 //!                        ← downlink pipe
 //! ```
 //!
-//! Both TAP descriptors are held by pipelab: frames from the namespace go
-//! through the uplink pipe and out of the host TAP, and back through the
-//! downlink pipe. The addresses are a /24 in 100.64.0.0/10 chosen from the
+//! Both TAP descriptors are held by pipelab. Port 0 is the namespace's
+//! side (`inside`, its `eth0`), port 1 the host's (`outside`); frames
+//! leave by the other port. The rules see frames from the namespace as
+//! `out` (it sends them) and frames to it as `in`, received on `inside`
+//! or `outside` (`recv`, `xmit`, `via` also know the devices' names). The
+//! `--link`, `--uplink` and `--downlink` words make pipe 1 (namespace →
+//! host) and pipe 2 (host → namespace) and two rules sending to them
+//! ([`link_config`]); a `--config` file may add to them or replace them
+//! with any configuration of the language. The addresses are a /24 in 100.64.0.0/10 chosen from the
 //! process id, so shells nest (an inner shell's "host" is the outer
 //! namespace). Closing the TAPs removes both interfaces and the namespace
 //! vanishes with its last process: nothing is left behind, also after a
 //! crash. The NAT rule (nftables, when the `nft` tool is present) is
 //! removed on exit.
 
-use crate::backends::process::{ignore_interrupts, pidfd, spawn_in};
-use crate::backends::tap::Tap;
-use crate::backends::Port;
-use crate::netlink::Netlink;
-use crate::netns::NetNs;
-use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
-use pipelab_classify::frame::FrameInfo;
-use pipelab_engine::{Duration, Engine, PipeConfig, RouteId};
+use pipelab_classify::Direction;
+use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
+use pipelab_engine::Duration;
+use pipelab_io::backends::process::{ignore_interrupts, pidfd, spawn_in};
+use pipelab_io::backends::tap::Tap;
+use pipelab_io::backends::Port;
+use pipelab_io::netlink::Netlink;
+use pipelab_io::netns::NetNs;
+use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
+use pipelab_lang::{parse_line, Command as Cmd, Config, PipeSpec};
 use serde::Serialize;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::AsFd;
 use std::process::Command;
 
+/// The rule that sends the namespace's traffic to pipe 1.
+pub const UPLINK_RULE: u32 = 65000;
+/// The rule that sends traffic to the namespace through pipe 2.
+pub const DOWNLINK_RULE: u32 = 65010;
+
+/// The configuration `--uplink`/`--downlink` words make: pipe 1 from the
+/// namespace to the host, pipe 2 back, and the rules that send to them
+/// (`add 65000 pipe 1 ip from any to any out`, `add 65010 pipe 2 ip from
+/// any to any in`). With `down` absent (`--shared`), pipe 1 carries both
+/// directions (`add 65000 pipe 1 ip from any to any`).
+pub fn link_config(up: PipeSpec, down: Option<PipeSpec>) -> Result<Config, String> {
+    let mut cfg = Config::new();
+    let mut apply = |c: Cmd| cfg.apply(&c).map(|_| ()).map_err(|e| e.to_string());
+    apply(Cmd::PipeConfig { id: 1, spec: up })?;
+    let rules = match down {
+        Some(spec) => {
+            apply(Cmd::PipeConfig { id: 2, spec })?;
+            vec![
+                format!("add {UPLINK_RULE} pipe 1 ip from any to any out"),
+                format!("add {DOWNLINK_RULE} pipe 2 ip from any to any in"),
+            ]
+        }
+        None => vec![format!("add {UPLINK_RULE} pipe 1 ip from any to any")],
+    };
+    for r in rules {
+        match parse_line(&r) {
+            Ok(Some(c)) => apply(c)?,
+            _ => return Err(format!("internal: cannot parse '{r}'")),
+        }
+    }
+    Ok(cfg)
+}
+
+/// The spec of a shell running `config`, whose host-side device is
+/// `host_if` (see the module documentation for the port plan).
+pub fn shell_spec(
+    config: &Config,
+    host_if: &str,
+    load: pipelab_emu::Loader<'_>,
+) -> Result<Spec, LowerError> {
+    let mut spec = lower_config(config, load)?;
+    spec.ports = Spec::two_ports(
+        ("inside", Some(Direction::Out)),
+        ("outside", Some(Direction::In)),
+    );
+    for (name, id) in [("inside", 0), ("eth0", 0), ("outside", 1), (host_if, 1)] {
+        spec.env.ifaces.insert(name.to_string(), id);
+    }
+    Ok(spec)
+}
+
 /// What `pipelab shell` needs.
-#[derive(Clone, Debug)]
 pub struct ShellOptions {
-    /// The pipe from the namespace to the host.
-    pub uplink: PipeConfig,
-    /// The pipe from the host to the namespace.
-    pub downlink: PipeConfig,
-    /// Both directions cross one pipe, `uplink` (a shared channel, as
-    /// netconfig's `SHARED`); `downlink` is then unused.
-    pub shared: bool,
+    /// The configuration ([`link_config`], a file, or both).
+    pub config: Config,
+    /// Reads the files the configuration's pipes name.
+    pub load: pipelab_emu::FileLoader,
     /// Runner settings.
     pub runner: RunnerOptions,
     /// The command and its arguments; empty runs `$SHELL` (or /bin/sh).
@@ -65,30 +120,12 @@ pub struct ShellReport {
     pub margin_us: f64,
     /// Peak buffer memory, bytes.
     pub buffer_bytes: u64,
-}
-
-/// Steering of a two-port shell: port 0 (namespace) up, port 1 (host) down.
-struct ShellSteer {
-    up: RouteId,
-    down: RouteId,
-}
-
-impl Steering for ShellSteer {
-    fn steer(&mut self, in_port: usize, f: &FrameInfo) -> (Steer, u32) {
-        let s = if in_port == 0 {
-            Steer::Pipe {
-                route: self.up,
-                out: 1,
-            }
-        } else {
-            Steer::Pipe {
-                route: self.down,
-                out: 0,
-            }
-        };
-        // Dummynet's L3 accounting: the IP packet's length.
-        (s, f.l3_len.max(1))
-    }
+    /// The seed of every random decision.
+    pub seed: u64,
+    /// Per-rule counters: (number, packets, bytes), the default rule last.
+    pub rules: Vec<(u32, u64, u64)>,
+    /// Per flow queue counters, in number order.
+    pub queues: Vec<crate::bridge::QueueCounters>,
 }
 
 fn subnet_for(pid: u32) -> (Ipv4Addr, Ipv4Addr) {
@@ -125,11 +162,16 @@ fn nft_available() -> bool {
 }
 
 /// Run `opts.command` behind the emulated link; returns its exit code.
-pub fn run_shell(opts: ShellOptions) -> io::Result<i32> {
+pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let pid = std::process::id();
     let (outside, inside) = subnet_for(pid);
     let in_name = format!("pli{pid}");
     let out_name = format!("plo{pid}");
+    // Everything that can be refused is refused before the host changes.
+    let spec = shell_spec(&opts.config, &out_name, &mut opts.load)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let compiled = Compiled::new(spec, opts.runner.seed)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let ns = NetNs::create()?;
 
     let tap_in = Tap::create(&in_name)?;
@@ -197,23 +239,10 @@ pub fn run_shell(opts: ShellOptions) -> io::Result<i32> {
         eprintln!("pipelab shell: no 'nft' tool: the namespace reaches the host only (no NAT)");
     }
 
-    let mut engine = Engine::new(Runner::<ShellSteer>::engine_options(&opts.runner));
-    let up = engine.add_pipe_with_stage(opts.uplink.clone(), 1);
-    let down = if opts.shared {
-        up
-    } else {
-        engine.add_pipe_with_stage(opts.downlink.clone(), 2)
-    };
-    let steer = ShellSteer {
-        up: engine
-            .pipe_route(up)
-            .ok_or_else(|| io::Error::other("no uplink route"))?,
-        down: engine
-            .pipe_route(down)
-            .ok_or_else(|| io::Error::other("no downlink route"))?,
-    };
+    let mut emu = Emulation::new(opts.runner.engine_options());
+    emu.apply(compiled);
     let ports: Vec<Box<dyn Port>> = vec![Box::new(tap_in), Box::new(tap_out)];
-    let mut runner = Runner::new(engine, ports, steer, opts.runner);
+    let mut runner = Runner::new(emu, ports, opts.runner);
 
     let program = opts
         .command
@@ -239,18 +268,7 @@ pub fn run_shell(opts: ShellOptions) -> io::Result<i32> {
     drop(interrupts);
     // Deliver what is still in flight: at most the longest delay plus the
     // time to send each pipe's backlog.
-    let mut bound = Duration::from_millis(10);
-    for (p, cfg) in [(up, &opts.uplink), (down, &opts.downlink)] {
-        let backlog = runner
-            .engine()
-            .pipe_stats(p)
-            .map(|s| s.backlog_bytes)
-            .unwrap_or(0);
-        let mut carry = 0;
-        let tx = cfg.bw().tx_time(backlog, &mut carry);
-        let jitter = cfg.jitter().map(|d| d.sigma()).unwrap_or(Duration::ZERO);
-        bound = bound.max(cfg.delay() + jitter + jitter + jitter + tx);
-    }
+    let bound = drain_bound(runner.emulation());
     runner.drain(bound)?;
     let code = status.and_then(|s| s.code()).unwrap_or(128 + 9);
     let report = ShellReport {
@@ -259,6 +277,9 @@ pub fn run_shell(opts: ShellOptions) -> io::Result<i32> {
         lateness: runner.lateness(),
         margin_us: runner.margin().as_nanos() as f64 / 1e3,
         buffer_bytes: runner.buffer_bytes(),
+        seed: opts.runner.seed,
+        rules: crate::bridge::rule_counters(runner.emulation()),
+        queues: crate::bridge::queue_counters(runner.emulation()),
     };
     if opts.verbose {
         eprintln!(
@@ -276,4 +297,20 @@ pub fn run_shell(opts: ShellOptions) -> io::Result<i32> {
     drop(guard);
     drop(ns);
     Ok(code)
+}
+
+/// How long the packets inside `emu` may still take: over its pipes, the
+/// longest delay (plus three jitter spreads) and the time to send the
+/// pipe's backlog; at least 10 ms.
+pub fn drain_bound(emu: &Emulation) -> Duration {
+    let mut bound = Duration::from_millis(10);
+    for (&n, def) in &emu.spec().pipes {
+        let cfg = &def.config;
+        let backlog = emu.pipe_totals(n).map_or(0, |s| s.backlog_bytes);
+        let mut carry = 0;
+        let tx = cfg.bw().tx_time(backlog, &mut carry);
+        let jitter = cfg.jitter().map(|d| d.sigma()).unwrap_or(Duration::ZERO);
+        bound = bound.max(cfg.delay() + jitter + jitter + jitter + tx);
+    }
+    bound
 }

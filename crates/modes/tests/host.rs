@@ -7,12 +7,12 @@
 //! nftables table and link a test creates is removed on exit, also on
 //! failure, and removed at start if an earlier run left it.
 
-use pipelab_dataplane::clock::monotonic_ns;
-use pipelab_dataplane::host::{remove_table, rules_installed, HostOptions, HostPlane};
-use pipelab_dataplane::netlink::Netlink;
-use pipelab_dataplane::netns::NetNs;
-use pipelab_dataplane::runner::RunnerOptions;
+use pipelab_io::clock::monotonic_ns;
+use pipelab_io::netlink::Netlink;
+use pipelab_io::netns::NetNs;
+use pipelab_io::runner::RunnerOptions;
 use pipelab_lang::{Config, IpNet};
+use pipelab_modes::host::{remove_table, rules_installed, HostOptions, HostPlane};
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, UdpSocket};
 use std::process::{Command, Stdio};

@@ -39,32 +39,28 @@
 //!   table, jumped to first from `OUTPUT` and `INPUT`. [`remove_table`]
 //!   removes either form.
 //!
-//! The runner ([`crate::runner`]) runs on a thread of its own with the
-//! queue as its only port, at real-time priority ([`REALTIME_PRIORITY`],
-//! best effort) so that the host's other load does not delay releases. [`HostPlane::apply`] compiles a configuration
-//! (pipes, tables, rules) on the caller's thread, so a bad one is refused
-//! before anything changes, and hands it to the runner thread over a
-//! channel, waking it through a socket pair it polls with the queue; the
-//! thread swaps it in between two steps. Pipes that exist keep their
-//! queued packets ([`Engine::reconfigure`], and only if their parameters
-//! changed); new pipes are added; a pipe the configuration no longer has
-//! stops receiving but delivers (or drops) what it holds, each with its
-//! verdict. Rule counters carry over for rules that did not change.
-//!
-//! Not supported in host mode (refused by [`HostPlane::apply`]): flow
-//! queues and schedulers (`queue N config`, `sched N config`) and `set
-//! one_pass 0`.
+//! The runner ([`pipelab_io::runner`]) runs on a thread of its own with
+//! the queue as its only port, at real-time priority
+//! ([`REALTIME_PRIORITY`], best effort) so that the host's other load does
+//! not delay releases. [`HostPlane::apply`] lowers a configuration to the
+//! one emulation spec ([`host_spec`]: the whole language, schedulers, flow
+//! queues, masks, tables and `one_pass 0` included) and compiles it on the
+//! caller's thread, so a bad one is refused before anything changes, and
+//! hands it to the runner thread over a channel, waking it through a
+//! socket pair it polls with the queue; the thread applies it between two
+//! steps ([`pipelab_emu::Emulation::apply`]): pipes that exist keep their
+//! queued packets, new pipes are added, a pipe the configuration no longer
+//! has stops receiving but delivers (or drops) what it holds, each with
+//! its verdict. Rule counters carry over for rules that did not change.
 
-use crate::backends::nfqueue::{
+use pipelab_emu::{lower_config, Compiled, Emulation, Env, Spec};
+use pipelab_engine::Duration;
+use pipelab_io::backends::nfqueue::{
     NfQueue, QueueOptions, VerdictCounters, VerdictStats, REINJECT_MARK,
 };
-use crate::backends::{Port, PortStats};
-use crate::buffers::BUF_SIZE;
-use crate::runner::{Lateness, Runner, RunnerOptions, RunnerStats, Steer, Steering};
-use pipelab_classify::frame::FrameInfo;
-use pipelab_classify::{Classifier, Context, Decision, RuleCounters};
-use pipelab_engine::mask::{max_instances, FlowMask, DEFAULT_BUCKETS};
-use pipelab_engine::{Duration, Engine, PipeConfig, PipeIdx, RouteId};
+use pipelab_io::backends::{Port, PortStats};
+use pipelab_io::buffers::BUF_SIZE;
+use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
 use pipelab_lang::{Config, IpNet, OptionKind, RuleSpec, UserMatch};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -76,7 +72,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-pub use crate::runner::REALTIME_PRIORITY;
+pub use pipelab_io::runner::REALTIME_PRIORITY;
 
 /// What [`HostPlane::start`] needs.
 #[derive(Clone, Debug)]
@@ -145,17 +141,6 @@ pub struct HostStats {
     pub pipes: Vec<PipeCounters>,
 }
 
-/// A pipe to build: number, parameters, mask and its instance bound.
-type PipeBuild = (u32, PipeConfig, Option<(FlowMask, u32)>);
-
-/// A configuration compiled for the runner thread.
-#[derive(Debug)]
-struct Compiled {
-    pipes: Vec<PipeBuild>,
-    rules: BTreeMap<u32, RuleSpec>,
-    classifier: Classifier,
-}
-
 enum Cmd {
     Apply(Box<Compiled>, mpsc::Sender<()>),
     Stats(mpsc::Sender<HostStats>),
@@ -170,28 +155,6 @@ pub struct HostPlane {
     table: String,
     seed: u64,
     counters: Arc<VerdictCounters>,
-}
-
-struct HostSteer {
-    classifier: Classifier,
-    routes: BTreeMap<u32, RouteId>,
-    /// Counters of earlier classifiers, for rules that did not change.
-    carry: BTreeMap<u32, (RuleSpec, RuleCounters)>,
-}
-
-impl Steering for HostSteer {
-    fn steer(&mut self, _in_port: usize, f: &FrameInfo) -> (Steer, u32) {
-        let m = self.classifier.classify(&f.view, 0);
-        let s = match m.decision {
-            Decision::Allow => Steer::Pass { out: 0 },
-            Decision::Deny | Decision::Queue(_) => Steer::Drop,
-            Decision::Pipe(n) => match self.routes.get(&n) {
-                Some(&route) => Steer::Pipe { route, out: 0 },
-                None => Steer::Drop,
-            },
-        };
-        (s, f.l3_len.max(1))
-    }
 }
 
 /// Check an nftables table name (it is written into an nft script, and
@@ -441,159 +404,64 @@ fn host_context() -> (Vec<std::net::IpAddr>, BTreeMap<String, u32>) {
     (me, ifaces)
 }
 
-/// Compile `cfg` for host mode: every pipe built (files read relative to
-/// the current directory), the rules compiled. Nothing is changed.
-fn compile(cfg: &Config, seed: u64) -> Result<Compiled, String> {
-    if let Some(n) = cfg.queues.keys().next() {
-        return Err(format!(
-            "queue {n}: flow queues are not supported in host mode"
-        ));
-    }
-    if let Some(n) = cfg.scheds.keys().next() {
-        return Err(format!(
-            "sched {n}: schedulers are not supported in host mode"
-        ));
-    }
-    if !cfg.one_pass {
-        return Err("set one_pass 0 is not supported in host mode".into());
-    }
-    let mut load = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"));
-    let mut pipes = Vec::with_capacity(cfg.pipes.len());
-    for (id, spec) in &cfg.pipes {
-        let c = spec
-            .to_config_with(&mut load)
-            .map_err(|e| format!("pipe {id}: {e}"))?;
-        let mask = spec.mask.as_ref().map(|m| {
-            (
-                m.to_mask(),
-                max_instances(spec.buckets.unwrap_or(DEFAULT_BUCKETS)),
-            )
-        });
-        pipes.push((*id, c, mask));
-    }
+/// The spec of host mode running `cfg`: one port (the queue), whose
+/// packets leave by it; direction, interfaces and owning user as the
+/// queue reports them; `me` the host's addresses, interface and user
+/// names resolved now. Files are read relative to the current directory.
+pub fn host_spec(cfg: &Config) -> Result<Spec, String> {
+    let mut spec = lower_config(cfg, &mut pipelab_emu::read_files).map_err(|e| e.to_string())?;
+    spec.ports = Spec::single_port("queue", None);
     let (me, ifaces) = host_context();
-    let ctx = Context {
+    spec.env = Env {
         me,
-        tables: cfg.tables.clone(),
         ifaces,
         users: users(&cfg.rules),
     };
-    let classifier = Classifier::with_context(cfg.rules.iter().map(|(n, r)| (*n, r)), &ctx, seed);
-    Ok(Compiled {
-        pipes,
-        rules: cfg.rules.clone(),
-        classifier,
-    })
+    Ok(spec)
 }
 
-/// The runner thread's state besides the runner.
-struct Plane {
-    /// Every pipe ever created, by number (removed pipes stay, draining).
-    pipes: BTreeMap<u32, PipeIdx>,
-    /// The numbers of the configured pipes.
-    active: Vec<u32>,
-    counters: Arc<VerdictCounters>,
+/// Lower and compile `cfg` for host mode. Nothing is changed.
+fn compile(cfg: &Config, seed: u64) -> Result<Compiled, String> {
+    Compiled::new(host_spec(cfg)?, seed).map_err(|e| e.to_string())
 }
 
-impl Plane {
-    fn install(&mut self, r: &mut Runner<HostSteer>, c: Compiled) {
-        let mut routes = BTreeMap::new();
-        self.active.clear();
-        for (id, cfg, mask) in c.pipes {
-            let idx = match self.pipes.get(&id) {
-                Some(&idx) => {
-                    if r.engine().pipe_config(idx) != Some(&cfg) {
-                        // Keeps every queued packet; new parameters apply
-                        // from the next transmission.
-                        let _ = r.engine().reconfigure(idx, cfg);
-                    }
-                    idx
-                }
-                None => {
-                    let idx = r.engine().add_pipe_with_stage(cfg, id as u64);
-                    if let Some((m, max)) = mask {
-                        let _ = r.engine().set_pipe_mask(idx, m, max);
-                    }
-                    self.pipes.insert(id, idx);
-                    idx
-                }
-            };
-            if let Some(route) = r.engine().pipe_route(idx) {
-                routes.insert(id, route);
-            }
-            self.active.push(id);
-        }
-        let steer = r.steering();
-        // Carry counters of rules that are unchanged.
-        let mut carry = BTreeMap::new();
-        for (n, spec, cnt) in steer.classifier.rules() {
-            if c.rules.get(&n) == Some(spec) {
-                let mut total = *cnt;
-                if let Some((s, old)) = steer.carry.get(&n) {
-                    if s == spec {
-                        total.packets += old.packets;
-                        total.bytes += old.bytes;
-                    }
-                }
-                carry.insert(n, (spec.clone(), total));
-            }
-        }
-        steer.carry = carry;
-        steer.classifier = c.classifier;
-        steer.routes = routes;
-    }
-
-    fn stats(&self, r: &mut Runner<HostSteer>) -> HostStats {
-        let steer = r.steering();
-        let rules = steer
-            .classifier
-            .rules()
-            .map(|(n, spec, c)| {
-                let (p, b) = match steer.carry.get(&n) {
-                    Some((s, old)) if s == spec => (old.packets, old.bytes),
-                    _ => (0, 0),
-                };
-                (n, c.packets + p, c.bytes + b)
+/// The counters of the runner thread's emulation.
+fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
+    let emu = r.emulation();
+    let pipes = emu
+        .pipe_numbers()
+        .filter_map(|number| {
+            let t = emu.pipe_totals(number)?;
+            Some(PipeCounters {
+                number,
+                arrivals: t.arrivals,
+                arrival_bytes: t.arrival_bytes,
+                departures: t.departures,
+                departure_bytes: t.departure_bytes,
+                drops: t.drops,
+                loss_drops: t.loss_drops,
+                duplicated: t.duplicated,
+                backlog: t.backlog,
+                in_delay_line: t.in_delay_line,
             })
-            .collect();
-        let mut pipes = Vec::new();
-        for id in &self.active {
-            let Some(&idx) = self.pipes.get(id) else {
-                continue;
-            };
-            if let Some(t) = r.engine().pipe_totals(idx) {
-                pipes.push(PipeCounters {
-                    number: *id,
-                    arrivals: t.arrivals,
-                    arrival_bytes: t.arrival_bytes,
-                    departures: t.departures,
-                    departure_bytes: t.departure_bytes,
-                    drops: t.drops,
-                    loss_drops: t.loss_drops,
-                    duplicated: t.duplicated,
-                    backlog: t.backlog,
-                    in_delay_line: t.in_delay_line,
-                });
-            }
-        }
-        HostStats {
-            runner: r.stats(),
-            lateness: r.lateness(),
-            port: r
-                .port_stats()
-                .into_iter()
-                .next()
-                .map(|(_, s)| s)
-                .unwrap_or_default(),
-            verdicts: self.counters.snapshot(),
-            rules,
-            pipes,
-        }
+        })
+        .collect();
+    HostStats {
+        runner: r.stats(),
+        lateness: r.lateness(),
+        port: r
+            .port_stats()
+            .into_iter()
+            .next()
+            .map(|(_, s)| s)
+            .unwrap_or_default(),
+        verdicts: counters.snapshot(),
+        rules: emu
+            .rules()
+            .map(|(n, _, c)| (n, c.packets, c.bytes))
+            .collect(),
+        pipes,
     }
-}
-
-fn empty_classifier(seed: u64) -> Classifier {
-    Classifier::new(std::iter::empty(), &[], seed)
 }
 
 fn run_thread(
@@ -604,19 +472,19 @@ fn run_thread(
     mut wake: UnixStream,
     counters: Arc<VerdictCounters>,
 ) -> io::Result<()> {
-    let engine = Engine::new(Runner::<HostSteer>::engine_options(&opts));
-    let steer = HostSteer {
-        classifier: empty_classifier(opts.seed),
-        routes: BTreeMap::new(),
-        carry: BTreeMap::new(),
-    };
+    let mut emu = Emulation::new(opts.engine_options());
+    // No pipes, no rules until the first apply: every packet is accepted.
+    if let Ok(c) = Compiled::new(
+        Spec {
+            ports: Spec::single_port("queue", None),
+            ..Spec::default()
+        },
+        opts.seed,
+    ) {
+        emu.apply(c);
+    }
     let ports: Vec<Box<dyn Port>> = vec![Box::new(port)];
-    let mut runner = Runner::new(engine, ports, steer, opts);
-    let mut plane = Plane {
-        pipes: BTreeMap::new(),
-        active: Vec::new(),
-        counters,
-    };
+    let mut runner = Runner::new(emu, ports, opts);
     wake.set_nonblocking(true)?;
     let mut scratch = [0u8; 64];
     loop {
@@ -625,11 +493,11 @@ fn run_thread(
         loop {
             match rx.try_recv() {
                 Ok(Cmd::Apply(c, ack)) => {
-                    plane.install(&mut runner, *c);
+                    runner.apply(*c);
                     let _ = ack.send(());
                 }
                 Ok(Cmd::Stats(reply)) => {
-                    let _ = reply.send(plane.stats(&mut runner));
+                    let _ = reply.send(plane_stats(&runner, &counters));
                 }
                 Ok(Cmd::Stop(reply)) => {
                     // No new packet is queued once the table is gone;
@@ -638,7 +506,7 @@ fn run_thread(
                     // Take in what was queued before the rules went.
                     runner.step(Duration::ZERO, None)?;
                     runner.drain(Duration::from_secs(10))?;
-                    let _ = reply.send(plane.stats(&mut runner));
+                    let _ = reply.send(plane_stats(&runner, &counters));
                     return removed;
                 }
                 Err(mpsc::TryRecvError::Empty) => break,
@@ -811,13 +679,23 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_objects_are_refused_before_anything_changes() {
+    fn the_whole_language_compiles_and_bad_files_are_refused_first() {
         let mut cfg = Config::default();
-        cfg.apply_script("pipe 1 config delay 5ms\nadd 100 pipe 1 ip from any to any\n")
-            .expect("valid");
+        cfg.apply_script(
+            "pipe 1 config bw 4Mbit/s\nsched 1 config type wf2q+\n\
+             queue 10 config weight 3 sched 1\nqueue 11 config weight 1 sched 1\n\
+             add 100 queue 10 ip from any to any dst-port 5001\n\
+             add 200 queue 11 ip from any to any\nset one_pass 0\n",
+        )
+        .expect("valid");
         assert!(compile(&cfg, 1).is_ok());
-        let mut bad = cfg.clone();
-        bad.apply_script("set one_pass 0\n").expect("valid");
-        assert!(compile(&bad, 1).unwrap_err().contains("one_pass"));
+        let mut bad = Config::default();
+        bad.apply_script("pipe 1 config bw trace:/nonexistent/x.trace\n")
+            .expect("valid");
+        let e = compile(&bad, 1).unwrap_err();
+        assert!(
+            e.contains("pipe 1") && e.contains("/nonexistent/x.trace"),
+            "{e}"
+        );
     }
 }

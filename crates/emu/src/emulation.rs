@@ -1,0 +1,676 @@
+//! A running emulation: the engine, the compiled rules, the port plan and
+//! the paths, behind three calls (`ingress`, `next_deadline`, `advance`)
+//! and one way to change it (`apply`).
+//!
+//! The emulation keeps each packet's place on its way in the descriptor's
+//! [`Packet::stage`]: the port it came in by and the port it will leave
+//! by, the rule to resume after (`one_pass 0`), how many times it passed
+//! the rules, and whether it is in a pipe chosen by a rule or on its
+//! topology path. The driver owns [`Packet::buf`], [`Packet::flow`] and
+//! [`Packet::tag`].
+//!
+//! When a packet can go on after leaving a pipe (reinjection into the
+//! rules with `one_pass 0`, or a topology path after a rule's pipe),
+//! [`Emulation::advance`] moves the engine from deadline to deadline, so
+//! the packet enters its next stage at the exact instant it left the
+//! previous one, whatever the driver's granularity.
+
+use crate::compiled::Compiled;
+use crate::spec::{Destinations, Egress, PortDef, Spec};
+use pipelab_classify::{Classifier, Decision, PacketView, RuleCounters};
+use pipelab_engine::engine::{
+    DropReason, EngineOptions, EngineStats, Fate, InstanceStats, Output, QueueId, QueueStats,
+};
+use pipelab_engine::pipe::{FlowStats, PipeStats};
+use pipelab_engine::{Engine, FlowKey, Instant, Packet, PipeIdx, RouteId, Verdict};
+use pipelab_lang::RuleSpec;
+use std::collections::{BTreeMap, HashMap};
+
+/// How many times a packet may pass the rules (`one_pass 0`) before it is
+/// dropped as looping.
+pub const MAX_PASSES: u64 = 64;
+
+/// Why the emulation dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    /// A queue was full (tail drop).
+    Queue,
+    /// The descriptor pool (the memory cap) was exhausted.
+    Memory,
+    /// A loss model.
+    Loss,
+    /// Active queue management (RED, GRED, CoDel, PIE).
+    Aqm,
+    /// Lost on a link (MAC profile, wireless retries).
+    Link,
+    /// A rule (`deny`), or a rule's pipe or queue that does not exist.
+    Rule,
+    /// More than [`MAX_PASSES`] passes through the rules.
+    Loop,
+    /// No path to its destination (a topology), or a destination no port
+    /// owns.
+    NoRoute,
+}
+
+impl Reason {
+    /// Stable lower-case name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Queue => "queue",
+            Reason::Memory => "memory",
+            Reason::Loss => "loss",
+            Reason::Aqm => "aqm",
+            Reason::Link => "link",
+            Reason::Rule => "rule",
+            Reason::Loop => "loop",
+            Reason::NoRoute => "no_route",
+        }
+    }
+}
+
+impl From<DropReason> for Reason {
+    fn from(r: DropReason) -> Reason {
+        match r {
+            DropReason::QueueFull => Reason::Queue,
+            DropReason::PoolFull => Reason::Memory,
+            DropReason::Loss => Reason::Loss,
+            DropReason::Aqm => Reason::Aqm,
+            DropReason::Link => Reason::Link,
+        }
+    }
+}
+
+/// The immediate answer to [`Emulation::ingress`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ingress {
+    /// Inside the emulation; it will come out of [`Emulation::advance`].
+    Queued,
+    /// Not shaped: send it out of this port now.
+    Out(u16),
+    /// Dropped at once; the caller still owns it.
+    Dropped(Reason),
+}
+
+/// What became of a packet that left the emulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Send it out of this port.
+    Deliver {
+        /// The port.
+        port: u16,
+    },
+    /// Dropped inside.
+    Dropped(Reason),
+    /// Not a departure: a copy of this packet was made (it shares the
+    /// packet's `buf` and will come out on its own).
+    Duplicated,
+}
+
+/// A packet leaving the emulation, at the exact instant it left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departure {
+    /// The descriptor.
+    pub pkt: Packet,
+    /// When.
+    pub at: Instant,
+    /// Where to, or why not.
+    pub exit: Exit,
+}
+
+/// Packets the emulation itself dropped (the engine counts the rest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// By rules.
+    pub rule: u64,
+    /// As looping.
+    pub r#loop: u64,
+    /// For want of a path or a destination port.
+    pub no_route: u64,
+}
+
+/// What [`Emulation::apply`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Pipes created.
+    pub created: Vec<u32>,
+    /// Pipes reconfigured in place (queued packets kept).
+    pub reconfigured: Vec<u32>,
+    /// Pipes replaced (structure changed) or removed: they drain.
+    pub retired: Vec<u32>,
+    /// Topology pairs whose path changed.
+    pub paths_changed: usize,
+}
+
+// Layout of `Packet::stage`.
+const OUT_SHIFT: u32 = 0;
+const IN_SHIFT: u32 = 16;
+const RESUME_SHIFT: u32 = 32;
+const PASS_SHIFT: u32 = 48;
+const KIND_SHIFT: u32 = 56;
+/// In a pipe or queue a rule chose.
+const KIND_RULE: u64 = 1;
+/// On the topology path.
+const KIND_PATH: u64 = 2;
+
+#[inline]
+fn field(stage: u64, shift: u32, bits: u32) -> u64 {
+    (stage >> shift) & ((1 << bits) - 1)
+}
+
+#[inline]
+fn out_port(p: &Packet) -> u16 {
+    field(p.stage, OUT_SHIFT, 16) as u16
+}
+
+#[inline]
+fn in_port(p: &Packet) -> u16 {
+    field(p.stage, IN_SHIFT, 16) as u16
+}
+
+#[inline]
+fn with_kind(stage: u64, kind: u64, resume: usize, passes: u64) -> u64 {
+    let ports = stage & 0xffff_ffff;
+    ports
+        | ((resume as u64 & 0xffff) << RESUME_SHIFT)
+        | ((passes & 0xff) << PASS_SHIFT)
+        | (kind << KIND_SHIFT)
+}
+
+/// A pipe of the spec in the engine.
+#[derive(Clone, Copy, Debug)]
+struct PipeRt {
+    idx: PipeIdx,
+    route: RouteId,
+}
+
+/// The paths in engine routes.
+#[derive(Debug, Default)]
+struct PathTable {
+    n: usize,
+    routes: Vec<Option<RouteId>>,
+}
+
+/// A running emulation. See the module documentation.
+#[derive(Debug)]
+pub struct Emulation {
+    engine: Engine,
+    seed: u64,
+    classifier: Classifier,
+    spec: Spec,
+    pipes: BTreeMap<u32, PipeRt>,
+    queues: BTreeMap<u32, QueueId>,
+    /// Engine pipes no longer in the spec (draining).
+    retired: Vec<PipeIdx>,
+    paths: PathTable,
+    /// Engine routes of paths, by their engine pipes.
+    route_cache: HashMap<Vec<PipeIdx>, RouteId>,
+    stepwise: bool,
+    scratch: Vec<Output>,
+    counts: Counts,
+}
+
+impl Emulation {
+    /// An empty emulation (no ports, no pipes; the default rule only).
+    pub fn new(opts: EngineOptions) -> Emulation {
+        Emulation {
+            engine: Engine::new(opts),
+            seed: opts.seed,
+            classifier: Classifier::new(std::iter::empty(), &[], opts.seed),
+            spec: Spec::default(),
+            pipes: BTreeMap::new(),
+            queues: BTreeMap::new(),
+            retired: Vec::new(),
+            paths: PathTable::default(),
+            route_cache: HashMap::new(),
+            stepwise: false,
+            scratch: Vec::with_capacity(1024),
+            counts: Counts::default(),
+        }
+    }
+
+    /// An emulation of `spec` (checked and compiled with the engine's
+    /// seed).
+    pub fn with_spec(spec: Spec, opts: EngineOptions) -> Result<Emulation, crate::SpecError> {
+        let c = Compiled::new(spec, opts.seed)?;
+        let mut e = Emulation::new(opts);
+        e.apply(c);
+        Ok(e)
+    }
+
+    /// The seed every random decision derives from.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Bring the emulation to `c`'s spec: pipes whose structure is
+    /// unchanged are reconfigured in place (queued packets kept); pipes
+    /// replaced or removed drain what they hold; rules that did not change
+    /// keep their counters and `prob` streams; topology pairs whose path
+    /// is unchanged keep their route.
+    pub fn apply(&mut self, c: Compiled) -> Applied {
+        let Compiled {
+            spec,
+            mut classifier,
+        } = c;
+        let mut applied = Applied::default();
+        let mut old = std::mem::take(&mut self.pipes);
+        let mut replaced_any = false;
+        for (&n, def) in &spec.pipes {
+            let prev_def = self.spec.pipes.get(&n);
+            match (old.remove(&n), prev_def) {
+                (Some(rt), Some(prev)) if prev.same_structure(def) => {
+                    if prev.config != def.config {
+                        // Keeps every queued packet; new parameters apply
+                        // from the next transmission.
+                        let _ = self.engine.reconfigure(rt.idx, def.config.clone());
+                        applied.reconfigured.push(n);
+                    }
+                    self.pipes.insert(n, rt);
+                }
+                (prev, _) => {
+                    if let Some(rt) = prev {
+                        self.retired.push(rt.idx);
+                        applied.retired.push(n);
+                        replaced_any = true;
+                    }
+                    let rt = self.create_pipe(n, def);
+                    self.pipes.insert(n, rt);
+                    applied.created.push(n);
+                }
+            }
+        }
+        for (n, rt) in old {
+            self.retired.push(rt.idx);
+            applied.retired.push(n);
+            replaced_any = true;
+        }
+        // Flow queues: kept while their pipe and parameters are the same;
+        // otherwise a new queue takes the number and the old one's
+        // instances drain in their scheduler.
+        let mut queues = BTreeMap::new();
+        for (&n, q) in &spec.queues {
+            let same = self.spec.queues.get(&n) == Some(q)
+                && self.spec.pipes.get(&q.pipe).map(|p| (p.sched, p.mask))
+                    == spec.pipes.get(&q.pipe).map(|p| (p.sched, p.mask))
+                && !applied.created.contains(&q.pipe);
+            let id = match (same, self.queues.get(&n)) {
+                (true, Some(&id)) => Some(id),
+                _ => self.pipes.get(&q.pipe).and_then(|rt| {
+                    self.engine
+                        .add_queue(
+                            rt.idx,
+                            q.flow,
+                            q.mask.map(|m| m.mask),
+                            q.mask.map_or(u32::MAX, |m| m.max_instances),
+                        )
+                        .ok()
+                }),
+            };
+            if let Some(id) = id {
+                queues.insert(n, id);
+            }
+        }
+        self.queues = queues;
+        classifier.inherit(&self.classifier);
+        self.classifier = classifier;
+        applied.paths_changed =
+            self.apply_paths(&spec, replaced_any || !applied.created.is_empty());
+        self.stepwise = !spec.one_pass || (spec.paths.is_some() && self.classifier.shapes());
+        self.spec = spec;
+        applied
+    }
+
+    fn create_pipe(&mut self, n: u32, def: &crate::spec::PipeDef) -> PipeRt {
+        let idx = match def.sched {
+            Some(s) => self
+                .engine
+                .add_scheduled_pipe(def.config.clone(), s, n as u64),
+            None => self
+                .engine
+                .add_pipe_with_stage(def.config.clone(), n as u64),
+        };
+        if let Some(m) = def.mask {
+            // The pipe was just created by number: it exists.
+            let _ = self.engine.set_pipe_mask(idx, m.mask, m.max_instances);
+        }
+        let route = self
+            .engine
+            .pipe_route(idx)
+            .unwrap_or(pipelab_engine::RouteId(0));
+        PipeRt { idx, route }
+    }
+
+    /// Engine routes for the spec's paths; `all`: recompute every pair
+    /// (pipes were replaced), else only pairs whose pipes changed.
+    fn apply_paths(&mut self, spec: &Spec, all: bool) -> usize {
+        let Some(p) = &spec.paths else {
+            self.paths = PathTable::default();
+            return 0;
+        };
+        let prev = self.spec.paths.as_ref().filter(|q| q.n == p.n && !all);
+        if prev.is_none() {
+            self.paths = PathTable {
+                n: p.n,
+                routes: vec![None; p.n * p.n],
+            };
+        }
+        let mut changed = 0;
+        let mut hops: Vec<PipeIdx> = Vec::new();
+        for s in 0..p.n {
+            for d in 0..p.n {
+                let now = p.get(s, d);
+                if let Some(q) = prev {
+                    if q.get(s, d) == now {
+                        continue;
+                    }
+                }
+                changed += 1;
+                let route = now.and_then(|h| {
+                    hops.clear();
+                    for n in h {
+                        hops.push(self.pipes.get(n)?.idx);
+                    }
+                    if let Some(&r) = self.route_cache.get(&hops) {
+                        return Some(r);
+                    }
+                    let r = self.engine.add_route(&hops).ok()?;
+                    self.route_cache.insert(hops.clone(), r);
+                    Some(r)
+                });
+                self.paths.routes[s * p.n + d] = route;
+            }
+        }
+        changed
+    }
+
+    /// Set what the port plan says on `view`: the direction and the
+    /// interfaces of the ports the packet came in by and leaves by.
+    #[inline]
+    fn dress(&self, view: &mut PacketView, inp: u16, out: u16) {
+        if let Some(p) = self.spec.ports.get(inp as usize) {
+            if let Some(d) = p.dir {
+                view.dir = Some(d);
+            }
+            if let Some(i) = p.iface {
+                view.in_if = Some(i);
+            }
+        }
+        if let Some(i) = self.spec.ports.get(out as usize).and_then(|p| p.iface) {
+            view.out_if = Some(i);
+        }
+    }
+
+    /// A packet that arrived at `now` by port `port`, described by `view`
+    /// (its `stage` is the emulation's; `buf`, `flow`, `tag` the
+    /// caller's). The caller advances to `now` first, so that departures
+    /// due at `now` free their slots before arrivals at `now`.
+    pub fn ingress(
+        &mut self,
+        now: Instant,
+        mut pkt: Packet,
+        port: u16,
+        view: &mut PacketView,
+    ) -> Ingress {
+        let Some(pd) = self.spec.ports.get(port as usize) else {
+            self.counts.no_route += 1;
+            return Ingress::Dropped(Reason::NoRoute);
+        };
+        let out = match pd.egress {
+            Egress::Port(k) => k,
+            Egress::ByDestination => {
+                let dest = self.spec.paths.as_ref().map(|p| &p.dest);
+                match dest
+                    .filter(|_| view.is_ip)
+                    .and_then(|d| d.port(view.key.dst))
+                {
+                    Some(j) => j,
+                    None => {
+                        self.counts.no_route += 1;
+                        return Ingress::Dropped(Reason::NoRoute);
+                    }
+                }
+            }
+        };
+        self.dress(view, port, out);
+        pkt.stage = ((out as u64) << OUT_SHIFT) | ((port as u64) << IN_SHIFT);
+        self.classify(now, pkt, view, 0, 0)
+    }
+
+    /// Walk the rules from index `start` (`passes` so far) and act.
+    fn classify(
+        &mut self,
+        now: Instant,
+        mut pkt: Packet,
+        view: &PacketView,
+        start: usize,
+        passes: u64,
+    ) -> Ingress {
+        let m = self.classifier.classify(view, start);
+        let verdict = match m.decision {
+            Decision::Allow => return self.after_rules(now, pkt),
+            Decision::Deny => {
+                self.counts.rule += 1;
+                return Ingress::Dropped(Reason::Rule);
+            }
+            Decision::Pipe(n) => {
+                let Some(rt) = self.pipes.get(&n) else {
+                    // `pipe tablearg` to a pipe that does not exist.
+                    self.counts.rule += 1;
+                    return Ingress::Dropped(Reason::Rule);
+                };
+                let route = rt.route;
+                pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
+                self.engine.enqueue(now, pkt, route)
+            }
+            Decision::Queue(n) => {
+                let Some(&q) = self.queues.get(&n) else {
+                    self.counts.rule += 1;
+                    return Ingress::Dropped(Reason::Rule);
+                };
+                pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
+                self.engine.enqueue_to_queue(now, pkt, q)
+            }
+        };
+        match verdict {
+            Verdict::Queued => Ingress::Queued,
+            Verdict::Dropped(r) => Ingress::Dropped(r.into()),
+        }
+    }
+
+    /// The rules are done with the packet: its topology path, or out.
+    fn after_rules(&mut self, now: Instant, mut pkt: Packet) -> Ingress {
+        let (inp, out) = (in_port(&pkt), out_port(&pkt));
+        let by_dest = self
+            .spec
+            .ports
+            .get(inp as usize)
+            .is_some_and(|p| p.egress == Egress::ByDestination);
+        if !by_dest {
+            return Ingress::Out(out);
+        }
+        let k = inp as usize * self.paths.n + out as usize;
+        match self.paths.routes.get(k).copied().flatten() {
+            Some(route) => {
+                pkt.stage = with_kind(pkt.stage, KIND_PATH, 0, 0);
+                match self.engine.enqueue(now, pkt, route) {
+                    Verdict::Queued => Ingress::Queued,
+                    Verdict::Dropped(r) => Ingress::Dropped(r.into()),
+                }
+            }
+            None => {
+                self.counts.no_route += 1;
+                Ingress::Dropped(Reason::NoRoute)
+            }
+        }
+    }
+
+    /// When the emulation next has work (call [`Emulation::advance`]).
+    pub fn next_deadline(&mut self) -> Option<Instant> {
+        self.engine.next_deadline()
+    }
+
+    /// Do all work due up to `now`; append to `out` what leaves the
+    /// emulation, each at its exact instant. `views` describes a packet
+    /// that re-enters the rules (`one_pass 0`) as its frame reads.
+    pub fn advance(
+        &mut self,
+        now: Instant,
+        out: &mut Vec<Departure>,
+        views: &mut dyn FnMut(&Packet) -> PacketView,
+    ) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        if self.stepwise {
+            while let Some(d) = self.engine.next_deadline().filter(|&d| d <= now) {
+                self.engine.advance(d, &mut scratch);
+                for o in scratch.drain(..) {
+                    self.settle(o, out, views);
+                }
+            }
+        }
+        self.engine.advance(now, &mut scratch);
+        for o in scratch.drain(..) {
+            self.settle(o, out, views);
+        }
+        self.scratch = scratch;
+    }
+
+    fn settle(
+        &mut self,
+        o: Output,
+        out: &mut Vec<Departure>,
+        views: &mut dyn FnMut(&Packet) -> PacketView,
+    ) {
+        let exit = match o.fate {
+            Fate::Duplicated { .. } => Exit::Duplicated,
+            Fate::Dropped { reason, .. } => Exit::Dropped(reason.into()),
+            Fate::Delivered => {
+                let pkt = o.pkt;
+                let kind = field(pkt.stage, KIND_SHIFT, 8);
+                if kind != KIND_RULE {
+                    Exit::Deliver {
+                        port: out_port(&pkt),
+                    }
+                } else {
+                    let next = if self.spec.one_pass {
+                        self.after_rules(o.at, pkt)
+                    } else {
+                        let passes = field(pkt.stage, PASS_SHIFT, 8) + 1;
+                        if passes >= MAX_PASSES {
+                            self.counts.r#loop += 1;
+                            Ingress::Dropped(Reason::Loop)
+                        } else {
+                            let resume = field(pkt.stage, RESUME_SHIFT, 16) as usize;
+                            let mut view = views(&pkt);
+                            self.dress(&mut view, in_port(&pkt), out_port(&pkt));
+                            self.classify(o.at, pkt, &view, resume, passes)
+                        }
+                    };
+                    match next {
+                        Ingress::Queued => return,
+                        Ingress::Out(port) => Exit::Deliver { port },
+                        Ingress::Dropped(r) => Exit::Dropped(r),
+                    }
+                }
+            }
+        };
+        out.push(Departure {
+            pkt: o.pkt,
+            at: o.at,
+            exit,
+        });
+    }
+
+    /// Packets inside (queued, on a link, in a delay line).
+    pub fn in_flight(&self) -> u32 {
+        self.engine.in_flight()
+    }
+
+    /// The engine's packet accounting.
+    pub fn engine_stats(&self) -> &EngineStats {
+        self.engine.stats()
+    }
+
+    /// Packets the emulation dropped outside the engine.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The spec in force.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// The ports of the spec in force.
+    pub fn ports(&self) -> &[PortDef] {
+        &self.spec.ports
+    }
+
+    /// Which port a destination address belongs to (topologies).
+    pub fn destinations(&self) -> Option<&Destinations> {
+        self.spec.paths.as_ref().map(|p| &p.dest)
+    }
+
+    /// The engine pipe of pipe number `n`.
+    pub fn pipe(&self, n: u32) -> Option<PipeIdx> {
+        self.pipes.get(&n).map(|r| r.idx)
+    }
+
+    /// Pipe numbers in force, in order.
+    pub fn pipe_numbers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.pipes.keys().copied()
+    }
+
+    /// Pipe `n`'s counters (a dynamic pipe's totals over its instances).
+    pub fn pipe_totals(&self, n: u32) -> Option<PipeStats> {
+        self.engine.pipe_totals(self.pipe(n)?)
+    }
+
+    /// Pipe `n`'s instance accounting, if it is dynamic.
+    pub fn pipe_instances(&self, n: u32) -> Option<InstanceStats> {
+        self.engine.pipe_instances(self.pipe(n)?)
+    }
+
+    /// Pipe `n`'s live instances with their counters, in key order.
+    pub fn pipe_instance_stats(&self, n: u32) -> Vec<(Option<FlowKey>, PipeStats)> {
+        self.pipe(n)
+            .map(|i| self.engine.pipe_instance_stats(i))
+            .unwrap_or_default()
+    }
+
+    /// The default flow queue of scheduled pipe `n` (what `pipe n` rules
+    /// feed).
+    pub fn default_queue(&self, n: u32) -> Option<QueueId> {
+        self.engine.default_queue(self.pipe(n)?)
+    }
+
+    /// Flow queue number `n`.
+    pub fn queue(&self, n: u32) -> Option<QueueId> {
+        self.queues.get(&n).copied()
+    }
+
+    /// Flow queue numbers in force, in order.
+    pub fn queue_numbers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.queues.keys().copied()
+    }
+
+    /// A flow queue's counters.
+    pub fn queue_stats(&self, q: QueueId) -> Option<QueueStats> {
+        self.engine.queue_stats(q)
+    }
+
+    /// A flow queue's live instances with their counters.
+    pub fn queue_instance_stats(&self, q: QueueId) -> Vec<(Option<FlowKey>, FlowStats)> {
+        self.engine.queue_instance_stats(q)
+    }
+
+    /// The rules in evaluation order with their counters (the default
+    /// rule last).
+    pub fn rules(&self) -> impl Iterator<Item = (u32, &RuleSpec, &RuleCounters)> {
+        self.classifier.rules()
+    }
+
+    /// Engine pipes retired so far (replaced or removed, draining).
+    pub fn retired_pipes(&self) -> usize {
+        self.retired.len()
+    }
+}

@@ -1,0 +1,276 @@
+//! The emulation spec: everything an emulation is made of, as plain,
+//! typed data.
+//!
+//! A [`Spec`] is what every front door lowers its input to: a
+//! configuration of the language ([`crate::lower`]), a distilled topology
+//! (`pipelab_topo::lower`), a shell's `--link` words, `netconfig` lines,
+//! a request on the control socket. Its engine objects are already
+//! validated ([`PipeConfig`], [`SchedConfig`], [`FlowSpec`] are valid by
+//! construction, files named by pipes are read); what remains to check is
+//! that references resolve, which [`crate::Compiled::new`] does.
+//!
+//! Numbering: pipes `1..=65535` are the language's; a topology's pipes
+//! are numbered from [`TOPO_PIPE_BASE`] up, so a configuration and a
+//! topology share one engine without clashing.
+
+use pipelab_classify::Direction;
+use pipelab_engine::mask::FlowMask;
+use pipelab_engine::sched::{FlowSpec, SchedConfig};
+use pipelab_engine::PipeConfig;
+use pipelab_lang::{RuleSpec, Table};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// The first pipe number of a topology's pipes (distilled pipe `i` is
+/// pipe `TOPO_PIPE_BASE + i`).
+pub const TOPO_PIPE_BASE: u32 = 65536;
+
+/// A dynamic object's mask and its instance bound (`16 × buckets`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaskDef {
+    /// The bits of the flow key that tell instances apart.
+    pub mask: FlowMask,
+    /// At most this many instances (then the overflow instance).
+    pub max_instances: u32,
+}
+
+/// A pipe: its parameters, its scheduler (if its link is served from flow
+/// queues) and its mask (if it is dynamic).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PipeDef {
+    /// Queue, link and delay line, impairments.
+    pub config: PipeConfig,
+    /// The scheduler serving the link from flow queues (`sched N`), or
+    /// `None` for a plain FIFO pipe.
+    pub sched: Option<SchedConfig>,
+    /// `mask ...`: one instance of the pipe per masked key.
+    pub mask: Option<MaskDef>,
+}
+
+impl PipeDef {
+    /// A plain pipe with `config`.
+    pub fn plain(config: PipeConfig) -> PipeDef {
+        PipeDef {
+            config,
+            sched: None,
+            mask: None,
+        }
+    }
+
+    /// True if `other` can be reached from `self` by reconfiguring the
+    /// pipe in place (same scheduler kind and parameters, same mask);
+    /// otherwise the pipe is replaced.
+    pub fn same_structure(&self, other: &PipeDef) -> bool {
+        self.sched == other.sched && self.mask == other.mask
+    }
+}
+
+/// A flow queue (`queue N config`): the pipe whose scheduler serves it,
+/// its weight, limit and queue management, and its mask.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueDef {
+    /// The number of the (scheduled) pipe serving it.
+    pub pipe: u32,
+    /// Weight, limit, queue management.
+    pub flow: FlowSpec,
+    /// `mask ...`: one instance per masked key.
+    pub mask: Option<MaskDef>,
+}
+
+/// Where the frames received on a port leave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Egress {
+    /// Always by this port (a bridge's other port, a shell's other side,
+    /// host mode's own queue).
+    Port(u16),
+    /// By the port their destination address belongs to, across the
+    /// topology's path between the two ports ([`Paths`]).
+    ByDestination,
+}
+
+/// One port of the emulation as the rules see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortDef {
+    /// A name for reports (an interface, a VN).
+    pub name: String,
+    /// The direction the rules see frames received here in (`in`/`out`);
+    /// `None`: as the backend annotated the frame (host mode).
+    pub dir: Option<Direction>,
+    /// The interface id rules see for this port (`recv`, `xmit`, `via`
+    /// resolve names to it through [`Env::ifaces`]); `None`: as the
+    /// backend annotated the frame.
+    pub iface: Option<u32>,
+    /// Where its frames leave.
+    pub egress: Egress,
+}
+
+/// Which destination address belongs to which port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destinations {
+    /// Port `i` owns `base + i`, for `i` in `0..count`.
+    V4Range {
+        /// The first port's address.
+        base: Ipv4Addr,
+        /// How many ports.
+        count: u32,
+    },
+    /// Any addresses, each to its port.
+    Map(BTreeMap<IpAddr, u16>),
+}
+
+impl Destinations {
+    /// The port `dst` belongs to.
+    #[inline]
+    pub fn port(&self, dst: IpAddr) -> Option<u16> {
+        match self {
+            Destinations::V4Range { base, count } => {
+                let IpAddr::V4(d) = dst else { return None };
+                let i = u32::from(d).wrapping_sub(u32::from(*base));
+                (i < *count).then_some(i as u16)
+            }
+            Destinations::Map(m) => m.get(&dst).copied(),
+        }
+    }
+}
+
+/// No path between a pair.
+pub const NO_PATH: u32 = u32::MAX;
+
+/// A topology's paths: for each (source port, destination port) pair of
+/// its `n` ports, the pipes crossed in order (ModelNet's routing matrix).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Paths {
+    /// Ports `0..n` are the topology's.
+    pub n: usize,
+    /// Which address belongs to which port.
+    pub dest: Destinations,
+    /// Pipe numbers of every path, back to back.
+    pub hops: Vec<u32>,
+    /// Per pair `src * n + dst`: the start of its path in `hops`, or
+    /// [`NO_PATH`].
+    pub start: Vec<u32>,
+    /// Per pair: its number of hops.
+    pub len: Vec<u16>,
+}
+
+impl Paths {
+    /// `n` ports with no path yet.
+    pub fn new(n: usize, dest: Destinations) -> Paths {
+        Paths {
+            n,
+            dest,
+            hops: Vec::new(),
+            start: vec![NO_PATH; n * n],
+            len: vec![0; n * n],
+        }
+    }
+
+    /// Set the path from port `src` to port `dst` (`None`: unreachable).
+    pub fn set(&mut self, src: usize, dst: usize, pipes: Option<&[u32]>) {
+        if src >= self.n || dst >= self.n {
+            return;
+        }
+        let k = src * self.n + dst;
+        match pipes {
+            Some(p) if !p.is_empty() && p.len() <= u16::MAX as usize => {
+                self.start[k] = self.hops.len() as u32;
+                self.len[k] = p.len() as u16;
+                self.hops.extend_from_slice(p);
+            }
+            _ => {
+                self.start[k] = NO_PATH;
+                self.len[k] = 0;
+            }
+        }
+    }
+
+    /// The pipes from port `src` to port `dst`, if there is a path.
+    pub fn get(&self, src: usize, dst: usize) -> Option<&[u32]> {
+        if src >= self.n || dst >= self.n {
+            return None;
+        }
+        let k = src * self.n + dst;
+        let s = self.start[k];
+        (s != NO_PATH).then(|| &self.hops[s as usize..s as usize + self.len[k] as usize])
+    }
+}
+
+/// What rules refer to by name, resolved when they are compiled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Env {
+    /// The emulating host's addresses (`me`).
+    pub me: Vec<IpAddr>,
+    /// Interface names → the ids ports and backends report.
+    pub ifaces: BTreeMap<String, u32>,
+    /// User names → uids (`uid NAME`).
+    pub users: BTreeMap<String, u32>,
+}
+
+/// An emulation, whole. See the module documentation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// Pipes by number.
+    pub pipes: BTreeMap<u32, PipeDef>,
+    /// Flow queues by number.
+    pub queues: BTreeMap<u32, QueueDef>,
+    /// Rules by number (the default rule 65535 is implicit).
+    pub rules: BTreeMap<u32, RuleSpec>,
+    /// Lookup tables by number.
+    pub tables: BTreeMap<u32, Table>,
+    /// `set one_pass`: false reinjects a packet leaving a pipe into the
+    /// rules after the rule that sent it.
+    pub one_pass: bool,
+    /// Names the rules resolve.
+    pub env: Env,
+    /// The ports, by index.
+    pub ports: Vec<PortDef>,
+    /// A topology's paths (with [`Egress::ByDestination`] ports).
+    pub paths: Option<Paths>,
+}
+
+impl Default for Spec {
+    fn default() -> Spec {
+        Spec {
+            pipes: BTreeMap::new(),
+            queues: BTreeMap::new(),
+            rules: BTreeMap::new(),
+            tables: BTreeMap::new(),
+            one_pass: true,
+            env: Env::default(),
+            ports: Vec::new(),
+            paths: None,
+        }
+    }
+}
+
+impl Spec {
+    /// The port plan of one port whose frames enter in `dir` and leave by
+    /// the same port (virtual time's synthetic sources, host mode).
+    pub fn single_port(name: &str, dir: Option<Direction>) -> Vec<PortDef> {
+        vec![PortDef {
+            name: name.to_string(),
+            dir,
+            iface: None,
+            egress: Egress::Port(0),
+        }]
+    }
+
+    /// The port plan of two ports, each leaving by the other (a bridge,
+    /// a shell), with interface ids 0 and 1.
+    pub fn two_ports(a: (&str, Option<Direction>), b: (&str, Option<Direction>)) -> Vec<PortDef> {
+        vec![
+            PortDef {
+                name: a.0.to_string(),
+                dir: a.1,
+                iface: Some(0),
+                egress: Egress::Port(1),
+            },
+            PortDef {
+                name: b.0.to_string(),
+                dir: b.1,
+                iface: Some(1),
+                egress: Egress::Port(0),
+            },
+        ]
+    }
+}

@@ -1,0 +1,29 @@
+//! # pipelab-io: the I/O layer
+//!
+//! Everything that touches the operating system's packet paths lives
+//! here, so that the emulation core stays pure:
+//!
+//! * [`clock`]: `CLOCK_MONOTONIC` as engine time;
+//! * [`netns`], [`netlink`]: network namespaces (held by descriptor, never
+//!   left behind) and their links, addresses and routes via rtnetlink;
+//! * [`backends`]: where frames come from and go to (TAP, AF_PACKET,
+//!   AF_XDP, NFQUEUE), one file each;
+//! * [`buffers`]: the frame buffer pool under a global memory cap;
+//! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
+//!   with its lateness meter;
+//! * [`ecn`]: CE marks written into frames;
+//! * [`signals`]: SIGINT/SIGTERM as a descriptor to poll.
+//!
+//! What it deliberately does not do: know which mode it serves (a shell,
+//! a bridge, host mode, a topology are port plans and specs built in
+//! `pipelab-modes`) or build engine objects. `unsafe` appears only in
+//! [`backends`], each block with its SAFETY argument.
+
+pub mod backends;
+pub mod buffers;
+pub mod clock;
+pub mod ecn;
+pub mod netlink;
+pub mod netns;
+pub mod runner;
+pub mod signals;

@@ -1,0 +1,22 @@
+//! # pipelab-modes: the live modes
+//!
+//! Each mode is a thin composition: it makes its ports (`pipelab-io`'s
+//! backends), writes its port plan, lowers its input (a configuration,
+//! `--link` words, a topology) to one [`pipelab_emu::Spec`], and runs an
+//! [`pipelab_io::runner::Runner`] over the [`pipelab_emu::Emulation`]
+//! that spec describes. Nothing here builds engine objects.
+//!
+//! * [`shell`]: `pipelab shell`, a command in a namespace behind an
+//!   emulated link (pipe 1 up, pipe 2 down, or a whole configuration);
+//! * [`bridge`]: `pipelab bridge`, two interfaces bridged at layer 2
+//!   through a configuration;
+//! * [`host`]: host mode, this host's own traffic shaped in place through
+//!   a netfilter queue;
+//! * [`mod@topo`]: live topologies, one named namespace per virtual node;
+//! * [`probe`]: timestamped UDP test traffic and its report.
+
+pub mod bridge;
+pub mod host;
+pub mod probe;
+pub mod shell;
+pub mod topo;

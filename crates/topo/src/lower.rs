@@ -1,0 +1,99 @@
+//! The Binding phase's last step (ModelNet §2.1, §2.2): a distilled
+//! topology lowered to the one emulation spec, so packets cross the
+//! emulated topology by reference through the same
+//! [`pipelab_emu::Emulation`] as every other mode, in virtual time (tests,
+//! what-if studies) or real time (`topo up`).
+//!
+//! Distilled pipe `i` becomes spec pipe [`TOPO_PIPE_BASE`]` + i`, its
+//! random stages seeded from that number (stable however many pipes there
+//! are). Port `k` is the `k`-th VN (in [`RouteMatrix`](crate::RouteMatrix)
+//! order); frames from it leave by the port of their destination address,
+//! across the pipes of the pair's route.
+
+use std::net::Ipv4Addr;
+
+use pipelab_classify::Direction;
+use pipelab_emu::{Destinations, Egress, Paths, PipeDef, PortDef, Spec, TOPO_PIPE_BASE};
+use pipelab_engine::models::{LossConfig, Probability, UniformLoss};
+use pipelab_engine::PipeConfig;
+
+use crate::cross::loaded;
+use crate::distill::{Distilled, PipeSpec};
+use crate::TopoError;
+
+/// The engine configuration of one distilled pipe.
+pub fn pipe_config(p: &PipeSpec) -> Result<PipeConfig, TopoError> {
+    let cfg =
+        PipeConfig::new(p.bw, p.delay, p.queue).map_err(|e| TopoError::Engine(e.to_string()))?;
+    if p.loss > 0.0 {
+        let prob = Probability::new(p.loss).map_err(|e| TopoError::Engine(format!("{e:?}")))?;
+        Ok(cfg.with_loss(LossConfig::Uniform(UniformLoss::new(
+            prob,
+            Probability::ZERO,
+        ))))
+    } else {
+        Ok(cfg)
+    }
+}
+
+/// The spec number of distilled pipe `i`.
+pub fn pipe_number(i: u32) -> u32 {
+    TOPO_PIPE_BASE + i
+}
+
+/// The spec of `d` with VN `k` (in route-matrix order) at address
+/// `base + k`, named `names[k]`, and `loads[p]` bit/s of synthetic cross
+/// traffic on pipe `p` (ModelNet §4.3; empty: none). Rules see a VN's
+/// frames as `out`, received on its port (`recv NAME`) and to be sent on
+/// the destination's (`xmit NAME`).
+pub fn lower(
+    d: &Distilled,
+    names: &[String],
+    base: Ipv4Addr,
+    loads: &[u64],
+) -> Result<Spec, TopoError> {
+    let vns = d.routes.vns();
+    let n = vns.len();
+    let mut spec = Spec::default();
+    for (i, p) in d.pipes.iter().enumerate() {
+        let load = loads.get(i).copied().unwrap_or(0);
+        let cfg = if p.up && load > 0 {
+            pipe_config(&loaded(p, load))?
+        } else {
+            pipe_config(p)?
+        };
+        spec.pipes
+            .insert(pipe_number(i as u32), PipeDef::plain(cfg));
+    }
+    let mut paths = Paths::new(
+        n,
+        Destinations::V4Range {
+            base,
+            count: n as u32,
+        },
+    );
+    let mut hops = Vec::new();
+    for (s, &sv) in vns.iter().enumerate() {
+        for (t, &tv) in vns.iter().enumerate() {
+            let route = d.routes.route(sv, tv).map(|r| {
+                hops.clear();
+                hops.extend(r.iter().map(|&p| pipe_number(p)));
+                hops.as_slice()
+            });
+            paths.set(s, t, route);
+        }
+    }
+    spec.paths = Some(paths);
+    spec.ports = (0..n)
+        .map(|k| PortDef {
+            name: names.get(k).cloned().unwrap_or_else(|| format!("vn{k}")),
+            dir: Some(Direction::Out),
+            iface: Some(k as u32),
+            egress: Egress::ByDestination,
+        })
+        .collect();
+    for (k, p) in spec.ports.iter().enumerate() {
+        spec.env.ifaces.insert(p.name.clone(), k as u32);
+    }
+    Ok(spec)
+}

@@ -484,7 +484,7 @@ impl Engine {
             targets.extend(d.map.values().copied());
         }
         for t in targets {
-            self.pipes[t as usize].reconfigure(&mut self.pool, cfg.clone());
+            self.pipes[t as usize].reconfigure(&mut self.pool, cfg.clone(), self.now);
             self.reschedule(t);
         }
         Ok(())

@@ -623,7 +623,10 @@ impl Pipe {
     ///
     /// The models restart from the pipe's seed, so a reconfiguration is as
     /// reproducible as the initial configuration.
-    pub(crate) fn reconfigure(&mut self, pool: &mut Pool, cfg: PipeConfig) {
+    pub(crate) fn reconfigure(&mut self, pool: &mut Pool, cfg: PipeConfig, now: Instant) {
+        // Transmissions that ended by `now` took the old parameters: settle
+        // them first (they are otherwise settled lazily, later).
+        self.catch_up(pool, now);
         if cfg.may_reorder() != self.cfg.may_reorder() {
             let to = DelayLine::for_config(&cfg);
             self.delay_line.convert(pool, to);

@@ -29,6 +29,17 @@ impl StopSignals {
     pub fn pending(&self) -> bool {
         matches!(self.fd.read_signal(), Ok(Some(_)))
     }
+
+    /// Wait at most `timeout` for a stop signal; whether one arrived
+    /// (consumed).
+    pub fn wait(&self, timeout: std::time::Duration) -> bool {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::AsFd;
+        let ms = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(self.fd.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::from(ms));
+        self.pending()
+    }
 }
 
 impl Drop for StopSignals {

@@ -21,19 +21,18 @@
 //! allows, else generic), else AF_PACKET with one log line saying why; or
 //! either one forced. Each port chooses on its own.
 
+use crate::live::{LiveRunner, SendPort};
 use pipelab_classify::Direction;
 use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
 use pipelab_engine::Duration;
 use pipelab_io::backends::af_packet::AfPacket;
 use pipelab_io::backends::af_xdp::AfXdp;
 use pipelab_io::backends::ethtool::{self, Offload};
-use pipelab_io::backends::Port;
-use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
+use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
 use pipelab_io::signals::StopSignals;
 use pipelab_lang::Config;
 use serde::Serialize;
 use std::io;
-use std::os::fd::AsFd;
 
 /// The spec of a bridge between interfaces `a` and `b` running `config`:
 /// port 0 is `a`, port 1 is `b`, each leaving by the other; rules see
@@ -145,15 +144,15 @@ impl Drop for OffloadGuard {
 }
 
 /// Open one port with `backend`: the port and a name for its backend.
-fn open_port(name: &str, backend: Backend) -> io::Result<(Box<dyn Port>, String)> {
+fn open_port(name: &str, backend: Backend) -> io::Result<(SendPort, String)> {
     let xdp = |x: AfXdp| {
         let kind = match x.mode() {
             pipelab_io::backends::af_xdp::XdpMode::Native => "af_xdp native",
             pipelab_io::backends::af_xdp::XdpMode::Generic => "af_xdp generic",
         };
-        (Box::new(x) as Box<dyn Port>, kind.to_string())
+        (Box::new(x) as SendPort, kind.to_string())
     };
-    let packet = || -> io::Result<(Box<dyn Port>, String)> {
+    let packet = || -> io::Result<(SendPort, String)> {
         let p =
             AfPacket::open(name).map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
         Ok((Box::new(p), "af_packet".to_string()))
@@ -189,7 +188,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
             guard.0.push(p.clone());
         }
     }
-    let mut ports: Vec<Box<dyn Port>> = Vec::new();
+    let mut ports: Vec<SendPort> = Vec::new();
     let mut backends = Vec::new();
     for name in &opts.ports {
         let (port, kind) = open_port(name, opts.backend)?;
@@ -199,13 +198,11 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         ports.push(port);
         backends.push((name.clone(), kind));
     }
-    let mut emu = Emulation::new(opts.runner.engine_options());
-    emu.apply(opts.compiled);
-    let mut runner = Runner::new(emu, ports, opts.runner);
-
+    // Blocked before the runner's thread starts, so that it inherits the
+    // mask and the signals reach the descriptor.
     let signals = StopSignals::block()?;
-    let start = runner.clock().now();
-    let end = opts.duration.map(|d| start + d);
+    let live = LiveRunner::spawn("pipelab-bridge", opts.compiled, ports, opts.runner)?;
+    let start = std::time::Instant::now();
     // A port whose interface is deleted is marked lost by the runner:
     // frames due on it are counted as `dropped_tx`. With `PortLoss::Wait`
     // the bridge looks for the interface every 10 ms and opens a new port
@@ -213,14 +210,24 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     // (the report is still written) with an error naming the port.
     let mut announced = [false; 2];
     let mut failure = None;
+    let mut lost: Vec<(usize, String)> = Vec::new();
     loop {
-        if signals.pending() || end.is_some_and(|e| runner.clock().now() >= e) {
+        let limit = std::time::Duration::from_millis(if lost.is_empty() { 100 } else { 10 });
+        let left = opts
+            .duration
+            .map(|d| std::time::Duration::from_nanos(d.as_nanos()).saturating_sub(start.elapsed()));
+        if left.is_some_and(|l| l.is_zero()) || signals.wait(left.map_or(limit, |l| l.min(limit))) {
             break;
         }
-        let lost: Vec<(usize, String)> = runner
-            .lost_ports()
-            .map(|(i, why)| (i, why.to_string()))
-            .collect();
+        lost = match live.with(|r| {
+            r.lost_ports()
+                .map(|(i, why)| (i, why.to_string()))
+                .collect::<Vec<_>>()
+        }) {
+            Ok(l) => l,
+            // The runner ended: its error is the run's.
+            Err(_) => break,
+        };
         for (i, why) in &lost {
             if opts.port_loss == PortLoss::Exit {
                 failure = Some(io::Error::new(io::ErrorKind::NotFound, why.clone()));
@@ -241,9 +248,10 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
                 {
                     guard.0.push(name.clone());
                 }
-                runner.replace_port(*i, port);
-                announced[*i] = false;
-                if let Some(b) = backends.get_mut(*i) {
+                let i = *i;
+                let _ = live.with(move |r| r.replace_port(i, port));
+                announced[i] = false;
+                if let Some(b) = backends.get_mut(i) {
                     b.1 = kind.clone();
                 }
                 eprintln!("pipelab: {name} is back ({kind}): forwarding");
@@ -252,25 +260,43 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         if failure.is_some() {
             break;
         }
-        let limit = if lost.is_empty() { 100 } else { 10 };
-        if let Err(e) = runner.step(Duration::from_millis(limit), Some(signals.fd.as_fd())) {
-            failure = Some(e);
-            break;
-        }
     }
-    if failure.is_none() {
-        failure = runner.drain(Duration::from_secs(1)).err();
-    }
+    let seed = opts.runner.seed;
+    let drain = failure.is_none();
+    let last = live.with(move |r| {
+        // After a failure the run ends now; otherwise packets in flight
+        // get a second to reach the far side.
+        let drained = if drain {
+            r.drain(Duration::from_secs(1))
+        } else {
+            Ok(())
+        };
+        let report = BridgeReport {
+            stats: r.stats(),
+            lateness: r.lateness(),
+            ports: r.port_stats(),
+            backends,
+            seed,
+            rules: rule_counters(r.emulation()),
+            queues: queue_counters(r.emulation()),
+        };
+        (drained, report)
+    });
+    let stopped = live.stop();
     drop(signals);
-    let report = BridgeReport {
-        stats: runner.stats(),
-        lateness: runner.lateness(),
-        ports: runner.port_stats(),
-        backends,
-        seed: opts.runner.seed,
-        rules: rule_counters(runner.emulation()),
-        queues: queue_counters(runner.emulation()),
+    let report = match last {
+        Ok((drained, report)) => {
+            if failure.is_none() {
+                failure = drained.err();
+            }
+            report
+        }
+        // The runner's thread ended early: its error says why.
+        Err(e) => return Err(stopped.err().unwrap_or_else(|| io::Error::other(e))),
     };
+    if failure.is_none() {
+        failure = stopped.err();
+    }
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     if opts.verbose {
         eprintln!("{json}");
@@ -278,7 +304,6 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     if let Some(p) = &opts.stats_file {
         std::fs::write(p, &json)?;
     }
-    drop(runner);
     drop(guard);
     match failure {
         Some(e) => Err(e),

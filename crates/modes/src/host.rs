@@ -53,24 +53,21 @@
 //! has stops receiving but delivers (or drops) what it holds, each with
 //! its verdict. Rule counters carry over for rules that did not change.
 
-use pipelab_emu::{lower_config, Compiled, Emulation, Env, Spec};
+use crate::live::{LiveRunner, SendPort};
+use pipelab_emu::{lower_config, Compiled, Env, Spec};
 use pipelab_engine::Duration;
 use pipelab_io::backends::nfqueue::{
     NfQueue, QueueOptions, VerdictCounters, VerdictStats, REINJECT_MARK,
 };
-use pipelab_io::backends::{Port, PortStats};
+use pipelab_io::backends::PortStats;
 use pipelab_io::buffers::BUF_SIZE;
 use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
 use pipelab_lang::{Config, IpNet, OptionKind, RuleSpec, UserMatch};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
+use std::io::{self, Write};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 pub use pipelab_io::runner::REALTIME_PRIORITY;
 
@@ -141,17 +138,11 @@ pub struct HostStats {
     pub pipes: Vec<PipeCounters>,
 }
 
-enum Cmd {
-    Apply(Box<Compiled>, mpsc::Sender<()>),
-    Stats(mpsc::Sender<HostStats>),
-    Stop(mpsc::Sender<HostStats>),
-}
-
 /// The host-mode data plane. See the module documentation.
 pub struct HostPlane {
-    tx: Mutex<mpsc::Sender<Cmd>>,
-    wake: UnixStream,
-    thread: Option<JoinHandle<io::Result<()>>>,
+    live: LiveRunner,
+    /// Stopped already (by `stop`).
+    stopped: bool,
     table: String,
     seed: u64,
     counters: Arc<VerdictCounters>,
@@ -464,62 +455,6 @@ fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
     }
 }
 
-fn run_thread(
-    port: NfQueue,
-    opts: RunnerOptions,
-    table: String,
-    rx: mpsc::Receiver<Cmd>,
-    mut wake: UnixStream,
-    counters: Arc<VerdictCounters>,
-) -> io::Result<()> {
-    let mut emu = Emulation::new(opts.engine_options());
-    // No pipes, no rules until the first apply: every packet is accepted.
-    if let Ok(c) = Compiled::new(
-        Spec {
-            ports: Spec::single_port("queue", None),
-            ..Spec::default()
-        },
-        opts.seed,
-    ) {
-        emu.apply(c);
-    }
-    let ports: Vec<Box<dyn Port>> = vec![Box::new(port)];
-    let mut runner = Runner::new(emu, ports, opts);
-    wake.set_nonblocking(true)?;
-    let mut scratch = [0u8; 64];
-    loop {
-        runner.step(Duration::from_millis(100), Some(wake.as_fd()))?;
-        while matches!(wake.read(&mut scratch), Ok(n) if n > 0) {}
-        loop {
-            match rx.try_recv() {
-                Ok(Cmd::Apply(c, ack)) => {
-                    runner.apply(*c);
-                    let _ = ack.send(());
-                }
-                Ok(Cmd::Stats(reply)) => {
-                    let _ = reply.send(plane_stats(&runner, &counters));
-                }
-                Ok(Cmd::Stop(reply)) => {
-                    // No new packet is queued once the table is gone;
-                    // what is inside leaves at its time, with its verdict.
-                    let removed = remove_table(&table);
-                    // Take in what was queued before the rules went.
-                    runner.step(Duration::ZERO, None)?;
-                    runner.drain(Duration::from_secs(10))?;
-                    let _ = reply.send(plane_stats(&runner, &counters));
-                    return removed;
-                }
-                Err(mpsc::TryRecvError::Empty) => break,
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    let _ = remove_table(&table);
-                    runner.drain(Duration::from_secs(10))?;
-                    return Ok(());
-                }
-            }
-        }
-    }
-}
-
 impl HostPlane {
     /// Bind the queue, install the nftables table for all of this host's
     /// IP traffic, and start the runner thread (no pipes, no rules yet:
@@ -541,67 +476,46 @@ impl HostPlane {
             copy_range,
         })?;
         let counters = port.counters();
+        // No pipes, no rules until the first apply: every packet is
+        // accepted at once.
+        let empty = compile(&Config::default(), opts.runner.seed).map_err(io::Error::other)?;
         install_rules(&opts.table, opts.queue_num, scope)?;
-        let (tx, rx) = mpsc::channel();
-        let (wake, their_wake) = UnixStream::pair()?;
-        wake.set_nonblocking(true)?;
-        let table = opts.table.clone();
-        let runner = opts.runner;
-        let c2 = counters.clone();
-        let thread = std::thread::Builder::new()
-            .name("pipelab-host".into())
-            .spawn(move || run_thread(port, runner, table, rx, their_wake, c2));
-        let thread = match thread {
-            Ok(t) => t,
+        let ports: Vec<SendPort> = vec![Box::new(port)];
+        let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner) {
+            Ok(l) => l,
             Err(e) => {
                 let _ = remove_table(&opts.table);
                 return Err(e);
             }
         };
         Ok(HostPlane {
-            tx: Mutex::new(tx),
-            wake,
-            thread: Some(thread),
+            live,
+            stopped: false,
             table: opts.table,
             seed: opts.runner.seed,
             counters,
         })
     }
 
-    fn send(&self, cmd: Cmd) -> Result<(), String> {
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        tx.send(cmd)
-            .map_err(|_| "host plane: the runner thread has stopped".to_string())?;
-        // Wake the runner from its wait; a full socket already wakes it.
-        let _ = (&self.wake).write(&[1]);
-        Ok(())
-    }
-
-    /// Apply `cfg` atomically: it is compiled first (a bad configuration
-    /// changes nothing), then swapped in between two runner steps; returns
-    /// once it is in effect. See the module documentation for what happens
-    /// to existing, new and removed pipes.
+    /// Apply `cfg` atomically: it is lowered and compiled first (a bad
+    /// configuration changes nothing), then applied between two runner
+    /// steps; returns once it is in effect. See the module documentation
+    /// for what happens to existing, new and removed pipes.
     pub fn apply(&self, cfg: &Config) -> Result<(), String> {
         let c = compile(cfg, self.seed)?;
-        let (ack, done) = mpsc::channel();
-        self.send(Cmd::Apply(Box::new(c), ack))?;
-        done.recv()
-            .map_err(|_| "host plane: the runner thread has stopped".to_string())
+        self.live.apply(c).map(|_| ())
     }
 
     /// Counters now. If the runner thread has stopped, only the verdict
     /// counters are filled.
     pub fn stats(&self) -> HostStats {
-        let (reply, answer) = mpsc::channel();
-        if self.send(Cmd::Stats(reply)).is_ok() {
-            if let Ok(s) = answer.recv() {
-                return s;
-            }
-        }
-        HostStats {
-            verdicts: self.counters.snapshot(),
-            ..HostStats::default()
-        }
+        let counters = self.counters.clone();
+        self.live
+            .with(move |r| plane_stats(r, &counters))
+            .unwrap_or_else(|_| HostStats {
+                verdicts: self.counters.snapshot(),
+                ..HostStats::default()
+            })
     }
 
     /// The nftables table the plane owns.
@@ -610,20 +524,32 @@ impl HostPlane {
     }
 
     fn shutdown(&mut self) -> io::Result<HostStats> {
-        let (reply, answer) = mpsc::channel();
-        let sent = self.send(Cmd::Stop(reply)).is_ok();
-        let stats = if sent { answer.recv().ok() } else { None };
-        let joined = match self.thread.take() {
-            Some(t) => t
-                .join()
-                .map_err(|_| io::Error::other("host plane: the runner thread panicked"))?,
-            None => Ok(()),
-        };
+        self.stopped = true;
+        let table = self.table.clone();
+        let counters = self.counters.clone();
+        let last = self.live.with(move |r| {
+            // No new packet is queued once the table is gone; what is
+            // inside leaves at its time, with its verdict.
+            let removed = remove_table(&table);
+            // Take in what was queued before the rules went.
+            let drained = r
+                .step(Duration::ZERO, None)
+                .and_then(|()| r.drain(Duration::from_secs(10)));
+            (removed.and(drained), plane_stats(r, &counters))
+        });
+        let joined = self.live.stop();
         // Whatever happened on the thread, the table goes.
         let removed = remove_table(&self.table);
+        let stats = match last {
+            Ok((done, stats)) => {
+                done?;
+                stats
+            }
+            Err(_) => HostStats::default(),
+        };
         joined?;
         removed?;
-        Ok(stats.unwrap_or_default())
+        Ok(stats)
     }
 
     /// Stop: remove the nftables table, release what the emulator still
@@ -641,7 +567,7 @@ impl HostPlane {
 
 impl Drop for HostPlane {
     fn drop(&mut self) {
-        if self.thread.is_some() {
+        if !self.stopped {
             let _ = self.shutdown();
         }
     }

@@ -17,6 +17,7 @@
 
 pub mod bridge;
 pub mod host;
+pub mod live;
 pub mod probe;
 pub mod shell;
 pub mod topo;

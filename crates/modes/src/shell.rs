@@ -24,20 +24,19 @@
 //! crash. The NAT rule (nftables, when the `nft` tool is present) is
 //! removed on exit.
 
+use crate::live::{LiveRunner, SendPort};
 use pipelab_classify::Direction;
 use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
 use pipelab_engine::Duration;
-use pipelab_io::backends::process::{ignore_interrupts, pidfd, spawn_in};
+use pipelab_io::backends::process::{ignore_interrupts, spawn_in};
 use pipelab_io::backends::tap::Tap;
-use pipelab_io::backends::Port;
 use pipelab_io::netlink::Netlink;
 use pipelab_io::netns::NetNs;
-use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
+use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
 use pipelab_lang::{parse_line, Command as Cmd, Config, PipeSpec};
 use serde::Serialize;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
-use std::os::fd::AsFd;
 use std::process::Command;
 
 /// The rule that sends the namespace's traffic to pipe 1.
@@ -239,10 +238,8 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         eprintln!("pipelab shell: no 'nft' tool: the namespace reaches the host only (no NAT)");
     }
 
-    let mut emu = Emulation::new(opts.runner.engine_options());
-    emu.apply(compiled);
-    let ports: Vec<Box<dyn Port>> = vec![Box::new(tap_in), Box::new(tap_out)];
-    let mut runner = Runner::new(emu, ports, opts.runner);
+    let ports: Vec<SendPort> = vec![Box::new(tap_in), Box::new(tap_out)];
+    let live = LiveRunner::spawn("pipelab-shell", compiled, ports, opts.runner)?;
 
     let program = opts
         .command
@@ -257,29 +254,42 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let interrupts = ignore_interrupts();
     let mut child = spawn_in(&ns, &mut cmd)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
-    let pfd = pidfd(child.id())?;
-    let mut status = None;
-    runner.run_until(Some(pfd.as_fd()), |_| {
-        if status.is_none() {
-            status = child.try_wait().ok().flatten();
-        }
-        status.is_some()
-    })?;
+    let status = child.wait();
     drop(interrupts);
     // Deliver what is still in flight: at most the longest delay plus the
     // time to send each pipe's backlog.
-    let bound = drain_bound(runner.emulation());
-    runner.drain(bound)?;
-    let code = status.and_then(|s| s.code()).unwrap_or(128 + 9);
+    let seed = opts.runner.seed;
+    let report = live
+        .with(move |r| {
+            let bound = drain_bound(r.emulation());
+            r.drain(bound).map(|()| ShellReport {
+                exit_code: 0,
+                stats: r.stats(),
+                lateness: r.lateness(),
+                margin_us: r.margin().as_nanos() as f64 / 1e3,
+                buffer_bytes: r.buffer_bytes(),
+                seed,
+                rules: crate::bridge::rule_counters(r.emulation()),
+                queues: crate::bridge::queue_counters(r.emulation()),
+            })
+        })
+        .map_err(io::Error::other)??;
+    live.stop()?;
+    // A shell's convention: a command killed by signal N exits 128 + N.
+    let code = match status {
+        Ok(s) => s.code().unwrap_or_else(|| {
+            128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(9)
+        }),
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("waiting for {program}: {e}"),
+            ))
+        }
+    };
     let report = ShellReport {
         exit_code: code,
-        stats: runner.stats(),
-        lateness: runner.lateness(),
-        margin_us: runner.margin().as_nanos() as f64 / 1e3,
-        buffer_bytes: runner.buffer_bytes(),
-        seed: opts.runner.seed,
-        rules: crate::bridge::rule_counters(runner.emulation()),
-        queues: crate::bridge::queue_counters(runner.emulation()),
+        ..report
     };
     if opts.verbose {
         eprintln!(
@@ -293,7 +303,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             serde_json::to_string_pretty(&report).unwrap_or_default(),
         )?;
     }
-    drop(runner);
+    drop(live);
     drop(guard);
     drop(ns);
     Ok(code)

@@ -54,13 +54,13 @@
 //!   works from the name alone after a crash. The TAPs vanish with the
 //!   emulator's descriptors, so no link is ever left in the host.
 
+use crate::live::{LiveRunner, SendPort};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
-use pipelab_emu::{Compiled, Emulation};
+use pipelab_emu::Compiled;
 use pipelab_io::backends::tap::Tap;
-use pipelab_io::backends::Port;
-use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
+use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
 use pipelab_io::signals::StopSignals;
 use pipelab_topo::cross::{parse_demands, pipe_loads, Demand};
 use pipelab_topo::route::Change;
@@ -307,8 +307,8 @@ impl Live {
         Compiled::new(spec, self.seed).map_err(|e| e.to_string())
     }
 
-    fn apply(&mut self, r: &mut Runner, c: &Change) -> Result<String, String> {
-        let applied = r.apply(self.compiled()?);
+    fn apply(&mut self, r: &LiveRunner, c: &Change) -> Result<String, String> {
+        let applied = r.apply(self.compiled()?)?;
         self.paths_changed += applied.paths_changed;
         let d = self.net.distilled();
         let unreachable = c
@@ -324,14 +324,15 @@ impl Live {
     }
 
     /// Run one control command; `Ok(None)` means stop.
-    fn command(&mut self, r: &mut Runner, line: &str) -> Result<Option<String>, String> {
+    fn command(&mut self, r: &LiveRunner, line: &str) -> Result<Option<String>, String> {
         let w: Vec<&str> = line.split_whitespace().collect();
         let change = match w.as_slice() {
             ["stop"] => return Ok(None),
             ["status"] => {
+                let (stats, lateness) = r.with(|r| (r.stats(), r.lateness()))?;
                 let s = Status {
-                    stats: r.stats(),
-                    lateness: r.lateness(),
+                    stats,
+                    lateness,
                     links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
                     nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
                     routes_made: self.paths_changed,
@@ -870,8 +871,6 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let n_routes = live.net.distilled().routes.len();
     let n_pipes = live.net.distilled().pipes.len();
     let mut live = live;
-    let mut emu = Emulation::new(opts.runner.engine_options());
-    emu.apply(compiled);
 
     let sock = sock_path(&name);
     let _ = std::fs::remove_file(&sock);
@@ -882,11 +881,8 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         names: vns.iter().map(|v| v.netns.clone()).collect(),
     };
     let taps = make_vns(&vns, opts.prefix.1, opts.threads)?;
-    let ports: Vec<Box<dyn Port>> = taps
-        .into_iter()
-        .map(|t| Box::new(t) as Box<dyn Port>)
-        .collect();
-    let mut runner = Runner::new(emu, ports, opts.runner);
+    let ports: Vec<SendPort> = taps.into_iter().map(|t| Box::new(t) as SendPort).collect();
+    let runner = LiveRunner::spawn("pipelab-topo", compiled, ports, opts.runner)?;
 
     let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io::Error::from)?;
     epoll
@@ -912,17 +908,26 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     ready(&state);
 
     let mut stop = false;
-    runner.run_until(Some(epoll.0.as_fd()), |r| {
+    let mut events = [EpollEvent::empty(); 2];
+    while !stop {
+        match epoll.wait(&mut events, nix::sys::epoll::EpollTimeout::from(1000u16)) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(io::Error::from(e)),
+        }
         if signals.pending() {
             stop = true;
         }
         while let Ok((conn, _)) = listener.accept() {
-            if serve_conn(&mut live, r, conn) {
+            if serve_conn(&mut live, &runner, conn) {
                 stop = true;
             }
         }
-        stop
-    })?;
+        // The runner's thread ended on an error: stop, and report it.
+        if runner.with(|_| ()).is_err() {
+            break;
+        }
+    }
+    runner.stop()?;
     drop(runner);
     drop(cleanup);
     drop(signals);
@@ -930,7 +935,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
 }
 
 /// Answer one control connection; true if it asked to stop.
-fn serve_conn(live: &mut Live, r: &mut Runner, conn: UnixStream) -> bool {
+fn serve_conn(live: &mut Live, r: &LiveRunner, conn: UnixStream) -> bool {
     let _ = conn.set_nonblocking(false);
     let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
     let mut line = String::new();

@@ -5,7 +5,7 @@ use pipelab_dataplane::probe::{self, SendOptions};
 use pipelab_dataplane::runner::RunnerOptions;
 use pipelab_dataplane::shell::{run_shell, ShellOptions};
 use pipelab_engine::PipeConfig;
-use pipelab_lang::{parse_line, Command};
+use pipelab_lang::parse_pipe_params;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -215,36 +215,20 @@ pub enum ProbeCmd {
     },
 }
 
+/// The pipe configured by the words of `--{what}` (`bw 10Mbit/s delay
+/// 20ms`, the parameters of `pipe N config`).
 fn pipe_config(what: &str, text: &str) -> Result<PipeConfig, String> {
-    let line = format!("pipe 1 config {text}");
-    match parse_line(&line) {
+    match parse_pipe_params(text) {
         // A shell's pipes are plain pipes: a mask would be silently lost.
-        Ok(Some(Command::PipeConfig { spec, .. }))
-            if spec.mask.is_some() || spec.buckets.is_some() =>
-        {
-            Err(format!(
-                "--{what} '{text}': 'mask' and 'buckets' are not supported by pipelab shell yet (use a configuration with pipelab bridge)"
-            ))
-        }
-        Ok(Some(Command::PipeConfig { spec, .. })) => spec
+        Ok(spec) if spec.mask.is_some() || spec.buckets.is_some() => Err(format!(
+            "--{what} '{text}': 'mask' and 'buckets' are not supported by pipelab shell yet (use a configuration with pipelab bridge)"
+        )),
+        Ok(spec) => spec
             .to_config_with(&mut |path: &str| {
                 std::fs::read_to_string(path).map_err(|e| e.to_string())
             })
             .map_err(|e| format!("--{what} '{text}': {e}")),
-        Ok(_) => Err(format!("--{what} '{text}': not pipe parameters")),
-        Err(e) => {
-            let col = (e.column as usize).saturating_sub("pipe 1 config ".len() + 1);
-            let hint = e
-                .hint
-                .as_deref()
-                .map(|h| format!(": {h}"))
-                .unwrap_or_default();
-            Err(format!(
-                "--{what}: {}{hint}\n  {text}\n  {}^",
-                e.message,
-                " ".repeat(col)
-            ))
-        }
+        Err(e) => Err(format!("--{what}: {}", crate::caret(text, &e))),
     }
 }
 
@@ -256,10 +240,14 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
             let c = pipe_config("shared", text)?;
             (c.clone(), c)
         }
-        None => (
-            pipe_config("uplink", a.uplink.as_deref().unwrap_or(both))?,
-            pipe_config("downlink", a.downlink.as_deref().unwrap_or(both))?,
-        ),
+        None => {
+            // Errors name the flag the words came from.
+            let side = |flag: &'static str, text: &Option<String>| match text {
+                Some(t) => pipe_config(flag, t),
+                None => pipe_config("link", both),
+            };
+            (side("uplink", &a.uplink)?, side("downlink", &a.downlink)?)
+        }
     };
     let runner = a.run.runner()?;
     let opts = ShellOptions {

@@ -11,9 +11,11 @@
 //!   (ring, star, dumbbell, tree, GT-ITM-style transit-stub, Waxman).
 //! * **Distill** ([`mod@distill`], §4.1): hop-by-hop, end-to-end, walk-in,
 //!   walk-out and last-mile pipe topologies, with their routes.
-//! * **Route** ([`route`], §2.2, §4.3): shortest paths by delay or hops
-//!   between all VN pairs as a routing matrix of pipe lists, or a route
-//!   cache with on-demand Dijkstra; link and node faults with recomputation.
+//! * **Route** ([`paths`], [`route`], §2.2, §4.3): shortest paths by
+//!   delay or hops between all VN pairs as a routing matrix of pipe lists,
+//!   or a route cache with on-demand Dijkstra; link and node faults with
+//!   recomputation. `route` depends on `distill`, which depends on
+//!   `paths` (shortest paths, the matrix, faults), never the reverse.
 //! * **Assign** ([`assign`], §2.1): pipes to cores by ModelNet's greedy
 //!   k-clusters, or by a balanced partitioner that cuts fewer routes.
 //! * **Run** ([`script`]): experiment files of timed commands for
@@ -39,6 +41,7 @@ pub mod gen;
 pub mod gml;
 pub mod model;
 pub mod native;
+pub mod paths;
 pub mod route;
 pub mod script;
 

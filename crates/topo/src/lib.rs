@@ -27,7 +27,8 @@
 //! What it deliberately does not do: I/O (callers pass text in), clocks,
 //! namespaces or addresses (the dataplane binds VNs), and cross-traffic
 //! matrices (planned, §4.3). Depends on the engine for units, queue bounds,
-//! seeded generators and the engine itself; on petgraph for graphs and
+//! seeded generators and the engine itself; on the command language
+//! (`pipelab-lang`) for parsing every value; on petgraph for graphs and
 //! shortest paths; on serde and toml for the native format.
 
 #![forbid(unsafe_code)]
@@ -39,6 +40,7 @@ pub mod cross;
 pub mod distill;
 pub mod gen;
 pub mod gml;
+pub mod linkset;
 pub mod model;
 pub mod native;
 pub mod paths;
@@ -49,6 +51,7 @@ pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
 pub use bridge::{build_engine, EngineRoutes};
 pub use distill::{distill, distill_report, Distilled, Mode, PipeSpec, Stats};
 pub use gml::{parse_gml, GmlError};
+pub use linkset::{LinkAttr, LinkSet, Setting};
 pub use model::{Link, LinkAttrs, LinkClass, Node, Role, RoleAttrs, Topology};
 pub use native::{parse_toml, to_toml};
 pub use route::{Metric, Network, RouteCache, RouteMatrix, Router, Routes};

@@ -18,6 +18,13 @@
 //!   `paths` (shortest paths, the matrix, faults), never the reverse.
 //! * **Assign** ([`assign`], §2.1): pipes to cores by ModelNet's greedy
 //!   k-clusters, or by a balanced partitioner that cuts fewer routes.
+//! * **Control** ([`command`], [`linkset`]): one typed grammar for the
+//!   topology commands (`link A B down|up|set ...`, `node N down|up`,
+//!   `cross ...`, `every ...`) shared by the control socket of a live
+//!   topology, experiment files and the CLI; link attributes in files and
+//!   commands are read by the command language's unit layer
+//!   ([`pipelab_lang::units`]), so a value is accepted or refused the same
+//!   way everywhere.
 //! * **Run** ([`script`]): experiment files of timed commands for
 //!   `pipelab topo run`.
 //! * **Bind** ([`bridge`]): build a [`pipelab_engine::Engine`] whose pipes
@@ -25,17 +32,19 @@
 //!   virtual or real time by reference (§2.2).
 //!
 //! What it deliberately does not do: I/O (callers pass text in), clocks,
-//! namespaces or addresses (the dataplane binds VNs), and cross-traffic
-//! matrices (planned, §4.3). Depends on the engine for units, queue bounds,
+//! namespaces or addresses (the dataplane binds VNs); packets of cross
+//! traffic (its load is modelled, [`cross`]). Depends on the engine for units, queue bounds,
 //! seeded generators and the engine itself; on the command language
-//! (`pipelab-lang`) for parsing every value; on petgraph for graphs and
-//! shortest paths; on serde and toml for the native format.
+//! (`pipelab-lang`) for parsing every value and for its lexer and errors;
+//! on petgraph for graphs and shortest paths; on serde and toml for the
+//! native format.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod assign;
 pub mod bridge;
+pub mod command;
 pub mod cross;
 pub mod distill;
 pub mod gen;
@@ -49,6 +58,7 @@ pub mod script;
 
 pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
 pub use bridge::{build_engine, EngineRoutes};
+pub use command::{parse_command, CommandError, LinkAction, Resolved, TopoCommand};
 pub use distill::{distill, distill_report, Distilled, Mode, PipeSpec, Stats};
 pub use gml::{parse_gml, GmlError};
 pub use linkset::{LinkAttr, LinkSet, Setting};

@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand};
 use pipelab_io::runner::RunnerOptions;
-use pipelab_lang::{parse_line, Command, PipeSpec};
+use pipelab_lang::{parse_pipe_params, PipeSpec};
 use pipelab_modes::probe::{self, SendOptions};
 use pipelab_modes::shell::{link_config, run_shell, ShellOptions};
 use std::net::SocketAddr;
@@ -210,26 +210,10 @@ pub enum ProbeCmd {
     },
 }
 
-/// The pipe parameters of `--WHAT TEXT`, parsed as after `pipe N config`.
+/// The pipe parameters of `--WHAT TEXT` (the words after `pipe N
+/// config`), errors naming the flag, with a caret under the word.
 fn pipe_params(what: &str, text: &str) -> Result<PipeSpec, String> {
-    let line = format!("pipe 1 config {text}");
-    match parse_line(&line) {
-        Ok(Some(Command::PipeConfig { spec, .. })) => Ok(spec),
-        Ok(_) => Err(format!("--{what} '{text}': not pipe parameters")),
-        Err(e) => {
-            let col = (e.column as usize).saturating_sub("pipe 1 config ".len() + 1);
-            let hint = e
-                .hint
-                .as_deref()
-                .map(|h| format!(": {h}"))
-                .unwrap_or_default();
-            Err(format!(
-                "--{what}: {}{hint}\n  {text}\n  {}^",
-                e.message,
-                " ".repeat(col)
-            ))
-        }
-    }
+    parse_pipe_params(text).map_err(|e| format!("--{what}: {}", crate::caret(text, &e)))
 }
 
 /// The shell's configuration: pipes 1 and 2 from the link words (unless
@@ -241,13 +225,17 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
         let both = a.link.as_deref().unwrap_or("");
         match a.shared.as_deref() {
             Some(text) => link_config(pipe_params("shared", text)?, None)?,
-            None => link_config(
-                pipe_params("uplink", a.uplink.as_deref().unwrap_or(both))?,
-                Some(pipe_params(
-                    "downlink",
-                    a.downlink.as_deref().unwrap_or(both),
-                )?),
-            )?,
+            None => {
+                // Errors name the flag the words came from.
+                let side = |flag: &'static str, text: &Option<String>| match text {
+                    Some(t) => pipe_params(flag, t),
+                    None => pipe_params("link", both),
+                };
+                link_config(
+                    side("uplink", &a.uplink)?,
+                    Some(side("downlink", &a.downlink)?),
+                )?
+            }
         }
     } else {
         pipelab_lang::Config::new()

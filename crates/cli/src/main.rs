@@ -196,6 +196,18 @@ fn with_hint(e: &pipelab_lang::ParseError) -> String {
     }
 }
 
+/// A positioned error in words given on the command line (`--link`,
+/// `--access`, `topo link ...`): the message and hint, then the words
+/// with a caret under the column of the error (columns count from the
+/// start of `text`).
+pub(crate) fn caret(text: &str, e: &pipelab_lang::ParseError) -> String {
+    format!(
+        "{}\n  {text}\n  {}^",
+        with_hint(e),
+        " ".repeat((e.column as usize).saturating_sub(1))
+    )
+}
+
 /// A loader for the files a configuration names (`file:PATH`,
 /// `trace:PATH`): relative paths are relative to the configuration file's
 /// directory (`base`).

@@ -8,9 +8,10 @@ use clap::{Subcommand, ValueEnum};
 use pipelab_io::runner::RunnerOptions;
 use pipelab_modes::topo as live;
 use pipelab_topo::distill::{distill_with_routes, report, Mode};
+use pipelab_topo::model::{Node, Role};
 use pipelab_topo::route::Faults;
-use pipelab_topo::script::{parse_script, Action};
-use pipelab_topo::{Distilled, Metric, Routes, Topology};
+use pipelab_topo::script::{parse_script, Action, Step};
+use pipelab_topo::{parse_command, Distilled, Metric, Routes, Topology};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -323,29 +324,51 @@ fn up_background(args: &[String], name: &str) -> Result<String, String> {
     }
 }
 
-fn run_script(name: &str, script: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(script)
-        .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
-    let file = script.display().to_string();
-    let steps = parse_script(&text).map_err(|e| format!("{file}: {e}"))?;
-    let st = live::read_state(name).map_err(|e| e.to_string())?;
-    // Check every name before starting anything.
-    for s in &steps {
+/// The nodes of a running topology, without its links: enough to resolve
+/// the names of commands (VNs are its clients).
+fn node_table(st: &live::TopoState) -> Topology {
+    let vns: std::collections::HashSet<u64> = st.vns.iter().map(|v| v.id).collect();
+    let mut t = Topology::new();
+    for n in &st.nodes {
+        t.nodes.push(Node {
+            id: n.id,
+            role: if vns.contains(&n.id) {
+                Role::Client
+            } else {
+                Role::Stub
+            },
+            name: n.name.clone(),
+        });
+    }
+    t
+}
+
+/// Check every VN and node name of an experiment (from `file`) against
+/// the running topology `st`, before anything starts.
+fn check_names(file: &str, steps: &[Step], st: &live::TopoState) -> Result<(), String> {
+    let nodes = node_table(st);
+    for s in steps {
         match &s.action {
             Action::Exec { vn, .. } if st.vn(vn).is_none() => {
                 return Err(format!("{file}: line {}: no VN '{vn}'", s.line));
             }
             Action::Control(c) => {
-                let w: Vec<&str> = c.split_whitespace().collect();
-                let ends = if w.first() == Some(&"link") { 3 } else { 2 };
-                let nodes = w.get(1..ends).unwrap_or_default();
-                if let Some(n) = nodes.iter().find(|n| !st.has_node(n)) {
-                    return Err(format!("{file}: line {}: no node '{n}'", s.line));
-                }
+                c.resolve(&nodes)
+                    .map_err(|e| format!("{file}: line {}: {e}", s.line))?;
             }
-            _ => {}
+            Action::Exec { .. } => {}
         }
     }
+    Ok(())
+}
+
+fn run_script(name: &str, script: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(script)
+        .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
+    let file = script.display().to_string();
+    let steps = parse_script(&text).map_err(|e| e.render(&file, &text))?;
+    let st = live::read_state(name).map_err(|e| e.to_string())?;
+    check_names(&file, &steps, &st)?;
     let t0 = Instant::now();
     let mut children = Vec::new();
     let mut failure = None;
@@ -366,7 +389,7 @@ fn run_script(name: &str, script: &Path) -> Result<String, String> {
                     }
                 }
             }
-            Action::Control(c) => match live::control(name, c) {
+            Action::Control(c) => match live::control(name, &c.to_string()) {
                 Ok(reply) => eprintln!("{:.3}s {c}: {reply}", t0.elapsed().as_secs_f64()),
                 Err(e) => {
                     failure = Some(format!("{file}: line {}: {c}: {e}", s.line));
@@ -401,13 +424,13 @@ fn run_script(name: &str, script: &Path) -> Result<String, String> {
     ))
 }
 
-fn state_word(s: &str) -> Result<&str, String> {
-    match s {
-        "up" | "down" => Ok(s),
-        _ => Err(format!(
-            "state '{s}': expected 'down', 'up' or 'set ATTR VALUE...'"
-        )),
-    }
+/// Parse a topology command given as words on the command line (errors
+/// point at the word) and send its canonical text to topology `name`.
+fn send(name: &str, text: &str) -> Result<String, String> {
+    let cmd = parse_command(text).map_err(|e| crate::caret(text, &e))?;
+    live::control(name, &cmd.to_string())
+        .map(|r| r + "\n")
+        .map_err(|e| e.to_string())
 }
 
 /// Run a topo command.
@@ -537,28 +560,65 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             state,
             attrs,
         } => {
-            let cmd = if state == "set" && !attrs.is_empty() {
-                format!("link {a} {b} set {}", attrs.join(" "))
-            } else if !attrs.is_empty() {
-                return Err(format!("unexpected '{}' after '{state}'", attrs.join(" ")));
-            } else {
-                format!("link {a} {b} {}", state_word(&state)?)
-            };
-            live::control(&name, &cmd)
-                .map(|r| r + "\n")
-                .map_err(|e| e.to_string())
+            let mut words = vec![format!("link {a} {b} {state}")];
+            words.extend(attrs);
+            send(&name, &words.join(" "))
         }
-        TopoCmd::Node { name, node, state } => {
-            let s = state_word(&state)?;
-            live::control(&name, &format!("node {node} {s}"))
-                .map(|r| r + "\n")
-                .map_err(|e| e.to_string())
-        }
-        TopoCmd::Cross { name, demands } => {
-            live::control(&name, &format!("cross {}", demands.join(" ")))
-                .map(|r| r + "\n")
-                .map_err(|e| e.to_string())
-        }
+        TopoCmd::Node { name, node, state } => send(&name, &format!("node {node} {state}")),
+        TopoCmd::Cross { name, demands } => send(&name, &format!("cross {}", demands.join(" "))),
         TopoCmd::Run { name, script } => run_script(&name, &script),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> live::TopoState {
+        let vn = |name: &str, id: u64| live::VnState {
+            name: name.into(),
+            id,
+            addr: std::net::Ipv4Addr::new(10, 0, 0, id as u8 + 1),
+            netns: format!("pl-t-{name}"),
+        };
+        let node = |name: &str, id: u64| live::NodeName {
+            id,
+            name: name.into(),
+        };
+        live::TopoState {
+            name: "t".into(),
+            pid: 1,
+            file: "t.toml".into(),
+            distill: "hop-by-hop".into(),
+            prefix: "10.0.0.0/8".into(),
+            pipes: 4,
+            routes: 2,
+            up_ms: 1.0,
+            vns: vec![vn("a", 1), vn("b", 2)],
+            nodes: vec![node("r1", 0), node("a", 1), node("b", 2)],
+        }
+    }
+
+    /// A pass proves an experiment's names are checked by the command
+    /// grammar's resolution: `cross clear` names no node (it was refused
+    /// as "no node 'clear'"), a demand needs VNs, a link its nodes.
+    #[test]
+    fn experiment_names_are_checked_by_the_grammar() {
+        let st = state();
+        let ok = "0s exec a true\n1s link r1 a down\n2s cross a b 1Mbit/s\n3s cross clear\n4s node 0 up\n";
+        let steps = parse_script(ok).expect("parses");
+        assert_eq!(check_names("x", &steps, &st), Ok(()));
+        for (text, want) in [
+            ("0s exec nobody true\n", "x: line 1: no VN 'nobody'"),
+            ("1s cross a r1 1Mbit/s\n", "x: line 1: no VN 'r1'"),
+            ("\n1s link r1 r9 down\n", "x: line 2: no node 'r9'"),
+        ] {
+            let steps = parse_script(text).expect("parses");
+            assert_eq!(
+                check_names("x", &steps, &st),
+                Err(want.to_string()),
+                "{text}"
+            );
+        }
     }
 }

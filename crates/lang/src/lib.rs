@@ -14,7 +14,8 @@
 //! * [`lexer`]: one line into positioned tokens (1-based line and column).
 //! * [`ast`]: the typed commands ([`Command`], [`PipeSpec`], [`RuleSpec`],
 //!   ...) and their canonical text (`Display`), which parses back equal.
-//! * [`parser`]: [`parse_line`] and [`parse_script`], errors with positions
+//! * [`parser`]: [`parse_line`], [`parse_script`] and [`parse_pipe_params`]
+//!   (the words of one pipe, as `--link` takes them), errors with positions
 //!   ([`ParseError`], rendered rustc-style by [`ParseError::render`]).
 //! * [`state`]: the applied configuration [`Config`] (pipes, rules, lookup
 //!   tables), all-or-nothing
@@ -49,7 +50,7 @@ pub use ast::{
 pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessSpec};
 pub use error::{ParseError, Spanned};
 pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
-pub use parser::{parse_line, parse_script};
+pub use parser::{parse_line, parse_pipe_params, parse_script};
 pub use state::{ApplyError, Config, Outcome, ScriptError, Table};
 pub use traffic::{parse_traffic, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec};
 pub use units::{Ber, Decimal, PacketRate, Probability, UnitError};

@@ -194,6 +194,18 @@ pub fn parse_line(text: &str) -> Result<Option<Command>, ParseError> {
     Ok(found.map(|s| s.node))
 }
 
+/// Parses the parameters of a pipe alone: the words after `pipe N config`
+/// (`bw 10Mbit/s delay 20ms queue 50`), as `pipelab shell --link` takes
+/// them. Errors are on line 1 and their columns count from the start of
+/// `text`; an empty text is a pipe with every default.
+pub fn parse_pipe_params(text: &str) -> Result<PipeSpec, ParseError> {
+    let toks = tokenize_line(text, 1);
+    let mut p = Parser::new(&toks, 1);
+    let spec = p.pipe_spec()?;
+    p.finish()?;
+    Ok(spec)
+}
+
 /// Parses a script: one command per line, `#` comments, blank lines.
 ///
 /// Returns the commands with their positions, or every error found (one

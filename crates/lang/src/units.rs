@@ -12,7 +12,14 @@
 //! This module only turns one word into one value. It knows nothing about
 //! commands, positions or defaults beyond each parameter's bare-number
 //! meaning (ipfw: `bw 1000` is bit/s, `delay 10` is ms, `queue 20` is
-//! slots). Errors are [`UnitError`]s without a position; the parser adds it.
+//! slots; a time in an experiment file, [`parse_time`], is seconds; a
+//! topology link's loss, [`parse_loss_rate`], is a probability). Errors are
+//! [`UnitError`]s without a position; the parser adds it.
+//!
+//! It is the one unit layer of pipelab: configuration files, `--link`
+//! words, topology files (GML, TOML), `topo gen`'s link classes and the
+//! topology commands all read their values here, so a spelling is
+//! accepted or refused, with the same message, wherever it is written.
 
 use core::fmt;
 
@@ -204,10 +211,16 @@ enum NumberError {
     Invalid,
     /// More digits than fit in 128 bits.
     TooLarge,
+    /// The word holds white space (`10 Mbit/s` in a file's string; a
+    /// command line splits words at spaces).
+    Spaced,
 }
 
 /// Splits `word` into a decimal number and the unit text after it.
 fn split_number(word: &str) -> Result<Number<'_>, NumberError> {
+    if word.contains(char::is_whitespace) {
+        return Err(NumberError::Spaced);
+    }
     if word.starts_with('-') {
         return Err(NumberError::Negative);
     }
@@ -266,6 +279,13 @@ fn number_error(word: &str, e: NumberError, invalid: UnitError) -> UnitError {
     match e {
         NumberError::Negative => UnitError::new(format!("negative value '{word}' is not allowed")),
         NumberError::TooLarge => UnitError::new(format!("value '{word}' is too large")),
+        NumberError::Spaced => {
+            let joined: String = word.split_whitespace().collect();
+            UnitError::with_hint(
+                format!("space in '{word}'"),
+                format!("write the value as one word: {joined}"),
+            )
+        }
         NumberError::Invalid => invalid,
     }
 }
@@ -425,6 +445,14 @@ pub fn parse_duration(word: &str) -> Result<Duration, UnitError> {
     duration_with(word, None)
 }
 
+/// Parses a point in time of an experiment (`pipelab topo run`), counted
+/// from its start: `1.5s`, `500ms`, `250us`; a bare number is seconds
+/// (`10` = `10s`), the convention of timed command files, where a time
+/// stands alone at the start of a line.
+pub fn parse_time(word: &str) -> Result<Duration, UnitError> {
+    duration_with(word, Some(1_000_000_000))
+}
+
 /// Size units and their multiplier to bytes. K and M are powers of 1024, as
 /// in ipfw's dummynet (`queue 100KB` is 102400 bytes).
 const SIZE_UNITS: &[(&str, u128)] = &[
@@ -546,6 +574,27 @@ pub fn parse_probability(word: &str) -> Result<Probability, UnitError> {
         .ok()
         .and_then(Probability::from_ppb)
         .ok_or_else(outside)
+}
+
+/// Parses the loss rate of a topology link, as ModelNet's GML files and
+/// pipelab's topology commands write it: a probability (`0.01`) or a
+/// percentage (`1%`). A pipe's `loss` in the command language takes only
+/// a percentage ([`parse_percent`], netem's); a link's `loss` is the
+/// topology's own convention, and a bare number above 1 is refused with a
+/// hint rather than read as a percentage.
+pub fn parse_loss_rate(word: &str) -> Result<Probability, UnitError> {
+    parse_probability(word).map_err(|e| {
+        let bare_above_one = e.message.ends_with("outside 0..1")
+            && split_number(word).is_ok_and(|n| n.unit.is_empty());
+        if bare_above_one {
+            UnitError::with_hint(
+                e.message,
+                format!("a loss rate is a probability (0.01) or a percentage ({word}%)"),
+            )
+        } else {
+            e
+        }
+    })
 }
 
 /// Parses a netem percentage: `5%`, `0.5%`, `100%`. The `%` is required
@@ -892,6 +941,56 @@ mod tests {
         assert_eq!(
             err(parse_duration("10")),
             "missing unit in '10': write e.g. 10s or 10ms"
+        );
+    }
+
+    #[test]
+    fn spaces_inside_a_value_are_refused_with_a_hint() {
+        assert_eq!(
+            err(parse_rate("10 Mbit/s")),
+            "space in '10 Mbit/s': write the value as one word: 10Mbit/s"
+        );
+        assert_eq!(
+            err(parse_delay(" 5ms")),
+            "space in ' 5ms': write the value as one word: 5ms"
+        );
+        assert_eq!(
+            err(parse_probability("1 %")),
+            "space in '1 %': write the value as one word: 1%"
+        );
+    }
+
+    #[test]
+    fn times_take_seconds_bare() {
+        assert_eq!(parse_time("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_time("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_time("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(
+            err(parse_time("1x")),
+            "unknown unit 'x' in '1x': known duration units: s, ms, us, ns"
+        );
+        assert_eq!(
+            err(parse_time("-1s")),
+            "negative value '-1s' is not allowed"
+        );
+    }
+
+    #[test]
+    fn loss_rates_are_probabilities_or_percentages() {
+        assert_eq!(parse_loss_rate("0.01").map(|p| p.ppb()), Ok(10_000_000));
+        assert_eq!(parse_loss_rate("1%").map(|p| p.ppb()), Ok(10_000_000));
+        assert_eq!(parse_loss_rate("0"), Ok(Probability::ZERO));
+        assert_eq!(
+            err(parse_loss_rate("5")),
+            "probability '5' is outside 0..1: a loss rate is a probability (0.01) or a percentage (5%)"
+        );
+        assert_eq!(
+            err(parse_loss_rate("150%")),
+            "probability '150%' is outside 0..1"
+        );
+        assert_eq!(
+            err(parse_loss_rate("1x")),
+            "unknown unit 'x' in '1x': write a number between 0 and 1, or a percentage like 5%"
         );
     }
 

@@ -784,3 +784,47 @@ fn scheduler_and_queue_references_are_checked_at_the_end() {
         "sched 3 does not exist"
     );
 }
+
+/// A pass proves `parse_pipe_params` (the words of `--link`) reads the
+/// same parameters as `pipe N config`, with the same messages and hints,
+/// and columns counted from the start of its own text.
+#[test]
+fn pipe_params_alone_match_a_config_line() {
+    use pipelab_lang::{parse_pipe_params, Command};
+    for words in [
+        "bw 10Mbit/s delay 20ms",
+        "bw 2Mbit/s queue 100KB loss 1% 25%",
+        "delay 5ms 1ms distribution normal",
+        "",
+    ] {
+        let line = format!("pipe 1 config {words}");
+        let Ok(Some(Command::PipeConfig { spec, .. })) = parse_line(&line) else {
+            panic!("{line}: not a pipe config");
+        };
+        assert_eq!(parse_pipe_params(words), Ok(spec), "{words}");
+    }
+    for (words, column) in [
+        ("bw 10Mbps", 4),
+        ("delay 20ms delay 5ms", 12),
+        ("bw 1Mbit/s colour red", 12),
+        ("queue 0", 7),
+        ("bw", 3),
+    ] {
+        let line = format!("pipe 1 config {words}");
+        let whole = err(&line);
+        let alone = match parse_pipe_params(words) {
+            Ok(s) => panic!("{words}: expected an error, got {s:?}"),
+            Err(e) => e,
+        };
+        assert_eq!(alone.column, column, "{words}: {alone}");
+        assert_eq!(alone.column + 14, whole.column, "{words}");
+        assert_eq!(
+            (&alone.message, &alone.word),
+            (&whole.message, &whole.word),
+            "{words}"
+        );
+        // A hint that points at another word counts from the same start.
+        let hint = whole.hint.map(|h| h.replace("column 15", "column 1"));
+        assert_eq!(alone.hint, hint, "{words}");
+    }
+}

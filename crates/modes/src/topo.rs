@@ -62,7 +62,7 @@ use pipelab_emu::Compiled;
 use pipelab_io::backends::tap::Tap;
 use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
 use pipelab_io::signals::StopSignals;
-use pipelab_topo::cross::{parse_demands, pipe_loads, Demand};
+use pipelab_topo::cross::{pipe_loads, Demand};
 use pipelab_topo::route::Change;
 use pipelab_topo::{Metric, Mode, Network, Routes, Topology};
 use serde::{Deserialize, Serialize};
@@ -286,17 +286,6 @@ struct Live {
 }
 
 impl Live {
-    fn node(&self, key: &str) -> Result<u64, String> {
-        let t = self.net.topology();
-        if let Some(n) = t.nodes.iter().find(|n| n.name == key) {
-            return Ok(n.id);
-        }
-        key.parse::<u64>()
-            .ok()
-            .filter(|id| t.node_by_id(*id).is_some())
-            .ok_or_else(|| format!("no node '{key}'"))
-    }
-
     /// The spec of the network as it is now, compiled.
     fn compiled(&self) -> Result<Compiled, String> {
         let d = self.net.distilled();
@@ -323,12 +312,13 @@ impl Live {
         ))
     }
 
-    /// Run one control command; `Ok(None)` means stop.
+    /// Run one control command (the topology command grammar of
+    /// [`pipelab_topo::command`]); `Ok(None)` means stop.
     fn command(&mut self, r: &LiveRunner, line: &str) -> Result<Option<String>, String> {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let change = match w.as_slice() {
-            ["stop"] => return Ok(None),
-            ["status"] => {
+        use pipelab_topo::command::{execute, Outcome};
+        let change = match execute(line, &mut self.net, &mut self.cross)? {
+            Outcome::Stop => return Ok(None),
+            Outcome::Status => {
                 let (stats, lateness) = r.with(|r| (r.stats(), r.lateness()))?;
                 let s = Status {
                     stats,
@@ -339,96 +329,10 @@ impl Live {
                 };
                 return Ok(Some(serde_json::to_string(&s).map_err(|e| e.to_string())?));
             }
-            ["link", a, b, state @ ("up" | "down")] => {
-                let (a, b) = (self.node(a)?, self.node(b)?);
-                if *state == "down" {
-                    self.net.link_down(a, b)
-                } else {
-                    self.net.link_up(a, b)
-                }
-            }
-            ["link", a, b, "set", attrs @ ..] if !attrs.is_empty() => {
-                let (a, b) = (self.node(a)?, self.node(b)?);
-                let set = parse_link_attrs(attrs)?;
-                self.net.set_link(a, b, |l| set.apply(l))
-            }
-            ["cross", "clear"] => {
-                self.cross.clear();
-                Ok(Change::default())
-            }
-            ["cross", demands @ ..] if !demands.is_empty() => {
-                self.cross = parse_demands(self.net.topology(), demands)?;
-                Ok(Change::default())
-            }
-            ["node", n, state @ ("up" | "down")] => {
-                let n = self.node(n)?;
-                if *state == "down" {
-                    self.net.node_down(n)
-                } else {
-                    self.net.node_up(n)
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "unknown command '{line}' (link A B down|up, link A B set ATTR VALUE..., node N down|up, cross SRC DST RATE ...|clear, status, stop)"
-                ))
-            }
-        }
-        .map_err(|e| e.to_string())?;
+            Outcome::Changed(change) => change,
+        };
         self.apply(r, &change).map(Some)
     }
-}
-
-/// New attributes for a link (`bw`, `delay`, `loss`, `queue`).
-#[derive(Clone, Copy, Debug, Default)]
-struct LinkSet {
-    bw: Option<pipelab_engine::Rate>,
-    delay: Option<pipelab_engine::Duration>,
-    loss: Option<f64>,
-    queue: Option<pipelab_engine::QueueLimit>,
-}
-
-impl LinkSet {
-    fn apply(&self, l: &mut pipelab_topo::Link) {
-        if let Some(v) = self.bw {
-            l.bw = v;
-        }
-        if let Some(v) = self.delay {
-            l.delay = v;
-        }
-        if let Some(v) = self.loss {
-            l.loss = v;
-        }
-        if let Some(v) = self.queue {
-            l.queue = v;
-        }
-    }
-}
-
-/// Parse `bw 1Mbit/s delay 10ms loss 1% queue 20` (any subset).
-fn parse_link_attrs(w: &[&str]) -> Result<LinkSet, String> {
-    use pipelab_topo::model::{parse_delay, parse_loss, parse_queue, parse_rate};
-    let mut s = LinkSet::default();
-    let pairs = w.chunks_exact(2);
-    if !pairs.remainder().is_empty() {
-        return Err("expected `set ATTR VALUE ...` (bw, delay, loss, queue)".into());
-    }
-    for kv in pairs {
-        let (k, v) = (kv[0], kv[1]);
-        let bad = |e: String| format!("{k} '{v}': {e}");
-        match k {
-            "bw" => s.bw = Some(parse_rate(v).map_err(bad)?),
-            "delay" => s.delay = Some(parse_delay(v).map_err(bad)?),
-            "loss" => s.loss = Some(parse_loss(v).map_err(bad)?),
-            "queue" => s.queue = Some(parse_queue(v).map_err(bad)?),
-            _ => {
-                return Err(format!(
-                    "unknown link attribute '{k}' (bw, delay, loss, queue)"
-                ))
-            }
-        }
-    }
-    Ok(s)
 }
 
 /// The reply to `status`.

@@ -25,8 +25,10 @@
 //!
 //! # Demand matrices
 //! A matrix is written `SRC DST RATE [SRC DST RATE ...]` (VNs by name or
-//! id, rates with a unit); the running emulator takes one with `cross
-//! ...` (replacing the previous one; `cross clear` ends it), and an
+//! id, rates with a unit), a `cross` command of the topology command
+//! grammar ([`crate::command`], which parses and resolves it to
+//! [`Demand`]s); the running emulator takes one with `cross ...`
+//! (replacing the previous one; `cross clear` ends it), and an
 //! experiment file gives one per time step:
 //!
 //! ```text
@@ -42,7 +44,6 @@ use pipelab_engine::config::QueueLimit;
 use pipelab_engine::{Duration, Rate};
 
 use crate::distill::{Distilled, PipeSpec};
-use crate::model::{parse_rate, Role, Topology};
 
 /// The largest utilisation the model gives a pipe.
 pub const RHO_MAX: f64 = 0.95;
@@ -101,45 +102,13 @@ pub fn loaded(p: &PipeSpec, load: u64) -> PipeSpec {
     out
 }
 
-fn node(topo: &Topology, key: &str) -> Option<usize> {
-    topo.nodes
-        .iter()
-        .position(|n| n.name == key)
-        .or_else(|| key.parse::<u64>().ok().and_then(|id| topo.node_by_id(id)))
-}
-
-/// Parse demands written `SRC DST RATE [SRC DST RATE ...]` (the words of a
-/// `cross` command).
-pub fn parse_demands(topo: &Topology, words: &[&str]) -> Result<Vec<Demand>, String> {
-    if !words.len().is_multiple_of(3) {
-        return Err("expected `SRC DST RATE` triples".into());
-    }
-    let mut out = Vec::with_capacity(words.len() / 3);
-    for t in words.chunks_exact(3) {
-        let vn = |k: &str| {
-            node(topo, k)
-                .filter(|&i| topo.nodes[i].role == Role::Client)
-                .ok_or_else(|| format!("no VN '{k}'"))
-        };
-        let (src, dst) = (vn(t[0])?, vn(t[1])?);
-        if src == dst {
-            return Err(format!("demand from '{}' to itself", t[0]));
-        }
-        let rate = if t[2] == "0" {
-            Rate(0)
-        } else {
-            parse_rate(t[2]).map_err(|e| format!("rate '{}': {e}", t[2]))?
-        };
-        out.push(Demand { src, dst, rate });
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::{parse_command, Resolved};
     use crate::distill::Mode;
     use crate::gen;
+    use crate::model::Topology;
     use crate::route::{Metric, Network};
 
     fn dumbbell() -> Topology {
@@ -205,11 +174,10 @@ mod tests {
         let vns = t.vns();
         let name = |i: usize| t.nodes[vns[i]].name.clone();
         let (a, b, c, d) = (name(0), name(1), name(2), name(3));
-        let words = format!("{a} {c} 2Mbit/s {b} {d} 3Mbit/s");
-        let w: Vec<&str> = words.split_whitespace().collect();
-        let dm = match parse_demands(t, &w) {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
+        let line = format!("cross {a} {c} 2Mbit/s {b} {d} 3Mbit/s");
+        let dm = match parse_command(&line).map(|c| c.resolve(t)) {
+            Ok(Ok(Resolved::Cross(d))) => d,
+            other => panic!("{line}: {other:?}"),
         };
         let dist = net.distilled();
         let loads = pipe_loads(dist, &dm);

@@ -44,7 +44,7 @@ use core::str::FromStr;
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
 use crate::model::{Role, Topology};
-use crate::route::{pipe_graph, Arc, Faults, Metric, PathGraph, RouteMatrix, Routes};
+use crate::paths::{Arc, Faults, Metric, PathGraph, RouteMatrix, Routes};
 use crate::TopoError;
 
 /// A distillation mode.
@@ -251,6 +251,26 @@ pub fn report(topo: &Topology, d: &Distilled) -> String {
         s.mean_hops,
         s.max_hops
     )
+}
+
+/// The path graph of a distilled topology's pipes (arc `i` = pipe `i`).
+pub(crate) fn pipe_graph(nodes: usize, d: &Distilled, roles: &[Role], metric: Metric) -> PathGraph {
+    let arcs = d
+        .pipes
+        .iter()
+        .map(|p| Arc {
+            from: p.from,
+            to: p.to,
+            delay_ns: p.delay.as_nanos(),
+            hops: p.hops,
+        })
+        .collect();
+    let no_transit = (0..nodes)
+        .map(|i| roles.get(i) == Some(&Role::Client))
+        .collect();
+    let mut g = PathGraph::new(nodes, arcs, no_transit, metric);
+    g.up = d.pipes.iter().map(|p| p.up).collect();
+    g
 }
 
 /// The path graph of the target topology's links: arc `2i` is link `i`

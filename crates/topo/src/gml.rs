@@ -17,10 +17,19 @@
 //! * node: `id` (required, integer), `role` (`client`, `stub`, `transit`;
 //!   default `stub`), `name` or `label`.
 //! * edge: `source`, `target` (node ids, required); `bandwidth` or `bw`
-//!   (bit/s, or a string with a unit), `kbps` (kbit/s); `delay` (ms, or a
-//!   string with a unit); `loss` (probability, or `"1%"`); `queue` (slots,
-//!   or a string such as `"100KB"`). Missing attributes take
+//!   (a bare number is bit/s, or a string with a unit: `"10Mbit/s"`),
+//!   `kbps` (a number of kbit/s); `delay` (a bare number is ms, or
+//!   `"250us"`); `loss` (a probability `0.001`, or `"0.1%"`); `queue`
+//!   (slots, or a size such as `"100KB"`). Missing attributes take
 //!   [`GmlDefaults`].
+//!
+//! Every value is read by the command language's unit layer, through
+//! [`crate::linkset::LinkSet`]: a spelling a `pipe N config` line refuses
+//! (`"10Mbps"`, `"5 ms"`) is refused here with the same message and hint,
+//! and the limits of a pipe (a queue of at least one packet, a delay of at
+//! most 3600 s) apply. A number token is passed on as written (in plain
+//! decimal if written with an exponent, `1e6` = `1000000`); an unquoted
+//! word such as `10Mbit/s` is read like a string.
 //!
 //! Every error names the line and the field ([`GmlError`]). The reader
 //! never panics on its input.
@@ -29,10 +38,8 @@ use core::fmt;
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
-use crate::model::{
-    check_loss, check_queue, delay_from_ms, parse_delay, parse_loss, parse_queue, parse_rate, Link,
-    Node, Role, Topology,
-};
+use crate::linkset::{loss_probability, LinkAttr, LinkSet};
+use crate::model::{Link, Node, Role, Topology};
 
 /// A GML error: where, which field, what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -154,7 +161,7 @@ fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, GmlError> {
             c if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => {
                 let mut end = i;
                 while let Some(&(j, c)) = it.peek() {
-                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '+' {
+                    if c.is_alphanumeric() || matches!(c, '.' | '-' | '+' | '/' | '%') {
                         end = j + c.len_utf8();
                         it.next();
                     } else {
@@ -162,10 +169,13 @@ fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, GmlError> {
                     }
                 }
                 let raw = &text[i..end];
-                let v: f64 = raw
-                    .parse()
-                    .map_err(|_| err(line, "", format!("`{raw}` is not a number")))?;
-                out.push((Tok::Num(v, raw.to_string()), line));
+                // A number with a unit (`10Mbit/s` unquoted) is a word for
+                // the attribute's parser, which says what is wrong with it.
+                let tok = match raw.parse::<f64>() {
+                    Ok(v) => Tok::Num(v, raw.to_string()),
+                    Err(_) => Tok::Str(raw.to_string()),
+                };
+                out.push((tok, line));
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
                 let mut end = i;
@@ -281,6 +291,30 @@ fn as_text(e: &Entry) -> Result<String, GmlError> {
     }
 }
 
+/// The link attribute of a GML key (`bandwidth`, `bw`, `delay`, `loss`,
+/// `queue`).
+fn attr_of(key: &str) -> LinkAttr {
+    LinkAttr::from_key(key).unwrap_or(LinkAttr::Bw)
+}
+
+/// A number token as the unit layer reads it: as written, or in plain
+/// decimal if written with an exponent or a sign (`1e6` = `1000000`,
+/// `+5` = `5`; a negative number stays negative and is refused there).
+fn number(v: f64, raw: &str) -> String {
+    let plain = raw
+        .strip_prefix('-')
+        .unwrap_or(raw)
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'.');
+    if plain {
+        raw.to_string()
+    } else {
+        // The shortest decimal that reads back as `v`, never with an
+        // exponent.
+        format!("{v}")
+    }
+}
+
 /// Parse a GML topology with default link attributes.
 pub fn parse_gml(text: &str) -> Result<Topology, GmlError> {
     parse_gml_with(text, &GmlDefaults::default())
@@ -348,6 +382,61 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
         };
         let mut src = None;
         let mut dst = None;
+        let mut set = LinkSet::default();
+        // Where each attribute was written: (line, key, word).
+        let mut written: Vec<(LinkAttr, usize, &str, String)> = Vec::new();
+        for a in attrs {
+            let line = a.line;
+            let key = a.key.as_str();
+            let (attr, word) = match (key, &a.value) {
+                ("source", _) => {
+                    src = Some((as_id(a)?, line));
+                    continue;
+                }
+                ("target", _) => {
+                    dst = Some((as_id(a)?, line));
+                    continue;
+                }
+                ("bandwidth" | "bw" | "kbps" | "delay" | "loss" | "queue", Value::List(_)) => {
+                    return Err(err(
+                        line,
+                        key,
+                        "expected a number or a string, found a list",
+                    ))
+                }
+                ("kbps", Value::Num(v, raw)) => {
+                    (LinkAttr::Bw, format!("{}Kbit/s", number(*v, raw)))
+                }
+                ("kbps", Value::Str(_)) => {
+                    return Err(err(
+                        line,
+                        key,
+                        "expected a number of kbit/s (or use `bandwidth \"10Mbit/s\"`)",
+                    ))
+                }
+                ("bandwidth" | "bw" | "delay" | "loss" | "queue", Value::Num(v, raw)) => {
+                    (attr_of(key), number(*v, raw))
+                }
+                ("bandwidth" | "bw" | "delay" | "loss" | "queue", Value::Str(s)) => {
+                    (attr_of(key), s.clone())
+                }
+                _ => continue,
+            };
+            set.set_word(attr, &word)
+                .map_err(|e| err(line, key, e.to_string()))?;
+            written.retain(|w| w.0 != attr);
+            written.push((attr, line, key, word));
+        }
+        if let Err(limit) = set.check() {
+            // The attribute was written (defaults are not checked here).
+            let (line, key, word) = written
+                .iter()
+                .find(|w| w.0 == limit.attr)
+                .map_or((e.line, limit.attr.name(), ""), |w| {
+                    (w.1, w.2, w.3.as_str())
+                });
+            return Err(err(line, key, limit.message(word)));
+        }
         let mut link = Link {
             a: 0,
             b: 0,
@@ -356,43 +445,7 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
             loss: defaults.loss,
             queue: defaults.queue,
         };
-        for a in attrs {
-            let line = a.line;
-            let key = a.key.as_str();
-            let bad = |m: String| err(line, key, m);
-            match (key, &a.value) {
-                ("source", _) => src = Some((as_id(a)?, line)),
-                ("target", _) => dst = Some((as_id(a)?, line)),
-                ("bandwidth" | "bw", Value::Num(v, _)) => {
-                    if !v.is_finite() || *v < 0.0 || *v > u64::MAX as f64 {
-                        return Err(bad(format!("{v} is not a bandwidth in bit/s")));
-                    }
-                    link.bw = Rate::from_bps(v.round() as u64);
-                }
-                ("bandwidth" | "bw", Value::Str(s)) => link.bw = parse_rate(s).map_err(bad)?,
-                ("kbps", Value::Num(v, _)) => {
-                    if !v.is_finite() || *v < 0.0 || *v > 1e15 {
-                        return Err(bad(format!("{v} is not a bandwidth in kbit/s")));
-                    }
-                    link.bw = Rate::from_bps((v * 1000.0).round() as u64);
-                }
-                ("delay", Value::Num(v, _)) => link.delay = delay_from_ms(*v).map_err(bad)?,
-                ("delay", Value::Str(s)) => link.delay = parse_delay(s).map_err(bad)?,
-                ("loss", Value::Num(v, _)) => link.loss = check_loss(*v).map_err(bad)?,
-                ("loss", Value::Str(s)) => link.loss = parse_loss(s).map_err(bad)?,
-                ("queue", Value::Num(v, _)) => {
-                    if v.fract() != 0.0 || *v < 1.0 || *v > u32::MAX as f64 {
-                        return Err(bad(format!("{v} is not a whole number of slots >= 1")));
-                    }
-                    link.queue = check_queue(QueueLimit::Slots(*v as u32)).map_err(bad)?;
-                }
-                ("queue", Value::Str(s)) => link.queue = parse_queue(s).map_err(bad)?,
-                ("bandwidth" | "bw" | "kbps" | "delay" | "loss" | "queue", Value::List(_)) => {
-                    return Err(bad("expected a number or a string, found a list".into()))
-                }
-                _ => {}
-            }
-        }
+        set.apply(&mut link);
         let (s, sl) = src.ok_or_else(|| err(e.line, "source", "edge has no source"))?;
         let (t, tl) = dst.ok_or_else(|| err(e.line, "target", "edge has no target"))?;
         link.a = topo
@@ -409,7 +462,8 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
     Ok(topo)
 }
 
-/// Write a topology as GML that [`parse_gml`] reads back unchanged.
+/// Write a topology as GML that [`parse_gml`] reads back unchanged (a
+/// loss is written to nine decimals, the unit layer's precision).
 pub fn to_gml(topo: &Topology) -> String {
     use std::fmt::Write;
     let mut s = String::from("graph [\n");
@@ -426,13 +480,13 @@ pub fn to_gml(topo: &Topology) -> String {
         };
         let _ = writeln!(
             s,
-            "  edge [ source {} target {} bandwidth {} delay \"{}ns\" loss {:?} queue \"{}\" ]",
+            "  edge [ source {} target {} bandwidth {} delay \"{}ns\" loss {} queue \"{}\" ]",
             a.id,
             b.id,
             l.bw.bps(),
             l.delay.as_nanos(),
-            l.loss,
-            crate::model::format_queue(l.queue)
+            loss_probability(l.loss),
+            pipelab_lang::units::format_queue(l.queue)
         );
     }
     s.push_str("]\n");

@@ -11,11 +11,20 @@
 //!   (ring, star, dumbbell, tree, GT-ITM-style transit-stub, Waxman).
 //! * **Distill** ([`mod@distill`], §4.1): hop-by-hop, end-to-end, walk-in,
 //!   walk-out and last-mile pipe topologies, with their routes.
-//! * **Route** ([`route`], §2.2, §4.3): shortest paths by delay or hops
-//!   between all VN pairs as a routing matrix of pipe lists, or a route
-//!   cache with on-demand Dijkstra; link and node faults with recomputation.
+//! * **Route** ([`paths`], [`route`], §2.2, §4.3): shortest paths by
+//!   delay or hops between all VN pairs as a routing matrix of pipe lists,
+//!   or a route cache with on-demand Dijkstra; link and node faults with
+//!   recomputation. `route` depends on `distill`, which depends on
+//!   `paths` (shortest paths, the matrix, faults), never the reverse.
 //! * **Assign** ([`assign`], §2.1): pipes to cores by ModelNet's greedy
 //!   k-clusters, or by a balanced partitioner that cuts fewer routes.
+//! * **Control** ([`command`], [`linkset`]): one typed grammar for the
+//!   topology commands (`link A B down|up|set ...`, `node N down|up`,
+//!   `cross ...`, `every ...`) shared by the control socket of a live
+//!   topology, experiment files and the CLI; link attributes in files and
+//!   commands are read by the command language's unit layer
+//!   ([`pipelab_lang::units`]), so a value is accepted or refused the same
+//!   way everywhere.
 //! * **Run** ([`script`]): experiment files of timed commands for
 //!   `pipelab topo run`.
 //! * **Bind** ([`lower`]): lower a distilled topology to the one
@@ -24,28 +33,35 @@
 //!   emulation as every other mode, in virtual or real time (§2.2).
 //!
 //! What it deliberately does not do: I/O (callers pass text in), clocks,
-//! namespaces (the live mode binds VNs to them). Depends on the engine for
-//! units, queue bounds and seeded generators; on `pipelab-emu` for the
-//! spec; on petgraph for graphs and shortest paths; on serde and toml for
-//! the native format.
+//! namespaces (the live mode binds VNs to them); packets of cross traffic
+//! (its load is modelled, [`cross`]). Depends on the engine for queue
+//! bounds and seeded generators; on the command language (`pipelab-lang`)
+//! for parsing every value and for its lexer and errors; on `pipelab-emu`
+//! for the spec; on petgraph for graphs and shortest paths; on serde and
+//! toml for the native format.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod assign;
+pub mod command;
 pub mod cross;
 pub mod distill;
 pub mod gen;
 pub mod gml;
+pub mod linkset;
 pub mod lower;
 pub mod model;
 pub mod native;
+pub mod paths;
 pub mod route;
 pub mod script;
 
 pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
+pub use command::{parse_command, CommandError, LinkAction, Resolved, TopoCommand};
 pub use distill::{distill, distill_report, Distilled, Mode, PipeSpec, Stats};
 pub use gml::{parse_gml, GmlError};
+pub use linkset::{LinkAttr, LinkSet, Setting};
 pub use lower::{lower, pipe_config, pipe_number};
 pub use model::{Link, LinkAttrs, LinkClass, Node, Role, RoleAttrs, Topology};
 pub use native::{parse_toml, to_toml};

@@ -8,9 +8,9 @@
 //! [`Topology::nodes`] and [`Topology::links`]; a node's `id` is the name
 //! its source file gave it (GML `id`), kept for messages and round trips.
 //!
-//! This module also holds the unit parsers shared by the GML and TOML
-//! readers: bandwidths, delays, losses and queue bounds written as numbers
-//! or with units.
+//! Values are parsed elsewhere, by the command language's unit layer
+//! ([`pipelab_lang::units`], through [`crate::linkset`]); this module only
+//! holds them.
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
@@ -243,6 +243,15 @@ impl Topology {
         self.nodes.iter().position(|n| n.id == id)
     }
 
+    /// The index of the node a command names by `key`: the node whose
+    /// name is `key`, or else whose id is `key` written in decimal.
+    pub fn find_node(&self, key: &str) -> Option<usize> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == key)
+            .or_else(|| key.parse::<u64>().ok().and_then(|id| self.node_by_id(id)))
+    }
+
     /// The index of the link between node indices `a` and `b` (either
     /// orientation), the first if there are parallel links.
     pub fn find_link(&self, a: usize, b: usize) -> Option<usize> {
@@ -332,182 +341,5 @@ impl Topology {
             }
         }
         count
-    }
-}
-
-/// Split `s` into its leading number and the unit after it.
-fn split_number(s: &str) -> Result<(f64, &str), String> {
-    let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(i, c)| {
-            !(c.is_ascii_digit()
-                || c == '.'
-                || ((c == 'e' || c == 'E')
-                    && i > 0
-                    && s[i + 1..]
-                        .starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
-                || ((c == '-' || c == '+') && (i == 0 || s[..i].ends_with(['e', 'E']))))
-        })
-        .map_or(s.len(), |(i, _)| i);
-    let (num, unit) = s.split_at(end);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` does not start with a number"))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("`{s}` is not a finite non-negative number"));
-    }
-    Ok((v, unit.trim()))
-}
-
-/// A bandwidth: a number of bit/s, or a number with a unit (`bit/s`,
-/// `bps`, `b/s`, `Kbit/s`, `kbps`, `Mbit/s`, `Mb/s`, `Mbps`, `Gbit/s`, ...;
-/// `KB/s`, `MB/s` and `MBps` are bytes per second).
-pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let (v, unit) = split_number(s)?;
-    let u = unit.trim_end_matches("/s").trim_end_matches("ps");
-    let (mult, bytes) = match u {
-        "" | "bit" | "b" => (1.0, false),
-        "K" | "k" | "Kbit" | "kbit" | "Kb" | "kb" => (1e3, false),
-        "M" | "m" | "Mbit" | "mbit" | "Mb" | "mb" => (1e6, false),
-        "G" | "g" | "Gbit" | "gbit" | "Gb" | "gb" => (1e9, false),
-        "B" | "Byte" | "byte" => (1.0, true),
-        "KB" | "kB" | "KByte" => (1e3, true),
-        "MB" | "MByte" => (1e6, true),
-        "GB" | "GByte" => (1e9, true),
-        _ => return Err(format!("unknown bandwidth unit `{unit}` in `{}`", s.trim())),
-    };
-    let bps = v * mult * if bytes { 8.0 } else { 1.0 };
-    if bps > u64::MAX as f64 {
-        return Err(format!("bandwidth `{}` is too large", s.trim()));
-    }
-    Ok(Rate::from_bps(bps.round() as u64))
-}
-
-/// A delay: a number of milliseconds, or a number with a unit (`ns`, `us`,
-/// `µs`, `ms`, `s`).
-pub fn parse_delay(s: &str) -> Result<Duration, String> {
-    let (v, unit) = split_number(s)?;
-    let mult = match unit {
-        "" | "ms" | "msec" => 1e6,
-        "ns" => 1.0,
-        "us" | "µs" | "usec" => 1e3,
-        "s" | "sec" => 1e9,
-        _ => return Err(format!("unknown delay unit `{unit}` in `{}`", s.trim())),
-    };
-    let ns = v * mult;
-    if ns > 3600e9 {
-        return Err(format!("delay `{}` is more than an hour", s.trim()));
-    }
-    Ok(Duration::from_nanos(ns.round() as u64))
-}
-
-/// A delay given as a bare number of milliseconds.
-pub fn delay_from_ms(ms: f64) -> Result<Duration, String> {
-    if !ms.is_finite() || !(0.0..=3_600_000.0).contains(&ms) {
-        return Err(format!("delay {ms} ms is not in [0, 3600000]"));
-    }
-    Ok(Duration::from_nanos((ms * 1e6).round() as u64))
-}
-
-/// A loss: a probability in `[0, 1]`, or a percentage (`1%`).
-pub fn parse_loss(s: &str) -> Result<f64, String> {
-    let (v, unit) = split_number(s)?;
-    let p = match unit {
-        "" => v,
-        "%" => v / 100.0,
-        _ => return Err(format!("unknown loss unit `{unit}` in `{}`", s.trim())),
-    };
-    check_loss(p)
-}
-
-/// Check that `p` is a probability.
-pub fn check_loss(p: f64) -> Result<f64, String> {
-    if p.is_finite() && (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(format!("loss {p} is not a probability in [0, 1]"))
-    }
-}
-
-/// A queue bound: a number of packet slots, or a size in bytes (`1500B`,
-/// `100KB`, `1MB`; K = 1024 as in ipfw).
-pub fn parse_queue(s: &str) -> Result<QueueLimit, String> {
-    let (v, unit) = split_number(s)?;
-    let q = match unit {
-        "" | "slots" | "pkts" | "packets" => {
-            if v.fract() != 0.0 || v < 1.0 || v > u32::MAX as f64 {
-                return Err(format!(
-                    "queue `{}` is not a whole number of slots >= 1",
-                    s.trim()
-                ));
-            }
-            QueueLimit::Slots(v as u32)
-        }
-        "B" | "bytes" => QueueLimit::Bytes(v.round() as u64),
-        "KB" | "kB" | "K" => QueueLimit::Bytes((v * 1024.0).round() as u64),
-        "MB" | "M" => QueueLimit::Bytes((v * 1024.0 * 1024.0).round() as u64),
-        _ => return Err(format!("unknown queue unit `{unit}` in `{}`", s.trim())),
-    };
-    check_queue(q)
-}
-
-/// Check that a queue holds at least one packet.
-pub fn check_queue(q: QueueLimit) -> Result<QueueLimit, String> {
-    match q {
-        QueueLimit::Slots(0) | QueueLimit::Bytes(0) => {
-            Err("a queue must hold at least one packet".into())
-        }
-        q => Ok(q),
-    }
-}
-
-/// A queue bound written back in [`parse_queue`]'s syntax.
-pub fn format_queue(q: QueueLimit) -> String {
-    match q {
-        QueueLimit::Slots(n) => n.to_string(),
-        QueueLimit::Bytes(b) => format!("{b}B"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A pass proves bandwidths are read as bit/s bare and with each unit.
-    #[test]
-    fn rates_parse_with_and_without_units() {
-        assert_eq!(parse_rate("2000000"), Ok(Rate::from_bps(2_000_000)));
-        assert_eq!(parse_rate("2Mbit/s"), Ok(Rate::from_bps(2_000_000)));
-        assert_eq!(parse_rate("2 Mbps"), Ok(Rate::from_bps(2_000_000)));
-        assert_eq!(parse_rate("20Mb/s"), Ok(Rate::from_bps(20_000_000)));
-        assert_eq!(parse_rate("1.5Gbit/s"), Ok(Rate::from_bps(1_500_000_000)));
-        assert_eq!(parse_rate("100kbps"), Ok(Rate::from_bps(100_000)));
-        assert_eq!(parse_rate("1MB/s"), Ok(Rate::from_bps(8_000_000)));
-        assert!(parse_rate("fast").is_err());
-        assert!(parse_rate("3furlongs").is_err());
-    }
-
-    /// A pass proves delays are read as ms bare and with each unit.
-    #[test]
-    fn delays_parse_with_and_without_units() {
-        assert_eq!(parse_delay("10"), Ok(Duration::from_millis(10)));
-        assert_eq!(parse_delay("0.5"), Ok(Duration::from_micros(500)));
-        assert_eq!(parse_delay("250us"), Ok(Duration::from_micros(250)));
-        assert_eq!(parse_delay("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_delay("7ms"), Ok(Duration::from_millis(7)));
-        assert!(parse_delay("-1ms").is_err());
-    }
-
-    /// A pass proves losses and queues accept their documented forms.
-    #[test]
-    fn losses_and_queues_parse() {
-        assert_eq!(parse_loss("0.01"), Ok(0.01));
-        assert_eq!(parse_loss("1%"), Ok(0.01));
-        assert!(parse_loss("2").is_err());
-        assert_eq!(parse_queue("20"), Ok(QueueLimit::Slots(20)));
-        assert_eq!(parse_queue("100KB"), Ok(QueueLimit::Bytes(102_400)));
-        assert!(parse_queue("0").is_err());
-        assert!(parse_queue("1.5").is_err());
     }
 }

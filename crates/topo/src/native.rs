@@ -20,18 +20,18 @@
 //! queue = 20            # slots, or "64KB"
 //! ```
 //!
-//! Missing link attributes take [`crate::gml::GmlDefaults`]. Errors name
-//! the entry and field.
+//! Missing link attributes take [`crate::gml::GmlDefaults`]. Values are
+//! read as in GML, by the command language's unit layer through
+//! [`crate::linkset::LinkSet`] (an integer or a float is passed on as its
+//! plain decimal text): `bw = "10Mbps"` is refused with the language's
+//! message and hint. Errors name the entry and the key.
 
 use serde::{Deserialize, Serialize};
 
 use crate::gml::GmlDefaults;
-use crate::model::{
-    check_loss, check_queue, delay_from_ms, format_queue, parse_delay, parse_loss, parse_queue,
-    parse_rate, Link, Node, Role, Topology,
-};
+use crate::linkset::{loss_probability, LinkAttr, LinkSet};
+use crate::model::{Link, Node, Role, Topology};
 use crate::TopoError;
-use pipelab_engine::{QueueLimit, Rate};
 
 /// A number, or a string with a unit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +40,19 @@ enum NumOrStr {
     Int(i64),
     Float(f64),
     Str(String),
+}
+
+impl NumOrStr {
+    /// The value as the unit layer reads it: a string as written, a
+    /// number as its plain decimal (the shortest that reads back as the
+    /// float, never with an exponent).
+    fn word(&self) -> String {
+        match self {
+            NumOrStr::Int(v) => v.to_string(),
+            NumOrStr::Float(v) => format!("{v}"),
+            NumOrStr::Str(s) => s.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -117,55 +130,44 @@ pub fn parse_toml_with(text: &str, d: &GmlDefaults) -> Result<Topology, TopoErro
         if a == b {
             return Err(bad(what, "b", "a link cannot join a node to itself".into()));
         }
-        let e = |f: &str| {
-            let w = what.clone();
-            let f = f.to_string();
-            move |m: String| bad(w, &f, m)
-        };
-        let bw = match &l.bw {
-            None => d.bw,
-            Some(NumOrStr::Int(v)) if *v >= 0 => Rate::from_bps(*v as u64),
-            Some(NumOrStr::Float(v)) if v.is_finite() && *v >= 0.0 && *v < 1e19 => {
-                Rate::from_bps(v.round() as u64)
+        let mut set = LinkSet::default();
+        let given = [
+            (LinkAttr::Bw, &l.bw),
+            (LinkAttr::Delay, &l.delay),
+            (LinkAttr::Loss, &l.loss),
+            (LinkAttr::Queue, &l.queue),
+        ];
+        for (attr, value) in &given {
+            if let Some(v) = value {
+                set.set_word(*attr, &v.word())
+                    .map_err(|e| bad(what.clone(), attr.name(), e.to_string()))?;
             }
-            Some(NumOrStr::Str(s)) => parse_rate(s).map_err(e("bw"))?,
-            Some(other) => return Err(e("bw")(format!("{other:?} is not a bandwidth"))),
-        };
-        let delay = match &l.delay {
-            None => d.delay,
-            Some(NumOrStr::Int(v)) => delay_from_ms(*v as f64).map_err(e("delay"))?,
-            Some(NumOrStr::Float(v)) => delay_from_ms(*v).map_err(e("delay"))?,
-            Some(NumOrStr::Str(s)) => parse_delay(s).map_err(e("delay"))?,
-        };
-        let loss = match &l.loss {
-            None => d.loss,
-            Some(NumOrStr::Int(v)) => check_loss(*v as f64).map_err(e("loss"))?,
-            Some(NumOrStr::Float(v)) => check_loss(*v).map_err(e("loss"))?,
-            Some(NumOrStr::Str(s)) => parse_loss(s).map_err(e("loss"))?,
-        };
-        let queue = match &l.queue {
-            None => d.queue,
-            Some(NumOrStr::Int(v)) if *v >= 1 && *v <= u32::MAX as i64 => {
-                QueueLimit::Slots(*v as u32)
-            }
-            Some(NumOrStr::Str(s)) => parse_queue(s).map_err(e("queue"))?,
-            Some(other) => return Err(e("queue")(format!("{other:?} is not a queue bound"))),
-        };
-        let queue = check_queue(queue).map_err(e("queue"))?;
-        topo.links.push(Link {
+        }
+        if let Err(limit) = set.check() {
+            let word = given
+                .iter()
+                .find(|(attr, _)| *attr == limit.attr)
+                .and_then(|(_, v)| v.as_ref())
+                .map(NumOrStr::word)
+                .unwrap_or_default();
+            return Err(bad(what, limit.attr.name(), limit.message(&word)));
+        }
+        let mut link = Link {
             a,
             b,
-            bw,
-            delay,
-            loss,
-            queue,
-        });
+            bw: d.bw,
+            delay: d.delay,
+            loss: d.loss,
+            queue: d.queue,
+        };
+        set.apply(&mut link);
+        topo.links.push(link);
     }
     Ok(topo)
 }
-
 /// Write a topology in the native TOML format ([`parse_toml`] reads it
-/// back unchanged).
+/// back unchanged; a loss is written to nine decimals, the unit layer's
+/// precision).
 pub fn to_toml(topo: &Topology) -> Result<String, TopoError> {
     topo.validate()?;
     let file = File {
@@ -186,8 +188,8 @@ pub fn to_toml(topo: &Topology) -> Result<String, TopoError> {
                 b: topo.nodes[l.b].id,
                 bw: Some(NumOrStr::Str(format!("{}bit/s", l.bw.bps()))),
                 delay: Some(NumOrStr::Str(format!("{}ns", l.delay.as_nanos()))),
-                loss: Some(NumOrStr::Float(l.loss)),
-                queue: Some(NumOrStr::Str(format_queue(l.queue))),
+                loss: Some(NumOrStr::Float(loss_probability(l.loss).as_f64())),
+                queue: Some(NumOrStr::Str(pipelab_lang::units::format_queue(l.queue))),
             })
             .collect(),
     };
@@ -197,7 +199,7 @@ pub fn to_toml(topo: &Topology) -> Result<String, TopoError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pipelab_engine::Duration;
+    use pipelab_engine::{Duration, QueueLimit, Rate};
 
     /// A pass proves the documented example parses with its units.
     #[test]

@@ -9,32 +9,48 @@
 //! 9.5s    node N down
 //! ```
 //!
-//! One command per line; `#` starts a comment. The time is a number with
-//! a unit (`s`, `ms`, `us`; a bare number is seconds), counted from the
+//! One command per line; `#` starts a comment. The time is a duration
+//! read by the language's unit layer ([`pipelab_lang::units::parse_time`]:
+//! `s`, `ms`, `us`, `ns`; a bare number is seconds), counted from the
 //! start of the run; lines run in time order (lines with equal times in
 //! file order). Commands:
 //!
 //! * `exec VN SHELL-TEXT`: run `sh -c SHELL-TEXT` in VN's namespace, in
 //!   the background (redirections and pipes work; the run waits for it at
 //!   the end);
-//! * `link A B down|up`, `node N down|up`: fault injection through the
-//!   running emulator (node names or ids);
-//! * `link A B set bw 1Mbit/s delay 10ms loss 1% queue 20` (any subset):
-//!   new link attributes;
+//! * the topology commands of [`crate::command`] (one grammar with the
+//!   control socket and the CLI): `link A B down|up`, `node N down|up`
+//!   (fault injection, node names or ids), `link A B set bw 1Mbit/s
+//!   delay 10ms loss 1% queue 20` (any subset: new link attributes),
+//!   `cross SRC DST RATE [SRC DST RATE ...]` / `cross clear` (the
+//!   synthetic cross-traffic matrix from this time on, ModelNet §4.3,
+//!   [`crate::cross`]; each `cross` line replaces the previous matrix);
 //! * `every PERIOD until END link A B set ATTR VALUE ...`: scheduled
 //!   changes (ModelNet §4.3, the ACDC experiment): the change at the
 //!   line's time and every PERIOD after it up to END, where a value
 //!   `LO..HI` (of `bw`, `delay` or `loss`) is drawn uniformly at each
 //!   step, from a generator seeded by the line number (a run is
-//!   reproducible);
-//! * `cross SRC DST RATE [SRC DST RATE ...]` / `cross clear`: the
-//!   synthetic cross-traffic matrix from this time on (ModelNet §4.3,
-//!   [`crate::cross`]); each `cross` line replaces the previous matrix.
+//!   reproducible). The file is expanded into one `link A B set` step per
+//!   change, at most [`MAX_STEPS`] in all.
+//!
+//! `status` and `stop` are commands of the control socket, not of
+//! experiments. Errors ([`ScriptError`]) name the line and column.
+
+use core::fmt;
 
 use pipelab_engine::Duration;
+use pipelab_lang::lexer::tokenize_line;
+use pipelab_lang::units;
+use pipelab_lang::ParseError;
 
-use crate::model::parse_delay;
-use crate::TopoError;
+use crate::command::{parse_command_tokens, LinkAction, TopoCommand};
+
+/// The most steps an experiment file may expand to (`every` lines
+/// included).
+pub const MAX_STEPS: usize = 1_000_000;
+
+/// The commands of an experiment file, as listed in hints.
+pub const SCRIPT_COMMANDS: &str = "exec, link, node, cross, every";
 
 /// What a script line does.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,8 +62,9 @@ pub enum Action {
         /// The shell text.
         command: String,
     },
-    /// A control command for the emulator (`link A B down`, ...).
-    Control(String),
+    /// A topology command for the running emulator: `link`, `node` or
+    /// `cross` (never `every`, which is expanded, nor `status` or `stop`).
+    Control(TopoCommand),
 }
 
 /// One timed line.
@@ -61,172 +78,188 @@ pub struct Step {
     pub action: Action,
 }
 
-fn err(line: usize, msg: impl core::fmt::Display) -> TopoError {
-    TopoError::Invalid(format!("line {line}: {msg}"))
+/// An error in an experiment file: the language's positioned error (line,
+/// column, word, message, hint).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptError(pub ParseError);
+
+impl fmt::Display for ScriptError {
+    /// `line 3: message[: hint]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.0.line, self.0.message)?;
+        if let Some(h) = &self.0.hint {
+            write!(f, ": {h}")?;
+        }
+        Ok(())
+    }
 }
 
-fn parse_time(s: &str) -> Result<Duration, String> {
-    if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        let v: f64 = s.parse().map_err(|_| format!("bad time `{s}`"))?;
-        if !(0.0..=86_400.0).contains(&v) {
-            return Err(format!("time `{s}` is not in [0, 86400] s"));
+impl std::error::Error for ScriptError {}
+
+impl ScriptError {
+    /// The error with the line of `source` (the file's text) and a caret
+    /// under the word:
+    ///
+    /// ```text
+    /// exp.txt: line 2: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?
+    ///   2 | 5s link a b set bw 1Mbps
+    ///     |                    ^^^^^
+    /// ```
+    pub fn render(&self, file: &str, source: &str) -> String {
+        let e = &self.0;
+        let mut out = format!("{file}: {self}");
+        if let Some(text) = source.lines().nth((e.line as usize).saturating_sub(1)) {
+            let num = e.line.to_string();
+            let shown: String = text
+                .chars()
+                .map(|c| if c == '\t' { ' ' } else { c })
+                .collect();
+            out += &format!(
+                "\n  {num} | {}\n  {} | {}{}",
+                shown.trim_end(),
+                " ".repeat(num.len()),
+                " ".repeat((e.column as usize).saturating_sub(1)),
+                "^".repeat(e.word.chars().count().max(1))
+            );
         }
-        return Ok(Duration::from_nanos((v * 1e9).round() as u64));
+        out
     }
-    parse_delay(s)
+}
+
+fn err(
+    line: u32,
+    column: u32,
+    word: &str,
+    message: impl Into<String>,
+    hint: Option<String>,
+) -> ScriptError {
+    ScriptError(ParseError::new(line, column, word, message, hint))
 }
 
 /// Parse an experiment file; steps come back sorted by time (stable).
-pub fn parse_script(text: &str) -> Result<Vec<Step>, TopoError> {
+pub fn parse_script(text: &str) -> Result<Vec<Step>, ScriptError> {
     let mut steps = Vec::new();
     for (k, raw) in text.lines().enumerate() {
         let line = k + 1;
-        let body = raw.trim();
-        if body.is_empty() || body.starts_with('#') {
+        let line_no = u32::try_from(line).unwrap_or(u32::MAX);
+        let toks = tokenize_line(raw, line_no);
+        let Some(time) = toks.first() else {
             continue;
-        }
-        let (time, rest) = body
-            .split_once(char::is_whitespace)
-            .ok_or_else(|| err(line, format!("expected `TIME COMMAND`, got `{body}`")))?;
-        let at = parse_time(time).map_err(|e| err(line, e))?;
-        let rest = rest.trim_start();
-        if let Some(sched) = rest.strip_prefix("every ") {
-            steps.extend(parse_every(line, at, sched)?);
-            continue;
-        }
-        let (verb, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let args = args.trim();
-        let words: Vec<&str> = args.split_whitespace().collect();
-        let action = match verb {
+        };
+        let Some(verb) = toks.get(1) else {
+            return Err(err(
+                line_no,
+                time.end_column(),
+                "",
+                format!("expected `TIME COMMAND`, got `{}`", raw.trim()),
+                Some("e.g. 5s link r0 r1 down".into()),
+            ));
+        };
+        let at = units::parse_time(time.text)
+            .map_err(|e| err(line_no, time.column, time.text, e.message, e.hint))?;
+        let action = match verb.text.to_ascii_lowercase().as_str() {
             "exec" => {
-                let (vn, command) = args
-                    .split_once(char::is_whitespace)
-                    .ok_or_else(|| err(line, "expected `exec VN COMMAND...`"))?;
+                let usage = "expected `exec VN COMMAND...`";
+                let Some(vn) = toks.get(2) else {
+                    return Err(err(line_no, verb.end_column(), "", usage, None));
+                };
+                // The shell text is the rest of the line as written (a `#`
+                // in it is the shell's).
+                let after = char_offset(raw, vn.end_column());
+                let command = raw[after..].trim();
+                if command.is_empty() {
+                    return Err(err(line_no, vn.end_column(), "", usage, None));
+                }
                 Action::Exec {
-                    vn: vn.to_string(),
-                    command: command.trim().to_string(),
+                    vn: vn.text.to_string(),
+                    command: command.to_string(),
                 }
             }
-            "link" => match words.as_slice() {
-                [a, b, s @ ("up" | "down")] => Action::Control(format!("link {a} {b} {s}")),
-                [_, _, "set", rest @ ..]
-                    if !rest.is_empty() && rest.chunks_exact(2).remainder().is_empty() =>
-                {
-                    Action::Control(format!("link {args}"))
+            "link" | "node" | "cross" | "every" => {
+                match parse_command_tokens(&toks[1..]).map_err(ScriptError)? {
+                    TopoCommand::Every(e) => {
+                        if e.until < at {
+                            return Err(err(
+                                line_no,
+                                verb.column,
+                                verb.text,
+                                format!(
+                                    "`until {}` is before the start of the line ({at})",
+                                    e.until
+                                ),
+                                None,
+                            ));
+                        }
+                        let mut t = at;
+                        // Reproducible: the draws depend on the line number only.
+                        let mut rng = pipelab_engine::rng::rng_from_seed(0x5eed_0000 + line as u64);
+                        while t <= e.until {
+                            if steps.len() >= MAX_STEPS {
+                                return Err(too_many(line_no, verb.column, verb.text));
+                            }
+                            steps.push(Step {
+                                at: t,
+                                line,
+                                action: Action::Control(TopoCommand::Link {
+                                    a: e.a.clone(),
+                                    b: e.b.clone(),
+                                    action: LinkAction::Set(e.set.draw(&mut rng)),
+                                }),
+                            });
+                            t += e.period;
+                        }
+                        continue;
+                    }
+                    cmd => Action::Control(cmd),
                 }
-                _ => {
-                    return Err(err(
-                        line,
-                        "expected `link A B down|up` or `link A B set ATTR VALUE...`",
-                    ))
-                }
-            },
-            "cross" if !words.is_empty() => Action::Control(format!("cross {args}")),
-            "node" => match words.as_slice() {
-                [n, s @ ("up" | "down")] => Action::Control(format!("node {n} {s}")),
-                _ => return Err(err(line, "expected `node N down|up`")),
-            },
-            other => {
+            }
+            _ => {
                 return Err(err(
-                    line,
-                    format!("unknown command `{other}` (exec, link, node, cross)"),
+                    line_no,
+                    verb.column,
+                    verb.text,
+                    format!("unknown command `{}`", verb.text),
+                    Some(format!("experiment commands: {SCRIPT_COMMANDS}")),
                 ))
             }
         };
+        if steps.len() >= MAX_STEPS {
+            return Err(too_many(line_no, verb.column, verb.text));
+        }
         steps.push(Step { at, line, action });
     }
     steps.sort_by_key(|s| s.at);
     Ok(steps)
 }
 
-/// `every PERIOD until END link A B set ATTR VALUE...` starting at `at`,
-/// where a value `LO..HI` is drawn uniformly at each step.
-fn parse_every(line: usize, at: Duration, text: &str) -> Result<Vec<Step>, TopoError> {
-    use rand::Rng;
-    let w: Vec<&str> = text.split_whitespace().collect();
-    let usage = "expected `every PERIOD until END link A B set ATTR VALUE|LO..HI ...`";
-    let [period, "until", end, "link", a, b, "set", attrs @ ..] = w.as_slice() else {
-        return Err(err(line, usage));
-    };
-    if attrs.is_empty() || !attrs.chunks_exact(2).remainder().is_empty() {
-        return Err(err(line, usage));
-    }
-    let period = parse_time(period).map_err(|e| err(line, e))?;
-    let end = parse_time(end).map_err(|e| err(line, e))?;
-    if period == Duration::ZERO {
-        return Err(err(line, "the period must be positive"));
-    }
-    if end < at {
-        return Err(err(line, "`until` is before the start"));
-    }
-    // Each attribute: a fixed text, or a range of numbers to draw from,
-    // with how to print a drawn number.
-    enum Val {
-        Fixed(String),
-        Range(f64, f64, fn(f64) -> String),
-    }
-    let mut vals = Vec::new();
-    for kv in attrs.chunks_exact(2) {
-        let (k, v) = (kv[0], kv[1]);
-        let Some((lo, hi)) = v.split_once("..") else {
-            vals.push((k, Val::Fixed(v.to_string())));
-            continue;
-        };
-        let bad = |e: String| err(line, format!("{k} `{v}`: {e}"));
-        let (l, h, fmt): (f64, f64, fn(f64) -> String) = match k {
-            "delay" => (
-                parse_delay(lo).map_err(bad)?.as_nanos() as f64,
-                parse_delay(hi).map_err(bad)?.as_nanos() as f64,
-                |x| format!("{}ns", x.round() as u64),
-            ),
-            "bw" => (
-                crate::model::parse_rate(lo).map_err(bad)?.bps() as f64,
-                crate::model::parse_rate(hi).map_err(bad)?.bps() as f64,
-                |x| format!("{}bit/s", x.round().max(1.0) as u64),
-            ),
-            "loss" => (
-                crate::model::parse_loss(lo).map_err(bad)?,
-                crate::model::parse_loss(hi).map_err(bad)?,
-                |x| format!("{x:.6}"),
-            ),
-            _ => {
-                return Err(err(
-                    line,
-                    format!("`{k}` takes no range (bw, delay, loss do)"),
-                ))
-            }
-        };
-        if h < l {
-            return Err(err(line, format!("{k} `{v}`: empty range")));
-        }
-        vals.push((k, Val::Range(l, h, fmt)));
-    }
-    // Reproducible: the draws depend on the line number only.
-    let mut rng = pipelab_engine::rng::rng_from_seed(0x5eed_0000 + line as u64);
-    let mut out = Vec::new();
-    let mut t = at;
-    while t <= end {
-        let mut cmd = format!("link {a} {b} set");
-        for (k, v) in &vals {
-            let text = match v {
-                Val::Fixed(s) => s.clone(),
-                Val::Range(l, h, fmt) => fmt(if h > l { rng.gen_range(*l..*h) } else { *l }),
-            };
-            cmd += &format!(" {k} {text}");
-        }
-        out.push(Step {
-            at: t,
-            line,
-            action: Action::Control(cmd),
-        });
-        t += period;
-    }
-    Ok(out)
+fn too_many(line: u32, column: u32, word: &str) -> ScriptError {
+    err(
+        line,
+        column,
+        word,
+        format!("the file makes more than {MAX_STEPS} steps"),
+        Some("give `every` a longer period".into()),
+    )
+}
+
+/// The byte offset of the character at 1-based `column` of `text` (its
+/// length if the column is past the end).
+fn char_offset(text: &str, column: u32) -> usize {
+    text.char_indices()
+        .nth((column as usize).saturating_sub(1))
+        .map_or(text.len(), |(i, _)| i)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::parse_command;
+    use crate::linkset::Setting;
+    use pipelab_engine::Rate;
+
+    fn control(line: &str) -> Action {
+        Action::Control(parse_command(line).unwrap_or_else(|e| panic!("{line}: {e}")))
+    }
 
     #[test]
     fn parses_and_sorts() {
@@ -235,10 +268,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.len(), 5);
-        assert_eq!(
-            s[4].action,
-            Action::Control("link A B set bw 1Mbit/s delay 4ms".into())
-        );
+        assert_eq!(s[4].action, control("link A B set bw 1Mbit/s delay 4ms"));
         assert_eq!(s[0].at, Duration::ZERO);
         assert_eq!(
             s[0].action,
@@ -248,43 +278,68 @@ mod tests {
             }
         );
         assert_eq!(s[1].at, Duration::from_millis(500));
-        assert_eq!(s[1].action, Action::Control("node 7 up".into()));
+        assert_eq!(s[1].action, control("node 7 up"));
         assert_eq!(s[2].at, Duration::from_millis(1500));
         assert_eq!(s[2].line, 6);
-        assert_eq!(s[3].action, Action::Control("link A B down".into()));
+        assert_eq!(s[3].action, control("link A B down"));
+    }
+
+    /// A pass proves `cross clear` is the command that ends the cross
+    /// traffic, not a demand from a node called `clear`, and that `cross`
+    /// lines keep their demands.
+    #[test]
+    fn cross_lines_parse() {
+        let s =
+            parse_script("15s cross vn1 vn7 2Mbit/s vn2 vn9 500Kbit/s\n25s cross clear\n").unwrap();
+        assert_eq!(
+            s[0].action,
+            control("cross vn1 vn7 2Mbit/s vn2 vn9 500Kbit/s")
+        );
+        assert_eq!(s[1].action, Action::Control(TopoCommand::CrossClear));
+    }
+
+    /// A pass proves `exec` keeps the rest of the line for the shell,
+    /// `#` and all.
+    #[test]
+    fn exec_keeps_the_shell_text() {
+        let s = parse_script("0s  exec vn5 iperf3 -s -D   # in the background\n").unwrap();
+        assert_eq!(
+            s[0].action,
+            Action::Exec {
+                vn: "vn5".into(),
+                command: "iperf3 -s -D   # in the background".into()
+            }
+        );
     }
 
     #[test]
     fn every_draws_values_in_range() {
-        let s = parse_script(
-            "1s every 2s until 9s link r0 r1 set delay 5ms..50ms bw 1Mbit/s loss 0..1%\n",
-        )
-        .unwrap();
+        let text = "1s every 2s until 9s link r0 r1 set delay 5ms..50ms bw 1Mbit/s loss 0..1%\n";
+        let s = parse_script(text).unwrap();
         assert_eq!(s.len(), 5);
         for (k, st) in s.iter().enumerate() {
             assert_eq!(st.at, Duration::from_secs(1 + 2 * k as u64));
-            let Action::Control(c) = &st.action else {
+            let Action::Control(TopoCommand::Link {
+                a,
+                b,
+                action: LinkAction::Set(set),
+            }) = &st.action
+            else {
                 panic!("{st:?}")
             };
-            let w: Vec<&str> = c.split_whitespace().collect();
-            assert_eq!(&w[..4], ["link", "r0", "r1", "set"]);
-            let d = parse_delay(w[5]).unwrap();
+            assert_eq!((a.as_str(), b.as_str()), ("r0", "r1"));
+            assert!(set.is_fixed(), "{set}");
+            let d = set.delay.map(Setting::low).unwrap_or_default();
             assert!(
-                d >= Duration::from_millis(5) && d < Duration::from_millis(50),
-                "{c}"
+                d >= Duration::from_millis(5) && d <= Duration::from_millis(50),
+                "{set}"
             );
-            assert_eq!(w[7], "1Mbit/s");
-            let l: f64 = w[9].parse().unwrap();
-            assert!((0.0..0.01).contains(&l), "{c}");
+            assert_eq!(set.bw, Some(Setting::Value(Rate::from_bps(1_000_000))));
+            let l = set.loss.map(Setting::low).unwrap_or_default();
+            assert!(l.ppb() <= 10_000_000, "{set}");
         }
         // The same text draws the same values.
-        assert_eq!(
-            s,
-            parse_script(
-                "1s every 2s until 9s link r0 r1 set delay 5ms..50ms bw 1Mbit/s loss 0..1%\n"
-            )
-            .unwrap()
-        );
+        assert_eq!(s, parse_script(text).unwrap());
         for (text, want) in [
             ("0s every 0s until 5s link a b set delay 1ms", "positive"),
             (
@@ -300,6 +355,10 @@ mod tests {
                 "empty range",
             ),
             ("0s every 1s link a b set delay 1ms", "expected `every"),
+            (
+                "0s every 1ns until 1s link a b set delay 1ms",
+                "more than 1000000 steps",
+            ),
         ] {
             let e = parse_script(text).unwrap_err().to_string();
             assert!(e.contains(want) && e.contains("line 1"), "{text}: {e}");
@@ -312,12 +371,29 @@ mod tests {
             ("0s exec r1", "line 1"),
             ("\n1s link A down", "line 2"),
             ("1s node N sideways", "line 1: expected `node"),
-            ("1x exec a b", "line 1: unknown delay unit"),
+            ("1x exec a b", "line 1: unknown unit 'x' in '1x'"),
             ("2s fly away", "unknown command `fly`"),
+            ("2s stop", "unknown command `stop`"),
             ("exec", "line 1: expected `TIME COMMAND`"),
+            (
+                "5s link a b set bw 10Mbps",
+                "line 1: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+            ),
         ] {
             let e = parse_script(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text:?}: {e}");
         }
+    }
+
+    /// A pass proves a rendered error shows the line and a caret under
+    /// the word.
+    #[test]
+    fn errors_render_with_a_caret() {
+        let text = "0s exec a true\n5s link a b set bw 1Mbps\n";
+        let e = parse_script(text).unwrap_err();
+        assert_eq!(
+            e.render("exp.txt", text),
+            "exp.txt: line 2: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?\n  2 | 5s link a b set bw 1Mbps\n    |                    ^^^^^"
+        );
     }
 }

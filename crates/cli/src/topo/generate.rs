@@ -3,10 +3,9 @@
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Subcommand, ValueEnum};
-use pipelab_engine::{Duration, QueueLimit, Rate};
 use pipelab_topo::gen::{self, TransitStub, Waxman};
-use pipelab_topo::model::{parse_delay, parse_loss, parse_queue, parse_rate, LinkAttrs, RoleAttrs};
-use pipelab_topo::{Role, Topology};
+use pipelab_topo::model::RoleAttrs;
+use pipelab_topo::{LinkSet, Role, Topology};
 use std::path::PathBuf;
 
 /// The most nodes `topo gen` makes (distilling even a tenth of them end to
@@ -44,60 +43,13 @@ fn positive(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Link attributes given on the command line: any subset of bandwidth,
-/// delay, loss and queue; the rest keep the class's default.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LinkSet {
-    bw: Option<Rate>,
-    delay: Option<Duration>,
-    loss: Option<f64>,
-    queue: Option<QueueLimit>,
-}
-
-impl LinkSet {
-    fn apply(&self, base: &mut LinkAttrs) {
-        if let Some(v) = self.bw {
-            base.bw = v;
-        }
-        if let Some(v) = self.delay {
-            base.delay = v;
-        }
-        if let Some(v) = self.loss {
-            base.loss = v;
-        }
-        if let Some(v) = self.queue {
-            base.queue = v;
-        }
-    }
-}
-
-/// Parse `bw 2Mbit/s delay 1ms loss 1.5% queue 50` (any subset, in any
-/// order; `bw=2Mbit/s` works too), with the topology crate's unit parsers.
-pub fn parse_link_set(s: &str) -> Result<LinkSet, String> {
-    let words: Vec<&str> = s
-        .split(|c: char| c.is_whitespace() || c == '=' || c == ',')
-        .filter(|w| !w.is_empty())
-        .collect();
-    if words.is_empty() || words.len() % 2 == 1 {
-        return Err("expected ATTR VALUE pairs, e.g. 'bw 10Mbit/s delay 20ms loss 1% queue 50' (bw, delay, loss, queue)".into());
-    }
-    let mut set = LinkSet::default();
-    for kv in words.chunks_exact(2) {
-        let (k, v) = (kv[0], kv[1]);
-        let bad = |e: String| format!("{k} '{v}': {e}");
-        match k.to_ascii_lowercase().as_str() {
-            "bw" | "bandwidth" => set.bw = Some(parse_rate(v).map_err(bad)?),
-            "delay" => set.delay = Some(parse_delay(v).map_err(bad)?),
-            "loss" | "plr" => set.loss = Some(parse_loss(v).map_err(bad)?),
-            "queue" => set.queue = Some(parse_queue(v).map_err(bad)?),
-            _ => {
-                return Err(format!(
-                    "unknown link attribute '{k}' (bw, delay, loss, queue)"
-                ))
-            }
-        }
-    }
-    Ok(set)
+/// Parse a link class's attributes, `bw 2Mbit/s delay 1ms loss 1.5% queue
+/// 50` (any subset, in any order; `bw=2Mbit/s` works too), with the
+/// topology command grammar's [`LinkSet`] (values read by the command
+/// language's units, as in `link A B set`); an error shows the words with
+/// a caret.
+fn parse_link_set(s: &str) -> Result<LinkSet, String> {
+    pipelab_topo::command::parse_link_set(s).map_err(|e| crate::caret(s, &e))
 }
 
 /// The access links of the VNs (client–stub class).
@@ -289,17 +241,17 @@ fn role_attrs(
 ) -> RoleAttrs {
     let mut a = RoleAttrs::default();
     if let Some(s) = &access.access {
-        s.apply(&mut a.client_stub);
+        s.apply_to_attrs(&mut a.client_stub);
     }
     if let Some(s) = stub.and_then(|s| s.stub_link.as_ref()) {
-        s.apply(&mut a.stub_stub);
+        s.apply_to_attrs(&mut a.stub_stub);
     }
     if let Some(t) = transit {
         if let Some(s) = &t.uplink {
-            s.apply(&mut a.stub_transit);
+            s.apply_to_attrs(&mut a.stub_transit);
         }
         if let Some(s) = &t.transit_link {
-            s.apply(&mut a.transit_transit);
+            s.apply_to_attrs(&mut a.transit_transit);
         }
     }
     a
@@ -495,25 +447,26 @@ pub fn run(kind: GenKind) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    /// A pass proves link attributes parse in any subset and order, and
-    /// that errors name the attribute and its value.
+    /// A pass proves a class's attributes parse in any subset and order
+    /// (`=` too), and that an error shows the word with a caret.
     #[test]
-    fn link_sets_parse_and_name_errors() {
-        let s = parse_link_set("delay 20ms bw 2Mbit/s loss 1.5% queue 50").expect("parses");
-        assert_eq!(s.bw, Some(Rate::from_bps(2_000_000)));
-        assert_eq!(s.delay, Some(Duration::from_millis(20)));
-        assert_eq!(s.loss, Some(0.015));
-        assert_eq!(s.queue, Some(QueueLimit::Slots(50)));
+    fn link_sets_parse_and_point_at_errors() {
+        use pipelab_engine::{Duration, QueueLimit, Rate};
+        use pipelab_topo::model::LinkAttrs;
+        let s = parse_link_set("delay 20ms bw=2Mbit/s loss 1.5% queue 50").expect("parses");
+        let mut a = LinkAttrs::new(Rate::from_bps(1), Duration::ZERO);
+        s.apply_to_attrs(&mut a);
+        assert_eq!(a.bw, Rate::from_bps(2_000_000));
+        assert_eq!(a.delay, Duration::from_millis(20));
+        assert_eq!(a.loss, 0.015);
+        assert_eq!(a.queue, QueueLimit::Slots(50));
         assert_eq!(
-            parse_link_set("bw=10Mbit/s").expect("parses").bw,
-            Some(Rate::from_bps(10_000_000))
+            parse_link_set("bw fast").expect_err("bad rate"),
+            "invalid rate 'fast': rates are written like 10Mbit/s\n  bw fast\n     ^"
         );
-        let e = parse_link_set("bw fast").expect_err("bad rate");
-        assert!(e.contains("bw 'fast'"), "{e}");
-        assert!(parse_link_set("bw").is_err());
-        assert!(parse_link_set("").is_err());
-        assert!(parse_link_set("colour red").is_err());
-        assert!(parse_link_set("loss 150%").is_err());
+        for bad in ["bw", "", "colour red", "loss 150%", "bw 10Mbps"] {
+            assert!(parse_link_set(bad).is_err(), "{bad}");
+        }
     }
 
     /// A pass proves the size check counts nodes exactly and never

@@ -1,0 +1,370 @@
+//! Shortest paths and routing matrices: the base that distillation
+//! ([`mod@crate::distill`]) and routing under faults ([`crate::route`])
+//! both build on.
+//!
+//! * [`Metric`] and [`Routes`]: what a route minimises, and whether a
+//!   pair's two directions share one path.
+//! * `PathGraph`: a directed graph of arcs (link directions or pipes)
+//!   with the arcs usable now and the nodes that may not be passed
+//!   through; shortest-path trees by petgraph's Dijkstra, read back from
+//!   the exact integer distances with ties broken by the lowest arc index.
+//! * [`RouteMatrix`]: ModelNet's routing matrix, all VN pairs.
+//! * [`Faults`]: which links and nodes of the target topology are up.
+//!
+//! Dependencies point one way: `route` → `distill` → `paths` → `model`.
+//! This module knows nothing of distillation or of a running network.
+
+use std::collections::HashMap;
+use std::ops::Add;
+
+use petgraph::algo::dijkstra;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::{EdgeFiltered, EdgeRef};
+use petgraph::Direction;
+
+use crate::model::Topology;
+use crate::TopoError;
+
+/// What a route minimises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Total propagation delay (ties: fewer hops).
+    #[default]
+    Delay,
+    /// Number of target-topology links (ties: less delay).
+    Hops,
+}
+
+impl core::fmt::Display for Metric {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Metric::Delay => "delay",
+            Metric::Hops => "hops",
+        })
+    }
+}
+
+impl core::str::FromStr for Metric {
+    type Err = TopoError;
+    /// `delay` or `hops` (any case).
+    fn from_str(s: &str) -> Result<Metric, TopoError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "delay" => Ok(Metric::Delay),
+            "hops" | "hop" => Ok(Metric::Hops),
+            _ => Err(TopoError::Invalid(format!(
+                "unknown routing metric `{}` (delay, hops)",
+                s.trim()
+            ))),
+        }
+    }
+}
+
+/// Whether the two directions of a VN pair share one path (ModelNet:
+/// "routes are symmetric unless asked otherwise").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Routes {
+    /// The route from `d` to `s` is the route from `s` to `d` reversed.
+    #[default]
+    Symmetric,
+    /// Each direction is a shortest path of its own (ties may differ).
+    Asymmetric,
+}
+
+impl core::fmt::Display for Routes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Routes::Symmetric => "symmetric",
+            Routes::Asymmetric => "asymmetric",
+        })
+    }
+}
+
+impl core::str::FromStr for Routes {
+    type Err = TopoError;
+    /// `symmetric` or `asymmetric` (any case).
+    fn from_str(s: &str) -> Result<Routes, TopoError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "symmetric" => Ok(Routes::Symmetric),
+            "asymmetric" => Ok(Routes::Asymmetric),
+            _ => Err(TopoError::Invalid(format!(
+                "unknown route symmetry `{}` (symmetric, asymmetric)",
+                s.trim()
+            ))),
+        }
+    }
+}
+
+/// A lexicographic path cost: (primary metric, secondary metric, arcs).
+/// The arc count makes a distilled route prefer one collapsed pipe to a
+/// chain of them of the same length, and keeps every arc's cost positive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Cost(u64, u64, u64);
+
+impl Add for Cost {
+    type Output = Cost;
+    fn add(self, o: Cost) -> Cost {
+        Cost(
+            self.0.saturating_add(o.0),
+            self.1.saturating_add(o.1),
+            self.2.saturating_add(o.2),
+        )
+    }
+}
+
+/// One directed arc of a path graph: a link direction or a pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arc {
+    pub from: usize,
+    pub to: usize,
+    pub delay_ns: u64,
+    /// Target-topology links this arc stands for (1 for a link).
+    pub hops: u32,
+}
+
+/// A directed graph of arcs for shortest paths, with the arcs usable now
+/// and the nodes that may not be passed through.
+#[derive(Clone, Debug)]
+pub(crate) struct PathGraph {
+    g: DiGraph<(), u32>,
+    pub arcs: Vec<Arc>,
+    pub up: Vec<bool>,
+    pub no_transit: Vec<bool>,
+    metric: Metric,
+}
+
+impl PathGraph {
+    pub fn new(nodes: usize, arcs: Vec<Arc>, no_transit: Vec<bool>, metric: Metric) -> PathGraph {
+        let mut g = DiGraph::with_capacity(nodes, arcs.len());
+        for _ in 0..nodes {
+            g.add_node(());
+        }
+        for (i, a) in arcs.iter().enumerate() {
+            g.add_edge(NodeIndex::new(a.from), NodeIndex::new(a.to), i as u32);
+        }
+        let up = vec![true; arcs.len()];
+        PathGraph {
+            g,
+            arcs,
+            up,
+            no_transit,
+            metric,
+        }
+    }
+
+    fn cost(&self, arc: u32) -> Cost {
+        let a = &self.arcs[arc as usize];
+        match self.metric {
+            Metric::Delay => Cost(a.delay_ns, a.hops as u64, 1),
+            Metric::Hops => Cost(a.hops as u64, a.delay_ns, 1),
+        }
+    }
+
+    fn usable(&self, arc: u32, src: usize) -> bool {
+        let a = &self.arcs[arc as usize];
+        self.up[arc as usize] && (a.from == src || !self.no_transit[a.from])
+    }
+
+    /// The shortest-path tree from `src`: for each node, the arc that
+    /// reaches it (`None` for `src` and unreachable nodes).
+    pub fn tree(&self, src: usize) -> Vec<Option<u32>> {
+        let n = self.g.node_count();
+        let mut pred = vec![None; n];
+        if src >= n {
+            return pred;
+        }
+        let view = EdgeFiltered::from_fn(&self.g, |e: petgraph::graph::EdgeReference<'_, u32>| {
+            self.usable(*e.weight(), src)
+        });
+        let dist: HashMap<NodeIndex, Cost> =
+            dijkstra(&view, NodeIndex::new(src), None, |e| self.cost(*e.weight()));
+        let mut d = vec![None; n];
+        for (k, c) in &dist {
+            d[k.index()] = Some(*c);
+        }
+        for v in 0..n {
+            if v == src {
+                continue;
+            }
+            let Some(dv) = d[v] else { continue };
+            let mut best: Option<u32> = None;
+            for e in self
+                .g
+                .edges_directed(NodeIndex::new(v), Direction::Incoming)
+            {
+                let arc = *e.weight();
+                if !self.usable(arc, src) {
+                    continue;
+                }
+                let u = e.source().index();
+                if let Some(du) = d[u] {
+                    if du + self.cost(arc) == dv && best.is_none_or(|b| arc < b) {
+                        best = Some(arc);
+                    }
+                }
+            }
+            pred[v] = best;
+        }
+        pred
+    }
+
+    /// The arcs from the tree's root to `dst`, in order (`None` if
+    /// unreachable, empty if `dst` is the root).
+    pub fn path(&self, pred: &[Option<u32>], src: usize, dst: usize) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut v = dst;
+        while v != src {
+            let arc = (*pred.get(v)?)?;
+            out.push(arc);
+            v = self.arcs[arc as usize].from;
+            if out.len() > self.arcs.len() {
+                return None;
+            }
+        }
+        out.reverse();
+        Some(out)
+    }
+}
+
+/// ModelNet's routing matrix: for every ordered pair of VNs, the pipes a
+/// packet crosses (§2.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RouteMatrix {
+    vns: Vec<usize>,
+    /// Topology node index → VN position.
+    pos: HashMap<usize, usize>,
+    /// `routes[i·n + j]`: route from VN `i` to VN `j` (empty: none).
+    routes: Vec<Vec<u32>>,
+}
+
+impl RouteMatrix {
+    /// An empty matrix over these VNs (topology node indices).
+    pub fn new(vns: Vec<usize>) -> RouteMatrix {
+        let n = vns.len();
+        let pos = vns.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        RouteMatrix {
+            vns,
+            pos,
+            routes: vec![Vec::new(); n * n],
+        }
+    }
+
+    /// The VNs, as topology node indices.
+    pub fn vns(&self) -> &[usize] {
+        &self.vns
+    }
+
+    fn slot(&self, src: usize, dst: usize) -> Option<usize> {
+        let i = *self.pos.get(&src)?;
+        let j = *self.pos.get(&dst)?;
+        Some(i * self.vns.len() + j)
+    }
+
+    /// The route from VN `src` to VN `dst` (topology node indices), or
+    /// `None` if there is none (unreachable, or `src == dst`).
+    pub fn route(&self, src: usize, dst: usize) -> Option<&[u32]> {
+        let r = &self.routes[self.slot(src, dst)?];
+        (!r.is_empty()).then_some(r.as_slice())
+    }
+
+    pub(crate) fn set(&mut self, src: usize, dst: usize, r: Vec<u32>) {
+        if let Some(k) = self.slot(src, dst) {
+            self.routes[k] = r;
+        }
+    }
+
+    /// Every existing route as `(src, dst, pipes)`, in VN order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &[u32])> + '_ {
+        let n = self.vns.len();
+        self.routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .map(move |(k, r)| (self.vns[k / n], self.vns[k % n], r.as_slice()))
+    }
+
+    /// Number of existing routes.
+    pub fn len(&self) -> usize {
+        self.routes.iter().filter(|r| !r.is_empty()).count()
+    }
+
+    /// True if there is no route at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fill every pair from shortest-path trees over `g`. Symmetric:
+    /// pairs `(s, d)` with `s < d` are computed and mirrored onto the
+    /// reverse pipes, for the pairs `i < j` for which `want(i, j)` holds.
+    /// Asymmetric: every ordered pair `(i, j)` for which `want(i, j)`
+    /// holds is computed from `i`'s own tree.
+    pub(crate) fn fill(
+        &mut self,
+        g: &PathGraph,
+        routes: Routes,
+        want: &dyn Fn(usize, usize) -> bool,
+    ) {
+        let n = self.vns.len();
+        if routes == Routes::Asymmetric {
+            for i in 0..n {
+                if !(0..n).any(|j| j != i && want(i, j)) {
+                    continue;
+                }
+                let s = self.vns[i];
+                let tree = g.tree(s);
+                for j in (0..n).filter(|&j| j != i && want(i, j)) {
+                    let d = self.vns[j];
+                    self.routes[i * n + j] = g.path(&tree, s, d).unwrap_or_default();
+                }
+            }
+            return;
+        }
+        for i in 0..n {
+            if !(i + 1..n).any(|j| want(i, j)) {
+                continue;
+            }
+            let s = self.vns[i];
+            let tree = g.tree(s);
+            for j in i + 1..n {
+                if !want(i, j) {
+                    continue;
+                }
+                let d = self.vns[j];
+                let fwd = g.path(&tree, s, d).unwrap_or_default();
+                let rev: Vec<u32> = fwd.iter().rev().map(|p| p ^ 1).collect();
+                self.routes[i * n + j] = fwd;
+                self.routes[j * n + i] = rev;
+            }
+        }
+    }
+
+    pub(crate) fn raw(&self, i: usize, j: usize) -> &[u32] {
+        &self.routes[i * self.vns.len() + j]
+    }
+}
+
+/// Which elements of the target topology are up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Faults {
+    /// Per link index.
+    pub link_up: Vec<bool>,
+    /// Per node index.
+    pub node_up: Vec<bool>,
+}
+
+impl Faults {
+    /// Everything up.
+    pub fn none(topo: &Topology) -> Faults {
+        Faults {
+            link_up: vec![true; topo.links.len()],
+            node_up: vec![true; topo.nodes.len()],
+        }
+    }
+
+    /// True if link `i` and both its ends are up.
+    pub fn usable(&self, topo: &Topology, i: usize) -> bool {
+        let l = &topo.links[i];
+        self.link_up.get(i) != Some(&false)
+            && self.node_up.get(l.a) != Some(&false)
+            && self.node_up.get(l.b) != Some(&false)
+    }
+}

@@ -222,6 +222,16 @@ fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
     })
 }
 
+/// A configuration file read, applied and lowered to a spec (files its
+/// pipes name read relative to it), or the error to print.
+pub(crate) fn lower_file(path: &Path) -> Result<pipelab_emu::Spec, String> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let cfg = load_config(&name, &text).map_err(|f| f.message)?;
+    let mut load = file_loader(config_dir(path));
+    pipelab_emu::lower_config(&cfg, &mut load).map_err(|e| format!("{name}: {e}"))
+}
+
 /// The directory holding `config`, for [`file_loader`].
 fn config_dir(config: &Path) -> Option<PathBuf> {
     config.parent().map(Path::to_path_buf)
@@ -349,8 +359,14 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             })
         }
         Cmd::Topo(t) => {
-            let text =
-                topo::run(t).map_err(|message| Failure::usage(format!("error: {message}")))?;
+            let text = topo::run(t).map_err(|message| {
+                // A configuration's rendered errors carry their own prefix.
+                if message.starts_with("error: ") {
+                    Failure::usage(message)
+                } else {
+                    Failure::usage(format!("error: {message}"))
+                }
+            })?;
             emit(&text)
         }
         Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),

@@ -143,6 +143,12 @@ pub enum TopoCmd {
         /// Seed of every random decision (loss).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// A configuration of the language for the VNs' traffic (pipes,
+        /// schedulers, flow queues, rules, tables): rules see a VN's frames
+        /// as `out`, `recv VN`, `xmit DESTINATION-VN`; a frame a rule sends
+        /// to a pipe or queue takes its topology path when it leaves it.
+        #[arg(long, short = 'c', value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Stop a topology and remove its namespaces (also after a crash).
     Down {
@@ -462,9 +468,15 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             foreground,
             threads,
             seed,
+            config,
         } => {
             live::check_name(&name).map_err(|e| e.to_string())?;
             let topology = load(&file)?;
+            // Checked before anything is created (and before forking).
+            let config_spec = match &config {
+                Some(c) => Some(crate::lower_file(c)?),
+                None => None,
+            };
             let mode: Mode = distill
                 .parse()
                 .map_err(|e| format!("--distill '{distill}': {e}"))?;
@@ -491,6 +503,16 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     "--seed".into(),
                     seed.to_string(),
                 ];
+                let mut args = args;
+                if let Some(c) = &config {
+                    args.push("--config".into());
+                    args.push(
+                        std::fs::canonicalize(c)
+                            .unwrap_or_else(|_| c.clone())
+                            .display()
+                            .to_string(),
+                    );
+                }
                 return up_background(&args, &name);
             }
             let opts = live::UpOptions {
@@ -509,6 +531,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     ..RunnerOptions::default()
                 },
                 threads,
+                config: config_spec,
             };
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));

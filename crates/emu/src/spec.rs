@@ -244,6 +244,29 @@ impl Default for Spec {
 }
 
 impl Spec {
+    /// Add a configuration's objects to this spec (a topology's): its
+    /// pipes, flow queues, rules, tables, `one_pass` and the names it
+    /// resolves. A configuration's pipes are numbered below
+    /// [`TOPO_PIPE_BASE`], so they never clash with a topology's.
+    pub fn merge_config(&mut self, config: &Spec) {
+        self.pipes
+            .extend(config.pipes.iter().map(|(n, p)| (*n, p.clone())));
+        self.queues
+            .extend(config.queues.iter().map(|(n, q)| (*n, q.clone())));
+        self.rules
+            .extend(config.rules.iter().map(|(n, r)| (*n, r.clone())));
+        self.tables
+            .extend(config.tables.iter().map(|(n, t)| (*n, t.clone())));
+        self.one_pass = config.one_pass;
+        self.env.me.extend(config.env.me.iter().copied());
+        self.env
+            .ifaces
+            .extend(config.env.ifaces.iter().map(|(k, v)| (k.clone(), *v)));
+        self.env
+            .users
+            .extend(config.env.users.iter().map(|(k, v)| (k.clone(), *v)));
+    }
+
     /// The port plan of one port whose frames enter in `dir` and leave by
     /// the same port (virtual time's synthetic sources, host mode).
     pub fn single_port(name: &str, dir: Option<Direction>) -> Vec<PortDef> {

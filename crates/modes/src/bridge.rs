@@ -22,8 +22,9 @@
 //! either one forced. Each port chooses on its own.
 
 use crate::live::{LiveRunner, SendPort};
+use crate::report::{queue_counters, rule_counters, QueueCounters};
 use pipelab_classify::Direction;
-use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
+use pipelab_emu::{lower_config, Compiled, LowerError, Spec};
 use pipelab_engine::Duration;
 use pipelab_io::backends::af_packet::AfPacket;
 use pipelab_io::backends::af_xdp::AfXdp;
@@ -115,21 +116,6 @@ pub struct BridgeReport {
     pub rules: Vec<(u32, u64, u64)>,
     /// Per flow queue (`queue N`) counters, in number order.
     pub queues: Vec<QueueCounters>,
-}
-
-/// Counters of one flow queue over the run (all its instances).
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct QueueCounters {
-    /// The queue's number.
-    pub id: u32,
-    /// Packets offered to it.
-    pub arrivals: u64,
-    /// Packets it dropped (full).
-    pub drops: u64,
-    /// Packets its scheduler served.
-    pub served: u64,
-    /// Bytes its scheduler served.
-    pub served_bytes: u64,
 }
 
 /// Restores GRO on the ports when dropped.
@@ -309,27 +295,4 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
         Some(e) => Err(e),
         None => Ok(report),
     }
-}
-
-/// Per-rule counters: (number, packets, bytes), the default rule last.
-pub fn rule_counters(emu: &Emulation) -> Vec<(u32, u64, u64)> {
-    emu.rules()
-        .map(|(n, _, c)| (n, c.packets, c.bytes))
-        .collect()
-}
-
-/// Counters of every flow queue (`queue N`), in number order.
-pub fn queue_counters(emu: &Emulation) -> Vec<QueueCounters> {
-    emu.queue_numbers()
-        .filter_map(|id| {
-            let f = emu.queue_stats(emu.queue(id)?)?.flows;
-            Some(QueueCounters {
-                id,
-                arrivals: f.arrivals,
-                drops: f.drops,
-                served: f.served,
-                served_bytes: f.served_bytes,
-            })
-        })
-        .collect()
 }

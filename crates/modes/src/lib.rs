@@ -19,5 +19,6 @@ pub mod bridge;
 pub mod host;
 pub mod live;
 pub mod probe;
+pub mod report;
 pub mod shell;
 pub mod topo;

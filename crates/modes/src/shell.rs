@@ -124,7 +124,7 @@ pub struct ShellReport {
     /// Per-rule counters: (number, packets, bytes), the default rule last.
     pub rules: Vec<(u32, u64, u64)>,
     /// Per flow queue counters, in number order.
-    pub queues: Vec<crate::bridge::QueueCounters>,
+    pub queues: Vec<crate::report::QueueCounters>,
 }
 
 fn subnet_for(pid: u32) -> (Ipv4Addr, Ipv4Addr) {
@@ -269,8 +269,8 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
                 margin_us: r.margin().as_nanos() as f64 / 1e3,
                 buffer_bytes: r.buffer_bytes(),
                 seed,
-                rules: crate::bridge::rule_counters(r.emulation()),
-                queues: crate::bridge::queue_counters(r.emulation()),
+                rules: crate::report::rule_counters(r.emulation()),
+                queues: crate::report::queue_counters(r.emulation()),
             })
         })
         .map_err(io::Error::other)??;

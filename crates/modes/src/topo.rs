@@ -174,6 +174,12 @@ pub struct UpOptions {
     pub runner: RunnerOptions,
     /// Worker threads creating namespaces.
     pub threads: usize,
+    /// A configuration of the language for the VNs' traffic (pipes,
+    /// schedulers, flow queues, rules, tables), lowered already: its rules
+    /// see a VN's frames as `out`, received on the VN (`recv NAME`) and
+    /// sent to the destination's (`xmit NAME`); a frame a rule sends to a
+    /// pipe or queue takes its topology path when it leaves it.
+    pub config: Option<pipelab_emu::Spec>,
 }
 
 fn invalid(msg: impl Into<String>) -> io::Error {
@@ -283,6 +289,8 @@ struct Live {
     cross: Vec<Demand>,
     /// Topology pairs whose route changed since the start.
     paths_changed: usize,
+    /// The configuration for the VNs' traffic, if any.
+    config: Option<pipelab_emu::Spec>,
 }
 
 impl Live {
@@ -291,8 +299,11 @@ impl Live {
         let d = self.net.distilled();
         // Cross traffic follows the routes now in force.
         let loads = pipe_loads(d, &self.cross);
-        let spec =
+        let mut spec =
             pipelab_topo::lower(d, &self.names, self.base, &loads).map_err(|e| e.to_string())?;
+        if let Some(c) = &self.config {
+            spec.merge_config(c);
+        }
         Compiled::new(spec, self.seed).map_err(|e| e.to_string())
     }
 
@@ -319,13 +330,23 @@ impl Live {
         let change = match execute(line, &mut self.net, &mut self.cross)? {
             Outcome::Stop => return Ok(None),
             Outcome::Status => {
-                let (stats, lateness) = r.with(|r| (r.stats(), r.lateness()))?;
+                let (stats, lateness, rules, queues) = r.with(|r| {
+                    let e = r.emulation();
+                    (
+                        r.stats(),
+                        r.lateness(),
+                        crate::report::rule_counters(e),
+                        crate::report::queue_counters(e),
+                    )
+                })?;
                 let s = Status {
                     stats,
                     lateness,
                     links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
                     nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
                     routes_made: self.paths_changed,
+                    rules,
+                    queues,
                 };
                 return Ok(Some(serde_json::to_string(&s).map_err(|e| e.to_string())?));
             }
@@ -348,6 +369,11 @@ pub struct Status {
     pub nodes_down: usize,
     /// VN pairs whose route changed since the start (reroutes).
     pub routes_made: usize,
+    /// Per-rule counters of the topology's configuration: (number,
+    /// packets, bytes), the default rule last.
+    pub rules: Vec<(u32, u64, u64)>,
+    /// Per flow queue counters of the configuration.
+    pub queues: Vec<crate::report::QueueCounters>,
 }
 
 fn state_path(name: &str) -> PathBuf {
@@ -770,6 +796,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         seed: opts.runner.seed,
         cross: Vec::new(),
         paths_changed: 0,
+        config: opts.config.clone(),
     };
     let compiled = live.compiled().map_err(invalid)?;
     let n_routes = live.net.distilled().routes.len();

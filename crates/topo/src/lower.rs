@@ -26,7 +26,7 @@ pub fn pipe_config(p: &PipeSpec) -> Result<PipeConfig, TopoError> {
     let cfg =
         PipeConfig::new(p.bw, p.delay, p.queue).map_err(|e| TopoError::Engine(e.to_string()))?;
     if p.loss > 0.0 {
-        let prob = Probability::new(p.loss).map_err(|e| TopoError::Engine(format!("{e:?}")))?;
+        let prob = Probability::new(p.loss).map_err(|e| TopoError::Engine(e.to_string()))?;
         Ok(cfg.with_loss(LossConfig::Uniform(UniformLoss::new(
             prob,
             Probability::ZERO,

@@ -360,7 +360,7 @@ impl Models {
         let aqm_rng = || stage_rng(seed, StageKind::Aqm, stage);
         let (mut red, mut codel, mut pie) = (None, None, None);
         match cfg.aqm() {
-            Some(Aqm::Red(r)) => red = Some(Red::new((**r).clone(), aqm_rng())),
+            Some(Aqm::Red(r)) => red = Some(Red::new(*r, aqm_rng())),
             Some(Aqm::Codel(c)) => codel = Some(Codel::new(*c)),
             Some(Aqm::Pie(p)) => pie = Some(Pie::new(*p, aqm_rng())),
             None => {}

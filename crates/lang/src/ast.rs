@@ -910,7 +910,7 @@ impl PipeSpec {
                     measure,
                 )
                 .map_err(|e| err(param, e.message))?;
-                cfg = cfg.with_aqm(Aqm::Red(Box::new(c)));
+                cfg = cfg.with_aqm(Aqm::Red(c));
             }
             Some(AqmSpec::Codel { target, interval }) => {
                 let d = CodelConfig::default();

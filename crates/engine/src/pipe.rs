@@ -73,7 +73,7 @@ use crate::models::{
 };
 use crate::packet::{FlowKey, List, Packet, Pool};
 use crate::rng::{stage_rng, StageKind};
-use crate::sched::{Dequeue, FlowSlot, FlowSpec, Sched, SchedConfig, SchedKind, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Sched, SchedConfig, Scheduler};
 use crate::time::{Duration, Instant, Rate};
 use std::collections::BTreeMap;
 
@@ -229,15 +229,16 @@ pub(crate) struct SchedQueues {
 
 impl SchedQueues {
     fn new(cfg: SchedConfig) -> SchedQueues {
+        let s = Sched::new(&cfg);
         SchedQueues {
-            s: Sched::new(&cfg),
+            wake_at_tx_end: s.drops_at_dequeue(),
+            s,
             cfg,
             map: BTreeMap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             counts: Vec::new(),
             last_sweep: Instant::ZERO,
-            wake_at_tx_end: matches!(cfg.kind(), SchedKind::FqCodel { .. }),
         }
     }
 

@@ -38,7 +38,7 @@ use pipelab_engine::models::{
     FourState, GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability,
     ReorderConfig, SwapConfig, TraceLoss, UniformLoss,
 };
-use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, DEFAULT_QUANTUM};
+use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, SchedParams};
 use pipelab_engine::time::{Duration, Rate};
 
 use crate::units::{format_percent, format_queue, format_size, Ber, Decimal, Probability};
@@ -1174,53 +1174,38 @@ impl fmt::Display for MaskSpec {
     }
 }
 
-/// The parameters of `sched N config`, as written.
+/// The parameters of `sched N config`, as written. Which types exist and
+/// which parameters each takes is the engine's scheduler registry
+/// (`pipelab_engine::sched::registry`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SchedSpec {
-    /// `type fifo|rr|drr|wf2q+|qfq|prio|fq_codel` (default `wf2q+`, as
-    /// ipfw). The kind's own parameters are the defaults; `target` and
-    /// `interval` below override fq_codel's.
+    /// `type T`, a name of the registry (default `wf2q+`, as ipfw). The
+    /// kind's own parameters are the defaults; `target` and `interval`
+    /// below override them.
     pub kind: Option<SchedKind>,
     /// `quantum N` bytes: DRR's and fq_codel's credit per turn per unit
     /// of weight, QFQ's largest packet (default 1514).
     pub quantum: Option<u32>,
-    /// `target D` (fq_codel only; default 5ms).
+    /// `target D` (a type that takes it: fq_codel, default 5ms).
     pub target: Option<Duration>,
-    /// `interval D` (fq_codel only; default 100ms).
+    /// `interval D` (a type that takes it: fq_codel, default 100ms).
     pub interval: Option<Duration>,
 }
 
 impl SchedSpec {
-    /// The scheduler types, in the order hints list them.
-    pub const TYPES: &'static [&'static str] =
-        &["fifo", "rr", "drr", "wf2q+", "qfq", "prio", "fq_codel"];
-
-    /// The engine's validated configuration.
-    pub fn to_config(&self) -> Result<SchedConfig, ConfigError> {
-        let mut kind = self.kind.unwrap_or(SchedKind::Wf2q);
-        match &mut kind {
-            SchedKind::FqCodel { target, interval } => {
-                *target = self.target.unwrap_or(*target);
-                *interval = self.interval.unwrap_or(*interval);
-            }
-            k => {
-                for (param, given) in [
-                    ("target", self.target.is_some()),
-                    ("interval", self.interval.is_some()),
-                ] {
-                    if given {
-                        return Err(ConfigError {
-                            param,
-                            reason: format!(
-                                "'{param}' is a parameter of type fq_codel, not {}",
-                                k.name()
-                            ),
-                        });
-                    }
-                }
-            }
+    /// The parameters as the engine takes them.
+    pub fn params(&self) -> SchedParams {
+        SchedParams {
+            quantum: self.quantum,
+            target: self.target,
+            interval: self.interval,
         }
-        SchedConfig::new(kind, self.quantum.unwrap_or(DEFAULT_QUANTUM))
+    }
+
+    /// The engine's validated configuration; a parameter the type does not
+    /// take is refused.
+    pub fn to_config(&self) -> Result<SchedConfig, ConfigError> {
+        SchedConfig::from_params(self.kind.unwrap_or(SchedKind::Wf2q), &self.params())
     }
 }
 

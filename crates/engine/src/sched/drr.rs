@@ -14,7 +14,7 @@
 //! stay backlogged, their services differ from the weighted shares by less
 //! than `quantum × weight + Lmax` bytes each (the paper's Lemma 2).
 
-use super::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
 use crate::packet::{Pool, NIL};
 use crate::time::Instant;
 
@@ -30,7 +30,7 @@ fn next(f: &mut DrrFlow) -> &mut u32 {
     &mut f.next
 }
 
-/// The DRR scheduler (also the engine of [`super::Rr`]).
+/// The DRR scheduler (also the engine of [`crate::sched::rr`]).
 #[derive(Debug)]
 pub(crate) struct Drr {
     flows: Flows<DrrFlow>,
@@ -53,7 +53,7 @@ impl Drr {
     }
 
     /// Every packet costs 1 and a turn is worth `weight` packets.
-    pub(super) fn packet_counting() -> Drr {
+    pub(crate) fn packet_counting() -> Drr {
         Drr {
             unit_cost: true,
             ..Drr::new(1)

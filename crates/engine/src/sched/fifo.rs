@@ -7,7 +7,7 @@
 //! packet of flow `f` is admitted if the *shared* queue is below `f`'s limit.
 //! Weights are ignored.
 
-use super::{Dequeue, FlowSlot, FlowSpec, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, SchedDrop, Scheduler};
 use crate::packet::{List, Pool};
 use crate::time::Instant;
 

@@ -25,7 +25,8 @@
 //! CoDel is implemented here in a few lines rather than shared with an AQM
 //! stage, since fq_codel needs one instance per flow with its own state.
 
-use super::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::config::ConfigError;
 use crate::packet::{List, Pool, NIL};
 use crate::time::{Duration, Instant};
 
@@ -183,6 +184,18 @@ impl FqCodel {
     }
 }
 
+/// The registry's check of `type fq_codel target T interval I`:
+/// `0 < T < I`.
+pub(crate) fn check(target: Duration, interval: Duration) -> Result<(), ConfigError> {
+    if target == Duration::ZERO || interval <= target {
+        return Err(ConfigError {
+            param: "target",
+            reason: format!("need 0 < target ({target}) < interval ({interval})"),
+        });
+    }
+    Ok(())
+}
+
 /// `t + interval/√count` (RFC 8289 `control_law`). `f64::sqrt` is
 /// correctly rounded, so the result is deterministic across platforms.
 fn control_law(interval: Duration, t: Instant, count: u32) -> Instant {
@@ -287,5 +300,9 @@ impl Scheduler for FqCodel {
 
     fn backlog(&self) -> (u32, u64) {
         self.flows.backlog()
+    }
+
+    fn drops_at_dequeue(&self) -> bool {
+        true
     }
 }

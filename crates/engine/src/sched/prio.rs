@@ -9,8 +9,8 @@
 //! in a heap keyed on `(-weight, slot)`: O(log N) per packet, O(1) while the
 //! same flow stays on top.
 
-use super::heap::FlowHeap;
-use super::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::heap::FlowHeap;
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
 use crate::packet::Pool;
 use crate::time::Instant;
 

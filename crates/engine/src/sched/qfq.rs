@@ -4,7 +4,7 @@
 //! (and Linux `sch_qfq.c` before QFQ+'s aggregates).
 //!
 //! QFQ approximates WF2Q+ in O(1). Flows keep exact virtual start and finish
-//! times `S`, `F` (as in [`super::wf2q`]), but the scheduler only sorts
+//! times `S`, `F` (as in [`crate::sched::wf2q`]), but the scheduler only sorts
 //! *groups*: flow `i` with slot size `σ_i = Lmax/w_i` belongs to group
 //! `⌈log2 σ_i⌉`, and a group's timestamps are its flows' `S` rounded down to
 //! a multiple of `2^slot_shift` (with `F = S + 2σ`). Inside a group, flows
@@ -39,7 +39,8 @@
 //! * As in Linux since 2013, a bucket offset is clamped to 30 so a flow can
 //!   never be lost off the ring even if the slot bound were exceeded.
 
-use super::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::config::ConfigError;
 use crate::packet::{Pool, NIL};
 use crate::time::Instant;
 
@@ -49,6 +50,18 @@ const ONE: u128 = 1 << FRAC_BITS;
 const MTU_SHIFT: u32 = 16;
 /// The largest `Lmax` (packet length) QFQ supports, bytes.
 pub const QFQ_MAX_LEN: u32 = 1 << MTU_SHIFT;
+/// The registry's check of `type qfq quantum Q`: `Q` is the largest
+/// packet, at most [`QFQ_MAX_LEN`].
+pub(crate) fn check(quantum: u32) -> Result<(), ConfigError> {
+    if quantum > QFQ_MAX_LEN {
+        return Err(ConfigError {
+            param: "quantum",
+            reason: format!("qfq's largest packet {quantum} is more than {QFQ_MAX_LEN}"),
+        });
+    }
+    Ok(())
+}
+
 /// Groups are `0..=MAX_INDEX`.
 const MAX_INDEX: usize = 19;
 /// Buckets per group.

@@ -35,8 +35,8 @@
 //! comparisons replace dummynet's wrap-around `DN_KEY_LT` on 64-bit keys
 //! with 28 fraction bits.
 
-use super::heap::FlowHeap;
-use super::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::heap::FlowHeap;
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
 use crate::packet::Pool;
 use crate::time::Instant;
 

@@ -29,7 +29,12 @@
 //! key gets its own *instance* (a [`FlowSlot`](crate::sched::FlowSlot) of
 //! the scheduler), created on the key's first packet. A scheduled pipe
 //! also has a default queue (weight 1, the pipe's `queue` limit, no mask),
-//! which [`Engine::enqueue`] uses, as ipfw's `pipe N` action does.
+//! which [`Engine::enqueue`] uses, as ipfw's `pipe N` action does. A flow
+//! queue's [`FlowSpec`] may carry queue management (RED/GRED, CoDel, PIE)
+//! and `ecn`: each instance runs its own, on its own backlog and sojourn
+//! times (dummynet's per-queue RED and AQM), its drops counted as
+//! [`DropReason::Aqm`] in the instance's, the queue's and the pipe's
+//! counters.
 //!
 //! [`Engine::set_pipe_mask`] makes a pipe *dynamic* (`pipe N config mask
 //! ...`): each masked key gets its own instance of the whole pipe (queue or
@@ -60,6 +65,7 @@
 
 use crate::config::PipeConfig;
 use crate::event::EventQueue;
+use crate::flow_aqm::{self, FlowAqm};
 use crate::mask::FlowMask;
 use crate::packet::{FlowKey, Packet, Pool, NIL};
 use crate::pipe::{FlowStats, Pipe, PipeStats, Refusal};
@@ -153,8 +159,9 @@ pub enum DropReason {
     PoolFull,
     /// A pipe's loss model dropped it.
     Loss,
-    /// A pipe's active queue management dropped it (RED/GRED/PIE at
-    /// arrival, CoDel when the link took it), counted apart from tail drops.
+    /// A pipe's or a flow queue's active queue management dropped it
+    /// (RED/GRED/PIE at arrival, CoDel when the link took it), counted
+    /// apart from tail drops.
     Aqm,
     /// Lost on the link (MAC profile), after occupying it for its airtime.
     Link,
@@ -877,11 +884,12 @@ impl Engine {
             _ => self.meta[parent as usize].default_queue,
         };
         let idle = self.idle_expiry;
+        let (seed, stage) = (self.seed, self.meta[p as usize].stage);
         let Engine { pipes, queues, .. } = self;
         let Some(def) = queues.get(q as usize) else {
             return NIL;
         };
-        let (spec, max) = (def.spec, def.max);
+        let max = def.max;
         let mk = def.mask.apply(&key);
         let Some(sq) = pipes[p as usize].sched.as_deref_mut() else {
             return NIL;
@@ -912,10 +920,16 @@ impl Engine {
                 }
             }
         }
-        if let Some(d) = queues.get_mut(q as usize) {
-            d.inst.created += 1;
-        }
-        sq.create(q, k, spec, at)
+        let Some(d) = queues.get_mut(q as usize) else {
+            return NIL;
+        };
+        d.inst.created += 1;
+        let id = flow_aqm::stage_id(stage, q, d.inst.created);
+        let aqm = d
+            .spec
+            .aqm()
+            .map(|a| FlowAqm::new(*a, d.spec.ecn(), seed, id, at));
+        sq.create(q, k, &d.spec, at, aqm)
     }
 
     /// Offer a copy of slot `i` (flagged as a duplicate) to pipe (or

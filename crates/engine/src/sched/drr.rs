@@ -14,7 +14,9 @@
 //! stay backlogged, their services differ from the weighted shares by less
 //! than `quantum × weight + Lmax` bytes each (the paper's Lemma 2).
 
-use crate::sched::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{
+    Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler,
+};
 use crate::packet::{Pool, NIL};
 use crate::time::Instant;
 
@@ -96,7 +98,12 @@ impl Scheduler for Drr {
     }
 
     #[inline]
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         loop {
             let h = self.active.head;
             if h == NIL {
@@ -110,7 +117,7 @@ impl Scheduler for Drr {
             let f = self.flows.get_mut(h);
             if cost <= f.st.deficit {
                 f.st.deficit -= cost;
-                let i = self.flows.pop(pool, h).expect("head packet");
+                let i = self.flows.pop_with(pool, h, head).expect("head packet");
                 if self.flows.get(h).q.is_empty() {
                     self.active.pop_front(&mut self.flows, next);
                     self.flows.get_mut(h).st.deficit = 0;

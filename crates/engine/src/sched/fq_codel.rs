@@ -25,7 +25,9 @@
 //! CoDel is implemented here in a few lines rather than shared with an AQM
 //! stage, since fq_codel needs one instance per flow with its own state.
 
-use crate::sched::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{
+    Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler,
+};
 use crate::config::ConfigError;
 use crate::packet::{List, Pool, NIL};
 use crate::time::{Duration, Instant};
@@ -111,8 +113,14 @@ impl FqCodel {
 
     /// Pop the head of `slot` and say whether CoDel may drop it
     /// (RFC 8289 `dodequeue`).
-    fn do_dequeue(&mut self, pool: &mut Pool, slot: u32, now: Instant) -> (Option<u32>, bool) {
-        let Some(i) = self.flows.pop(pool, slot) else {
+    fn do_dequeue<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        slot: u32,
+        now: Instant,
+        filter: &mut H,
+    ) -> (Option<u32>, bool) {
+        let Some(i) = self.flows.pop_with(pool, slot, filter) else {
             self.codel(slot).first_above = None;
             return (None, false);
         };
@@ -137,9 +145,15 @@ impl FqCodel {
 
     /// CoDel's dequeue on flow `slot` (RFC 8289 §5.5, Linux's variant of
     /// the count restart).
-    fn codel_dequeue(&mut self, pool: &mut Pool, slot: u32, now: Instant) -> Option<u32> {
+    fn codel_dequeue<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        slot: u32,
+        now: Instant,
+        filter: &mut H,
+    ) -> Option<u32> {
         let interval = self.interval;
-        let (mut p, ok) = self.do_dequeue(pool, slot, now);
+        let (mut p, ok) = self.do_dequeue(pool, slot, now, filter);
         let Some(head) = p else {
             self.codel(slot).dropping = false;
             return None;
@@ -154,7 +168,7 @@ impl FqCodel {
                     self.dropped.push_back(pool, i);
                 }
                 self.codel(slot).count += 1;
-                let (np, ok) = self.do_dequeue(pool, slot, now);
+                let (np, ok) = self.do_dequeue(pool, slot, now, filter);
                 p = np;
                 let c = self.codel(slot);
                 if ok {
@@ -166,7 +180,7 @@ impl FqCodel {
         } else if ok {
             self.dropped.push_back(pool, head);
             self.codel(slot).count += 1;
-            (p, _) = self.do_dequeue(pool, slot, now);
+            (p, _) = self.do_dequeue(pool, slot, now, filter);
             let c = self.codel(slot);
             c.dropping = true;
             // Dropping again soon after the last cycle: resume near the
@@ -243,7 +257,12 @@ impl Scheduler for FqCodel {
         Ok(())
     }
 
-    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        now: Instant,
+        filter: &mut H,
+    ) -> Dequeue {
         loop {
             let from_new = !self.new_flows.is_empty();
             let h = if from_new {
@@ -265,7 +284,7 @@ impl Scheduler for FqCodel {
                 self.old_flows.push_back(&mut self.flows, h, next);
                 continue;
             }
-            match self.codel_dequeue(pool, h, now) {
+            match self.codel_dequeue(pool, h, now, filter) {
                 Some(i) => {
                     self.flows.get_mut(h).st.deficit -= pool.get(i).pkt.len as i64;
                     return Dequeue::Packet(i);

@@ -44,7 +44,7 @@
 
 use core::fmt;
 
-use crate::config::{ConfigError, QueueLimit};
+use crate::config::{Aqm, ConfigError, QueueLimit};
 use crate::packet::{List, Pool, NIL};
 use crate::time::{Duration, Instant};
 
@@ -92,19 +92,30 @@ pub enum SchedDrop {
     TooLong,
 }
 
-/// A flow queue's parameters: ipfw `queue N config weight W queue L`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A flow queue's parameters: ipfw `queue N config weight W queue L
+/// [red|gred|codel|pie ...]`, and `ecn`.
+///
+/// The queue management, if any, runs on each instance of the queue, on
+/// that instance's own backlog and sojourn times, as dummynet runs a
+/// flowset's RED or AQM per queue: RED and PIE when a packet arrives at
+/// the instance, CoDel when the scheduler takes a packet from it. With
+/// `ecn`, an ECN-capable packet it would drop is marked CE instead.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FlowSpec {
     weight: u32,
     limit: QueueLimit,
+    aqm: Option<Aqm>,
+    ecn: bool,
 }
 
 impl Default for FlowSpec {
-    /// Weight 1, 50 slots: ipfw's defaults.
+    /// Weight 1, 50 slots, no queue management: ipfw's defaults.
     fn default() -> Self {
         FlowSpec {
             weight: 1,
             limit: QueueLimit::default(),
+            aqm: None,
+            ecn: false,
         }
     }
 }
@@ -124,7 +135,24 @@ impl FlowSpec {
                 reason: "a queue must hold at least one packet".into(),
             });
         }
-        Ok(FlowSpec { weight, limit })
+        Ok(FlowSpec {
+            weight,
+            limit,
+            ..FlowSpec::default()
+        })
+    }
+    /// With queue management on each instance. RED's thresholds are in
+    /// its configuration's unit ([`crate::models::QueueMeasure`]): packets
+    /// or bytes waiting in the instance.
+    pub fn with_aqm(mut self, aqm: Aqm) -> FlowSpec {
+        self.aqm = Some(aqm);
+        self
+    }
+    /// `ecn`: the queue management marks ECN-capable packets CE instead of
+    /// dropping them.
+    pub fn with_ecn(mut self, on: bool) -> FlowSpec {
+        self.ecn = on;
+        self
     }
     /// The weight (also the priority under `prio`).
     pub fn weight(&self) -> u32 {
@@ -133,6 +161,39 @@ impl FlowSpec {
     /// The flow queue's bound.
     pub fn limit(&self) -> QueueLimit {
         self.limit
+    }
+    /// The queue management of each instance, if any.
+    pub fn aqm(&self) -> Option<&Aqm> {
+        self.aqm.as_ref()
+    }
+    /// Whether the queue management marks instead of dropping.
+    pub fn ecn(&self) -> bool {
+        self.ecn
+    }
+}
+
+/// What a scheduler keeps of a flow queue's [`FlowSpec`]: its weight and
+/// limit (the queue management is the pipe's, per instance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Share {
+    weight: u32,
+    pub limit: QueueLimit,
+}
+
+impl Share {
+    /// The weight.
+    #[inline]
+    pub fn weight(&self) -> u32 {
+        self.weight
+    }
+}
+
+impl From<FlowSpec> for Share {
+    fn from(s: FlowSpec) -> Share {
+        Share {
+            weight: s.weight,
+            limit: s.limit,
+        }
     }
 }
 
@@ -296,6 +357,15 @@ impl fmt::Display for SchedConfig {
     }
 }
 
+/// A flow queue's say on the packet a scheduler takes from it: `true` if
+/// it takes the packet away (drops it; the packet is then its own). It
+/// never takes a flow queue's last packet (CoDel does not drop with less
+/// than an MTU behind the head), so a backlogged flow queue always yields
+/// a packet.
+pub(crate) trait HeadFilter: FnMut(&mut Pool, u32) -> bool {}
+
+impl<F: FnMut(&mut Pool, u32) -> bool> HeadFilter for F {}
+
 /// The scheduler interface (dummynet's `struct dn_alg`).
 ///
 /// Packets are pool slot indices. A packet given to `enqueue` belongs to the
@@ -316,7 +386,21 @@ pub(crate) trait Scheduler {
         now: Instant,
     ) -> Result<(), SchedDrop>;
     /// The next packet to transmit at `now`.
-    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue;
+    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
+        self.dequeue_with(pool, now, &mut |_: &mut Pool, _: u32| false)
+    }
+    /// [`Scheduler::dequeue`], offering each packet taken from a flow
+    /// queue to `head` (the flow queue's AQM at dequeue, the pipe's): when
+    /// `head` takes it (drops it), the scheduler takes the next packet of
+    /// the same flow queue in its place, as dummynet's `dn_dequeue` lets a
+    /// queue's AQM do. The scheduler's accounting (deficit, timestamps)
+    /// is the one it would have done for the packet it chose.
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        now: Instant,
+        head: &mut H,
+    ) -> Dequeue;
     /// A packet the scheduler dropped inside `dequeue` (AQM), if any.
     fn pop_dropped(&mut self, pool: &mut Pool) -> Option<u32>;
     /// Forget flow queue `flow` if it holds no packet; `false` if it is
@@ -337,7 +421,7 @@ pub(crate) trait Scheduler {
 #[derive(Debug)]
 pub(crate) struct Flow<T> {
     pub q: List,
-    pub spec: FlowSpec,
+    pub spec: Share,
     pub st: T,
 }
 
@@ -384,7 +468,7 @@ impl<T> Flows<T> {
             }
             e => match e.replace(Flow {
                 q: List::default(),
-                spec,
+                spec: spec.into(),
                 st,
             }) {
                 Some(old) => Insert::Replaced(old),
@@ -437,6 +521,27 @@ impl<T> Flows<T> {
         self.pkts -= 1;
         self.bytes -= pool.get(i).pkt.len as u64;
         Some(i)
+    }
+
+    /// Take the head packet of flow `slot` that `head` lets through (see
+    /// [`Scheduler::dequeue_with`]); the ones it takes are its own.
+    #[inline]
+    pub fn pop_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        slot: u32,
+        head: &mut H,
+    ) -> Option<u32> {
+        loop {
+            let i = self.pop(pool, slot)?;
+            if !head(pool, i) {
+                return Some(i);
+            }
+            debug_assert!(
+                !self.get(slot).q.is_empty(),
+                "a head filter took a flow queue's last packet"
+            );
+        }
     }
 
     /// Length of flow `slot`'s head packet.

@@ -10,7 +10,7 @@
 //! same flow stays on top.
 
 use crate::sched::heap::FlowHeap;
-use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler};
 use crate::packet::Pool;
 use crate::time::Instant;
 
@@ -54,11 +54,19 @@ impl Scheduler for Prio {
     }
 
     #[inline]
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         let Some((_, slot)) = self.ready.peek() else {
             return Dequeue::Empty;
         };
-        let i = self.flows.pop(pool, slot).expect("ready flow has a packet");
+        let i = self
+            .flows
+            .pop_with(pool, slot, head)
+            .expect("ready flow has a packet");
         if self.flows.get(slot).q.is_empty() {
             self.ready.pop();
         }

@@ -39,7 +39,7 @@
 //! * As in Linux since 2013, a bucket offset is clamped to 30 so a flow can
 //!   never be lost off the ring even if the slot bound were exceeded.
 
-use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler};
 use crate::config::ConfigError;
 use crate::packet::{Pool, NIL};
 use crate::time::Instant;
@@ -404,7 +404,12 @@ impl Scheduler for Qfq {
         Ok(())
     }
 
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         if self.bitmaps[ER] == 0 {
             return Dequeue::Empty;
         }
@@ -413,7 +418,7 @@ impl Scheduler for Qfq {
         let slot = grp.slots[grp.front as usize];
         let i = self
             .flows
-            .pop(pool, slot)
+            .pop_with(pool, slot, head)
             .expect("front flow is backlogged");
         let old_v = self.v;
         self.v += pool.get(i).pkt.len as u128 * self.iwsum;

@@ -36,9 +36,10 @@
 //!
 //! 1. Write `crates/engine/src/sched/NAME.rs`: a `//!` paragraph citing
 //!    its paper, a type `T` implementing `crate::sched::Scheduler`
-//!    (`add_flow`, `enqueue`, `dequeue`, `pop_dropped`, `remove_idle`,
-//!    `backlog`; `Flows<S>` in `sched/mod.rs` gives the per-flow FIFOs and
-//!    their tail drop), and a constructor.
+//!    (`add_flow`, `enqueue`, `dequeue_with`, `pop_dropped`,
+//!    `remove_idle`, `backlog`; `Flows<S>` in `sched/mod.rs` gives the
+//!    per-flow FIFOs, their tail drop and `pop_with`, which lets a flow
+//!    queue's AQM drop at its head), and a constructor.
 //! 2. Add one entry to the `schedulers!` table below (and its row to the
 //!    table above):
 //!    ```text
@@ -67,7 +68,8 @@
 use crate::config::ConfigError;
 use crate::packet::Pool;
 use crate::sched::{
-    Dequeue, FlowSlot, FlowSpec, SchedConfig, SchedDrop, SchedParam, SchedParams, Scheduler,
+    Dequeue, FlowSlot, FlowSpec, HeadFilter, SchedConfig, SchedDrop, SchedParam, SchedParams,
+    Scheduler,
 };
 use crate::time::{Duration, Instant};
 
@@ -224,8 +226,13 @@ macro_rules! schedulers {
                 match self { $(Sched::$variant(s) => s.enqueue(pool, flow, pkt, now),)* }
             }
             #[inline]
-            fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
-                match self { $(Sched::$variant(s) => s.dequeue(pool, now),)* }
+            fn dequeue_with<H: HeadFilter>(
+                &mut self,
+                pool: &mut Pool,
+                now: Instant,
+                head: &mut H,
+            ) -> Dequeue {
+                match self { $(Sched::$variant(s) => s.dequeue_with(pool, now, head),)* }
             }
             #[inline]
             fn pop_dropped(&mut self, pool: &mut Pool) -> Option<u32> {

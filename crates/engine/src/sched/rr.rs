@@ -9,7 +9,7 @@
 //! O(1) per packet.
 
 use crate::sched::drr::Drr;
-use crate::sched::{Dequeue, FlowSlot, FlowSpec, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, HeadFilter, SchedDrop, Scheduler};
 use crate::packet::Pool;
 use crate::time::Instant;
 
@@ -38,8 +38,13 @@ impl Scheduler for Rr {
         self.0.enqueue(pool, flow, pkt, now)
     }
     #[inline]
-    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
-        self.0.dequeue(pool, now)
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
+        self.0.dequeue_with(pool, now, head)
     }
     fn pop_dropped(&mut self, pool: &mut Pool) -> Option<u32> {
         self.0.pop_dropped(pool)

@@ -36,7 +36,7 @@
 //! with 28 fraction bits.
 
 use crate::sched::heap::FlowHeap;
-use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler};
 use crate::packet::Pool;
 use crate::time::Instant;
 
@@ -156,7 +156,12 @@ impl Scheduler for Wf2q {
         Ok(())
     }
 
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         if self.sch.is_empty() && self.ne.is_empty() {
             // Idle: every flow restarts afresh (dummynet resets V too).
             self.drain_idle(true);
@@ -172,7 +177,10 @@ impl Scheduler for Wf2q {
         }
         self.promote();
         let (_, slot) = self.sch.pop().expect("an eligible flow");
-        let i = self.flows.pop(pool, slot).expect("backlogged flow");
+        let i = self
+            .flows
+            .pop_with(pool, slot, head)
+            .expect("backlogged flow");
         let len = pool.get(i).pkt.len as u128;
         self.v += len * self.inv_wsum;
         let head = self.flows.head_len(pool, slot);

@@ -329,6 +329,60 @@ impl AqmSpec {
     }
 }
 
+impl AqmSpec {
+    /// The engine's validated queue management for a queue bounded by
+    /// `limit` (RED's thresholds count what the limit counts: packets or
+    /// bytes).
+    pub fn to_config(&self, limit: QueueLimit) -> Result<Aqm, ConfigError> {
+        let err = |param: &'static str, reason: String| ConfigError { param, reason };
+        Ok(match self {
+            AqmSpec::Red(r) => {
+                let measure = match limit {
+                    QueueLimit::Slots(_) => QueueMeasure::Slots,
+                    QueueLimit::Bytes(_) => QueueMeasure::Bytes,
+                };
+                let variant = if r.gentle {
+                    RedVariant::Gentle
+                } else {
+                    RedVariant::Red
+                };
+                let param = if r.gentle { "gred" } else { "red" };
+                let c = RedConfig::new(
+                    variant,
+                    r.w_q.as_f64(),
+                    r.min_th,
+                    r.max_th,
+                    r.max_p.as_f64(),
+                    measure,
+                )
+                .map_err(|e| err(param, e.message))?;
+                Aqm::Red(c)
+            }
+            AqmSpec::Codel { target, interval } => {
+                let d = CodelConfig::default();
+                let c = CodelConfig::new(
+                    target.unwrap_or(d.target()),
+                    interval.unwrap_or(d.interval()),
+                )
+                .map_err(|e| err("codel", e.message))?;
+                Aqm::Codel(c)
+            }
+            AqmSpec::Pie(p) => {
+                let d = PieConfig::default();
+                let c = PieConfig::new(
+                    p.target.unwrap_or(d.target()),
+                    p.tupdate.unwrap_or(d.tupdate()),
+                    p.alpha.map_or(d.alpha(), Decimal::as_f64),
+                    p.beta.map_or(d.beta(), Decimal::as_f64),
+                    p.max_burst.unwrap_or(d.max_burst()),
+                )
+                .map_err(|e| err("pie", e.message))?;
+                Aqm::Pie(c)
+            }
+        })
+    }
+}
+
 impl fmt::Display for AqmSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.word())?;
@@ -889,51 +943,9 @@ impl PipeSpec {
                 cfg = cfg.with_bw_trace(t);
             }
         }
-        match self.aqm {
-            Some(AqmSpec::Red(r)) => {
-                let measure = match cfg.queue() {
-                    QueueLimit::Slots(_) => QueueMeasure::Slots,
-                    QueueLimit::Bytes(_) => QueueMeasure::Bytes,
-                };
-                let variant = if r.gentle {
-                    RedVariant::Gentle
-                } else {
-                    RedVariant::Red
-                };
-                let param = if r.gentle { "gred" } else { "red" };
-                let c = RedConfig::new(
-                    variant,
-                    r.w_q.as_f64(),
-                    r.min_th,
-                    r.max_th,
-                    r.max_p.as_f64(),
-                    measure,
-                )
-                .map_err(|e| err(param, e.message))?;
-                cfg = cfg.with_aqm(Aqm::Red(c));
-            }
-            Some(AqmSpec::Codel { target, interval }) => {
-                let d = CodelConfig::default();
-                let c = CodelConfig::new(
-                    target.unwrap_or(d.target()),
-                    interval.unwrap_or(d.interval()),
-                )
-                .map_err(|e| err("codel", e.message))?;
-                cfg = cfg.with_aqm(Aqm::Codel(c));
-            }
-            Some(AqmSpec::Pie(p)) => {
-                let d = PieConfig::default();
-                let c = PieConfig::new(
-                    p.target.unwrap_or(d.target()),
-                    p.tupdate.unwrap_or(d.tupdate()),
-                    p.alpha.map_or(d.alpha(), Decimal::as_f64),
-                    p.beta.map_or(d.beta(), Decimal::as_f64),
-                    p.max_burst.unwrap_or(d.max_burst()),
-                )
-                .map_err(|e| err("pie", e.message))?;
-                cfg = cfg.with_aqm(Aqm::Pie(c));
-            }
-            None => {}
+        if let Some(a) = &self.aqm {
+            let aqm = a.to_config(cfg.queue())?;
+            cfg = cfg.with_aqm(aqm);
         }
         if let Some(path) = &self.profile {
             if let Some(text) = files.text("profile", path)? {
@@ -1288,10 +1300,16 @@ impl QueueSpec {
         }
     }
 
-    /// The engine's validated flow queue parameters (weight and limit).
+    /// The engine's validated flow queue parameters: weight, limit and
+    /// the queue management each instance runs.
     pub fn to_flow_spec(&self) -> Result<FlowSpec, ConfigError> {
         check_buckets(self.buckets)?;
-        FlowSpec::new(self.weight.unwrap_or(1), self.queue.unwrap_or_default())
+        let limit = self.queue.unwrap_or_default();
+        let spec = FlowSpec::new(self.weight.unwrap_or(1), limit)?;
+        Ok(match &self.aqm {
+            Some(a) => spec.with_aqm(a.to_config(limit)?),
+            None => spec,
+        })
     }
 }
 
@@ -2057,5 +2075,42 @@ mod tests {
     fn pipe_spec_defaults_are_ipfw_defaults() {
         let c = PipeSpec::default().to_config().unwrap();
         assert_eq!(c, PipeConfig::default());
+    }
+
+    /// Passing proves a flow queue's queue management reaches the engine's
+    /// FlowSpec as a pipe's reaches its PipeConfig: RED counting what the
+    /// queue's limit counts (bytes here), CoDel with its parameters.
+    #[test]
+    fn queue_spec_carries_its_queue_management() {
+        let parse = |s: &str| match crate::parse_line(s) {
+            Ok(Some(Command::QueueConfig { spec, .. })) => spec,
+            other => panic!("{s}: {other:?}"),
+        };
+        let red = parse("queue 1 config weight 3 sched 1 queue 64KB red 0.002/5000/15000/0.1");
+        let f = red.to_flow_spec().unwrap();
+        assert_eq!((f.weight(), f.limit()), (3, QueueLimit::Bytes(65_536)));
+        match f.aqm() {
+            Some(Aqm::Red(r)) => {
+                assert_eq!(r.measure(), QueueMeasure::Bytes);
+                assert_eq!((r.min_th(), r.max_th()), (5000, 15000));
+            }
+            other => panic!("{other:?}"),
+        }
+        let pipe = PipeSpec {
+            queue: red.queue,
+            aqm: red.aqm,
+            ..PipeSpec::default()
+        };
+        assert_eq!(pipe.to_config().unwrap().aqm(), f.aqm());
+        let codel = parse("queue 2 config sched 1 codel target 2ms interval 50ms");
+        let f = codel.to_flow_spec().unwrap();
+        assert_eq!(
+            f.aqm(),
+            Some(&Aqm::Codel(
+                CodelConfig::new(Duration::from_millis(2), Duration::from_millis(50)).unwrap()
+            ))
+        );
+        let plain = parse("queue 3 config sched 1");
+        assert_eq!(plain.to_flow_spec().unwrap(), FlowSpec::default());
     }
 }

@@ -41,6 +41,7 @@ enum Model {
 /// The queue management state of one flow queue instance.
 #[derive(Clone, Debug)]
 pub(crate) struct FlowAqm {
+    cfg: Aqm,
     ecn: bool,
     model: Model,
     /// When the instance last became empty (RED's idle decay).
@@ -66,11 +67,22 @@ impl FlowAqm {
             Aqm::Pie(p) => Model::Pie(Pie::new(p, rng())),
         };
         FlowAqm {
+            cfg,
             ecn,
             model,
             idle_since: now,
             last_qdelay: Duration::ZERO,
         }
+    }
+
+    /// The configuration it runs.
+    pub fn config(&self) -> &Aqm {
+        &self.cfg
+    }
+
+    /// Change the `ecn` switch; the model's state stands.
+    pub fn set_ecn(&mut self, on: bool) {
+        self.ecn = on;
     }
 
     /// Mark ECN-capable packets instead of dropping them.

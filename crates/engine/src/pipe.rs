@@ -218,6 +218,8 @@ pub(crate) struct SlotInfo {
     /// The instance's queue management, if its queue has one (kept in a
     /// free slot for reuse: a live slot's is the one in force).
     pub aqm: Option<Box<FlowAqm>>,
+    /// The stream id of the instance's queue management.
+    pub aqm_id: u64,
 }
 
 /// The scheduler of a pipe and its flow queue instances
@@ -264,26 +266,28 @@ impl SchedQueues {
         }
     }
 
-    /// Create the instance of `queue` for `key` in a free slot, with the
-    /// queue management state `aqm` if the queue has one.
+    /// Create the instance of `queue` for `key` in a free slot, with its
+    /// queue management (if `spec` has one) drawing from stream `(seed,
+    /// aqm_id)`.
     pub fn create(
         &mut self,
         queue: u32,
         key: Option<FlowKey>,
         spec: &FlowSpec,
         now: Instant,
-        aqm: Option<FlowAqm>,
+        (seed, aqm_id): (u64, u64),
     ) -> u32 {
         let slot = self.free.pop().unwrap_or(self.slots.len() as u32);
-        if aqm.as_ref().is_some_and(FlowAqm::at_dequeue) {
-            self.head_aqm = true;
-            self.wake_at_tx_end = true;
-        }
+        let aqm = spec
+            .aqm()
+            .map(|a| FlowAqm::new(*a, spec.ecn(), seed, aqm_id, now));
+        self.note_aqm(aqm.as_ref());
         match self.slots.get_mut(slot as usize) {
             Some(s) => {
                 s.live = true;
                 s.stats = FlowStats::default();
                 s.last_arrival = now;
+                s.aqm_id = aqm_id;
                 set_aqm(&mut s.aqm, aqm);
             }
             None => self.slots.push(SlotInfo {
@@ -291,6 +295,7 @@ impl SchedQueues {
                 stats: FlowStats::default(),
                 last_arrival: now,
                 aqm: aqm.map(Box::new),
+                aqm_id,
             }),
         }
         self.s.add_flow(FlowSlot(slot), *spec);
@@ -302,6 +307,44 @@ impl SchedQueues {
             self.counts[queue as usize] += 1;
         }
         slot
+    }
+
+    /// An instance with `aqm` exists: CoDel needs the link to take packets
+    /// through it.
+    fn note_aqm(&mut self, aqm: Option<&FlowAqm>) {
+        if aqm.is_some_and(FlowAqm::at_dequeue) {
+            self.head_aqm = true;
+            self.wake_at_tx_end = true;
+        }
+    }
+
+    /// Give every live instance of `queue` `spec`'s weight, limit and
+    /// queue management from the next packet, keeping their packets. A
+    /// queue management whose configuration is unchanged keeps its state
+    /// (only `ecn` follows); a new one starts fresh, as at the instance's
+    /// creation.
+    pub fn reconfigure_queue(&mut self, queue: u32, spec: &FlowSpec, seed: u64, now: Instant) {
+        for (&(q, _), &slot) in &self.map {
+            if q != queue {
+                continue;
+            }
+            self.s.reweight(FlowSlot(slot), *spec);
+            let Some(info) = self.slots.get_mut(slot as usize) else {
+                continue;
+            };
+            match (info.aqm.as_deref_mut(), spec.aqm()) {
+                (Some(a), Some(c)) if a.config() == c => a.set_ecn(spec.ecn()),
+                (_, Some(c)) => {
+                    let fresh = FlowAqm::new(*c, spec.ecn(), seed, info.aqm_id, now);
+                    set_aqm(&mut info.aqm, Some(fresh));
+                }
+                (_, None) => info.aqm = None,
+            }
+            if info.aqm.as_deref().is_some_and(FlowAqm::at_dequeue) {
+                self.head_aqm = true;
+                self.wake_at_tx_end = true;
+            }
+        }
     }
 
     /// Live instances of `queue` (its overflow instance aside).
@@ -648,11 +691,16 @@ impl Pipe {
 
     /// True when the pipe holds no packet at all and has no event.
     pub(crate) fn is_idle(&self) -> bool {
-        self.waiting().0 == 0
-            && self.delay_line.len() == 0
-            && self.aqm_dropped.is_empty()
-            && self.link_dropped.is_empty()
-            && self.scheduled.is_none()
+        !self.holds_packets() && self.scheduled.is_none()
+    }
+
+    /// Does it hold a packet: waiting, on the wire, in the delay line, or
+    /// dropped inside it and not yet reported?
+    pub(crate) fn holds_packets(&self) -> bool {
+        self.waiting().0 > 0
+            || self.delay_line.len() > 0
+            || !self.aqm_dropped.is_empty()
+            || !self.link_dropped.is_empty()
     }
 
     /// With a scheduler and nothing on the wire: take the next packet from

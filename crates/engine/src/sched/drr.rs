@@ -81,6 +81,12 @@ impl Scheduler for Drr {
         !matches!(self.flows.insert(flow, spec, st), Insert::Busy)
     }
 
+    /// The next turn's credit is `quantum × ` the new weight; the credit
+    /// left in this turn stands.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        self.flows.reshare(flow, spec).is_some()
+    }
+
     #[inline]
     fn enqueue(
         &mut self,

@@ -36,6 +36,17 @@ impl Scheduler for Fifo {
         true
     }
 
+    /// Weights are ignored; the new limit applies to the next arrival.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        match self.specs.get_mut(flow.0 as usize) {
+            Some(Some(l)) => {
+                *l = spec.limit();
+                true
+            }
+            _ => false,
+        }
+    }
+
     #[inline]
     fn enqueue(
         &mut self,

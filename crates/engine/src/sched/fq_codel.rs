@@ -239,6 +239,12 @@ impl Scheduler for FqCodel {
         }
     }
 
+    /// The next turn's credit is `quantum × ` the new weight; the credit
+    /// left in this turn stands.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        self.flows.reshare(flow, spec).is_some()
+    }
+
     fn enqueue(
         &mut self,
         pool: &mut Pool,

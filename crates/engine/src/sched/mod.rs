@@ -376,6 +376,20 @@ pub(crate) trait Scheduler {
     /// slot takes `spec` whole; a backlogged one only takes the new limit
     /// (the weight is kept until it goes idle) and `false` is returned.
     fn add_flow(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool;
+    /// Give the live flow queue in `flow` `spec`'s weight and limit,
+    /// keeping its packets and its place; `false` if there is none. The
+    /// limit applies to the next arrival (a queue above a lowered limit
+    /// keeps its packets). What the weight changes, from the next packet
+    /// on, is each scheduler's (its `reweight`): `fifo` ignores weights;
+    /// `rr`, `drr` and `fq_codel` give the new credit from the flow's next
+    /// turn (the credit left in this one stands); `wf2q+` counts the new
+    /// weight in the sum `W` at once and stamps the packets after the head
+    /// with it (the head keeps the finish time it was scheduled with);
+    /// `qfq` counts it in its weight sum at once and, for a backlogged flow,
+    /// moves the flow to the group of its new weight when its head is next
+    /// served (an idle flow moves at once); `prio` moves the flow to its new
+    /// priority at once.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool;
     /// Offer packet `pkt` to flow queue `flow` at `now`; tail drop if the
     /// flow queue is full.
     fn enqueue(
@@ -561,6 +575,13 @@ impl<T> Flows<T> {
     #[inline]
     pub fn try_get(&self, slot: u32) -> Option<&Flow<T>> {
         self.v.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    /// Give the flow in `slot`, if any, `spec`'s weight and limit; its old
+    /// share.
+    pub fn reshare(&mut self, slot: FlowSlot, spec: FlowSpec) -> Option<Share> {
+        let f = self.v.get_mut(slot.0 as usize).and_then(Option::as_mut)?;
+        Some(core::mem::replace(&mut f.spec, spec.into()))
     }
 
     /// Mutable [`Flows::get`].

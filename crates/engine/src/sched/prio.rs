@@ -38,6 +38,17 @@ impl Scheduler for Prio {
         !matches!(self.flows.insert(flow, spec, ()), Insert::Busy)
     }
 
+    /// A backlogged flow moves to its new priority at once.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        if self.flows.reshare(flow, spec).is_none() {
+            return false;
+        }
+        if self.ready.remove(flow.0) {
+            self.ready.push(flow.0, key(spec.weight()));
+        }
+        true
+    }
+
     #[inline]
     fn enqueue(
         &mut self,

@@ -81,6 +81,9 @@ pub(crate) struct QfqFlow {
     next: u32,
     grp: u8,
     inv_w: u128,
+    /// The weight changed while the flow was backlogged: its `inv_w` and
+    /// group follow the new one when its head is next served.
+    regroup: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -300,6 +303,54 @@ impl Qfq {
         true
     }
 
+    /// Flow `slot` becomes backlogged with a head of `len` bytes: its start
+    /// and finish, and its place in its group (the second half of
+    /// `qfq_enqueue`).
+    fn activate(&mut self, slot: u32, len: u32) {
+        self.update_start(slot);
+        let st = &mut self.flows.get_mut(slot).st;
+        st.f = st.s + len as u128 * st.inv_w;
+        let (s, g) = (st.s, st.grp as usize);
+        let shift = self.groups[g].slot_shift;
+        let rounded_s = round_down(s, shift);
+        let bit = 1u32 << g;
+        let update = if self.groups[g].full_slots != 0 {
+            if self.groups[g].s > s {
+                // The group's start decreases: rotate the ring; the group
+                // was surely ineligible.
+                self.slot_rotate(g, rounded_s);
+                self.bitmaps[IR] &= !bit;
+                self.bitmaps[IB] &= !bit;
+                true
+            } else {
+                false
+            }
+        } else {
+            if self.bitmaps[ER] == 0 && rounded_s > self.v {
+                self.v = rounded_s;
+            }
+            true
+        };
+        if update {
+            let grp = &mut self.groups[g];
+            grp.s = rounded_s;
+            grp.f = rounded_s + (2u128 << shift);
+            let state = self.calc_state(g);
+            self.bitmaps[state] |= bit;
+        }
+        self.slot_insert(g, slot, rounded_s);
+    }
+
+    /// Bring flow `slot`'s `inv_w` and group to its weight.
+    fn take_weight(&mut self, slot: u32) {
+        let lmax = self.lmax;
+        let f = self.flows.get_mut(slot);
+        let inv_w = ONE / f.spec.weight() as u128;
+        f.st.inv_w = inv_w;
+        f.st.grp = calc_index(inv_w, lmax);
+        f.st.regroup = false;
+    }
+
     /// Start time of a flow that becomes backlogged (`qfq_update_start`).
     fn update_start(&mut self, slot: u32) {
         let (f, g) = {
@@ -340,6 +391,7 @@ impl Scheduler for Qfq {
             next: NIL,
             grp: calc_index(inv_w, self.lmax),
             inv_w,
+            regroup: false,
         };
         match self.flows.insert(flow, spec, st) {
             Insert::New => {
@@ -352,6 +404,23 @@ impl Scheduler for Qfq {
             }
             Insert::Busy => false,
         }
+    }
+
+    /// The weight sum takes the new weight at once; an idle flow moves to
+    /// its new group at once, a backlogged one when its head is next served
+    /// (it leaves its group as if it had emptied and comes back with the
+    /// new weight, as an idle flow becoming backlogged does).
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        let Some(old) = self.flows.reshare(flow, spec) else {
+            return false;
+        };
+        self.set_wsum(self.wsum - old.weight() as u64 + spec.weight() as u64);
+        if self.flows.get(flow.0).q.is_empty() {
+            self.take_weight(flow.0);
+        } else {
+            self.flows.get_mut(flow.0).st.regroup = true;
+        }
+        true
     }
 
     fn enqueue(
@@ -368,41 +437,10 @@ impl Scheduler for Qfq {
         if !self.flows.admit(pool, flow, pkt, now)? {
             return Ok(());
         }
-        let slot = flow.0;
-        self.update_start(slot);
-        let st = &mut self.flows.get_mut(slot).st;
-        st.f = st.s + len as u128 * st.inv_w;
-        let (s, g) = (st.s, st.grp as usize);
-        let shift = self.groups[g].slot_shift;
-        let rounded_s = round_down(s, shift);
-        let bit = 1u32 << g;
-        let update = if self.groups[g].full_slots != 0 {
-            if self.groups[g].s > s {
-                // The group's start decreases: rotate the ring; the group
-                // was surely ineligible.
-                self.slot_rotate(g, rounded_s);
-                self.bitmaps[IR] &= !bit;
-                self.bitmaps[IB] &= !bit;
-                true
-            } else {
-                false
-            }
-        } else {
-            if self.bitmaps[ER] == 0 && rounded_s > self.v {
-                self.v = rounded_s;
-            }
-            true
-        };
-        if update {
-            let grp = &mut self.groups[g];
-            grp.s = rounded_s;
-            grp.f = rounded_s + (2u128 << shift);
-            let state = self.calc_state(g);
-            self.bitmaps[state] |= bit;
-        }
-        self.slot_insert(g, slot, rounded_s);
+        self.activate(flow.0, len);
         Ok(())
     }
+
 
     fn dequeue_with<H: HeadFilter>(
         &mut self,
@@ -422,7 +460,20 @@ impl Scheduler for Qfq {
             .expect("front flow is backlogged");
         let old_v = self.v;
         self.v += pool.get(i).pkt.len as u128 * self.iwsum;
-        if self.update_class(pool, g, slot) {
+        let regroup = self.flows.get(slot).st.regroup;
+        let next = self.flows.head_len(pool, slot);
+        let changed = match next {
+            Some(_) if regroup => {
+                // The flow leaves its group as if it had emptied, and comes
+                // back below with its new weight.
+                let st = &mut self.flows.get_mut(slot).st;
+                st.s = st.f;
+                self.front_slot_remove(g);
+                true
+            }
+            _ => self.update_class(pool, g, slot),
+        };
+        if changed {
             let old_f = self.groups[g].f;
             let bit = 1u32 << g;
             let mut unblock = true;
@@ -448,6 +499,12 @@ impl Scheduler for Qfq {
             }
         }
         self.update_eligible(old_v);
+        if regroup {
+            self.take_weight(slot);
+            if let Some(len) = next {
+                self.activate(slot, len);
+            }
+        }
         Dequeue::Packet(i)
     }
 

@@ -216,6 +216,10 @@ macro_rules! schedulers {
                 match self { $(Sched::$variant(s) => s.add_flow(flow, spec),)* }
             }
             #[inline]
+            fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+                match self { $(Sched::$variant(s) => s.reweight(flow, spec),)* }
+            }
+            #[inline]
             fn enqueue(
                 &mut self,
                 pool: &mut Pool,

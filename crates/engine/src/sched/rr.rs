@@ -27,6 +27,9 @@ impl Scheduler for Rr {
     fn add_flow(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
         self.0.add_flow(flow, spec)
     }
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        self.0.reweight(flow, spec)
+    }
     #[inline]
     fn enqueue(
         &mut self,

@@ -115,6 +115,21 @@ impl Scheduler for Wf2q {
         }
     }
 
+    /// `W` takes the new weight at once if the flow's is in it; the head
+    /// keeps its finish time and the packets after it are stamped with the
+    /// new weight.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        let Some(old) = self.flows.reshare(flow, spec) else {
+            return false;
+        };
+        let st = &mut self.flows.get_mut(flow.0).st;
+        st.inv_w = ONE / spec.weight() as u128;
+        if st.valid {
+            self.set_wsum(self.wsum - old.weight() as u64 + spec.weight() as u64);
+        }
+        true
+    }
+
     fn enqueue(
         &mut self,
         pool: &mut Pool,

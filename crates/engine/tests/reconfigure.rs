@@ -4,7 +4,7 @@
 
 use pipelab_engine::engine::{Fate, Output, QueueId, RouteError, Verdict};
 use pipelab_engine::models::{CodelConfig, LossConfig, Probability, UniformLoss};
-use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, SCHEDULERS};
+use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, WeightUse, SCHEDULERS};
 use pipelab_engine::{
     Aqm, Duration, Engine, EngineOptions, FlowKey, FlowMask, Instant, Packet, PipeConfig, PipeIdx,
     QueueLimit, Rate,
@@ -127,15 +127,16 @@ fn spec(w: u32, slots: u32) -> FlowSpec {
 }
 
 /// Two flow queues of weight 1 on a 4 Mbit/s pipe, both fed 3 Mbit/s; at
-/// 10 s queue A is reconfigured to weight 3. Passing proves, for every
-/// scheduler of the registry that shares by weight, that the new weight
+/// 10 s queue A is reconfigured to weight 3 (1000-byte packets: byte and
+/// packet shares agree). Passing proves, for every scheduler of the
+/// registry that shares by weight (`WeightUse::Bytes` or `Packets`), that the new weight
 /// applies to the live, backlogged instance: A and B get 2 and 2 Mbit/s
 /// before, 3 and 1 Mbit/s from 12 s on (each within 1 %), and the packets A
 /// held at the change are kept (its backlog is the same right after).
 #[test]
 fn a_new_weight_applies_to_a_backlogged_flow_queue() {
     for e in SCHEDULERS {
-        if matches!(e.default, SchedKind::Fifo | SchedKind::Prio) {
+        if !matches!(e.weight, WeightUse::Bytes | WeightUse::Packets) {
             continue;
         }
         let mut eng = Engine::new(EngineOptions::default());

@@ -36,34 +36,37 @@
 //!
 //! 1. Write `crates/engine/src/sched/NAME.rs`: a `//!` paragraph citing
 //!    its paper, a type `T` implementing `crate::sched::Scheduler`
-//!    (`add_flow`, `enqueue`, `dequeue_with`, `pop_dropped`,
+//!    (`add_flow`, `reweight`, `enqueue`, `dequeue_with`, `pop_dropped`,
 //!    `remove_idle`, `backlog`; `Flows<S>` in `sched/mod.rs` gives the
-//!    per-flow FIFOs, their tail drop and `pop_with`, which lets a flow
-//!    queue's AQM drop at its head), and a constructor.
-//! 2. Add one entry to the `schedulers!` table below (and its row to the
-//!    table above):
+//!    per-flow FIFOs, their tail drop and `pop_with`, through which a flow
+//!    queue's CoDel drops at its head), and a constructor.
+//! 2. Add one entry to the `schedulers!` table at the end of this file
+//!    (and its row to the table above):
 //!    ```text
 //!    /// One line of documentation.
 //!    Variant => NAME::T in "NAME.rs", names ["name", "alias"], takes [quantum],
-//!        new |c| T::new(c.quantum());
+//!        weights Bytes, new |c| NAME::T::new(c.quantum());
 //!    ```
 //!    `takes` lists what `sched N config` accepts for it besides `type`
 //!    (a kind may carry typed parameters of its own, as `FqCodel` does;
-//!    their names must be [`SchedParam`]s). That is all the engine and the
-//!    language need: the parser, the printer, the hints, the
-//!    `Display` of [`SchedConfig`] and the round-trip and property tests
-//!    (`sched/tests.rs`'s `every_registered_scheduler_*`, lang's
-//!    `roundtrip.rs`) pick the new entry up from [`SCHEDULERS`].
-//! 3. Add its name to README's `sched N config type T` row (the test
-//!    `readme_lists_every_scheduler` in `crates/lang/tests/readme_examples.rs`
-//!    fails until it is there).
+//!    their names must be [`SchedParam`]s); `weights` says what a flow
+//!    queue's weight means to it ([`WeightUse`]). That is all the engine
+//!    and the language need: the parser, its hints, the printer, `Display`
+//!    of [`SchedConfig`], and the tests that every scheduler must pass read
+//!    [`SCHEDULERS`] (`sched/tests.rs`: `every_registered_scheduler_*`,
+//!    `reweighting_*`, which check what `weights` claims; the engine's
+//!    `tests/reconfigure.rs`; lang's `roundtrip.rs` and `errors.rs`).
+//! 3. Add its name to README's `sched N config type T` row, in registry
+//!    order (`readme_lists_every_scheduler` in
+//!    `crates/lang/tests/readme_examples.rs` fails until it is there).
 //!
-//! Counted for a parameterless scheduler: one new file, one entry (plus a
-//! row of documentation here and a word in README). A scheduler that needs
-//! a parameter no scheduler takes yet also adds the [`SchedParam`]
-//! variant, its field in [`SchedParams`] and its arm in `param!`
-//! (`sched/mod.rs` and this file), and the parser's value for it
-//! (`crates/lang`: `SchedSpec` and `Parser::sched`).
+//! Checked by adding a FIFO under another name: one new file, one entry
+//! (two lines) here and one word in README; every test of the engine and
+//! the language passed, the new type among them. A scheduler that needs a
+//! parameter no scheduler takes yet also adds the [`SchedParam`] variant,
+//! its field in [`SchedParams`] and its arm in `param!` (`sched/mod.rs`
+//! and this file), and the parser's value for it (`crates/lang`:
+//! `SchedSpec` and `Parser::sched`).
 
 use crate::config::ConfigError;
 use crate::packet::Pool;
@@ -72,6 +75,19 @@ use crate::sched::{
     Scheduler,
 };
 use crate::time::{Duration, Instant};
+
+/// What a flow queue's weight means to a scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WeightUse {
+    /// Nothing (one queue for all).
+    Ignored,
+    /// Backlogged queues share the link in packets in proportion to it.
+    Packets,
+    /// Backlogged queues share the link in bytes in proportion to it.
+    Bytes,
+    /// It is a priority: the backlogged queue of highest weight is served.
+    Priority,
+}
 
 /// One registered scheduler: what the command language needs to know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +102,8 @@ pub struct SchedEntry {
     pub params: &'static [SchedParam],
     /// The kind with its default parameters (`type NAME` alone).
     pub default: SchedKind,
+    /// What a flow queue's `weight` means to it.
+    pub weight: WeightUse,
     /// One line of documentation.
     pub summary: &'static str,
 }
@@ -133,6 +151,7 @@ macro_rules! schedulers {
         => $module:ident :: $ty:ident in $file:literal,
         names [$name:literal $(, $alias:literal)*],
         takes [$($param:ident),*],
+        weights $weight:ident,
         new |$c:ident| $new:expr
         $(, check |$cc:ident| $check:expr)?;
     )*) => {
@@ -158,6 +177,7 @@ macro_rules! schedulers {
                 aliases: &[$($alias),*],
                 params: &[$(param!($param)),*],
                 default: SchedKind::$variant $({ $($field: $fdefault),* })?,
+                weight: WeightUse::$weight,
                 summary: concat!($($doc),*),
             },)*
         ];
@@ -260,28 +280,28 @@ macro_rules! schedulers {
 
 schedulers! {
     /// One FIFO for all flows.
-    Fifo => fifo::Fifo in "fifo.rs", names ["fifo"], takes [],
+    Fifo => fifo::Fifo in "fifo.rs", names ["fifo"], takes [], weights Ignored,
         new |c| fifo::Fifo::new();
 
     /// Weighted round robin: `weight` packets per turn.
-    Rr => rr::Rr in "rr.rs", names ["rr"], takes [],
+    Rr => rr::Rr in "rr.rs", names ["rr"], takes [], weights Packets,
         new |c| rr::Rr::new();
 
     /// Deficit Round Robin: `quantum × weight` bytes per turn.
-    Drr => drr::Drr in "drr.rs", names ["drr"], takes [quantum],
+    Drr => drr::Drr in "drr.rs", names ["drr"], takes [quantum], weights Bytes,
         new |c| drr::Drr::new(c.quantum());
 
     /// WF2Q+.
-    Wf2q => wf2q::Wf2q in "wf2q.rs", names ["wf2q+", "wf2qp"], takes [],
+    Wf2q => wf2q::Wf2q in "wf2q.rs", names ["wf2q+", "wf2qp"], takes [], weights Bytes,
         new |c| wf2q::Wf2q::new();
 
     /// Quick Fair Queueing.
-    Qfq => qfq::Qfq in "qfq.rs", names ["qfq"], takes [quantum],
+    Qfq => qfq::Qfq in "qfq.rs", names ["qfq"], takes [quantum], weights Bytes,
         new |c| qfq::Qfq::new(c.quantum()),
         check |c| qfq::check(c.quantum());
 
     /// Strict priority: the backlogged flow of highest weight.
-    Prio => prio::Prio in "prio.rs", names ["prio"], takes [],
+    Prio => prio::Prio in "prio.rs", names ["prio"], takes [], weights Priority,
         new |c| prio::Prio::new();
 
     /// FQ-CoDel (RFC 8290) with CoDel's `target` and `interval`.
@@ -290,7 +310,7 @@ schedulers! {
         target: Duration = Duration::from_millis(5),
         /// Sliding window for the minimum delay (default 100 ms).
         interval: Duration = Duration::from_millis(100),
-    } => fq_codel::FqCodel in "fq_codel.rs", names ["fq_codel"], takes [quantum, target, interval],
+    } => fq_codel::FqCodel in "fq_codel.rs", names ["fq_codel"], takes [quantum, target, interval], weights Bytes,
         new |c| fq_codel::FqCodel::new(c.quantum(), target, interval),
         check |c| fq_codel::check(target, interval);
 }

@@ -756,11 +756,11 @@ fn run_reweighted(
 /// Two greedy flows of weight 1 (1500- and 700-byte packets) on a 10
 /// Mbit/s link; at 5 s flow 0 is reweighted to 3, at 10 s back to 1 and
 /// flow 1 to 2. Passing proves a weight change applies to a backlogged flow
-/// queue, for every scheduler that shares by weight: byte shares (packet
-/// shares for `rr`) follow each weight set within 1 % over the 4 s after
-/// each change (the first second is left for the change to take hold),
-/// `prio` serves the heavier flow alone, and no packet is lost,
-/// duplicated or reordered (every tag leaves once per flow, in order).
+/// queue, for every scheduler of the registry as its entry says weights
+/// work ([`WeightUse`]): byte (or packet) shares follow each weight set
+/// within 1 % over the 4 s after each change (the first second is left for
+/// the change to take hold), a priority scheduler serves the heavier flow
+/// alone (the lower slot on a tie), and no flow is reordered.
 #[test]
 fn reweighting_a_backlogged_flow_moves_its_share() {
     let len = [1500u32, 700];
@@ -770,13 +770,14 @@ fn reweighting_a_backlogged_flow_moves_its_share() {
         (secs(10), 1, spec(2, 64)),
     ];
     for cfg in registered() {
+        let weights = cfg.kind().entry().weight;
         let deps = run_reweighted(&cfg, &[1, 1], &len, Rate(10_000_000), &changes, secs(15));
         let share = |from: u64, to: u64, f: u32| {
             let win = deps
                 .iter()
                 .filter(|d| d.done > secs(from) && d.done <= secs(to));
             let unit = |d: &Departure| {
-                if cfg.kind() == SchedKind::Rr {
+                if weights == WeightUse::Packets {
                     1.0
                 } else {
                     d.len as f64
@@ -787,14 +788,14 @@ fn reweighting_a_backlogged_flow_moves_its_share() {
         };
         for (from, want) in [(1, 0.5), (6, 0.75), (11, 1.0 / 3.0)] {
             let got = share(from, from + 4, 0);
-            match cfg.kind() {
-                SchedKind::Fifo => {}
-                SchedKind::Prio => {
+            match weights {
+                WeightUse::Ignored => {}
+                WeightUse::Priority => {
                     // Equal weights tie to the lower slot, flow 0.
                     let alone = if want < 0.5 { 0.0 } else { 1.0 };
                     assert_eq!(got, alone, "{cfg} from {from} s");
                 }
-                _ => assert!(
+                WeightUse::Bytes | WeightUse::Packets => assert!(
                     (got - want).abs() < 0.01 * want,
                     "{cfg} from {from} s: flow 0 got {got}, want {want}"
                 ),

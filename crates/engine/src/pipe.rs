@@ -281,7 +281,9 @@ impl SchedQueues {
         let aqm = spec
             .aqm()
             .map(|a| FlowAqm::new(*a, spec.ecn(), seed, aqm_id, now));
-        self.note_aqm(aqm.as_ref());
+        if aqm.as_ref().is_some_and(FlowAqm::at_dequeue) {
+            self.note_aqm_at_dequeue();
+        }
         match self.slots.get_mut(slot as usize) {
             Some(s) => {
                 s.live = true;
@@ -309,13 +311,12 @@ impl SchedQueues {
         slot
     }
 
-    /// An instance with `aqm` exists: CoDel needs the link to take packets
-    /// through it.
-    fn note_aqm(&mut self, aqm: Option<&FlowAqm>) {
-        if aqm.is_some_and(FlowAqm::at_dequeue) {
-            self.head_aqm = true;
-            self.wake_at_tx_end = true;
-        }
+    /// An instance has a queue management deciding at dequeue (CoDel):
+    /// from now on the link takes packets through it and the pipe wakes at
+    /// each transmission's end to report its drops.
+    fn note_aqm_at_dequeue(&mut self) {
+        self.head_aqm = true;
+        self.wake_at_tx_end = true;
     }
 
     /// Give every live instance of `queue` `spec`'s weight, limit and
@@ -324,6 +325,7 @@ impl SchedQueues {
     /// (only `ecn` follows); a new one starts fresh, as at the instance's
     /// creation.
     pub fn reconfigure_queue(&mut self, queue: u32, spec: &FlowSpec, seed: u64, now: Instant) {
+        let mut at_dequeue = false;
         for (&(q, _), &slot) in &self.map {
             if q != queue {
                 continue;
@@ -340,10 +342,10 @@ impl SchedQueues {
                 }
                 (_, None) => info.aqm = None,
             }
-            if info.aqm.as_deref().is_some_and(FlowAqm::at_dequeue) {
-                self.head_aqm = true;
-                self.wake_at_tx_end = true;
-            }
+            at_dequeue |= info.aqm.as_deref().is_some_and(FlowAqm::at_dequeue);
+        }
+        if at_dequeue {
+            self.note_aqm_at_dequeue();
         }
     }
 

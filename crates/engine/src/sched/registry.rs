@@ -104,11 +104,16 @@ pub struct SchedEntry {
     pub default: SchedKind,
     /// What a flow queue's `weight` means to it.
     pub weight: WeightUse,
-    /// One line of documentation.
-    pub summary: &'static str,
+    /// Its documentation in the table, as the macro received it.
+    doc: &'static str,
 }
 
 impl SchedEntry {
+    /// Its one line of documentation.
+    pub fn summary(&self) -> &'static str {
+        self.doc.trim()
+    }
+
     /// Does it take `param`?
     pub fn takes(&self, param: SchedParam) -> bool {
         self.params.contains(&param)
@@ -178,7 +183,7 @@ macro_rules! schedulers {
                 params: &[$(param!($param)),*],
                 default: SchedKind::$variant $({ $($field: $fdefault),* })?,
                 weight: WeightUse::$weight,
-                summary: concat!($($doc),*),
+                doc: concat!($($doc),*),
             },)*
         ];
 
@@ -399,11 +404,7 @@ mod tests {
             for a in e.aliases {
                 assert_eq!(SchedKind::from_name(a), Some(e.default));
             }
-            assert!(
-                !e.summary.trim().is_empty(),
-                "{} has no documentation",
-                e.name
-            );
+            assert!(!e.summary().is_empty(), "{} has no documentation", e.name);
             let own = e.default.params();
             for p in SchedParam::ALL {
                 if p != SchedParam::Quantum && own.given(p) {

@@ -405,8 +405,10 @@ fn set_aqm(slot: &mut Option<Box<FlowAqm>>, aqm: Option<FlowAqm>) {
 }
 
 /// CoDel on a flow queue instance, as the head filter of
-/// `Scheduler::dequeue_with` when the link takes packet `i` at `at`: a
-/// packet CoDel drops goes to `dropped` (reported at `at`), counted in the
+/// `Scheduler::dequeue_with` when the link takes packet `i` at `at` with
+/// `behind` bytes waiting behind it in its flow queue (as the scheduler
+/// counts them; FIFO does not, then the instance's counters do): a packet
+/// CoDel drops goes to `dropped` (reported at `at`), counted in the
 /// instance's and the pipe's counters; an ECN-capable one is marked CE and
 /// sent if the queue has `ecn`. `true`: the packet was dropped.
 #[inline]
@@ -416,6 +418,7 @@ fn codel_head(
     stats: &mut PipeStats,
     pool: &mut Pool,
     i: u32,
+    behind: Option<u64>,
     at: Instant,
 ) -> bool {
     let (slot, len, arrival, flags) = {
@@ -429,7 +432,9 @@ fn codel_head(
         return false;
     };
     let st = &mut info.stats;
-    let behind = st.backlog_bytes.saturating_sub(len as u64);
+    // The scheduler's count is exact even when fq_codel has just dropped
+    // packets of this flow that the counters have not seen yet.
+    let behind = behind.unwrap_or(st.backlog_bytes.saturating_sub(len as u64));
     if !a.on_head(at, at - arrival, behind) {
         return false;
     }
@@ -718,8 +723,8 @@ impl Pipe {
         let next = if sq.head_aqm {
             let SchedQueues { s, slots, .. } = sq;
             let (dropped, stats) = (&mut self.aqm_dropped, &mut self.stats);
-            s.dequeue_with(pool, at, &mut |pool: &mut Pool, i: u32| {
-                codel_head(slots, dropped, stats, pool, i, at)
+            s.dequeue_with(pool, at, &mut |pool: &mut Pool, i: u32, behind| {
+                codel_head(slots, dropped, stats, pool, i, behind, at)
             })
         } else {
             sq.s.dequeue(pool, at)

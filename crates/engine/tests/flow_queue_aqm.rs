@@ -633,7 +633,7 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(48))]
+        #![proptest_config(ProptestConfig::with_cases(64))]
 
         /// For every scheduler and random flow queues with random queue
         /// management under random arrivals: every packet is delivered or
@@ -649,7 +649,7 @@ mod properties {
         fn flow_queue_aqm_accounts_for_every_packet(
             sched in 0..SCHEDULERS.len(),
             queues in proptest::collection::vec((0u8..5, any::<bool>(), 1u32..30, 1u32..5), 1..4),
-            raw in proptest::collection::vec((0u64..3_000_000, 0usize..4, 40u32..1500, any::<bool>()), 1..300),
+            raw in proptest::collection::vec((0u64..3_000_000, 0usize..4, 40u32..3000, any::<bool>()), 1..300),
         ) {
             let mut t = 0;
             let arrivals: Vec<(u64, usize, u32, bool)> = raw

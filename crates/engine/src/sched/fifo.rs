@@ -80,7 +80,7 @@ impl Scheduler for Fifo {
         head: &mut H,
     ) -> Dequeue {
         while let Some(i) = self.q.pop_front(pool) {
-            if !head(pool, i) {
+            if !head(pool, i, None) {
                 return Dequeue::Packet(i);
             }
         }

@@ -357,14 +357,16 @@ impl fmt::Display for SchedConfig {
     }
 }
 
-/// A flow queue's say on the packet a scheduler takes from it: `true` if
-/// it takes the packet away (drops it; the packet is then its own). It
-/// never takes a flow queue's last packet (CoDel does not drop with less
-/// than an MTU behind the head), so a backlogged flow queue always yields
-/// a packet.
-pub(crate) trait HeadFilter: FnMut(&mut Pool, u32) -> bool {}
+/// A flow queue's say on the packet a scheduler takes from it, called
+/// with the packet and, when the scheduler keeps the flow queue's packets
+/// apart, the bytes still waiting behind it there (`None` for FIFO's one
+/// queue): `true` if it takes the packet away (drops it; the packet is
+/// then its own). Told that nothing waits behind, it never takes the
+/// packet (CoDel does not drop with at most an MTU behind the head), so a
+/// backlogged flow queue always yields a packet.
+pub(crate) trait HeadFilter: FnMut(&mut Pool, u32, Option<u64>) -> bool {}
 
-impl<F: FnMut(&mut Pool, u32) -> bool> HeadFilter for F {}
+impl<F: FnMut(&mut Pool, u32, Option<u64>) -> bool> HeadFilter for F {}
 
 /// The scheduler interface (dummynet's `struct dn_alg`).
 ///
@@ -401,7 +403,7 @@ pub(crate) trait Scheduler {
     ) -> Result<(), SchedDrop>;
     /// The next packet to transmit at `now`.
     fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
-        self.dequeue_with(pool, now, &mut |_: &mut Pool, _: u32| false)
+        self.dequeue_with(pool, now, &mut |_: &mut Pool, _: u32, _: Option<u64>| false)
     }
     /// [`Scheduler::dequeue`], offering each packet taken from a flow
     /// queue to `head` (the flow queue's AQM at dequeue, the pipe's): when
@@ -548,7 +550,8 @@ impl<T> Flows<T> {
     ) -> Option<u32> {
         loop {
             let i = self.pop(pool, slot)?;
-            if !head(pool, i) {
+            let behind = self.get(slot).q.bytes();
+            if !head(pool, i, Some(behind)) {
                 return Some(i);
             }
             debug_assert!(

@@ -284,18 +284,28 @@ impl Emulation {
             applied.retired.push(n);
             replaced_any = true;
         }
-        // Flow queues: kept while their pipe and parameters are the same;
-        // otherwise a new queue takes the number and the old one's
-        // instances drain in their scheduler.
+        // Flow queues: kept while their pipe (not replaced) and mask are
+        // the same, reconfigured in place when their weight, limit or
+        // queue management changed (queued packets kept); otherwise a new
+        // queue takes the number and the old one's instances drain in
+        // their scheduler.
         let mut queues = BTreeMap::new();
         for (&n, q) in &spec.queues {
-            let same = self.spec.queues.get(&n) == Some(q)
-                && self.spec.pipes.get(&q.pipe).map(|p| (p.sched, p.mask))
-                    == spec.pipes.get(&q.pipe).map(|p| (p.sched, p.mask))
-                && !applied.created.contains(&q.pipe);
-            let id = match (same, self.queues.get(&n)) {
-                (true, Some(&id)) => Some(id),
-                _ => self.pipes.get(&q.pipe).and_then(|rt| {
+            let kept = self.queues.get(&n).copied().filter(|_| {
+                self.spec
+                    .queues
+                    .get(&n)
+                    .is_some_and(|old| old.pipe == q.pipe && old.mask == q.mask)
+                    && !applied.created.contains(&q.pipe)
+            });
+            let id = match kept {
+                Some(id) => {
+                    if self.spec.queues.get(&n).map(|o| o.flow) != Some(q.flow) {
+                        let _ = self.engine.reconfigure_queue(id, q.flow);
+                    }
+                    Some(id)
+                }
+                None => self.pipes.get(&q.pipe).and_then(|rt| {
                     self.engine
                         .add_queue(
                             rt.idx,
@@ -320,12 +330,26 @@ impl Emulation {
         applied
     }
 
+    /// A new engine pipe for number `n`: a retired one that has drained
+    /// (reset as new, so memory does not grow with reconfigurations), or
+    /// a fresh one.
     fn create_pipe(&mut self, n: u32, def: &crate::spec::PipeDef) -> PipeRt {
-        let idx = match def.sched {
-            Some(s) => self
+        let reused = self
+            .retired
+            .iter()
+            .position(|&i| self.engine.pipe_is_idle(i))
+            .map(|k| self.retired.swap_remove(k))
+            .filter(|&i| {
+                self.engine
+                    .reset_pipe(i, def.config.clone(), def.sched, n as u64)
+                    .is_ok()
+            });
+        let idx = match (reused, def.sched) {
+            (Some(i), _) => i,
+            (None, Some(s)) => self
                 .engine
                 .add_scheduled_pipe(def.config.clone(), s, n as u64),
-            None => self
+            (None, None) => self
                 .engine
                 .add_pipe_with_stage(def.config.clone(), n as u64),
         };

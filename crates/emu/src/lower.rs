@@ -100,14 +100,6 @@ pub fn lower_config(config: &Config, load: Loader<'_>) -> Result<Spec, LowerErro
     }
     let mut queues = BTreeMap::new();
     for (&id, q) in &config.queues {
-        if let Some(a) = &q.aqm {
-            return Err(LowerError::Queue {
-                id,
-                reason: format!(
-                    "'{a}': queue management on a flow queue is not supported yet (give it to the pipe)"
-                ),
-            });
-        }
         let flow = q.to_flow_spec().map_err(|e| LowerError::Queue {
             id,
             reason: e.to_string(),

@@ -77,13 +77,13 @@ pub enum JitterOrder {
     Allow,
 }
 
-/// The active queue management scheme of a pipe (at most one; without one
-/// the queue only tail-drops).
-#[derive(Clone, Debug, PartialEq)]
+/// The active queue management scheme of a pipe or of a flow queue (at
+/// most one; without one the queue only tail-drops). A few words, `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Aqm {
     /// RED or GRED (`red`/`gred w_q/min_th/max_th/max_p`), decided at
-    /// enqueue. Boxed: its decay table makes it much larger than the others.
-    Red(Box<RedConfig>),
+    /// enqueue.
+    Red(RedConfig),
     /// CoDel (`codel target T interval I`), decided when the link takes the
     /// head packet.
     Codel(CodelConfig),

@@ -29,13 +29,30 @@
 //! key gets its own *instance* (a [`FlowSlot`](crate::sched::FlowSlot) of
 //! the scheduler), created on the key's first packet. A scheduled pipe
 //! also has a default queue (weight 1, the pipe's `queue` limit, no mask),
-//! which [`Engine::enqueue`] uses, as ipfw's `pipe N` action does.
+//! which [`Engine::enqueue`] uses, as ipfw's `pipe N` action does. A flow
+//! queue's [`FlowSpec`] may carry queue management (RED/GRED, CoDel, PIE)
+//! and `ecn`: each instance runs its own, on its own backlog and sojourn
+//! times (dummynet's per-queue RED and AQM), its drops counted as
+//! [`DropReason::Aqm`] in the instance's, the queue's and the pipe's
+//! counters.
 //!
 //! [`Engine::set_pipe_mask`] makes a pipe *dynamic* (`pipe N config mask
 //! ...`): each masked key gets its own instance of the whole pipe (queue or
 //! scheduler, link at the pipe's rate, delay line), an internal pipe
 //! created on the key's first packet and seeded from `(seed, stage +
 //! (n << 32))`, `n` counting the instances created.
+//!
+//! ## Reconfiguration
+//!
+//! A reconciler changes a running engine with [`Engine::reconfigure`] (a
+//! pipe's parameters, queued packets kept), [`Engine::reconfigure_queue`]
+//! (a flow queue's weight, limit and queue management, from the next
+//! packet), and reuses the slots of deleted objects with
+//! [`Engine::reset_pipe`] and [`Engine::reset_queue`] once they are idle
+//! ([`Engine::pipe_is_idle`], [`Engine::queue_is_idle`]): a retired pipe
+//! that is no longer fed drains on its own schedule, observable through
+//! [`Engine::pipe_totals`], until it is idle. Indices and routes never
+//! change, so nothing that refers to them has to.
 //!
 //! Instance tables are `BTreeMap`s from masked key to instance, so any
 //! sweep over them visits instances in key order and results never depend
@@ -60,6 +77,7 @@
 
 use crate::config::PipeConfig;
 use crate::event::EventQueue;
+use crate::flow_aqm;
 use crate::mask::FlowMask;
 use crate::packet::{FlowKey, Packet, Pool, NIL};
 use crate::pipe::{FlowStats, Pipe, PipeStats, Refusal};
@@ -139,9 +157,13 @@ struct PipeMeta {
     /// The user's pipe: itself, or the dynamic pipe it is an instance of.
     parent: u32,
     stage: u64,
-    /// The queue `enqueue` uses in a scheduled pipe (`NIL`: none).
+    /// The queue `enqueue` uses in a scheduled pipe (`NIL`: none; kept by
+    /// a reset to a plain pipe, for reuse by a later reset).
     default_queue: u32,
     dynamic: Option<Box<Dynamic>>,
+    /// Internal pipes of the instances of a dynamic pipe that was reset,
+    /// for reuse by its next mask.
+    spare: Vec<u32>,
 }
 
 /// Why a packet was dropped.
@@ -153,8 +175,9 @@ pub enum DropReason {
     PoolFull,
     /// A pipe's loss model dropped it.
     Loss,
-    /// A pipe's active queue management dropped it (RED/GRED/PIE at
-    /// arrival, CoDel when the link took it), counted apart from tail drops.
+    /// A pipe's or a flow queue's active queue management dropped it
+    /// (RED/GRED/PIE at arrival, CoDel when the link took it), counted
+    /// apart from tail drops.
     Aqm,
     /// Lost on the link (MAC profile), after occupying it for its airtime.
     Link,
@@ -280,6 +303,16 @@ pub enum RouteError {
     NoSuchPipe(PipeIdx),
     /// A flow queue needs a pipe with a scheduler.
     NoScheduler(PipeIdx),
+    /// A flow queue index that does not exist.
+    NoSuchQueue(QueueId),
+    /// The pipe holds packets (queued, on the wire or in the delay line).
+    PipeBusy(PipeIdx),
+    /// The flow queue holds packets, or an instance of it cannot be freed
+    /// yet (a scheduler still links it).
+    QueueBusy(QueueId),
+    /// The flow queue is a scheduled pipe's default queue, which goes with
+    /// its pipe.
+    DefaultQueue(QueueId),
 }
 
 impl core::fmt::Display for RouteError {
@@ -289,6 +322,12 @@ impl core::fmt::Display for RouteError {
             RouteError::TooLong(n) => write!(f, "a route of {n} hops is longer than {MAX_HOPS}"),
             RouteError::NoSuchPipe(p) => write!(f, "no pipe with index {}", p.0),
             RouteError::NoScheduler(p) => write!(f, "pipe index {} has no scheduler", p.0),
+            RouteError::NoSuchQueue(q) => write!(f, "no flow queue with index {}", q.0),
+            RouteError::PipeBusy(p) => write!(f, "pipe index {} still holds packets", p.0),
+            RouteError::QueueBusy(q) => write!(f, "flow queue index {} still holds packets", q.0),
+            RouteError::DefaultQueue(q) => {
+                write!(f, "flow queue index {} is a pipe's default queue", q.0)
+            }
         }
     }
 }
@@ -381,6 +420,7 @@ impl Engine {
             stage,
             default_queue: NIL,
             dynamic: None,
+            spare: Vec::new(),
         });
         let route = self.push_route(&[idx]);
         self.pipe_route.push(route);
@@ -424,11 +464,12 @@ impl Engine {
         max_instances: u32,
     ) -> Result<(), RouteError> {
         let m = self.user_pipe(pipe)?;
+        let free = core::mem::take(&mut m.spare);
         m.dynamic = Some(Box::new(Dynamic {
             mask,
             max: max_instances.max(1),
             map: BTreeMap::new(),
-            free: Vec::new(),
+            free,
             inst: InstanceStats::default(),
             retired: PipeStats::default(),
             last_sweep: Instant::ZERO,
@@ -476,9 +517,12 @@ impl Engine {
     }
 
     /// Replace a pipe's configuration, keeping its queued packets (in
-    /// every instance of a dynamic pipe).
+    /// every instance of a dynamic pipe). A scheduled pipe's default queue
+    /// takes the new `queue` limit, as [`Engine::add_scheduled_pipe`] gives
+    /// it.
     pub fn reconfigure(&mut self, pipe: PipeIdx, cfg: PipeConfig) -> Result<(), RouteError> {
         self.user_pipe(pipe)?;
+        let limit = cfg.queue();
         let mut targets = vec![pipe.0];
         if let Some(d) = &self.meta[pipe.0 as usize].dynamic {
             targets.extend(d.map.values().copied());
@@ -486,6 +530,42 @@ impl Engine {
         for t in targets {
             self.pipes[t as usize].reconfigure(&mut self.pool, cfg.clone(), self.now);
             self.reschedule(t);
+        }
+        let dq = self.meta[pipe.0 as usize].default_queue;
+        if let Some(def) = self.queues.get(dq as usize) {
+            if let Ok(spec) = FlowSpec::new(def.spec.weight(), limit) {
+                self.reconfigure_queue(QueueId(dq), spec)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Give flow queue `q` a new weight, limit and queue management (and
+    /// `ecn`): its live instances take them from their next packet, keeping
+    /// the packets they hold; instances created later are made with them.
+    /// What a weight change does to a backlogged instance is its
+    /// scheduler's (see `sched::Scheduler::reweight`): `fifo` ignores
+    /// weights; `rr`, `drr` and `fq_codel` give the new credit from the
+    /// instance's next turn; `wf2q+` counts the new weight in its weight sum
+    /// at once and stamps the packets after the head with it; `qfq` counts
+    /// it at once and moves the instance to its new group when its head is
+    /// next served; `prio` moves it to its new priority at once. A queue
+    /// management whose configuration is unchanged keeps its state (an
+    /// instance's RED average, CoDel's dropping state); a changed one
+    /// starts afresh on each instance.
+    pub fn reconfigure_queue(&mut self, q: QueueId, spec: FlowSpec) -> Result<(), RouteError> {
+        let def = self
+            .queues
+            .get_mut(q.0 as usize)
+            .ok_or(RouteError::NoSuchQueue(q))?;
+        def.spec = spec;
+        let pipes = self.queue_pipes(&self.queues[q.0 as usize]);
+        let (seed, now) = (self.seed, self.now);
+        for p in pipes {
+            if let Some(sq) = self.pipes[p as usize].sched.as_deref_mut() {
+                sq.reconfigure_queue(q.0, &spec, seed, now);
+            }
+            self.reschedule(p);
         }
         Ok(())
     }
@@ -589,7 +669,166 @@ impl Engine {
     /// The default flow queue of a scheduled pipe.
     pub fn default_queue(&self, pipe: PipeIdx) -> Option<QueueId> {
         let m = self.meta.get(pipe.0 as usize)?;
-        (m.default_queue != NIL).then_some(QueueId(m.default_queue))
+        let scheduled = self.pipes[pipe.0 as usize].sched.is_some();
+        (m.default_queue != NIL && scheduled).then_some(QueueId(m.default_queue))
+    }
+
+    /// The pipes that hold `pipe`'s packets: itself, and the instances of
+    /// a dynamic pipe.
+    fn holders(&self, pipe: u32) -> Vec<u32> {
+        let mut v = vec![pipe];
+        if let Some(d) = &self.meta[pipe as usize].dynamic {
+            v.extend(d.map.values().copied());
+        }
+        v
+    }
+
+    /// True when `pipe` holds no packet: none waiting, on the wire, in the
+    /// delay line (or dropped inside it and not yet handed out), in any
+    /// instance of a dynamic pipe. A pipe no longer fed drains to idle on
+    /// its own schedule as the engine advances; an unknown pipe holds
+    /// nothing.
+    pub fn pipe_is_idle(&self, pipe: PipeIdx) -> bool {
+        if self.meta.get(pipe.0 as usize).is_none() {
+            return true;
+        }
+        self.holders(pipe.0)
+            .iter()
+            .all(|&p| !self.pipes[p as usize].holds_packets())
+    }
+
+    /// Turn idle user pipe `pipe` into a fresh pipe, as
+    /// [`Engine::add_pipe_with_stage`] (`sched` `None`) or
+    /// [`Engine::add_scheduled_pipe`] would make it: random streams from
+    /// `(seed, stage)`, zeroed counters, no mask and no instances (the
+    /// internal pipes of its old instances are kept for its next mask), a
+    /// scheduled pipe's default queue (weight 1, `cfg`'s limit, zeroed
+    /// counters; the old default queue's index when there was one). Its
+    /// index, its one-hop route and every route through it stay valid, so
+    /// a reconciler can give the slot of a deleted pipe to a new one.
+    ///
+    /// Flow queues attached to it stay attached: the counters of their
+    /// instances fold into their totals (as at expiry) and they get new
+    /// instances in the new scheduler; [`Engine::reset_queue`] moves them.
+    ///
+    /// Refused with [`RouteError::PipeBusy`] if the pipe holds a packet
+    /// ([`Engine::pipe_is_idle`]).
+    pub fn reset_pipe(
+        &mut self,
+        pipe: PipeIdx,
+        cfg: PipeConfig,
+        sched: Option<SchedConfig>,
+        stage: u64,
+    ) -> Result<(), RouteError> {
+        self.user_pipe(pipe)?;
+        if !self.pipe_is_idle(pipe) {
+            return Err(RouteError::PipeBusy(pipe));
+        }
+        for h in self.holders(pipe.0) {
+            let Engine { pipes, queues, .. } = self;
+            if let Some(sq) = pipes[h as usize].sched.as_deref() {
+                for (&(q, _), &slot) in &sq.map {
+                    if let Some(def) = queues.get_mut(q as usize) {
+                        def.retired.add(&sq.slots[slot as usize].stats);
+                        def.inst.expired += 1;
+                    }
+                }
+            }
+        }
+        let limit = cfg.queue();
+        let fresh = match sched {
+            Some(s) => Pipe::with_sched(cfg, s, self.seed, stage),
+            None => Pipe::new(cfg, self.seed, stage),
+        };
+        self.pipes[pipe.0 as usize] = fresh;
+        let m = &mut self.meta[pipe.0 as usize];
+        m.stage = stage;
+        if let Some(d) = m.dynamic.take() {
+            let Dynamic { map, free, .. } = *d;
+            m.spare.extend(map.into_values());
+            m.spare.extend(free);
+        }
+        let dq = m.default_queue;
+        if sched.is_some() || dq != NIL {
+            let def = QueueDef {
+                pipe: pipe.0,
+                spec: FlowSpec::new(1, limit).unwrap_or_default(),
+                mask: FlowMask::default(),
+                max: u32::MAX,
+                retired: FlowStats::default(),
+                inst: InstanceStats::default(),
+            };
+            match self.queues.get_mut(dq as usize) {
+                Some(q) => *q = def,
+                None => {
+                    m.default_queue = self.queues.len() as u32;
+                    self.queues.push(def);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when flow queue `q` holds no packet (in any instance); an
+    /// unknown queue holds nothing.
+    pub fn queue_is_idle(&self, q: QueueId) -> bool {
+        self.queue_instance_stats(q)
+            .iter()
+            .all(|(_, st)| st.backlog == 0)
+    }
+
+    /// Turn idle flow queue `q` into a fresh one, as [`Engine::add_queue`]
+    /// would make it, attached to scheduled pipe `pipe` (its old one or
+    /// another): its instances are freed (their counters dropped with the
+    /// queue's), its counters zeroed. Packets of the queue already on a
+    /// link or in a delay line are not the queue's and go on. So a
+    /// reconciler can give the index of a deleted queue to a new one.
+    ///
+    /// Refused with [`RouteError::QueueBusy`] if an instance holds a packet
+    /// or cannot be freed yet (fq_codel keeps an emptied flow linked until
+    /// its round robin passes it), with [`RouteError::DefaultQueue`] for a
+    /// pipe's default queue (it goes with its pipe, [`Engine::reset_pipe`]).
+    pub fn reset_queue(
+        &mut self,
+        q: QueueId,
+        pipe: PipeIdx,
+        spec: FlowSpec,
+        mask: Option<FlowMask>,
+        max_instances: u32,
+    ) -> Result<(), RouteError> {
+        let old = self
+            .queues
+            .get(q.0 as usize)
+            .ok_or(RouteError::NoSuchQueue(q))?
+            .pipe;
+        if self.meta[old as usize].default_queue == q.0 {
+            return Err(RouteError::DefaultQueue(q));
+        }
+        self.user_pipe(pipe)?;
+        if self.pipes[pipe.0 as usize].sched.is_none() {
+            return Err(RouteError::NoScheduler(pipe));
+        }
+        if !self.queue_is_idle(q) {
+            return Err(RouteError::QueueBusy(q));
+        }
+        let now = self.now;
+        for h in self.holders(old) {
+            if let Some(sq) = self.pipes[h as usize].sched.as_deref_mut() {
+                sq.sweep(now, Duration::ZERO, Some(q.0), &mut |_, _| {});
+                if sq.map.keys().any(|&(k, _)| k == q.0) {
+                    return Err(RouteError::QueueBusy(q));
+                }
+            }
+        }
+        self.queues[q.0 as usize] = QueueDef {
+            pipe: pipe.0,
+            spec,
+            mask: mask.unwrap_or_default(),
+            max: max_instances.max(1),
+            retired: FlowStats::default(),
+            inst: InstanceStats::default(),
+        };
+        Ok(())
     }
 
     /// The pipes whose schedulers hold instances of queue `q`: its pipe,
@@ -807,6 +1046,7 @@ impl Engine {
                     stage,
                     default_queue: NIL,
                     dynamic: None,
+                    spare: Vec::new(),
                 });
                 self.pipe_route.push(self.pipe_route[pipe as usize]);
                 idx
@@ -877,11 +1117,12 @@ impl Engine {
             _ => self.meta[parent as usize].default_queue,
         };
         let idle = self.idle_expiry;
+        let (seed, stage) = (self.seed, self.meta[p as usize].stage);
         let Engine { pipes, queues, .. } = self;
         let Some(def) = queues.get(q as usize) else {
             return NIL;
         };
-        let (spec, max) = (def.spec, def.max);
+        let max = def.max;
         let mk = def.mask.apply(&key);
         let Some(sq) = pipes[p as usize].sched.as_deref_mut() else {
             return NIL;
@@ -912,10 +1153,12 @@ impl Engine {
                 }
             }
         }
-        if let Some(d) = queues.get_mut(q as usize) {
-            d.inst.created += 1;
-        }
-        sq.create(q, k, spec, at)
+        let Some(d) = queues.get_mut(q as usize) else {
+            return NIL;
+        };
+        d.inst.created += 1;
+        let id = flow_aqm::stage_id(stage, q, d.inst.created);
+        sq.create(q, k, &d.spec, at, (seed, id))
     }
 
     /// Offer a copy of slot `i` (flagged as a duplicate) to pipe (or

@@ -30,6 +30,7 @@
 pub mod config;
 pub mod engine;
 pub mod event;
+mod flow_aqm;
 pub mod mask;
 pub mod models;
 pub mod packet;

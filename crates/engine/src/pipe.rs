@@ -58,14 +58,22 @@
 //! at the instant it becomes free. A flow queue's limit counts the packets
 //! waiting in it, not the one on the wire (the scheduler hands that one to
 //! the link, as dummynet's do): a FIFO-scheduled pipe with `queue N`
-//! behaves exactly like a plain pipe with `queue N+1`. RED/PIE measure,
-//! and CoDel drops from, everything the pipe holds. A plain pipe keeps its
-//! single FIFO (no scheduler call on its path).
+//! behaves exactly like a plain pipe with `queue N+1`. The pipe's RED/PIE
+//! measure, and its CoDel drops from, everything the pipe holds. A flow
+//! queue may have queue management of its own (`FlowSpec::with_aqm`), one
+//! state per instance on that instance's backlog and sojourns
+//! (`flow_aqm.rs`): its RED/PIE decide at the arrival to the instance,
+//! before its tail drop; its CoDel when the scheduler takes a packet from
+//! the instance, the scheduler then taking the instance's next packet
+//! (`Scheduler::dequeue_with`); drops are `aqm` drops of the instance and
+//! of the pipe, reported at their instant. A plain pipe keeps its single
+//! FIFO (no scheduler call on its path).
 //!
 //! A pipe does not know the clock or the other pipes: the engine calls
 //! `Pipe::enqueue` at arrivals and `Pipe::step` at the pipe's deadline.
 
 use crate::config::{Aqm, JitterOrder, PipeConfig};
+use crate::flow_aqm::FlowAqm;
 use crate::models::channel::Channel;
 use crate::models::{
     Burst, Codel, CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, Pie,
@@ -73,7 +81,7 @@ use crate::models::{
 };
 use crate::packet::{FlowKey, List, Packet, Pool};
 use crate::rng::{stage_rng, StageKind};
-use crate::sched::{Dequeue, FlowSlot, FlowSpec, Sched, SchedConfig, SchedKind, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Sched, SchedConfig, Scheduler};
 use crate::time::{Duration, Instant, Rate};
 use std::collections::BTreeMap;
 
@@ -129,8 +137,9 @@ pub struct PipeStats {
 /// of its mask), or of all the instances of a queue.
 ///
 /// A packet counts as an arrival of its flow queue when it is offered to
-/// the scheduler, i.e. after the pipe's loss model and RED/PIE (which act
-/// on the pipe as a whole) let it through.
+/// it, i.e. after the pipe's loss model and RED/PIE (which act on the pipe
+/// as a whole) let it through; then `arrivals = served + drops + aqm_drops
+/// + backlog`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowStats {
     /// Packets offered to the flow queue.
@@ -139,8 +148,12 @@ pub struct FlowStats {
     pub arrival_bytes: u64,
     /// Tail drops: the flow queue was at its limit.
     pub drops: u64,
-    /// Packets the scheduler's AQM dropped (fq_codel).
+    /// Packets its queue management dropped (RED/GRED/PIE at arrival,
+    /// CoDel when the scheduler took them), or the scheduler's (fq_codel).
     pub aqm_drops: u64,
+    /// ECN-capable packets its queue management marked CE instead
+    /// (`ecn`).
+    pub ecn_marks: u64,
     /// Packets the link took from the flow queue.
     pub served: u64,
     /// Bytes the link took.
@@ -161,6 +174,7 @@ impl FlowStats {
         self.arrival_bytes += o.arrival_bytes;
         self.drops += o.drops;
         self.aqm_drops += o.aqm_drops;
+        self.ecn_marks += o.ecn_marks;
         self.served += o.served;
         self.served_bytes += o.served_bytes;
         self.backlog += o.backlog;
@@ -194,13 +208,18 @@ impl PipeStats {
 }
 
 /// One flow queue instance of a scheduled pipe.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct SlotInfo {
     /// False once expired (the slot is on the free list).
     pub live: bool,
     pub stats: FlowStats,
     /// The last arrival (idle expiry).
     pub last_arrival: Instant,
+    /// The instance's queue management, if its queue has one (kept in a
+    /// free slot for reuse: a live slot's is the one in force).
+    pub aqm: Option<Box<FlowAqm>>,
+    /// The stream id of the instance's queue management.
+    pub aqm_id: u64,
 }
 
 /// The scheduler of a pipe and its flow queue instances
@@ -222,44 +241,66 @@ pub(crate) struct SchedQueues {
     pub counts: Vec<u32>,
     /// When idle instances were last swept.
     pub last_sweep: Instant,
-    /// The scheduler drops packets when the link takes one (fq_codel): the
-    /// pipe must wake at the end of each transmission to report them.
+    /// The scheduler drops packets when the link takes one (fq_codel), or
+    /// an instance has CoDel: the pipe must wake at the end of each
+    /// transmission to report them.
     wake_at_tx_end: bool,
+    /// Some instance has had a queue management deciding at dequeue
+    /// (CoDel): the link takes packets through `dequeue_with`.
+    head_aqm: bool,
 }
 
 impl SchedQueues {
     fn new(cfg: SchedConfig) -> SchedQueues {
+        let s = Sched::new(&cfg);
         SchedQueues {
-            s: Sched::new(&cfg),
+            wake_at_tx_end: s.drops_at_dequeue(),
+            s,
             cfg,
             map: BTreeMap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             counts: Vec::new(),
             last_sweep: Instant::ZERO,
-            wake_at_tx_end: matches!(cfg.kind(), SchedKind::FqCodel { .. }),
+            head_aqm: false,
         }
     }
 
-    /// Create the instance of `queue` for `key` in a free slot.
+    /// Create the instance of `queue` for `key` in a free slot, with its
+    /// queue management (if `spec` has one) drawing from stream `(seed,
+    /// aqm_id)`.
     pub fn create(
         &mut self,
         queue: u32,
         key: Option<FlowKey>,
-        spec: FlowSpec,
+        spec: &FlowSpec,
         now: Instant,
+        (seed, aqm_id): (u64, u64),
     ) -> u32 {
         let slot = self.free.pop().unwrap_or(self.slots.len() as u32);
-        let info = SlotInfo {
-            live: true,
-            stats: FlowStats::default(),
-            last_arrival: now,
-        };
-        match self.slots.get_mut(slot as usize) {
-            Some(s) => *s = info,
-            None => self.slots.push(info),
+        let aqm = spec
+            .aqm()
+            .map(|a| FlowAqm::new(*a, spec.ecn(), seed, aqm_id, now));
+        if aqm.as_ref().is_some_and(FlowAqm::at_dequeue) {
+            self.note_aqm_at_dequeue();
         }
-        self.s.add_flow(FlowSlot(slot), spec);
+        match self.slots.get_mut(slot as usize) {
+            Some(s) => {
+                s.live = true;
+                s.stats = FlowStats::default();
+                s.last_arrival = now;
+                s.aqm_id = aqm_id;
+                set_aqm(&mut s.aqm, aqm);
+            }
+            None => self.slots.push(SlotInfo {
+                live: true,
+                stats: FlowStats::default(),
+                last_arrival: now,
+                aqm: aqm.map(Box::new),
+                aqm_id,
+            }),
+        }
+        self.s.add_flow(FlowSlot(slot), *spec);
         self.map.insert((queue, key), slot);
         if key.is_some() {
             if self.counts.len() <= queue as usize {
@@ -268,6 +309,44 @@ impl SchedQueues {
             self.counts[queue as usize] += 1;
         }
         slot
+    }
+
+    /// An instance has a queue management deciding at dequeue (CoDel):
+    /// from now on the link takes packets through it and the pipe wakes at
+    /// each transmission's end to report its drops.
+    fn note_aqm_at_dequeue(&mut self) {
+        self.head_aqm = true;
+        self.wake_at_tx_end = true;
+    }
+
+    /// Give every live instance of `queue` `spec`'s weight, limit and
+    /// queue management from the next packet, keeping their packets. A
+    /// queue management whose configuration is unchanged keeps its state
+    /// (only `ecn` follows); a new one starts fresh, as at the instance's
+    /// creation.
+    pub fn reconfigure_queue(&mut self, queue: u32, spec: &FlowSpec, seed: u64, now: Instant) {
+        let mut at_dequeue = false;
+        for (&(q, _), &slot) in &self.map {
+            if q != queue {
+                continue;
+            }
+            self.s.reweight(FlowSlot(slot), *spec);
+            let Some(info) = self.slots.get_mut(slot as usize) else {
+                continue;
+            };
+            match (info.aqm.as_deref_mut(), spec.aqm()) {
+                (Some(a), Some(c)) if a.config() == c => a.set_ecn(spec.ecn()),
+                (_, Some(c)) => {
+                    let fresh = FlowAqm::new(*c, spec.ecn(), seed, info.aqm_id, now);
+                    set_aqm(&mut info.aqm, Some(fresh));
+                }
+                (_, None) => info.aqm = None,
+            }
+            at_dequeue |= info.aqm.as_deref().is_some_and(FlowAqm::at_dequeue);
+        }
+        if at_dequeue {
+            self.note_aqm_at_dequeue();
+        }
     }
 
     /// Live instances of `queue` (its overflow instance aside).
@@ -317,6 +396,64 @@ impl SchedQueues {
     }
 }
 
+/// Put `aqm` in `slot`, reusing its box.
+fn set_aqm(slot: &mut Option<Box<FlowAqm>>, aqm: Option<FlowAqm>) {
+    match (slot.as_deref_mut(), aqm) {
+        (Some(b), Some(a)) => *b = a,
+        (_, a) => *slot = a.map(Box::new),
+    }
+}
+
+/// CoDel on a flow queue instance, as the head filter of
+/// `Scheduler::dequeue_with` when the link takes packet `i` at `at` with
+/// `behind` bytes waiting behind it in its flow queue (as the scheduler
+/// counts them; FIFO does not, then the instance's counters do): a packet
+/// CoDel drops goes to `dropped` (reported at `at`), counted in the
+/// instance's and the pipe's counters; an ECN-capable one is marked CE and
+/// sent if the queue has `ecn`. `true`: the packet was dropped.
+#[inline]
+fn codel_head(
+    slots: &mut [SlotInfo],
+    dropped: &mut List,
+    stats: &mut PipeStats,
+    pool: &mut Pool,
+    i: u32,
+    behind: Option<u64>,
+    at: Instant,
+) -> bool {
+    let (slot, len, arrival, flags) = {
+        let s = pool.get(i);
+        (s.qslot, s.pkt.len, s.arrival, s.pkt.flags)
+    };
+    let Some(info) = slots.get_mut(slot as usize) else {
+        return false;
+    };
+    let Some(a) = info.aqm.as_deref_mut() else {
+        return false;
+    };
+    let st = &mut info.stats;
+    // The scheduler's count is exact even when fq_codel has just dropped
+    // packets of this flow that the counters have not seen yet.
+    let behind = behind.unwrap_or(st.backlog_bytes.saturating_sub(len as u64));
+    if !a.on_head(at, at - arrival, behind) {
+        return false;
+    }
+    if a.ecn() && flags & Packet::ECT != 0 {
+        pool.get_mut(i).pkt.flags |= Packet::CE;
+        st.ecn_marks += 1;
+        stats.ecn_marks += 1;
+        return false;
+    }
+    st.backlog = st.backlog.saturating_sub(1);
+    st.backlog_bytes = st.backlog_bytes.saturating_sub(len as u64);
+    st.aqm_drops += 1;
+    a.on_removed(at, st.backlog);
+    stats.aqm_drops += 1;
+    pool.get_mut(i).due = at;
+    dropped.push_back(pool, i);
+    true
+}
+
 /// Why a pipe refused (at arrival) or dropped (later) a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Refusal {
@@ -360,7 +497,7 @@ impl Models {
         let aqm_rng = || stage_rng(seed, StageKind::Aqm, stage);
         let (mut red, mut codel, mut pie) = (None, None, None);
         match cfg.aqm() {
-            Some(Aqm::Red(r)) => red = Some(Red::new((**r).clone(), aqm_rng())),
+            Some(Aqm::Red(r)) => red = Some(Red::new(*r, aqm_rng())),
             Some(Aqm::Codel(c)) => codel = Some(Codel::new(*c)),
             Some(Aqm::Pie(p)) => pie = Some(Pie::new(*p, aqm_rng())),
             None => {}
@@ -561,11 +698,16 @@ impl Pipe {
 
     /// True when the pipe holds no packet at all and has no event.
     pub(crate) fn is_idle(&self) -> bool {
-        self.waiting().0 == 0
-            && self.delay_line.len() == 0
-            && self.aqm_dropped.is_empty()
-            && self.link_dropped.is_empty()
-            && self.scheduled.is_none()
+        !self.holds_packets() && self.scheduled.is_none()
+    }
+
+    /// Does it hold a packet: waiting, on the wire, in the delay line, or
+    /// dropped inside it and not yet reported?
+    pub(crate) fn holds_packets(&self) -> bool {
+        self.waiting().0 > 0
+            || self.delay_line.len() > 0
+            || !self.aqm_dropped.is_empty()
+            || !self.link_dropped.is_empty()
     }
 
     /// With a scheduler and nothing on the wire: take the next packet from
@@ -578,10 +720,19 @@ impl Pipe {
         if !self.queue.is_empty() {
             return;
         }
-        if let Dequeue::Packet(i) = sq.s.dequeue(pool, at) {
-            let (slot, len) = {
+        let next = if sq.head_aqm {
+            let SchedQueues { s, slots, .. } = sq;
+            let (dropped, stats) = (&mut self.aqm_dropped, &mut self.stats);
+            s.dequeue_with(pool, at, &mut |pool: &mut Pool, i: u32, behind| {
+                codel_head(slots, dropped, stats, pool, i, behind, at)
+            })
+        } else {
+            sq.s.dequeue(pool, at)
+        };
+        if let Dequeue::Packet(i) = next {
+            let (slot, len, arrival) = {
                 let s = pool.get(i);
-                (s.qslot, s.pkt.len)
+                (s.qslot, s.pkt.len, s.arrival)
             };
             if let Some(info) = sq.slots.get_mut(slot as usize) {
                 let st = &mut info.stats;
@@ -589,6 +740,9 @@ impl Pipe {
                 st.backlog_bytes = st.backlog_bytes.saturating_sub(len as u64);
                 st.served += 1;
                 st.served_bytes += len as u64;
+                if let Some(a) = info.aqm.as_deref_mut() {
+                    a.on_served(at, at - arrival, st.backlog);
+                }
             }
             self.queue.push_back(pool, i);
         }
@@ -605,6 +759,9 @@ impl Pipe {
                 st.backlog = st.backlog.saturating_sub(1);
                 st.backlog_bytes = st.backlog_bytes.saturating_sub(len as u64);
                 st.aqm_drops += 1;
+                if let Some(a) = info.aqm.as_deref_mut() {
+                    a.on_removed(at, st.backlog);
+                }
             }
             self.aqm_dropped.push_back(pool, d);
             self.stats.aqm_drops += 1;
@@ -717,6 +874,20 @@ impl Pipe {
             let st = &mut info.stats;
             st.arrivals += 1;
             st.arrival_bytes += len as u64;
+            if let Some(a) = info.aqm.as_deref_mut() {
+                // The flow queue's own RED/PIE, on this instance's backlog.
+                if a.on_arrival(now, len, st.backlog, st.backlog_bytes, self.models.red_tx) {
+                    if a.ecn() && flags & Packet::ECT != 0 {
+                        pool.get_mut(i).pkt.flags |= Packet::CE;
+                        st.ecn_marks += 1;
+                        self.stats.ecn_marks += 1;
+                    } else {
+                        st.aqm_drops += 1;
+                        self.stats.aqm_drops += 1;
+                        return Err(Refusal::Aqm);
+                    }
+                }
+            }
             if sq.s.enqueue(pool, FlowSlot(slot), i, now).is_err() {
                 st.drops += 1;
                 self.stats.drops += 1;

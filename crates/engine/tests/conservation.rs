@@ -116,11 +116,11 @@ fn build(p: &PipeParams) -> PipeConfig {
     match p.aqm {
         1 => {
             let r = RedConfig::red(0.2, min_th, max_th, 0.5, slots).expect("red");
-            c = c.with_aqm(Aqm::Red(Box::new(r)));
+            c = c.with_aqm(Aqm::Red(r));
         }
         2 => {
             let r = RedConfig::gred(0.2, min_th, max_th, 0.5, slots).expect("gred");
-            c = c.with_aqm(Aqm::Red(Box::new(r)));
+            c = c.with_aqm(Aqm::Red(r));
         }
         3 => {
             let codel = CodelConfig::new(Duration::from_micros(500), Duration::from_millis(5));

@@ -38,7 +38,7 @@ use pipelab_engine::models::{
     FourState, GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability,
     ReorderConfig, SwapConfig, TraceLoss, UniformLoss,
 };
-use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, DEFAULT_QUANTUM};
+use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, SchedParams};
 use pipelab_engine::time::{Duration, Rate};
 
 use crate::units::{format_percent, format_queue, format_size, Ber, Decimal, Probability};
@@ -326,6 +326,60 @@ impl AqmSpec {
             AqmSpec::Codel { .. } => "codel",
             AqmSpec::Pie(_) => "pie",
         }
+    }
+}
+
+impl AqmSpec {
+    /// The engine's validated queue management for a queue bounded by
+    /// `limit` (RED's thresholds count what the limit counts: packets or
+    /// bytes).
+    pub fn to_config(&self, limit: QueueLimit) -> Result<Aqm, ConfigError> {
+        let err = |param: &'static str, reason: String| ConfigError { param, reason };
+        Ok(match self {
+            AqmSpec::Red(r) => {
+                let measure = match limit {
+                    QueueLimit::Slots(_) => QueueMeasure::Slots,
+                    QueueLimit::Bytes(_) => QueueMeasure::Bytes,
+                };
+                let variant = if r.gentle {
+                    RedVariant::Gentle
+                } else {
+                    RedVariant::Red
+                };
+                let param = if r.gentle { "gred" } else { "red" };
+                let c = RedConfig::new(
+                    variant,
+                    r.w_q.as_f64(),
+                    r.min_th,
+                    r.max_th,
+                    r.max_p.as_f64(),
+                    measure,
+                )
+                .map_err(|e| err(param, e.message))?;
+                Aqm::Red(c)
+            }
+            AqmSpec::Codel { target, interval } => {
+                let d = CodelConfig::default();
+                let c = CodelConfig::new(
+                    target.unwrap_or(d.target()),
+                    interval.unwrap_or(d.interval()),
+                )
+                .map_err(|e| err("codel", e.message))?;
+                Aqm::Codel(c)
+            }
+            AqmSpec::Pie(p) => {
+                let d = PieConfig::default();
+                let c = PieConfig::new(
+                    p.target.unwrap_or(d.target()),
+                    p.tupdate.unwrap_or(d.tupdate()),
+                    p.alpha.map_or(d.alpha(), Decimal::as_f64),
+                    p.beta.map_or(d.beta(), Decimal::as_f64),
+                    p.max_burst.unwrap_or(d.max_burst()),
+                )
+                .map_err(|e| err("pie", e.message))?;
+                Aqm::Pie(c)
+            }
+        })
     }
 }
 
@@ -889,51 +943,9 @@ impl PipeSpec {
                 cfg = cfg.with_bw_trace(t);
             }
         }
-        match self.aqm {
-            Some(AqmSpec::Red(r)) => {
-                let measure = match cfg.queue() {
-                    QueueLimit::Slots(_) => QueueMeasure::Slots,
-                    QueueLimit::Bytes(_) => QueueMeasure::Bytes,
-                };
-                let variant = if r.gentle {
-                    RedVariant::Gentle
-                } else {
-                    RedVariant::Red
-                };
-                let param = if r.gentle { "gred" } else { "red" };
-                let c = RedConfig::new(
-                    variant,
-                    r.w_q.as_f64(),
-                    r.min_th,
-                    r.max_th,
-                    r.max_p.as_f64(),
-                    measure,
-                )
-                .map_err(|e| err(param, e.message))?;
-                cfg = cfg.with_aqm(Aqm::Red(Box::new(c)));
-            }
-            Some(AqmSpec::Codel { target, interval }) => {
-                let d = CodelConfig::default();
-                let c = CodelConfig::new(
-                    target.unwrap_or(d.target()),
-                    interval.unwrap_or(d.interval()),
-                )
-                .map_err(|e| err("codel", e.message))?;
-                cfg = cfg.with_aqm(Aqm::Codel(c));
-            }
-            Some(AqmSpec::Pie(p)) => {
-                let d = PieConfig::default();
-                let c = PieConfig::new(
-                    p.target.unwrap_or(d.target()),
-                    p.tupdate.unwrap_or(d.tupdate()),
-                    p.alpha.map_or(d.alpha(), Decimal::as_f64),
-                    p.beta.map_or(d.beta(), Decimal::as_f64),
-                    p.max_burst.unwrap_or(d.max_burst()),
-                )
-                .map_err(|e| err("pie", e.message))?;
-                cfg = cfg.with_aqm(Aqm::Pie(c));
-            }
-            None => {}
+        if let Some(a) = &self.aqm {
+            let aqm = a.to_config(cfg.queue())?;
+            cfg = cfg.with_aqm(aqm);
         }
         if let Some(path) = &self.profile {
             if let Some(text) = files.text("profile", path)? {
@@ -1174,53 +1186,38 @@ impl fmt::Display for MaskSpec {
     }
 }
 
-/// The parameters of `sched N config`, as written.
+/// The parameters of `sched N config`, as written. Which types exist and
+/// which parameters each takes is the engine's scheduler registry
+/// (`pipelab_engine::sched::registry`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SchedSpec {
-    /// `type fifo|rr|drr|wf2q+|qfq|prio|fq_codel` (default `wf2q+`, as
-    /// ipfw). The kind's own parameters are the defaults; `target` and
-    /// `interval` below override fq_codel's.
+    /// `type T`, a name of the registry (default `wf2q+`, as ipfw). The
+    /// kind's own parameters are the defaults; `target` and `interval`
+    /// below override them.
     pub kind: Option<SchedKind>,
     /// `quantum N` bytes: DRR's and fq_codel's credit per turn per unit
     /// of weight, QFQ's largest packet (default 1514).
     pub quantum: Option<u32>,
-    /// `target D` (fq_codel only; default 5ms).
+    /// `target D` (a type that takes it: fq_codel, default 5ms).
     pub target: Option<Duration>,
-    /// `interval D` (fq_codel only; default 100ms).
+    /// `interval D` (a type that takes it: fq_codel, default 100ms).
     pub interval: Option<Duration>,
 }
 
 impl SchedSpec {
-    /// The scheduler types, in the order hints list them.
-    pub const TYPES: &'static [&'static str] =
-        &["fifo", "rr", "drr", "wf2q+", "qfq", "prio", "fq_codel"];
-
-    /// The engine's validated configuration.
-    pub fn to_config(&self) -> Result<SchedConfig, ConfigError> {
-        let mut kind = self.kind.unwrap_or(SchedKind::Wf2q);
-        match &mut kind {
-            SchedKind::FqCodel { target, interval } => {
-                *target = self.target.unwrap_or(*target);
-                *interval = self.interval.unwrap_or(*interval);
-            }
-            k => {
-                for (param, given) in [
-                    ("target", self.target.is_some()),
-                    ("interval", self.interval.is_some()),
-                ] {
-                    if given {
-                        return Err(ConfigError {
-                            param,
-                            reason: format!(
-                                "'{param}' is a parameter of type fq_codel, not {}",
-                                k.name()
-                            ),
-                        });
-                    }
-                }
-            }
+    /// The parameters as the engine takes them.
+    pub fn params(&self) -> SchedParams {
+        SchedParams {
+            quantum: self.quantum,
+            target: self.target,
+            interval: self.interval,
         }
-        SchedConfig::new(kind, self.quantum.unwrap_or(DEFAULT_QUANTUM))
+    }
+
+    /// The engine's validated configuration; a parameter the type does not
+    /// take is refused.
+    pub fn to_config(&self) -> Result<SchedConfig, ConfigError> {
+        SchedConfig::from_params(self.kind.unwrap_or(SchedKind::Wf2q), &self.params())
     }
 }
 
@@ -1303,10 +1300,16 @@ impl QueueSpec {
         }
     }
 
-    /// The engine's validated flow queue parameters (weight and limit).
+    /// The engine's validated flow queue parameters: weight, limit and
+    /// the queue management each instance runs.
     pub fn to_flow_spec(&self) -> Result<FlowSpec, ConfigError> {
         check_buckets(self.buckets)?;
-        FlowSpec::new(self.weight.unwrap_or(1), self.queue.unwrap_or_default())
+        let limit = self.queue.unwrap_or_default();
+        let spec = FlowSpec::new(self.weight.unwrap_or(1), limit)?;
+        Ok(match &self.aqm {
+            Some(a) => spec.with_aqm(a.to_config(limit)?),
+            None => spec,
+        })
     }
 }
 
@@ -2072,5 +2075,42 @@ mod tests {
     fn pipe_spec_defaults_are_ipfw_defaults() {
         let c = PipeSpec::default().to_config().unwrap();
         assert_eq!(c, PipeConfig::default());
+    }
+
+    /// Passing proves a flow queue's queue management reaches the engine's
+    /// FlowSpec as a pipe's reaches its PipeConfig: RED counting what the
+    /// queue's limit counts (bytes here), CoDel with its parameters.
+    #[test]
+    fn queue_spec_carries_its_queue_management() {
+        let parse = |s: &str| match crate::parse_line(s) {
+            Ok(Some(Command::QueueConfig { spec, .. })) => spec,
+            other => panic!("{s}: {other:?}"),
+        };
+        let red = parse("queue 1 config weight 3 sched 1 queue 64KB red 0.002/5000/15000/0.1");
+        let f = red.to_flow_spec().unwrap();
+        assert_eq!((f.weight(), f.limit()), (3, QueueLimit::Bytes(65_536)));
+        match f.aqm() {
+            Some(Aqm::Red(r)) => {
+                assert_eq!(r.measure(), QueueMeasure::Bytes);
+                assert_eq!((r.min_th(), r.max_th()), (5000, 15000));
+            }
+            other => panic!("{other:?}"),
+        }
+        let pipe = PipeSpec {
+            queue: red.queue,
+            aqm: red.aqm,
+            ..PipeSpec::default()
+        };
+        assert_eq!(pipe.to_config().unwrap().aqm(), f.aqm());
+        let codel = parse("queue 2 config sched 1 codel target 2ms interval 50ms");
+        let f = codel.to_flow_spec().unwrap();
+        assert_eq!(
+            f.aqm(),
+            Some(&Aqm::Codel(
+                CodelConfig::new(Duration::from_millis(2), Duration::from_millis(50)).unwrap()
+            ))
+        );
+        let plain = parse("queue 3 config sched 1");
+        assert_eq!(plain.to_flow_spec().unwrap(), FlowSpec::default());
     }
 }

@@ -24,8 +24,9 @@
 //!             | src-port M16 | dst-port M16 | proto M8
 //!     M4      = 0xffffff00 | 255.255.255.0       M16, M8 = 0xHEX | decimal
 //! pipe N delete | pipe [N] show | pipe [N] list
-//! sched N config [type fifo|rr|drr|wf2q+|qfq|prio|fq_codel] [quantum BYTES]
-//!     [target DUR] [interval DUR]                (target/interval: fq_codel)
+//! sched N config [type T] [quantum BYTES] [target DUR] [interval DUR]
+//!     T = a name of the engine's scheduler registry (fifo, rr, drr, wf2q+,
+//!     qfq, prio, fq_codel); target/interval where T takes them (fq_codel)
 //! sched N delete
 //! queue N config [weight W] sched S|pipe P [queue N|SIZE]
 //!     [red ..|gred ..|codel ..|pie ..] [mask MASK...] [buckets N]
@@ -75,7 +76,7 @@ use crate::units::{self, UnitError};
 use pipelab_engine::config::JitterOrder;
 use pipelab_engine::mask::MAX_BUCKETS;
 use pipelab_engine::models::{Standard, WirelessConfig};
-use pipelab_engine::sched::{SchedKind, MAX_QUANTUM, MAX_WEIGHT};
+use pipelab_engine::sched::{registry, SchedKind, SchedParam, MAX_QUANTUM, MAX_WEIGHT};
 
 /// The commands, as listed in hints.
 const COMMANDS: &str = "pipe, sched, queue, add, delete, flush, list, show, set, table";
@@ -1961,13 +1962,13 @@ impl<'t, 'a> Parser<'t, 'a> {
         let mut spec = SchedSpec::default();
         let mut seen: Vec<(&'static str, Token<'a>)> = Vec::new();
         while let Some(tok) = self.next() {
+            let word = lower(&tok);
+            let param = SchedParam::from_name(&word);
             let name: &'static str =
-                match lower(&tok).as_str() {
-                    "type" => "type",
-                    "quantum" => "quantum",
-                    "target" => "target",
-                    "interval" => "interval",
-                    "mask" => return Err(self.err_at(
+                match (word.as_str(), param) {
+                    ("type", _) => "type",
+                    (_, Some(p)) => p.name(),
+                    ("mask", _) => return Err(self.err_at(
                         tok,
                         "a scheduler mask is not supported yet",
                         Some(
@@ -1976,31 +1977,39 @@ impl<'t, 'a> Parser<'t, 'a> {
                         ),
                     )),
                     _ => {
+                        let known: Vec<&str> = core::iter::once("type")
+                            .chain(SchedParam::ALL.iter().map(|p| p.name()))
+                            .collect();
                         return Err(self.err_at(
                             tok,
                             format!("unknown sched parameter '{}'", tok.text),
-                            Some("known parameters: type, quantum, target, interval".into()),
-                        ))
+                            Some(format!("known parameters: {}", known.join(", "))),
+                        ));
                     }
                 };
             self.once(&mut seen, name, tok)?;
             let v = self.expect_word("value", Some(HINT))?;
-            match name {
-                "type" => {
+            match param {
+                None => {
                     let k = SchedKind::from_name(&lower(&v)).ok_or_else(|| {
+                        let known: Vec<&str> = registry::names().collect();
                         self.err_at(
                             v,
                             format!("unknown scheduler type '{}'", v.text),
-                            Some(format!("known types: {}", SchedSpec::TYPES.join(", "))),
+                            Some(format!("known types: {}", known.join(", "))),
                         )
                     })?;
                     spec.kind = Some(k);
                 }
-                "quantum" => {
+                Some(SchedParam::Quantum) => {
                     spec.quantum = Some(self.number(v, "quantum", 1, MAX_QUANTUM, None)?);
                 }
-                "target" => spec.target = Some(self.unit(v, units::parse_delay(v.text))?),
-                _ => spec.interval = Some(self.unit(v, units::parse_delay(v.text))?),
+                Some(SchedParam::Target) => {
+                    spec.target = Some(self.unit(v, units::parse_delay(v.text))?)
+                }
+                Some(SchedParam::Interval) => {
+                    spec.interval = Some(self.unit(v, units::parse_delay(v.text))?)
+                }
             }
         }
         if let Err(e) = spec.to_config() {

@@ -1,6 +1,7 @@
 //! Every example in `readme_examples.txt` (copied into the README) parses,
 //! and its canonical text parses back to the same command.
 
+use pipelab_engine::sched::SCHEDULERS;
 use pipelab_lang::{parse_line, parse_script};
 
 const EXAMPLES: &str = include_str!("readme_examples.txt");
@@ -51,4 +52,25 @@ fn canonical_forms_of_some_examples() {
     );
     assert_eq!(canon("pipe list"), "pipe show");
     assert_eq!(canon("add drop"), "add deny ip from any to any");
+}
+
+/// README's `sched N config type T` row names every scheduler of the
+/// engine's registry, in registry order: adding a scheduler is not done
+/// until users can read its name.
+#[test]
+fn readme_lists_every_scheduler() {
+    let readme = include_str!("../../../README.md");
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| `sched N config type T` |"))
+        .expect("README has the sched type row");
+    let listed: Vec<&str> = row
+        .split('|')
+        .nth(2)
+        .expect("a values column")
+        .split(',')
+        .map(|w| w.trim().trim_matches('`'))
+        .collect();
+    let registered: Vec<&str> = SCHEDULERS.iter().map(|e| e.name).collect();
+    assert_eq!(listed, registered, "{row}");
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use pipelab_engine::config::{JitterOrder, QueueLimit, MAX_QUEUE_BYTES, MAX_QUEUE_SLOTS};
-use pipelab_engine::sched::SchedKind;
+use pipelab_engine::sched::{SchedKind, SchedParam, SCHEDULERS};
 use pipelab_engine::time::{Duration, Rate};
 use pipelab_lang::{
     parse_line, Action, AddrMatch, Ber, Chance, Command, Config, DistSpec, Endpoint, IpNet, Jitter,
@@ -487,28 +487,24 @@ fn dynamic_pipe_spec() -> impl Strategy<Value = PipeSpec> {
     })
 }
 
+/// A scheduler spec of any registered type, with only parameters it takes
+/// (`quantum` is taken by all).
 fn sched_spec() -> impl Strategy<Value = SchedSpec> {
     (
-        proptest::option::of(prop_oneof![
-            Just(SchedKind::Fifo),
-            Just(SchedKind::Rr),
-            Just(SchedKind::Drr),
-            Just(SchedKind::Wf2q),
-            Just(SchedKind::Qfq),
-            Just(SchedKind::Prio),
-            Just(SchedKind::FQ_CODEL),
-        ]),
+        proptest::option::of(proptest::sample::select(
+            SCHEDULERS.iter().map(|e| e.default).collect::<Vec<_>>(),
+        )),
         proptest::option::of(1u32..=65_536),
         proptest::option::of((1u64..=99).prop_map(Duration::from_millis)),
         proptest::option::of((1001u64..=5000).prop_map(Duration::from_millis)),
     )
         .prop_map(|(kind, quantum, target, interval)| {
-            let fq = matches!(kind, Some(SchedKind::FqCodel { .. }));
+            let takes = |p| kind.is_some_and(|k: SchedKind| k.takes(p));
             SchedSpec {
                 kind,
                 quantum,
-                target: target.filter(|_| fq),
-                interval: interval.filter(|_| fq),
+                target: target.filter(|_| takes(SchedParam::Target)),
+                interval: interval.filter(|_| takes(SchedParam::Interval)),
             }
         })
 }

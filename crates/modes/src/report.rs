@@ -26,7 +26,9 @@ pub struct QueueCounters {
 
 /// Per-rule counters: (number, packets, bytes), the default rule last.
 pub fn rule_counters(emu: &Emulation) -> Vec<(u32, u64, u64)> {
-    emu.rules().map(|(n, _, c)| (n, c.packets, c.bytes)).collect()
+    emu.rules()
+        .map(|(n, _, c)| (n, c.packets, c.bytes))
+        .collect()
 }
 
 /// Counters of every flow queue (`queue N`), in number order.

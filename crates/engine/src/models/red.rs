@@ -104,8 +104,10 @@ pub enum QueueMeasure {
     Bytes,
 }
 
-/// A validated `red`/`gred` configuration.
-#[derive(Clone, Debug, PartialEq)]
+/// A validated `red`/`gred` configuration: a few words, `Copy`, so a
+/// flow queue's specification can carry it (its decay table is the
+/// state's, built by [`Red::new`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedConfig {
     variant: RedVariant,
     measure: QueueMeasure,
@@ -117,8 +119,6 @@ pub struct RedConfig {
     w_q_fx: u64,
     /// `max_p` in [`P_SHIFT`] fixed point, in `1..=2³²`.
     max_p_fx: u64,
-    /// `(1 − w_q)^(2^k)` in [`P_SHIFT`] fixed point.
-    decay_pow2: [u64; 64],
 }
 
 impl RedConfig {
@@ -157,13 +157,6 @@ impl RedConfig {
             ));
         }
         let to_fx = |x: f64| ((x * P_ONE as f64).round() as u64).clamp(1, P_ONE);
-        let w_q_fx = to_fx(w_q);
-        let mut decay_pow2 = [0u64; 64];
-        decay_pow2[0] = P_ONE - w_q_fx;
-        for k in 1..64 {
-            let prev = decay_pow2[k - 1];
-            decay_pow2[k] = (prev * prev) >> P_SHIFT;
-        }
         Ok(RedConfig {
             variant,
             measure,
@@ -171,9 +164,8 @@ impl RedConfig {
             min_th,
             max_th,
             max_p,
-            w_q_fx,
+            w_q_fx: to_fx(w_q),
             max_p_fx: to_fx(max_p),
-            decay_pow2,
         })
     }
 
@@ -279,17 +271,26 @@ pub struct Red {
     /// The uniform draw `R` the spacing compares against, 32-bit fraction.
     random: u32,
     rng: StageRng,
+    /// `(1 − w_q)^(2^k)` in [`P_SHIFT`] fixed point.
+    decay_pow2: [u64; 64],
 }
 
 impl Red {
     /// A RED queue with an empty history, drawing from `rng`.
     pub fn new(cfg: RedConfig, rng: StageRng) -> Red {
+        let mut decay_pow2 = [0u64; 64];
+        decay_pow2[0] = P_ONE - cfg.w_q_fx;
+        for k in 1..64 {
+            let prev = decay_pow2[k - 1];
+            decay_pow2[k] = (prev * prev) >> P_SHIFT;
+        }
         Red {
             cfg,
             avg: 0,
             count: -1,
             random: 0,
             rng,
+            decay_pow2,
         }
     }
 
@@ -366,7 +367,7 @@ impl Red {
         let mut k = 0;
         while e != 0 && factor != 0 {
             if e & 1 == 1 {
-                factor = (factor * self.cfg.decay_pow2[k]) >> P_SHIFT;
+                factor = (factor * self.decay_pow2[k]) >> P_SHIFT;
             }
             e >>= 1;
             k += 1;
@@ -472,7 +473,7 @@ mod tests {
     fn red_drop_fraction_follows_linear_law_with_uniform_spacing() {
         let cfg = red(1.0, 5, 15, 0.1);
         for (i, q) in [7u64, 10, 14].into_iter().enumerate() {
-            let mut model = Red::new(cfg.clone(), rng_from_seed(100 + i as u64));
+            let mut model = Red::new(cfg, rng_from_seed(100 + i as u64));
             let n = 400_000;
             let drops = drops_at(&mut model, q, 1000, n);
             let p_b = cfg.base_probability(q as f64);
@@ -510,7 +511,7 @@ mod tests {
     fn gred_follows_second_segment() {
         let cfg = RedConfig::gred(1.0, 5, 15, 0.1, QueueMeasure::Slots).expect("valid");
         for (i, q) in [16u64, 20].into_iter().enumerate() {
-            let mut model = Red::new(cfg.clone(), rng_from_seed(200 + i as u64));
+            let mut model = Red::new(cfg, rng_from_seed(200 + i as u64));
             let n = 200_000;
             let drops = drops_at(&mut model, q, 1500, n);
             let p_b = cfg.base_probability(q as f64);
@@ -527,7 +528,7 @@ mod tests {
     #[test]
     fn byte_mode_scales_by_packet_length() {
         let cfg = RedConfig::red(1.0, 5000, 15000, 0.2, QueueMeasure::Bytes).expect("valid");
-        let mut model = Red::new(cfg.clone(), rng_from_seed(11));
+        let mut model = Red::new(cfg, rng_from_seed(11));
         let n = 300_000;
         let drops = drops_at(&mut model, 12_500, 750, n);
         assert_drop_fraction(drops, n, cfg.base_probability(12_500.0) * 0.5);
@@ -552,7 +553,7 @@ mod tests {
     fn idle_decay_lowers_avg() {
         let cfg = red(0.01, 5, 15, 0.1);
         let warm = |seed| {
-            let mut m = Red::new(cfg.clone(), rng_from_seed(seed));
+            let mut m = Red::new(cfg, rng_from_seed(seed));
             for _ in 0..5000 {
                 m.on_enqueue(Instant::ZERO, 10, 1500, None, Duration(1));
             }

@@ -14,7 +14,9 @@
 //! stay backlogged, their services differ from the weighted shares by less
 //! than `quantum × weight + Lmax` bytes each (the paper's Lemma 2).
 
-use super::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{
+    Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler,
+};
 use crate::packet::{Pool, NIL};
 use crate::time::Instant;
 
@@ -30,7 +32,7 @@ fn next(f: &mut DrrFlow) -> &mut u32 {
     &mut f.next
 }
 
-/// The DRR scheduler (also the engine of [`super::Rr`]).
+/// The DRR scheduler (also the engine of [`crate::sched::rr`]).
 #[derive(Debug)]
 pub(crate) struct Drr {
     flows: Flows<DrrFlow>,
@@ -53,7 +55,7 @@ impl Drr {
     }
 
     /// Every packet costs 1 and a turn is worth `weight` packets.
-    pub(super) fn packet_counting() -> Drr {
+    pub(crate) fn packet_counting() -> Drr {
         Drr {
             unit_cost: true,
             ..Drr::new(1)
@@ -79,6 +81,12 @@ impl Scheduler for Drr {
         !matches!(self.flows.insert(flow, spec, st), Insert::Busy)
     }
 
+    /// The next turn's credit is `quantum × ` the new weight; the credit
+    /// left in this turn stands.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        self.flows.reshare(flow, spec).is_some()
+    }
+
     #[inline]
     fn enqueue(
         &mut self,
@@ -96,7 +104,12 @@ impl Scheduler for Drr {
     }
 
     #[inline]
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         loop {
             let h = self.active.head;
             if h == NIL {
@@ -110,7 +123,7 @@ impl Scheduler for Drr {
             let f = self.flows.get_mut(h);
             if cost <= f.st.deficit {
                 f.st.deficit -= cost;
-                let i = self.flows.pop(pool, h).expect("head packet");
+                let i = self.flows.pop_with(pool, h, head).expect("head packet");
                 if self.flows.get(h).q.is_empty() {
                     self.active.pop_front(&mut self.flows, next);
                     self.flows.get_mut(h).st.deficit = 0;

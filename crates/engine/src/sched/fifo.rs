@@ -7,7 +7,8 @@
 //! packet of flow `f` is admitted if the *shared* queue is below `f`'s limit.
 //! Weights are ignored.
 
-use super::{Dequeue, FlowSlot, FlowSpec, SchedDrop, Scheduler};
+use crate::config::QueueLimit;
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, HeadFilter, SchedDrop, Scheduler};
 use crate::packet::{List, Pool};
 use crate::time::Instant;
 
@@ -15,8 +16,8 @@ use crate::time::Instant;
 #[derive(Debug, Default)]
 pub(crate) struct Fifo {
     q: List,
-    /// Each flow's spec, `None` for a free slot.
-    specs: Vec<Option<FlowSpec>>,
+    /// Each flow's limit, `None` for a free slot.
+    specs: Vec<Option<QueueLimit>>,
 }
 
 impl Fifo {
@@ -31,8 +32,19 @@ impl Scheduler for Fifo {
         if self.specs.len() <= i {
             self.specs.resize(i + 1, None);
         }
-        self.specs[i] = Some(spec);
+        self.specs[i] = Some(spec.limit());
         true
+    }
+
+    /// Weights are ignored; the new limit applies to the next arrival.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        match self.specs.get_mut(flow.0 as usize) {
+            Some(Some(l)) => {
+                *l = spec.limit();
+                true
+            }
+            _ => false,
+        }
     }
 
     #[inline]
@@ -43,14 +55,14 @@ impl Scheduler for Fifo {
         pkt: u32,
         now: Instant,
     ) -> Result<(), SchedDrop> {
-        let spec = self
+        let limit = self
             .specs
             .get(flow.0 as usize)
             .copied()
             .flatten()
             .ok_or(SchedDrop::UnknownFlow)?;
         let len = pool.get(pkt).pkt.len;
-        if !spec.limit().admits(self.q.len(), self.q.bytes(), len) {
+        if !limit.admits(self.q.len(), self.q.bytes(), len) {
             return Err(SchedDrop::FlowFull);
         }
         pool.get_mut(pkt).arrival = now;
@@ -58,12 +70,21 @@ impl Scheduler for Fifo {
         Ok(())
     }
 
+    /// The head of the one queue; a packet `head` takes (its flow queue's
+    /// AQM) is skipped for the next one, whatever its flow.
     #[inline]
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
-        match self.q.pop_front(pool) {
-            Some(i) => Dequeue::Packet(i),
-            None => Dequeue::Empty,
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
+        while let Some(i) = self.q.pop_front(pool) {
+            if !head(pool, i, None) {
+                return Dequeue::Packet(i);
+            }
         }
+        Dequeue::Empty
     }
 
     fn pop_dropped(&mut self, _pool: &mut Pool) -> Option<u32> {

@@ -25,7 +25,10 @@
 //! CoDel is implemented here in a few lines rather than shared with an AQM
 //! stage, since fq_codel needs one instance per flow with its own state.
 
-use super::{Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{
+    Dequeue, FlowRing, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler,
+};
+use crate::config::ConfigError;
 use crate::packet::{List, Pool, NIL};
 use crate::time::{Duration, Instant};
 
@@ -110,8 +113,14 @@ impl FqCodel {
 
     /// Pop the head of `slot` and say whether CoDel may drop it
     /// (RFC 8289 `dodequeue`).
-    fn do_dequeue(&mut self, pool: &mut Pool, slot: u32, now: Instant) -> (Option<u32>, bool) {
-        let Some(i) = self.flows.pop(pool, slot) else {
+    fn do_dequeue<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        slot: u32,
+        now: Instant,
+        filter: &mut H,
+    ) -> (Option<u32>, bool) {
+        let Some(i) = self.flows.pop_with(pool, slot, filter) else {
             self.codel(slot).first_above = None;
             return (None, false);
         };
@@ -136,9 +145,15 @@ impl FqCodel {
 
     /// CoDel's dequeue on flow `slot` (RFC 8289 §5.5, Linux's variant of
     /// the count restart).
-    fn codel_dequeue(&mut self, pool: &mut Pool, slot: u32, now: Instant) -> Option<u32> {
+    fn codel_dequeue<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        slot: u32,
+        now: Instant,
+        filter: &mut H,
+    ) -> Option<u32> {
         let interval = self.interval;
-        let (mut p, ok) = self.do_dequeue(pool, slot, now);
+        let (mut p, ok) = self.do_dequeue(pool, slot, now, filter);
         let Some(head) = p else {
             self.codel(slot).dropping = false;
             return None;
@@ -153,7 +168,7 @@ impl FqCodel {
                     self.dropped.push_back(pool, i);
                 }
                 self.codel(slot).count += 1;
-                let (np, ok) = self.do_dequeue(pool, slot, now);
+                let (np, ok) = self.do_dequeue(pool, slot, now, filter);
                 p = np;
                 let c = self.codel(slot);
                 if ok {
@@ -165,7 +180,7 @@ impl FqCodel {
         } else if ok {
             self.dropped.push_back(pool, head);
             self.codel(slot).count += 1;
-            (p, _) = self.do_dequeue(pool, slot, now);
+            (p, _) = self.do_dequeue(pool, slot, now, filter);
             let c = self.codel(slot);
             c.dropping = true;
             // Dropping again soon after the last cycle: resume near the
@@ -181,6 +196,18 @@ impl FqCodel {
         }
         p
     }
+}
+
+/// The registry's check of `type fq_codel target T interval I`:
+/// `0 < T < I`.
+pub(crate) fn check(target: Duration, interval: Duration) -> Result<(), ConfigError> {
+    if target == Duration::ZERO || interval <= target {
+        return Err(ConfigError {
+            param: "target",
+            reason: format!("need 0 < target ({target}) < interval ({interval})"),
+        });
+    }
+    Ok(())
 }
 
 /// `t + interval/√count` (RFC 8289 `control_law`). `f64::sqrt` is
@@ -212,6 +239,12 @@ impl Scheduler for FqCodel {
         }
     }
 
+    /// The next turn's credit is `quantum × ` the new weight; the credit
+    /// left in this turn stands.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        self.flows.reshare(flow, spec).is_some()
+    }
+
     fn enqueue(
         &mut self,
         pool: &mut Pool,
@@ -230,7 +263,12 @@ impl Scheduler for FqCodel {
         Ok(())
     }
 
-    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        now: Instant,
+        filter: &mut H,
+    ) -> Dequeue {
         loop {
             let from_new = !self.new_flows.is_empty();
             let h = if from_new {
@@ -252,7 +290,7 @@ impl Scheduler for FqCodel {
                 self.old_flows.push_back(&mut self.flows, h, next);
                 continue;
             }
-            match self.codel_dequeue(pool, h, now) {
+            match self.codel_dequeue(pool, h, now, filter) {
                 Some(i) => {
                     self.flows.get_mut(h).st.deficit -= pool.get(i).pkt.len as i64;
                     return Dequeue::Packet(i);
@@ -287,5 +325,9 @@ impl Scheduler for FqCodel {
 
     fn backlog(&self) -> (u32, u64) {
         self.flows.backlog()
+    }
+
+    fn drops_at_dequeue(&self) -> bool {
+        true
     }
 }

@@ -8,20 +8,10 @@
 //! the tail drop that enforces it. When the link is free the pipe asks the
 //! scheduler for the next packet.
 //!
-//! | file | `type` | algorithm | cost per packet | source |
-//! |---|---|---|---|---|
-//! | [`fifo`] | `fifo` | one queue, flows ignored (the reference) | O(1) | `dn_sched_fifo.c` |
-//! | [`rr`] | `rr` | weighted round robin, `weight` packets per turn | O(1) | classic WRR; DRR with unit cost |
-//! | [`drr`] | `drr` | Deficit Round Robin, `quantum × weight` bytes per turn | O(1) | Shreedhar & Varghese, SIGCOMM '95; `dn_sched_rr.c` |
-//! | [`wf2q`] | `wf2q+` | WF2Q+ with virtual time | O(log N) | Bennett & Zhang, "Hierarchical Packet Fair Queueing Algorithms", SIGCOMM '96; `dn_sched_wf2q.c` |
-//! | [`qfq`] | `qfq` | Quick Fair Queueing, grouped buckets; `quantum` = `Lmax` | O(1) | Checconi, Rizzo & Valente, "QFQ", IEEE/ACM ToN 2013; `dn_sched_qfq.c` |
-//! | [`prio`] | `prio` | strict priority by weight | O(log N) | `dn_sched_prio.c` |
-//! | [`fq_codel`] | `fq_codel` | DRR over flows, CoDel per flow | O(1) | RFC 8290, RFC 8289; `dn_sched_fq_codel.c` |
-//!
-//! The interface is the `Scheduler` trait; the built-ins are dispatched
-//! statically through the `Sched` enum. Adding a scheduler takes one file
-//! and one line in `Sched::new` (plus its arm in the `dispatch!` macro and
-//! its `SchedKind` name).
+//! The built-ins are listed once, in [`registry`] (files, names,
+//! parameters, constructors); see there for the table of algorithms and
+//! the steps to add one. The interface is the `Scheduler` trait; the pipe
+//! holds the registry's `Sched` enum, so calls are statically dispatched.
 //!
 //! ## How the pipe uses this
 //!
@@ -54,30 +44,17 @@
 
 use core::fmt;
 
-use crate::config::{ConfigError, QueueLimit};
+use crate::config::{Aqm, ConfigError, QueueLimit};
 use crate::packet::{List, Pool, NIL};
 use crate::time::{Duration, Instant};
 
-pub mod drr;
-pub mod fifo;
-pub mod fq_codel;
-pub mod prio;
-pub mod qfq;
-pub mod rr;
-pub mod wf2q;
+pub mod registry;
+pub use registry::*;
 
 mod heap;
 
 #[cfg(test)]
 mod tests;
-
-pub(crate) use drr::Drr;
-pub(crate) use fifo::Fifo;
-pub(crate) use fq_codel::FqCodel;
-pub(crate) use prio::Prio;
-pub(crate) use qfq::Qfq;
-pub(crate) use rr::Rr;
-pub(crate) use wf2q::Wf2q;
 
 /// The largest flow weight accepted (QFQ's `QFQ_MAX_WEIGHT`, 2^16).
 pub const MAX_WEIGHT: u32 = 1 << 16;
@@ -115,19 +92,30 @@ pub enum SchedDrop {
     TooLong,
 }
 
-/// A flow queue's parameters: ipfw `queue N config weight W queue L`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A flow queue's parameters: ipfw `queue N config weight W queue L
+/// [red|gred|codel|pie ...]`, and `ecn`.
+///
+/// The queue management, if any, runs on each instance of the queue, on
+/// that instance's own backlog and sojourn times, as dummynet runs a
+/// flowset's RED or AQM per queue: RED and PIE when a packet arrives at
+/// the instance, CoDel when the scheduler takes a packet from it. With
+/// `ecn`, an ECN-capable packet it would drop is marked CE instead.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FlowSpec {
     weight: u32,
     limit: QueueLimit,
+    aqm: Option<Aqm>,
+    ecn: bool,
 }
 
 impl Default for FlowSpec {
-    /// Weight 1, 50 slots: ipfw's defaults.
+    /// Weight 1, 50 slots, no queue management: ipfw's defaults.
     fn default() -> Self {
         FlowSpec {
             weight: 1,
             limit: QueueLimit::default(),
+            aqm: None,
+            ecn: false,
         }
     }
 }
@@ -147,7 +135,24 @@ impl FlowSpec {
                 reason: "a queue must hold at least one packet".into(),
             });
         }
-        Ok(FlowSpec { weight, limit })
+        Ok(FlowSpec {
+            weight,
+            limit,
+            ..FlowSpec::default()
+        })
+    }
+    /// With queue management on each instance. RED's thresholds are in
+    /// its configuration's unit ([`crate::models::QueueMeasure`]): packets
+    /// or bytes waiting in the instance.
+    pub fn with_aqm(mut self, aqm: Aqm) -> FlowSpec {
+        self.aqm = Some(aqm);
+        self
+    }
+    /// `ecn`: the queue management marks ECN-capable packets CE instead of
+    /// dropping them.
+    pub fn with_ecn(mut self, on: bool) -> FlowSpec {
+        self.ecn = on;
+        self
     }
     /// The weight (also the priority under `prio`).
     pub fn weight(&self) -> u32 {
@@ -157,72 +162,107 @@ impl FlowSpec {
     pub fn limit(&self) -> QueueLimit {
         self.limit
     }
+    /// The queue management of each instance, if any.
+    pub fn aqm(&self) -> Option<&Aqm> {
+        self.aqm.as_ref()
+    }
+    /// Whether the queue management marks instead of dropping.
+    pub fn ecn(&self) -> bool {
+        self.ecn
+    }
 }
 
-/// Which algorithm, with its algorithm-specific parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SchedKind {
-    /// One FIFO for all flows.
-    Fifo,
-    /// Weighted round robin: `weight` packets per turn.
-    Rr,
-    /// Deficit Round Robin: `quantum × weight` bytes per turn.
-    Drr,
-    /// WF2Q+.
-    Wf2q,
-    /// Quick Fair Queueing.
-    Qfq,
-    /// Strict priority: the backlogged flow of highest weight.
-    Prio,
-    /// FQ-CoDel (RFC 8290) with CoDel's `target` and `interval`.
-    FqCodel {
-        /// Acceptable standing queue delay (RFC 8289 default 5 ms).
-        target: Duration,
-        /// Sliding window for the minimum delay (default 100 ms).
-        interval: Duration,
-    },
+/// What a scheduler keeps of a flow queue's [`FlowSpec`]: its weight and
+/// limit (the queue management is the pipe's, per instance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Share {
+    weight: u32,
+    pub limit: QueueLimit,
 }
 
-impl SchedKind {
-    /// fq_codel with RFC 8290's defaults: target 5 ms, interval 100 ms.
-    pub const FQ_CODEL: SchedKind = SchedKind::FqCodel {
-        target: Duration::from_millis(5),
-        interval: Duration::from_millis(100),
-    };
+impl Share {
+    /// The weight.
+    #[inline]
+    pub fn weight(&self) -> u32 {
+        self.weight
+    }
+}
 
-    /// The ipfw name (`type NAME`).
+impl From<FlowSpec> for Share {
+    fn from(s: FlowSpec) -> Share {
+        Share {
+            weight: s.weight,
+            limit: s.limit,
+        }
+    }
+}
+
+/// A parameter of `sched N config` beyond `type`, as users write it.
+/// Which types take which is the registry's ([`SchedEntry::params`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SchedParam {
+    /// `quantum BYTES`: a credit per turn per unit of weight, or QFQ's
+    /// largest packet.
+    Quantum,
+    /// `target DURATION`: a CoDel target.
+    Target,
+    /// `interval DURATION`: a CoDel interval.
+    Interval,
+}
+
+impl SchedParam {
+    /// Every parameter, in the order hints list them.
+    pub const ALL: [SchedParam; 3] = [
+        SchedParam::Quantum,
+        SchedParam::Target,
+        SchedParam::Interval,
+    ];
+
+    /// The word users write.
     pub fn name(self) -> &'static str {
         match self {
-            SchedKind::Fifo => "fifo",
-            SchedKind::Rr => "rr",
-            SchedKind::Drr => "drr",
-            SchedKind::Wf2q => "wf2q+",
-            SchedKind::Qfq => "qfq",
-            SchedKind::Prio => "prio",
-            SchedKind::FqCodel { .. } => "fq_codel",
+            SchedParam::Quantum => "quantum",
+            SchedParam::Target => "target",
+            SchedParam::Interval => "interval",
         }
     }
 
-    /// The kind named `name` (ipfw's spellings, `wf2qp` too), with default
-    /// parameters.
-    pub fn from_name(name: &str) -> Option<SchedKind> {
-        Some(match name {
-            "fifo" => SchedKind::Fifo,
-            "rr" => SchedKind::Rr,
-            "drr" => SchedKind::Drr,
-            "wf2q+" | "wf2qp" => SchedKind::Wf2q,
-            "qfq" => SchedKind::Qfq,
-            "prio" => SchedKind::Prio,
-            "fq_codel" => SchedKind::FQ_CODEL,
-            _ => return None,
-        })
+    /// The parameter written `name`.
+    pub fn from_name(name: &str) -> Option<SchedParam> {
+        SchedParam::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// Scheduler parameters as written (`None`: not given, the kind's own
+/// value or the default applies). Each field is named after its
+/// [`SchedParam`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SchedParams {
+    /// `quantum` in bytes.
+    pub quantum: Option<u32>,
+    /// `target`.
+    pub target: Option<Duration>,
+    /// `interval`.
+    pub interval: Option<Duration>,
+}
+
+impl SchedParams {
+    /// Was `param` given?
+    pub fn given(&self, param: SchedParam) -> bool {
+        match param {
+            SchedParam::Quantum => self.quantum.is_some(),
+            SchedParam::Target => self.target.is_some(),
+            SchedParam::Interval => self.interval.is_some(),
+        }
     }
 
-    fn uses_quantum(self) -> bool {
-        matches!(
-            self,
-            SchedKind::Drr | SchedKind::Qfq | SchedKind::FqCodel { .. }
-        )
+    /// `param`'s value as written after its word (`1514`, `5ms`).
+    fn value_text(&self, param: SchedParam) -> Option<String> {
+        match param {
+            SchedParam::Quantum => self.quantum.map(|q| q.to_string()),
+            SchedParam::Target => self.target.map(|d| d.to_string()),
+            SchedParam::Interval => self.interval.map(|d| d.to_string()),
+        }
     }
 }
 
@@ -254,24 +294,31 @@ impl SchedConfig {
                 reason: format!("{quantum} is not in 1..={MAX_QUANTUM} bytes"),
             });
         }
-        if kind == SchedKind::Qfq && quantum > qfq::QFQ_MAX_LEN {
-            return Err(ConfigError {
-                param: "quantum",
-                reason: format!(
-                    "qfq's largest packet {quantum} is more than {}",
-                    qfq::QFQ_MAX_LEN
-                ),
-            });
-        }
-        if let SchedKind::FqCodel { target, interval } = kind {
-            if target == Duration::ZERO || interval <= target {
+        let cfg = SchedConfig { kind, quantum };
+        registry::check(&cfg)?;
+        Ok(cfg)
+    }
+
+    /// The configuration `sched N config type T` with the parameters `p`
+    /// writes: `kind`'s own parameters replaced by those given, the
+    /// default quantum if none is. A parameter the kind does not take
+    /// (its registry entry's `params`; `quantum` is taken by every kind)
+    /// is refused, naming the types that take it.
+    pub fn from_params(kind: SchedKind, p: &SchedParams) -> Result<SchedConfig, ConfigError> {
+        for param in SchedParam::ALL {
+            if param != SchedParam::Quantum && p.given(param) && !kind.takes(param) {
                 return Err(ConfigError {
-                    param: "target",
-                    reason: format!("need 0 < target ({target}) < interval ({interval})"),
+                    param: param.name(),
+                    reason: format!(
+                        "'{}' is a parameter of type {}, not {}",
+                        param.name(),
+                        registry::takers(param),
+                        kind.name()
+                    ),
                 });
             }
         }
-        Ok(SchedConfig { kind, quantum })
+        SchedConfig::new(kind.with_params(p), p.quantum.unwrap_or(DEFAULT_QUANTUM))
     }
     /// A configuration with the default quantum.
     pub fn of(kind: SchedKind) -> SchedConfig {
@@ -297,15 +344,29 @@ impl fmt::Display for SchedConfig {
     /// `type fq_codel quantum 1514 target 5ms interval 100ms`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "type {}", self.kind.name())?;
-        if self.kind.uses_quantum() {
-            write!(f, " quantum {}", self.quantum)?;
-        }
-        if let SchedKind::FqCodel { target, interval } = self.kind {
-            write!(f, " target {target} interval {interval}")?;
+        let values = SchedParams {
+            quantum: Some(self.quantum),
+            ..self.kind.params()
+        };
+        for &p in self.kind.entry().params {
+            if let Some(v) = values.value_text(p) {
+                write!(f, " {} {v}", p.name())?;
+            }
         }
         Ok(())
     }
 }
+
+/// A flow queue's say on the packet a scheduler takes from it, called
+/// with the packet and, when the scheduler keeps the flow queue's packets
+/// apart, the bytes still waiting behind it there (`None` for FIFO's one
+/// queue): `true` if it takes the packet away (drops it; the packet is
+/// then its own). Told that nothing waits behind, it never takes the
+/// packet (CoDel does not drop with at most an MTU behind the head), so a
+/// backlogged flow queue always yields a packet.
+pub(crate) trait HeadFilter: FnMut(&mut Pool, u32, Option<u64>) -> bool {}
+
+impl<F: FnMut(&mut Pool, u32, Option<u64>) -> bool> HeadFilter for F {}
 
 /// The scheduler interface (dummynet's `struct dn_alg`).
 ///
@@ -317,6 +378,20 @@ pub(crate) trait Scheduler {
     /// slot takes `spec` whole; a backlogged one only takes the new limit
     /// (the weight is kept until it goes idle) and `false` is returned.
     fn add_flow(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool;
+    /// Give the live flow queue in `flow` `spec`'s weight and limit,
+    /// keeping its packets and its place; `false` if there is none. The
+    /// limit applies to the next arrival (a queue above a lowered limit
+    /// keeps its packets). What the weight changes, from the next packet
+    /// on, is each scheduler's (its `reweight`): `fifo` ignores weights;
+    /// `rr`, `drr` and `fq_codel` give the new credit from the flow's next
+    /// turn (the credit left in this one stands); `wf2q+` counts the new
+    /// weight in the sum `W` at once and stamps the packets after the head
+    /// with it (the head keeps the finish time it was scheduled with);
+    /// `qfq` counts it in its weight sum at once and, for a backlogged flow,
+    /// moves the flow to the group of its new weight when its head is next
+    /// served (an idle flow moves at once); `prio` moves the flow to its new
+    /// priority at once.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool;
     /// Offer packet `pkt` to flow queue `flow` at `now`; tail drop if the
     /// flow queue is full.
     fn enqueue(
@@ -327,7 +402,21 @@ pub(crate) trait Scheduler {
         now: Instant,
     ) -> Result<(), SchedDrop>;
     /// The next packet to transmit at `now`.
-    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue;
+    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
+        self.dequeue_with(pool, now, &mut |_: &mut Pool, _: u32, _: Option<u64>| false)
+    }
+    /// [`Scheduler::dequeue`], offering each packet taken from a flow
+    /// queue to `head` (the flow queue's AQM at dequeue, the pipe's): when
+    /// `head` takes it (drops it), the scheduler takes the next packet of
+    /// the same flow queue in its place, as dummynet's `dn_dequeue` lets a
+    /// queue's AQM do. The scheduler's accounting (deficit, timestamps)
+    /// is the one it would have done for the packet it chose.
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        now: Instant,
+        head: &mut H,
+    ) -> Dequeue;
     /// A packet the scheduler dropped inside `dequeue` (AQM), if any.
     fn pop_dropped(&mut self, pool: &mut Pool) -> Option<u32>;
     /// Forget flow queue `flow` if it holds no packet; `false` if it is
@@ -335,81 +424,11 @@ pub(crate) trait Scheduler {
     fn remove_idle(&mut self, flow: FlowSlot) -> bool;
     /// Packets and bytes waiting in all flow queues.
     fn backlog(&self) -> (u32, u64);
-}
-
-/// The built-in schedulers, statically dispatched.
-#[derive(Debug)]
-pub(crate) enum Sched {
-    Fifo(Fifo),
-    Rr(Rr),
-    Drr(Drr),
-    Wf2q(Wf2q),
-    Qfq(Qfq),
-    Prio(Prio),
-    FqCodel(FqCodel),
-}
-
-impl Sched {
-    /// The registry: a fresh scheduler for `cfg`.
-    pub(crate) fn new(cfg: &SchedConfig) -> Sched {
-        match cfg.kind() {
-            SchedKind::Fifo => Sched::Fifo(Fifo::new()),
-            SchedKind::Rr => Sched::Rr(Rr::new()),
-            SchedKind::Drr => Sched::Drr(Drr::new(cfg.quantum())),
-            SchedKind::Wf2q => Sched::Wf2q(Wf2q::new()),
-            SchedKind::Qfq => Sched::Qfq(Qfq::new(cfg.quantum())),
-            SchedKind::Prio => Sched::Prio(Prio::new()),
-            SchedKind::FqCodel { target, interval } => {
-                Sched::FqCodel(FqCodel::new(cfg.quantum(), target, interval))
-            }
-        }
-    }
-}
-
-macro_rules! dispatch {
-    ($self:ident, $s:ident => $e:expr) => {
-        match $self {
-            Sched::Fifo($s) => $e,
-            Sched::Rr($s) => $e,
-            Sched::Drr($s) => $e,
-            Sched::Wf2q($s) => $e,
-            Sched::Qfq($s) => $e,
-            Sched::Prio($s) => $e,
-            Sched::FqCodel($s) => $e,
-        }
-    };
-}
-
-impl Scheduler for Sched {
-    #[inline]
-    fn add_flow(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
-        dispatch!(self, s => s.add_flow(flow, spec))
-    }
-    #[inline]
-    fn enqueue(
-        &mut self,
-        pool: &mut Pool,
-        flow: FlowSlot,
-        pkt: u32,
-        now: Instant,
-    ) -> Result<(), SchedDrop> {
-        dispatch!(self, s => s.enqueue(pool, flow, pkt, now))
-    }
-    #[inline]
-    fn dequeue(&mut self, pool: &mut Pool, now: Instant) -> Dequeue {
-        dispatch!(self, s => s.dequeue(pool, now))
-    }
-    #[inline]
-    fn pop_dropped(&mut self, pool: &mut Pool) -> Option<u32> {
-        dispatch!(self, s => s.pop_dropped(pool))
-    }
-    #[inline]
-    fn remove_idle(&mut self, flow: FlowSlot) -> bool {
-        dispatch!(self, s => s.remove_idle(flow))
-    }
-    #[inline]
-    fn backlog(&self) -> (u32, u64) {
-        dispatch!(self, s => s.backlog())
+    /// Does `dequeue` drop packets (an AQM inside the scheduler, as
+    /// fq_codel's)? Then the pipe wakes at the end of every transmission to
+    /// report them at their instant.
+    fn drops_at_dequeue(&self) -> bool {
+        false
     }
 }
 
@@ -418,7 +437,7 @@ impl Scheduler for Sched {
 #[derive(Debug)]
 pub(crate) struct Flow<T> {
     pub q: List,
-    pub spec: FlowSpec,
+    pub spec: Share,
     pub st: T,
 }
 
@@ -465,7 +484,7 @@ impl<T> Flows<T> {
             }
             e => match e.replace(Flow {
                 q: List::default(),
-                spec,
+                spec: spec.into(),
                 st,
             }) {
                 Some(old) => Insert::Replaced(old),
@@ -520,6 +539,28 @@ impl<T> Flows<T> {
         Some(i)
     }
 
+    /// Take the head packet of flow `slot` that `head` lets through (see
+    /// [`Scheduler::dequeue_with`]); the ones it takes are its own.
+    #[inline]
+    pub fn pop_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        slot: u32,
+        head: &mut H,
+    ) -> Option<u32> {
+        loop {
+            let i = self.pop(pool, slot)?;
+            let behind = self.get(slot).q.bytes();
+            if !head(pool, i, Some(behind)) {
+                return Some(i);
+            }
+            debug_assert!(
+                !self.get(slot).q.is_empty(),
+                "a head filter took a flow queue's last packet"
+            );
+        }
+    }
+
     /// Length of flow `slot`'s head packet.
     #[inline]
     pub fn head_len(&self, pool: &Pool, slot: u32) -> Option<u32> {
@@ -537,6 +578,13 @@ impl<T> Flows<T> {
     #[inline]
     pub fn try_get(&self, slot: u32) -> Option<&Flow<T>> {
         self.v.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    /// Give the flow in `slot`, if any, `spec`'s weight and limit; its old
+    /// share.
+    pub fn reshare(&mut self, slot: FlowSlot, spec: FlowSpec) -> Option<Share> {
+        let f = self.v.get_mut(slot.0 as usize).and_then(Option::as_mut)?;
+        Some(core::mem::replace(&mut f.spec, spec.into()))
     }
 
     /// Mutable [`Flows::get`].

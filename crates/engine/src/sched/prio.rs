@@ -9,8 +9,8 @@
 //! in a heap keyed on `(-weight, slot)`: O(log N) per packet, O(1) while the
 //! same flow stays on top.
 
-use super::heap::FlowHeap;
-use super::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::heap::FlowHeap;
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler};
 use crate::packet::Pool;
 use crate::time::Instant;
 
@@ -38,6 +38,17 @@ impl Scheduler for Prio {
         !matches!(self.flows.insert(flow, spec, ()), Insert::Busy)
     }
 
+    /// A backlogged flow moves to its new priority at once.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        if self.flows.reshare(flow, spec).is_none() {
+            return false;
+        }
+        if self.ready.remove(flow.0) {
+            self.ready.push(flow.0, key(spec.weight()));
+        }
+        true
+    }
+
     #[inline]
     fn enqueue(
         &mut self,
@@ -54,11 +65,19 @@ impl Scheduler for Prio {
     }
 
     #[inline]
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         let Some((_, slot)) = self.ready.peek() else {
             return Dequeue::Empty;
         };
-        let i = self.flows.pop(pool, slot).expect("ready flow has a packet");
+        let i = self
+            .flows
+            .pop_with(pool, slot, head)
+            .expect("ready flow has a packet");
         if self.flows.get(slot).q.is_empty() {
             self.ready.pop();
         }

@@ -4,7 +4,7 @@
 //! (and Linux `sch_qfq.c` before QFQ+'s aggregates).
 //!
 //! QFQ approximates WF2Q+ in O(1). Flows keep exact virtual start and finish
-//! times `S`, `F` (as in [`super::wf2q`]), but the scheduler only sorts
+//! times `S`, `F` (as in [`crate::sched::wf2q`]), but the scheduler only sorts
 //! *groups*: flow `i` with slot size `σ_i = Lmax/w_i` belongs to group
 //! `⌈log2 σ_i⌉`, and a group's timestamps are its flows' `S` rounded down to
 //! a multiple of `2^slot_shift` (with `F = S + 2σ`). Inside a group, flows
@@ -39,7 +39,8 @@
 //! * As in Linux since 2013, a bucket offset is clamped to 30 so a flow can
 //!   never be lost off the ring even if the slot bound were exceeded.
 
-use super::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler};
+use crate::config::ConfigError;
 use crate::packet::{Pool, NIL};
 use crate::time::Instant;
 
@@ -49,6 +50,18 @@ const ONE: u128 = 1 << FRAC_BITS;
 const MTU_SHIFT: u32 = 16;
 /// The largest `Lmax` (packet length) QFQ supports, bytes.
 pub const QFQ_MAX_LEN: u32 = 1 << MTU_SHIFT;
+/// The registry's check of `type qfq quantum Q`: `Q` is the largest
+/// packet, at most [`QFQ_MAX_LEN`].
+pub(crate) fn check(quantum: u32) -> Result<(), ConfigError> {
+    if quantum > QFQ_MAX_LEN {
+        return Err(ConfigError {
+            param: "quantum",
+            reason: format!("qfq's largest packet {quantum} is more than {QFQ_MAX_LEN}"),
+        });
+    }
+    Ok(())
+}
+
 /// Groups are `0..=MAX_INDEX`.
 const MAX_INDEX: usize = 19;
 /// Buckets per group.
@@ -68,6 +81,9 @@ pub(crate) struct QfqFlow {
     next: u32,
     grp: u8,
     inv_w: u128,
+    /// The weight changed while the flow was backlogged: its `inv_w` and
+    /// group follow the new one when its head is next served.
+    regroup: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -287,6 +303,54 @@ impl Qfq {
         true
     }
 
+    /// Flow `slot` becomes backlogged with a head of `len` bytes: its start
+    /// and finish, and its place in its group (the second half of
+    /// `qfq_enqueue`).
+    fn activate(&mut self, slot: u32, len: u32) {
+        self.update_start(slot);
+        let st = &mut self.flows.get_mut(slot).st;
+        st.f = st.s + len as u128 * st.inv_w;
+        let (s, g) = (st.s, st.grp as usize);
+        let shift = self.groups[g].slot_shift;
+        let rounded_s = round_down(s, shift);
+        let bit = 1u32 << g;
+        let update = if self.groups[g].full_slots != 0 {
+            if self.groups[g].s > s {
+                // The group's start decreases: rotate the ring; the group
+                // was surely ineligible.
+                self.slot_rotate(g, rounded_s);
+                self.bitmaps[IR] &= !bit;
+                self.bitmaps[IB] &= !bit;
+                true
+            } else {
+                false
+            }
+        } else {
+            if self.bitmaps[ER] == 0 && rounded_s > self.v {
+                self.v = rounded_s;
+            }
+            true
+        };
+        if update {
+            let grp = &mut self.groups[g];
+            grp.s = rounded_s;
+            grp.f = rounded_s + (2u128 << shift);
+            let state = self.calc_state(g);
+            self.bitmaps[state] |= bit;
+        }
+        self.slot_insert(g, slot, rounded_s);
+    }
+
+    /// Bring flow `slot`'s `inv_w` and group to its weight.
+    fn take_weight(&mut self, slot: u32) {
+        let lmax = self.lmax;
+        let f = self.flows.get_mut(slot);
+        let inv_w = ONE / f.spec.weight() as u128;
+        f.st.inv_w = inv_w;
+        f.st.grp = calc_index(inv_w, lmax);
+        f.st.regroup = false;
+    }
+
     /// Start time of a flow that becomes backlogged (`qfq_update_start`).
     fn update_start(&mut self, slot: u32) {
         let (f, g) = {
@@ -327,6 +391,7 @@ impl Scheduler for Qfq {
             next: NIL,
             grp: calc_index(inv_w, self.lmax),
             inv_w,
+            regroup: false,
         };
         match self.flows.insert(flow, spec, st) {
             Insert::New => {
@@ -339,6 +404,23 @@ impl Scheduler for Qfq {
             }
             Insert::Busy => false,
         }
+    }
+
+    /// The weight sum takes the new weight at once; an idle flow moves to
+    /// its new group at once, a backlogged one when its head is next served
+    /// (it leaves its group as if it had emptied and comes back with the
+    /// new weight, as an idle flow becoming backlogged does).
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        let Some(old) = self.flows.reshare(flow, spec) else {
+            return false;
+        };
+        self.set_wsum(self.wsum - old.weight() as u64 + spec.weight() as u64);
+        if self.flows.get(flow.0).q.is_empty() {
+            self.take_weight(flow.0);
+        } else {
+            self.flows.get_mut(flow.0).st.regroup = true;
+        }
+        true
     }
 
     fn enqueue(
@@ -355,43 +437,17 @@ impl Scheduler for Qfq {
         if !self.flows.admit(pool, flow, pkt, now)? {
             return Ok(());
         }
-        let slot = flow.0;
-        self.update_start(slot);
-        let st = &mut self.flows.get_mut(slot).st;
-        st.f = st.s + len as u128 * st.inv_w;
-        let (s, g) = (st.s, st.grp as usize);
-        let shift = self.groups[g].slot_shift;
-        let rounded_s = round_down(s, shift);
-        let bit = 1u32 << g;
-        let update = if self.groups[g].full_slots != 0 {
-            if self.groups[g].s > s {
-                // The group's start decreases: rotate the ring; the group
-                // was surely ineligible.
-                self.slot_rotate(g, rounded_s);
-                self.bitmaps[IR] &= !bit;
-                self.bitmaps[IB] &= !bit;
-                true
-            } else {
-                false
-            }
-        } else {
-            if self.bitmaps[ER] == 0 && rounded_s > self.v {
-                self.v = rounded_s;
-            }
-            true
-        };
-        if update {
-            let grp = &mut self.groups[g];
-            grp.s = rounded_s;
-            grp.f = rounded_s + (2u128 << shift);
-            let state = self.calc_state(g);
-            self.bitmaps[state] |= bit;
-        }
-        self.slot_insert(g, slot, rounded_s);
+        self.activate(flow.0, len);
         Ok(())
     }
 
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         if self.bitmaps[ER] == 0 {
             return Dequeue::Empty;
         }
@@ -400,11 +456,24 @@ impl Scheduler for Qfq {
         let slot = grp.slots[grp.front as usize];
         let i = self
             .flows
-            .pop(pool, slot)
+            .pop_with(pool, slot, head)
             .expect("front flow is backlogged");
         let old_v = self.v;
         self.v += pool.get(i).pkt.len as u128 * self.iwsum;
-        if self.update_class(pool, g, slot) {
+        let regroup = self.flows.get(slot).st.regroup;
+        let next = self.flows.head_len(pool, slot);
+        let changed = match next {
+            Some(_) if regroup => {
+                // The flow leaves its group as if it had emptied, and comes
+                // back below with its new weight.
+                let st = &mut self.flows.get_mut(slot).st;
+                st.s = st.f;
+                self.front_slot_remove(g);
+                true
+            }
+            _ => self.update_class(pool, g, slot),
+        };
+        if changed {
             let old_f = self.groups[g].f;
             let bit = 1u32 << g;
             let mut unblock = true;
@@ -430,6 +499,12 @@ impl Scheduler for Qfq {
             }
         }
         self.update_eligible(old_v);
+        if regroup {
+            self.take_weight(slot);
+            if let Some(len) = next {
+                self.activate(slot, len);
+            }
+        }
         Dequeue::Packet(i)
     }
 

@@ -35,8 +35,8 @@
 //! comparisons replace dummynet's wrap-around `DN_KEY_LT` on 64-bit keys
 //! with 28 fraction bits.
 
-use super::heap::FlowHeap;
-use super::{Dequeue, FlowSlot, FlowSpec, Flows, Insert, SchedDrop, Scheduler};
+use crate::sched::heap::FlowHeap;
+use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, HeadFilter, Insert, SchedDrop, Scheduler};
 use crate::packet::Pool;
 use crate::time::Instant;
 
@@ -115,6 +115,21 @@ impl Scheduler for Wf2q {
         }
     }
 
+    /// `W` takes the new weight at once if the flow's is in it; the head
+    /// keeps its finish time and the packets after it are stamped with the
+    /// new weight.
+    fn reweight(&mut self, flow: FlowSlot, spec: FlowSpec) -> bool {
+        let Some(old) = self.flows.reshare(flow, spec) else {
+            return false;
+        };
+        let st = &mut self.flows.get_mut(flow.0).st;
+        st.inv_w = ONE / spec.weight() as u128;
+        if st.valid {
+            self.set_wsum(self.wsum - old.weight() as u64 + spec.weight() as u64);
+        }
+        true
+    }
+
     fn enqueue(
         &mut self,
         pool: &mut Pool,
@@ -156,7 +171,12 @@ impl Scheduler for Wf2q {
         Ok(())
     }
 
-    fn dequeue(&mut self, pool: &mut Pool, _now: Instant) -> Dequeue {
+    fn dequeue_with<H: HeadFilter>(
+        &mut self,
+        pool: &mut Pool,
+        _now: Instant,
+        head: &mut H,
+    ) -> Dequeue {
         if self.sch.is_empty() && self.ne.is_empty() {
             // Idle: every flow restarts afresh (dummynet resets V too).
             self.drain_idle(true);
@@ -172,7 +192,10 @@ impl Scheduler for Wf2q {
         }
         self.promote();
         let (_, slot) = self.sch.pop().expect("an eligible flow");
-        let i = self.flows.pop(pool, slot).expect("backlogged flow");
+        let i = self
+            .flows
+            .pop_with(pool, slot, head)
+            .expect("backlogged flow");
         let len = pool.get(i).pkt.len as u128;
         self.v += len * self.inv_wsum;
         let head = self.flows.head_len(pool, slot);

@@ -823,6 +823,7 @@ fn pipe_params_alone_match_a_config_line() {
         let hint = whole.hint.map(|h| h.replace("column 15", "column 1"));
         assert_eq!(alone.hint, hint, "{words}");
     }
+}
 
 /// The hint for an unknown scheduler type lists every type of the
 /// engine's registry, in its order (today `fifo, rr, drr, wf2q+, qfq,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use pipelab_daemon::{Client, ClientError, Op, Response};
+use pipelab_control::{Client, ClientError, Op, Response};
 use serde_json::Value;
 
 use crate::{emit, Failure};
@@ -85,7 +85,7 @@ fn no_daemon(socket: &Path, e: &ClientError) -> Failure {
             ) =>
         {
             let mut start = String::from("pipelabd");
-            if socket != Path::new(pipelab_daemon::DEFAULT_SOCKET) {
+            if socket != Path::new(pipelab_control::DEFAULT_SOCKET) {
                 start.push_str(&format!(" --socket {}", socket.display()));
             }
             let m = format!(
@@ -103,8 +103,8 @@ fn no_daemon(socket: &Path, e: &ClientError) -> Failure {
                 "error: permission denied on {}: the socket is for root and the group '{}' \
                  (ask an administrator to add you: usermod -aG {} $USER)",
                 socket.display(),
-                pipelab_daemon::DEFAULT_GROUP,
-                pipelab_daemon::DEFAULT_GROUP
+                pipelab_control::DEFAULT_GROUP,
+                pipelab_control::DEFAULT_GROUP
             )
         }
         other => format!("error: {other}"),

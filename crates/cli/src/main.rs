@@ -40,7 +40,7 @@ const DEMO_TRAFFIC: &str = include_str!("../../../examples/two-links.traffic");
 )]
 struct Cli {
     /// pipelabd's control socket.
-    #[arg(long, value_name = "PATH", default_value = pipelab_daemon::DEFAULT_SOCKET)]
+    #[arg(long, value_name = "PATH", default_value = pipelab_control::DEFAULT_SOCKET)]
     socket: PathBuf,
     /// Root only: act in this user's block (a name or uid).
     #[arg(long, value_name = "USER")]

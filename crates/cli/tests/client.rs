@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use pipelab_daemon::journal::Journal;
-use pipelab_daemon::plane::ControlOnly;
-use pipelab_daemon::server::{bind, Daemon};
+use pipelab_control::journal::Journal;
+use pipelab_control::plane::ControlOnly;
+use pipelab_control::server::{bind, Daemon};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
 

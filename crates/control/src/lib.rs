@@ -1,8 +1,10 @@
-//! # pipelab-daemon: `pipelabd` and its control plane
+//! # pipelab-control: the one control protocol
 //!
 //! `pipelabd` owns the data plane and listens on a Unix socket (default
 //! [`DEFAULT_SOCKET`]); the `pipelab` command sends it commands of the
-//! language (planetlab-dummynet-emulation §3.1–3.6):
+//! language (planetlab-dummynet-emulation §3.1–3.6). The binary lives in
+//! the `pipelab` package; this crate is its control plane and does not
+//! depend on the modes:
 //!
 //! * [`protocol`]: one JSON request and one JSON response per line,
 //!   versioned;
@@ -11,7 +13,8 @@
 //!   configuration the plane runs;
 //! * [`journal`]: the committed state, written atomically (temp file,
 //!   fsync, rename, fsync of the directory) and restored at start;
-//! * [`plane`]: the data plane behind the daemon (host mode, or none);
+//! * [`plane`]: what the daemon needs of a data plane, and the plane
+//!   without packets;
 //! * [`server`]: the socket, `SO_PEERCRED`, one lock around every change;
 //! * [`Client`]: a connection to the daemon.
 

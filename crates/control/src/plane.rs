@@ -6,13 +6,12 @@
 //! * [`ControlOnly`] (`pipelabd --plane none`): no packets; every pipe is
 //!   still compiled into its engine configuration, so that what is
 //!   committed would run;
-//! * [`Host`] (`pipelabd --plane host`, the default): this host's own
-//!   traffic through the netfilter queue
-//!   ([`pipelab_modes::host::HostPlane`]), fail-closed while the daemon
-//!   is not running.
+//! * host mode (`pipelabd --plane host`, the default): this host's own
+//!   traffic through the netfilter queue, fail-closed while the daemon is
+//!   not running; it lives beside the `pipelabd` binary (crate `pipelab`),
+//!   since this crate does not depend on the modes.
 
-use pipelab_lang::{Config, IpNet};
-use pipelab_modes::host::{HostOptions, HostPlane};
+use pipelab_lang::Config;
 
 /// A data plane the daemon drives.
 pub trait Plane: Send {
@@ -62,48 +61,5 @@ impl Plane for ControlOnly {
 
     fn name(&self) -> &'static str {
         "none"
-    }
-}
-
-/// Host mode: this host's own traffic.
-pub struct Host {
-    plane: HostPlane,
-}
-
-impl Host {
-    /// Starts the host plane (installs the nftables table and the queue);
-    /// `scope` limits it to traffic with peers in these networks (empty:
-    /// all of the host's IP traffic).
-    pub fn start(opts: HostOptions, scope: &[IpNet]) -> Result<Host, String> {
-        let table = opts.table.clone();
-        let plane = HostPlane::start_scoped(opts, scope)
-            .map_err(|e| format!("cannot start host mode (nftables table {table}): {e}"))?;
-        Ok(Host { plane })
-    }
-}
-
-impl Plane for Host {
-    fn apply(&mut self, cfg: &Config) -> Result<(), String> {
-        for (id, spec) in &cfg.pipes {
-            spec.to_config_with(&mut load_file)
-                .map_err(|e| format!("pipe {id}: {e}"))?;
-        }
-        self.plane.apply(cfg)
-    }
-
-    fn stats(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self.plane.stats()).unwrap_or_default();
-        v["plane"] = serde_json::Value::from("host");
-        v
-    }
-
-    fn stop(self: Box<Self>) -> Result<(), String> {
-        self.plane
-            .stop()
-            .map_err(|e| format!("stopping host mode: {e}"))
-    }
-
-    fn name(&self) -> &'static str {
-        "host"
     }
 }

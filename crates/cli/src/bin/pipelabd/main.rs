@@ -3,19 +3,23 @@
 
 #![forbid(unsafe_code)]
 
+mod host;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
 use nix::sys::signal::{SigSet, Signal};
-use pipelab_daemon::journal::Journal;
-use pipelab_daemon::plane::{ControlOnly, Host, Plane};
-use pipelab_daemon::server::{bind, Daemon};
-use pipelab_daemon::{DEFAULT_GROUP, DEFAULT_SOCKET, DEFAULT_STATE_DIR};
+use pipelab_control::journal::Journal;
+use pipelab_control::plane::{ControlOnly, Plane};
+use pipelab_control::server::{bind, Daemon};
+use pipelab_control::{DEFAULT_GROUP, DEFAULT_SOCKET, DEFAULT_STATE_DIR};
 use pipelab_io::runner::RunnerOptions;
 use pipelab_lang::IpNet;
 use pipelab_modes::host::HostOptions;
+
+use host::Host;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum PlaneKind {

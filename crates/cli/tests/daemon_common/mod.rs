@@ -1,4 +1,4 @@
-//! Helpers of the daemon's tests: a real `pipelabd` process with its own
+//! Helpers of the pipelabd tests: a real `pipelabd` process with its own
 //! socket and state directory, clients, root check.
 
 #![allow(dead_code)]
@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use pipelab_daemon::{Client, Op, Response};
+use pipelab_control::{Client, Op, Response};
 
 /// The daemon binary under test.
 pub const PIPELABD: &str = env!("CARGO_BIN_EXE_pipelabd");

@@ -16,6 +16,7 @@
 //! * [`plane`]: what the daemon needs of a data plane, and the plane
 //!   without packets;
 //! * [`server`]: the socket, `SO_PEERCRED`, one lock around every change;
+//! * [`registry`]: the running emulations by name (`/run/pipelab/emu`);
 //! * [`Client`]: a connection to the daemon.
 
 #![forbid(unsafe_code)]
@@ -24,6 +25,7 @@
 pub mod journal;
 pub mod plane;
 pub mod protocol;
+pub mod registry;
 pub mod server;
 pub mod state;
 

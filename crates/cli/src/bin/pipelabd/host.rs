@@ -45,7 +45,7 @@ impl Plane for Host {
             .map_err(|e| format!("stopping host mode: {e}"))
     }
 
-    fn name(&self) -> &'static str {
+    fn mode(&self) -> &'static str {
         "host"
     }
 }

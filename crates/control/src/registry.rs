@@ -25,7 +25,7 @@
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -196,15 +196,34 @@ enum SocketState {
     Dead,
 }
 
+/// Connects without waiting (a server that does not accept, its backlog
+/// full, must not hang `pipelab list`).
 fn probe_socket(path: &Path) -> SocketState {
-    match UnixStream::connect(path) {
-        Ok(s) => {
-            let pid = nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
+    use nix::errno::Errno;
+    use nix::sys::socket::{self, sockopt::PeerCredentials, AddressFamily, SockFlag, SockType};
+    use std::os::fd::AsRawFd;
+    let Ok(addr) = socket::UnixAddr::new(path) else {
+        return SocketState::Dead;
+    };
+    let Ok(fd) = socket::socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    ) else {
+        // Out of descriptors: cannot tell, so do not call it dead.
+        return SocketState::Forbidden;
+    };
+    match socket::connect(fd.as_raw_fd(), &addr) {
+        Ok(()) => {
+            let pid = socket::getsockopt(&fd, PeerCredentials)
                 .ok()
                 .and_then(|c| u32::try_from(c.pid()).ok());
             SocketState::Live(pid)
         }
-        Err(e) if e.kind() == ErrorKind::PermissionDenied => SocketState::Forbidden,
+        // Bound and listening, its backlog full.
+        Err(Errno::EAGAIN) => SocketState::Live(None),
+        Err(Errno::EACCES) | Err(Errno::EPERM) => SocketState::Forbidden,
         Err(_) => SocketState::Dead,
     }
 }
@@ -261,6 +280,27 @@ impl Registry {
         &self.dir
     }
 
+    /// Creates the directory and its missing parents, mode 0755 whatever
+    /// the umask (everyone lists the emulations and reaches their
+    /// sockets; the sockets' own modes decide who may connect).
+    fn make_dir(&self) -> Result<(), RegistryError> {
+        let missing: Vec<&Path> = self
+            .dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .collect();
+        for d in missing.into_iter().rev() {
+            match fs::create_dir(d) {
+                Ok(()) => fs::set_permissions(d, fs::Permissions::from_mode(0o755))
+                    .map_err(io_err("set the mode of", d))?,
+                // Made by another process meanwhile.
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(io_err("create the directory", d)(e)),
+            }
+        }
+        Ok(())
+    }
+
     fn json_path(&self, name: &str) -> PathBuf {
         self.dir.join(format!("{name}.json"))
     }
@@ -292,14 +332,7 @@ impl Registry {
     pub fn register(&self, mut info: EmulationInfo) -> Result<Registration, RegistryError> {
         check_name(&info.name)?;
         let name = info.name.clone();
-        if !self.dir.is_dir() {
-            use std::os::unix::fs::DirBuilderExt;
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o755)
-                .create(&self.dir)
-                .map_err(io_err("create the directory", &self.dir))?;
-        }
+        self.make_dir()?;
         let sock = self.socket_path(&name);
         if sock.as_os_str().len() > MAX_SOCKET_PATH {
             return Err(RegistryError::PathTooLong(sock));
@@ -369,6 +402,7 @@ impl Registry {
             info,
             json: self.json_path(&name),
             listener: Some(listener),
+            socket_id: file_id(&sock),
             open: true,
         };
         // From here on, dropping `reg` removes what was made.
@@ -469,7 +503,15 @@ pub struct Registration {
     info: EmulationInfo,
     json: PathBuf,
     listener: Option<UnixListener>,
+    /// The socket file's device and inode, to remove only our own.
+    socket_id: Option<(u64, u64)>,
     open: bool,
+}
+
+/// A file's device and inode.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl Registration {
@@ -557,15 +599,19 @@ impl Registration {
             return;
         }
         self.listener = None;
-        // Only what is still ours: the entry names this process.
+        // Only what is still ours (once the socket is gone, another
+        // process may take the name at once): the socket we bound, then
+        // the entry naming this process.
+        if self.socket_id.is_some() && file_id(&self.info.socket) == self.socket_id {
+            let _ = fs::remove_file(&self.info.socket);
+        }
         let ours = fs::read_to_string(&self.json)
             .ok()
             .and_then(|t| serde_json::from_str::<EmulationInfo>(&t).ok())
-            .is_some_and(|i| i.pid == self.info.pid);
+            .is_some_and(|i| i.pid == self.info.pid && i.socket == self.info.socket);
         if ours {
             let _ = fs::remove_file(&self.json);
         }
-        let _ = fs::remove_file(&self.info.socket);
     }
 }
 
@@ -664,6 +710,27 @@ mod tests {
         a.close();
         assert!(!json.exists() && !sock.exists());
         assert_eq!(r.list().len(), 1);
+        let mode = fs::metadata(r.dir()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755);
+    }
+
+    #[test]
+    fn a_registration_removes_only_its_own_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = reg(dir.path());
+        let a = r.register(EmulationInfo::new("x", "shell")).unwrap();
+        // Another process took the name (as after a wrong judgement of
+        // staleness): its socket and entry are not ours to remove.
+        let sock = a.socket().to_path_buf();
+        fs::remove_file(&sock).unwrap();
+        let _theirs = UnixListener::bind(&sock).unwrap();
+        let mut info = EmulationInfo::new("x", "bridge");
+        info.pid = 1;
+        info.socket = sock.clone();
+        fs::write(r.json_path("x"), serde_json::to_string(&info).unwrap()).unwrap();
+        drop(a);
+        assert!(sock.exists());
+        assert!(r.json_path("x").exists());
     }
 
     #[test]

@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pipelab_daemon::protocol::{parse_request, Op};
-use pipelab_daemon::state::{State, Target};
+use pipelab_control::protocol::{parse_request, Op};
+use pipelab_control::state::{State, Target};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(req) = parse_request(data) else {

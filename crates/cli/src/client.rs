@@ -1,26 +1,54 @@
-//! The daemon's client: commands of the language sent to `pipelabd`.
+//! The control protocol's client: commands of the language sent to
+//! `pipelabd`, or with `--target NAME` to any running emulation.
 //!
 //! `pipelab pipe 3 config bw 640Kbit/s`, `pipelab add 100 pipe 3 ip from
 //! any to any`, `pipelab show`, `pipelab -f FILE` (all or nothing),
 //! `pipelab save|restore FILE`, `pipelab stats [--json]`, `pipelab top`,
-//! `pipelab netconfig ...`, `pipelab limit ...`.
+//! `pipelab netconfig ...`, `pipelab limit ...`; `pipelab list` (the
+//! running emulations).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use pipelab_daemon::{Client, ClientError, Op, Response};
+use pipelab_control::registry::{EmulationInfo, Registry};
+use pipelab_control::{Client, ClientError, Op, Response};
 use serde_json::Value;
 
 use crate::{emit, Failure};
 
-/// Options common to every daemon command.
+/// Where a command goes, and as whom.
 pub struct Conn<'a> {
-    /// The control socket.
-    pub socket: &'a Path,
+    /// pipelabd's control socket (`--socket`), if given.
+    pub socket: Option<&'a Path>,
+    /// A running emulation by name (`--target`), instead.
+    pub target: Option<&'a str>,
     /// Root only: act in this user's block.
     pub user: Option<&'a str>,
+}
+
+impl Conn<'_> {
+    /// The socket to connect to: the target's (through the registry), the
+    /// one given, or pipelabd's default.
+    fn socket(&self) -> Result<PathBuf, Failure> {
+        match (self.target, self.socket) {
+            (Some(name), _) => Registry::new().resolve(name).map_err(|e| Failure {
+                message: format!("error: {e}"),
+                code: 1,
+            }),
+            (None, Some(s)) => Ok(s.to_path_buf()),
+            (None, None) => Ok(PathBuf::from(pipelab_control::DEFAULT_SOCKET)),
+        }
+    }
+}
+
+/// `pipelab list`.
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Print the registry's entries as JSON (stable field names).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `pipelab stats`.
@@ -73,7 +101,32 @@ pub struct LimitArgs {
 }
 
 fn connect(c: &Conn<'_>) -> Result<Client, Failure> {
-    Client::connect(c.socket).map_err(|e| no_daemon(c.socket, &e))
+    let socket = c.socket()?;
+    Client::connect(&socket).map_err(|e| match c.target {
+        Some(name) => unreachable_target(name, &socket, &e),
+        None => no_daemon(&socket, &e),
+    })
+}
+
+fn unreachable_target(name: &str, socket: &Path, e: &ClientError) -> Failure {
+    let message = match e {
+        ClientError::Connect { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            format!(
+                "error: permission denied on {}: emulation {name} is for its owner, root and                  the group '{}' (ask an administrator to add you: usermod -aG {} $USER)",
+                socket.display(),
+                pipelab_control::DEFAULT_GROUP,
+                pipelab_control::DEFAULT_GROUP
+            )
+        }
+        ClientError::Connect { source, .. } => format!(
+            "error: emulation {name} does not answer on {} ({source}); see `pipelab list`",
+            socket.display()
+        ),
+        other => format!("error: {other}"),
+    };
+    Failure { message, code: 1 }
 }
 
 fn no_daemon(socket: &Path, e: &ClientError) -> Failure {
@@ -85,7 +138,7 @@ fn no_daemon(socket: &Path, e: &ClientError) -> Failure {
             ) =>
         {
             let mut start = String::from("pipelabd");
-            if socket != Path::new(pipelab_daemon::DEFAULT_SOCKET) {
+            if socket != Path::new(pipelab_control::DEFAULT_SOCKET) {
                 start.push_str(&format!(" --socket {}", socket.display()));
             }
             let m = format!(
@@ -103,8 +156,8 @@ fn no_daemon(socket: &Path, e: &ClientError) -> Failure {
                 "error: permission denied on {}: the socket is for root and the group '{}' \
                  (ask an administrator to add you: usermod -aG {} $USER)",
                 socket.display(),
-                pipelab_daemon::DEFAULT_GROUP,
-                pipelab_daemon::DEFAULT_GROUP
+                pipelab_control::DEFAULT_GROUP,
+                pipelab_control::DEFAULT_GROUP
             )
         }
         other => format!("error: {other}"),
@@ -124,7 +177,7 @@ fn answer(resp: Response, file: Option<&str>) -> Result<String, Failure> {
     if resp.ok {
         return Ok(resp.output);
     }
-    let mut message = resp.error.unwrap_or_else(|| "pipelabd refused".into());
+    let mut message = resp.error.unwrap_or_else(|| "the emulation refused".into());
     if let Some(f) = file {
         message = message.replace(" --> command:", &format!(" --> {f}:"));
     }
@@ -228,16 +281,31 @@ fn num(v: &Value, path: &[&str]) -> f64 {
 fn render(v: &Value, prev: Option<&Value>, secs: f64) -> String {
     let mut out = String::new();
     let d = &v["daemon"];
+    let e = &v["emulation"];
+    let journaled = e["access"]["policy"].as_str() != Some("owner");
     out.push_str(&format!(
-        "pipelabd: up {:.0} s, {} requests ({} refused), latency p50 {} us p99 {} us max {} us, journal restored in {:.1} ms\n",
+        "{}: up {:.0} s, {} requests ({} refused), latency p50 {} us p99 {} us max {} us, {} in {:.1} ms\n",
+        e["name"].as_str().unwrap_or("pipelabd"),
         num(d, &["uptime_s"]),
         num(d, &["requests"]),
         num(d, &["errors"]),
         num(d, &["latency_us", "p50"]),
         num(d, &["latency_us", "p99"]),
         num(d, &["latency_us", "max"]),
+        if journaled {
+            "journal restored"
+        } else {
+            "configuration applied"
+        },
         num(d, &["restore_ms"]),
     ));
+    if e["access"]["may_change"] == Value::Bool(false) {
+        out.push_str(&format!(
+            "read only: {} belongs to uid {}\n",
+            e["name"].as_str().unwrap_or("the emulation"),
+            num(e, &["access", "owner"])
+        ));
+    }
     let cfg = &v["config"];
     out.push_str(&format!(
         "config: {} pipes, {} rules, {} netconfig links, queue memory {} B",
@@ -377,5 +445,122 @@ pub fn top(c: &Conn<'_>, a: &TopArgs) -> Result<(), Failure> {
             return Ok(());
         }
         std::thread::sleep(Duration::from_secs_f64(a.interval));
+    }
+}
+
+/// `pipelab list`: the running emulations (stale entries are removed on
+/// the way).
+pub fn list(a: &ListArgs) -> Result<(), Failure> {
+    let entries = Registry::new().list();
+    if a.json {
+        let text = serde_json::to_string_pretty(&entries).map_err(|e| Failure {
+            message: format!("error: cannot encode the list: {e}"),
+            code: 1,
+        })?;
+        return emit(&(text + "\n"));
+    }
+    emit(&list_table(&entries))
+}
+
+fn owner_name(uid: u32) -> String {
+    match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
+        Ok(Some(u)) => u.name,
+        _ => uid.to_string(),
+    }
+}
+
+/// The table of `pipelab list`.
+fn list_table(entries: &[EmulationInfo]) -> String {
+    if entries.is_empty() {
+        return "no running emulations\n".to_string();
+    }
+    let rows: Vec<[String; 6]> = entries
+        .iter()
+        .map(|e| {
+            [
+                e.name.clone(),
+                e.mode.clone(),
+                e.pid.to_string(),
+                owner_name(e.owner),
+                e.pipes.to_string(),
+                utc(e.started),
+            ]
+        })
+        .collect();
+    let head = ["NAME", "MODE", "PID", "OWNER", "PIPES", "STARTED"];
+    let mut width = head.map(str::len);
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; 6]| {
+        let mut l = String::new();
+        for (i, (c, w)) in cells.iter().zip(width).enumerate() {
+            if i == 5 {
+                l.push_str(c);
+            } else if i == 2 || i == 4 {
+                l.push_str(&format!("{c:>w$}  "));
+            } else {
+                l.push_str(&format!("{c:<w$}  "));
+            }
+        }
+        l.push('\n');
+        l
+    };
+    let mut out = line(head);
+    for r in &rows {
+        out.push_str(&line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]));
+    }
+    out
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+fn utc(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn list_tables() {
+        assert_eq!(list_table(&[]), "no running emulations\n");
+        let mut e = EmulationInfo::new("lab", "topo");
+        e.pid = 42;
+        e.owner = 0;
+        e.pipes = 1200;
+        e.started = 1_700_000_000;
+        let t = list_table(&[e]);
+        assert_eq!(
+            t,
+            "NAME  MODE  PID  OWNER  PIPES  STARTED\n\
+             lab   topo   42  root    1200  2023-11-14T22:13:20Z\n"
+        );
     }
 }

@@ -31,21 +31,29 @@ const DEMO_TRAFFIC: &str = include_str!("../../../examples/two-links.traffic");
     about = "A user-space network emulator: links, paths and topologies with exact bandwidth, delay, queues and loss.",
     long_about = None,
     arg_required_else_help = true,
-    after_help = "Any other command is a command of the language, sent to pipelabd (start it with `pipelabd`):\n  \
+    after_help = "Any other command is a command of the language, sent to pipelabd (start it with `pipelabd`),\n\
+                  or with --target NAME to the running emulation NAME (see `pipelab list`):\n  \
                   pipelab pipe 3 config bw 640Kbit/s delay 30ms\n  \
                   pipelab add 100 pipe 3 ip from any to any\n  \
                   pipelab show | pipelab pipe show | pipelab delete 100 | pipelab flush\n  \
                   pipelab table 1 add 10.0.0.0/8 3\n  \
-                  pipelab -f links.conf          (a whole file, all or nothing)"
+                  pipelab -f links.conf          (a whole file, all or nothing)\n  \
+                  pipelab --target lab link r0 r1 down   (an emulation's own commands)"
 )]
 struct Cli {
-    /// pipelabd's control socket.
-    #[arg(long, value_name = "PATH", default_value = pipelab_daemon::DEFAULT_SOCKET)]
-    socket: PathBuf,
+    /// pipelabd's control socket [default: /run/pipelab/pipelab.sock].
+    #[arg(long, value_name = "PATH", conflicts_with = "target")]
+    socket: Option<PathBuf>,
+    /// Send the command to the running emulation NAME (a shell, a bridge,
+    /// a topology, pipelabd; see `pipelab list`) instead of pipelabd's
+    /// socket.
+    #[arg(long, value_name = "NAME")]
+    target: Option<String>,
     /// Root only: act in this user's block (a name or uid).
     #[arg(long, value_name = "USER")]
     user: Option<String>,
-    /// Send the commands of FILE to pipelabd, applied all or nothing.
+    /// Send the commands of FILE to pipelabd (or --target), applied all or
+    /// nothing.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     file: Option<PathBuf>,
     #[command(subcommand)]
@@ -82,28 +90,31 @@ enum Cmd {
         /// The configuration file (one command per line, `#` comments).
         config: PathBuf,
     },
-    /// pipelabd: print the caller's whole configuration to FILE (`-`: stdout).
+    /// The running emulations: name, mode, pid, owner, pipes, start time.
+    /// (With --target or --socket, `list` is the language's rule list.)
+    List(client::ListArgs),
+    /// pipelabd (or --target): print the caller's whole configuration to FILE (`-`: stdout).
     Save {
         /// Where to write it.
         file: PathBuf,
     },
-    /// pipelabd: replace the caller's configuration with FILE (all or nothing).
+    /// pipelabd (or --target): replace the caller's configuration with FILE (all or nothing).
     Restore {
         /// A configuration, as `save` writes it.
         file: PathBuf,
     },
-    /// pipelabd: counters per rule and pipe, lateness, request latency.
+    /// pipelabd (or --target): counters per rule and pipe, lateness, request latency.
     Stats(client::StatsArgs),
-    /// pipelabd: the counters, refreshed live.
+    /// pipelabd (or --target): the counters, refreshed live.
     Top(client::TopArgs),
-    /// pipelabd: one-line links (client|server|service PORTS@ADDR IN ... OUT ... | SHARED ...).
+    /// pipelabd (or --target): one-line links (client|server|service PORTS@ADDR IN ... OUT ... | SHARED ...).
     ///
     /// Example:
     ///   pipelab netconfig client 80,443@10.21.0.0/24 IN bw 512kbit/s delay 8ms OUT bw 10Mbit/s delay 3ms
     Netconfig(client::NetconfigArgs),
     /// pipelabd (root): per-user limits, `limit user NAME pipes 10 rules 20 memory 1MB`, `limit list`.
     Limit(client::LimitArgs),
-    /// Any command of the language, sent to pipelabd.
+    /// Any command of the language (or of the target's own), sent to pipelabd or --target.
     #[command(external_subcommand)]
     Lang(Vec<String>),
 }
@@ -276,9 +287,11 @@ fn emit(text: &str) -> Result<(), Failure> {
 
 fn main_inner(cli: Cli) -> Result<(), Failure> {
     let conn = client::Conn {
-        socket: &cli.socket,
+        socket: cli.socket.as_deref(),
+        target: cli.target.as_deref(),
         user: cli.user.as_deref(),
     };
+    let addressed = cli.socket.is_some() || cli.target.is_some();
     let command = match (cli.command, &cli.file) {
         (Some(_), Some(_)) => {
             return Err(Failure::usage(
@@ -294,6 +307,15 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
         }
     };
     match command {
+        Cmd::List(a) if addressed => {
+            if a.json {
+                return Err(Failure::usage(
+                    "error: `list --json` lists the running emulations: give it without --target or --socket".into(),
+                ));
+            }
+            client::lang(&conn, &["list".to_string()])
+        }
+        Cmd::List(a) => client::list(&a),
         Cmd::Save { file } => client::save(&conn, &file),
         Cmd::Restore { file } => client::restore(&conn, &file),
         Cmd::Stats(a) => client::stats(&conn, &a),

@@ -3,20 +3,29 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
 
-use pipelab_daemon::journal::Journal;
-use pipelab_daemon::plane::ControlOnly;
-use pipelab_daemon::server::{bind, Daemon};
+use pipelab_control::journal::Journal;
+use pipelab_control::plane::ControlOnly;
+use pipelab_control::server::{bind, Access, Server, ServerHandle};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
 
 fn daemon(dir: &Path) -> PathBuf {
     let sock = dir.join("s.sock");
     let journal = Journal::open(&dir.join("state")).unwrap();
-    let d = Arc::new(Daemon::start(journal, Box::new(ControlOnly::default())).unwrap());
+    let server = Server::new(
+        "pipelabd",
+        Box::new(ControlOnly::default()),
+        pipelab_lang::Config::new(),
+        Access::Blocks,
+        Some(journal),
+    )
+    .unwrap();
     let (listener, _) = bind(&sock, "pipelab-no-such-group").unwrap();
-    std::thread::spawn(move || d.serve(listener));
+    let mut handle = ServerHandle::new(server);
+    handle.listen(listener).unwrap();
+    // Served until the test process ends.
+    std::mem::forget(handle);
     sock
 }
 

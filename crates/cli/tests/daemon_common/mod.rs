@@ -1,4 +1,4 @@
-//! Helpers of the daemon's tests: a real `pipelabd` process with its own
+//! Helpers of the pipelabd tests: a real `pipelabd` process with its own
 //! socket and state directory, clients, root check.
 
 #![allow(dead_code)]
@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use pipelab_daemon::{Client, Op, Response};
+use pipelab_control::{Client, Op, Response};
 
 /// The daemon binary under test.
 pub const PIPELABD: &str = env!("CARGO_BIN_EXE_pipelabd");
@@ -49,11 +49,13 @@ pub fn open_dir(base: Option<&Path>) -> tempfile::TempDir {
     d
 }
 
-/// A running `pipelabd`, killed (SIGKILL) when dropped.
+/// A running `pipelabd`, killed (SIGKILL) when dropped. It registers in
+/// a registry of its own (`PIPELAB_RUN_DIR`), never in the host's.
 pub struct Pld {
     pub child: Option<Child>,
     pub socket: PathBuf,
     pub state: PathBuf,
+    pub run_dir: PathBuf,
     pub args: Vec<String>,
     pub log: PathBuf,
 }
@@ -66,6 +68,7 @@ impl Pld {
             child: None,
             socket: dir.join("s.sock"),
             state: dir.join("state"),
+            run_dir: dir.join("run"),
             args: args.iter().map(|s| s.to_string()).collect(),
             log: dir.join("pipelabd.log"),
         };
@@ -86,6 +89,7 @@ impl Pld {
             .arg("--state-dir")
             .arg(&self.state)
             .args(&self.args)
+            .env("PIPELAB_RUN_DIR", &self.run_dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

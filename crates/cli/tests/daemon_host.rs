@@ -2,12 +2,12 @@
 //! delayed as configured, reconfigured under load without loss, and held
 //! (fail-closed) while no daemon runs.
 
-mod common;
+mod daemon_common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{live, ok, open_dir, ping_ms, Pld, TableGuard};
+use daemon_common::{live, ok, open_dir, ping_ms, Pld, TableGuard};
 use pipelab_modes::probe::{self, SendOptions};
 
 #[test]

@@ -3,13 +3,13 @@
 //! only their own, cannot touch the other's, and (host mode) one user's
 //! rule does not delay the other's traffic.
 
-mod common;
+mod daemon_common;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use common::{live, ok, open_dir, ping_ms, save, Pld, TableGuard};
-use pipelab_daemon::{Client, Op, Response};
+use daemon_common::{live, ok, open_dir, ping_ms, save, Pld, TableGuard};
+use pipelab_control::{Client, Op, Response};
 
 /// Not a test of its own: the client run as another user by the tests
 /// below (this binary re-executed with `PIPELAB_TEST_CLIENT_SOCKET` set).

@@ -1,12 +1,12 @@
 //! pipelabd as a real process: restart after `kill -9`, 1000 pipes
 //! restored within 1 s, concurrent clients, hostile requests.
 
-mod common;
+mod daemon_common;
 
 use std::time::{Duration, Instant};
 
-use common::{live, ok, open_dir, refused, save, Pld};
-use pipelab_daemon::{Op, Response};
+use daemon_common::{live, ok, open_dir, refused, save, Pld};
+use pipelab_control::{Op, Response};
 
 /// Configure, `kill -9`, restart: `show`, `pipe show`, `save`, the users'
 /// blocks, netconfig links and limits are all back.
@@ -53,7 +53,7 @@ fn restart_after_kill9_shows_the_same_configuration() {
         )
         .unwrap();
     assert!(r.ok, "{:?}", r.error);
-    let queries = |c: &mut pipelab_daemon::Client| -> Vec<String> {
+    let queries = |c: &mut pipelab_control::Client| -> Vec<String> {
         let mut v = vec![
             ok(c, "show"),
             ok(c, "pipe show"),
@@ -178,7 +178,7 @@ fn ten_concurrent_clients_ten_thousand_cycles() {
         .map(|i| {
             let sock = d.socket.clone();
             std::thread::spawn(move || {
-                let mut c = pipelab_daemon::Client::connect(&sock).expect("connect");
+                let mut c = pipelab_control::Client::connect(&sock).expect("connect");
                 let mut errors = 0u32;
                 for k in 0..1000u32 {
                     let p = 100 + i;
@@ -368,7 +368,7 @@ fn hostile_requests_are_refused_and_change_nothing() {
     {
         use std::io::{BufRead, BufReader, Write};
         let mut s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
-        let big = vec![b'a'; pipelab_daemon::protocol::MAX_REQUEST + 10];
+        let big = vec![b'a'; pipelab_control::protocol::MAX_REQUEST + 10];
         let _ = s.write_all(&big);
         let mut answer = String::new();
         BufReader::new(&s).read_line(&mut answer).unwrap();

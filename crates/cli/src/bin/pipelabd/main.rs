@@ -1,21 +1,28 @@
-//! `pipelabd`: the pipelab daemon. See the crate documentation and the
-//! README's "The daemon" section.
+//! `pipelabd`: the persistent host-mode emulation. It serves the control
+//! protocol of `pipelab-control` on its socket (`--socket`) and under its
+//! name in the registry of running emulations (`--name`, default
+//! `pipelabd`), with per-user blocks and a journal. See the README's "The
+//! daemon" section.
 
 #![forbid(unsafe_code)]
 
+mod host;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
 use nix::sys::signal::{SigSet, Signal};
-use pipelab_daemon::journal::Journal;
-use pipelab_daemon::plane::{ControlOnly, Host, Plane};
-use pipelab_daemon::server::{bind, Daemon};
-use pipelab_daemon::{DEFAULT_GROUP, DEFAULT_SOCKET, DEFAULT_STATE_DIR};
+use pipelab_control::journal::Journal;
+use pipelab_control::plane::{ControlOnly, Plane};
+use pipelab_control::registry::{EmulationInfo, Registry, RegistryError};
+use pipelab_control::server::{bind, Access, Server, ServerHandle};
+use pipelab_control::{DEFAULT_GROUP, DEFAULT_SOCKET, DEFAULT_STATE_DIR};
 use pipelab_io::runner::RunnerOptions;
 use pipelab_lang::IpNet;
 use pipelab_modes::host::HostOptions;
+
+use host::Host;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum PlaneKind {
@@ -39,6 +46,10 @@ struct Args {
     /// The group whose members may use the socket.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_GROUP)]
     group: String,
+    /// The name it registers under (`pipelab list`, `pipelab --target
+    /// NAME`), in /run/pipelab/emu ($PIPELAB_RUN_DIR).
+    #[arg(long, value_name = "NAME", default_value = "pipelabd")]
+    name: String,
     /// The data plane.
     #[arg(long, value_enum, default_value = "host")]
     plane: PlaneKind,
@@ -100,7 +111,7 @@ fn drop_privileges() -> Result<(), String> {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    // Signals are taken by one thread (below); block them everywhere
+    // Signals are taken by the main thread (below); block them everywhere
     // before any thread starts.
     let mut signals = SigSet::empty();
     for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
@@ -110,14 +121,36 @@ fn run(args: Args) -> Result<(), String> {
         .thread_block()
         .map_err(|e| format!("cannot block signals: {e}"))?;
     let journal = Journal::open(&args.state_dir)?;
-    // The socket is made (and given to its group) while all privileges
-    // are there; then only CAP_NET_ADMIN and CAP_NET_RAW stay, before any
-    // thread starts (capabilities are per thread and inherited).
+    // The sockets are made (and given to their group) while all
+    // privileges are there; then only CAP_NET_ADMIN and CAP_NET_RAW stay,
+    // before any thread starts (capabilities are per thread and
+    // inherited).
     let (listener, warning) = bind(&args.socket, &args.group)?;
     let socket = args.socket.clone();
     let fail = |e: String| {
         let _ = std::fs::remove_file(&socket);
         e
+    };
+    let mode = match args.plane {
+        PlaneKind::Host => "host",
+        PlaneKind::None => "none",
+    };
+    let mut info = EmulationInfo::new(&args.name, mode);
+    info.summary = format!(
+        "socket {}, journal {}",
+        args.socket.display(),
+        args.state_dir.display()
+    );
+    let registry = Registry::new().with_group(&args.group);
+    let registration = match registry.register(info) {
+        Ok(r) => Some(r),
+        // Started by a user without /run/pipelab: it serves its socket
+        // all the same.
+        Err(e @ RegistryError::Io { .. }) if !nix::unistd::geteuid().is_root() => {
+            eprintln!("pipelabd: warning: not registered as {}: {e}", args.name);
+            None
+        }
+        Err(e) => return Err(fail(e.to_string())),
     };
     drop_privileges().map_err(fail)?;
     let plane: Box<dyn Plane> = match args.plane {
@@ -140,39 +173,41 @@ fn run(args: Args) -> Result<(), String> {
             Box::new(Host::start(opts, &scope).map_err(fail)?)
         }
     };
-    let daemon = Arc::new(Daemon::start(journal, plane).map_err(fail)?);
+    let server = Server::new(
+        &args.name,
+        plane,
+        pipelab_lang::Config::new(),
+        Access::Blocks,
+        Some(journal),
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    let restore_ms = server.restore_ms();
+    let mut handle = ServerHandle::new(server);
+    handle.listen(listener).map_err(|e| fail(e.to_string()))?;
+    if let Some(r) = registration {
+        handle.attach(r).map_err(|e| fail(e.to_string()))?;
+    }
     if let Some(w) = warning {
         eprintln!("pipelabd: warning: {w}");
     }
     eprintln!(
-        "pipelabd: listening on {} (plane {}, journal restored in {:.1} ms)",
+        "pipelabd: listening on {} as {} (plane {mode}, journal restored in {restore_ms:.1} ms)",
         args.socket.display(),
-        daemon.plane_name(),
-        daemon.restore_ms()
+        args.name,
     );
-    let d = Arc::clone(&daemon);
-    let socket = args.socket.clone();
-    std::thread::Builder::new()
-        .name("pipelabd-signals".into())
-        .spawn(move || {
-            let sig = signals.wait();
-            let stopped = d.stop();
-            let _ = std::fs::remove_file(&socket);
-            match (sig, stopped) {
-                (_, Err(e)) => {
-                    eprintln!("pipelabd: {e}");
-                    std::process::exit(1)
-                }
-                (Ok(s), Ok(())) => {
-                    eprintln!("pipelabd: {s}: stopped");
-                    std::process::exit(0)
-                }
-                (Err(_), Ok(())) => std::process::exit(0),
-            }
-        })
-        .map_err(|e| format!("cannot start the signal thread: {e}"))?;
-    daemon.serve(listener);
-    Ok(())
+    let sig = signals.wait();
+    // Stop serving, remove the registration, stop the plane (host mode
+    // removes its table), then the socket.
+    let stopped = handle.close();
+    let _ = std::fs::remove_file(&args.socket);
+    match (sig, stopped) {
+        (_, Err(e)) => Err(e.to_string()),
+        (Ok(s), Ok(())) => {
+            eprintln!("pipelabd: {s}: stopped");
+            Ok(())
+        }
+        (Err(_), Ok(())) => Ok(()),
+    }
 }
 
 fn main() -> ExitCode {

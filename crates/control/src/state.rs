@@ -119,10 +119,14 @@ pub struct UserBlock {
 /// Who a request acts for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// Root's block (global numbers).
+    /// Root's block (global numbers below [`USER_BASE`]: the numbers above
+    /// belong to the users' blocks).
     Root,
     /// A user's block.
     User(u32),
+    /// The whole configuration of an emulation without users' blocks
+    /// (every number of the language); it is kept where root's block is.
+    Whole,
 }
 
 /// Everything the daemon has committed.
@@ -277,7 +281,9 @@ fn check_root_ranges(cfg: &Config) -> Result<(), String> {
     Ok(())
 }
 
-fn is_query(cmd: &Command) -> bool {
+/// Whether a command only reads: `show`, `list`, `pipe show`, `table N
+/// list`.
+pub fn is_query(cmd: &Command) -> bool {
     matches!(
         cmd,
         Command::List | Command::Show | Command::PipeShow { .. } | Command::TableList { .. }
@@ -288,7 +294,7 @@ impl State {
     /// The block a request acts on (a user without one gets an empty one).
     pub fn block(&self, t: Target) -> Block {
         match t {
-            Target::Root => self.root.clone(),
+            Target::Root | Target::Whole => self.root.clone(),
             Target::User(uid) => self
                 .users
                 .get(&uid)
@@ -299,7 +305,7 @@ impl State {
 
     fn block_ref(&self, t: Target) -> Option<&Block> {
         match t {
-            Target::Root => Some(&self.root),
+            Target::Root | Target::Whole => Some(&self.root),
             Target::User(uid) => self.users.get(&uid).map(|u| &u.block),
         }
     }
@@ -309,7 +315,7 @@ impl State {
     pub fn save(&self, t: Target) -> String {
         let text = self.block(t).cfg.to_script();
         match t {
-            Target::Root => text,
+            Target::Root | Target::Whole => text,
             Target::User(_) => text
                 .lines()
                 .filter(|l| !l.starts_with("set one_pass"))
@@ -332,6 +338,7 @@ impl State {
                 check_root_ranges(&block.cfg)?;
                 next.root = block;
             }
+            Target::Whole => next.root = block,
             Target::User(uid) => {
                 let lim = self.limits_of(uid);
                 let n = block.cfg.pipes.len() as u64;
@@ -525,7 +532,7 @@ impl State {
             drops.extend(pipes.pop());
         }
         let first_pipe = match t {
-            Target::Root => ROOT_NETCONFIG_PIPE,
+            Target::Root | Target::Whole => ROOT_NETCONFIG_PIPE,
             Target::User(_) => 1,
         };
         let mut cand = first_pipe;
@@ -747,6 +754,7 @@ impl State {
                     v["slot"] = serde_json::Value::from(u.slot);
                 }
             }
+            Target::Whole => {}
         }
         v
     }
@@ -881,6 +889,13 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(e.contains("belong to users' blocks"), "{e}");
+        // An emulation without users' blocks has every number.
+        let w = ok(&s, Target::Whole, "pipe 40000 config\nadd 60000 pipe 40000");
+        assert_eq!(
+            w.save(Target::Whole),
+            "set one_pass 1\npipe 40000 config\nadd 60000 pipe 40000 ip from any to any\n"
+        );
+        assert_eq!(w.merged(), w.root.cfg);
     }
 
     #[test]

@@ -99,6 +99,11 @@ impl Journal {
         self.dir.join("state.json")
     }
 
+    /// Whether a state has been committed here.
+    pub fn has_state(&self) -> bool {
+        self.path().exists()
+    }
+
     /// The committed state, or an empty one if there is no journal yet.
     /// A journal that cannot be read or applied is an error: the daemon
     /// must not start with less than what was committed.

@@ -1,0 +1,1210 @@
+//! The control server of one emulation, and its sockets.
+//!
+//! One code path serves pipelabd and every live emulation: a [`Server`]
+//! holds the committed state, the data plane and (if the emulation is
+//! persistent) the journal under one lock, so requests are serialized:
+//! each sees the effect of all before it. A change is computed on a copy,
+//! applied to the plane, journaled, then committed; if the journal cannot
+//! be written the plane gets the previous configuration back and the
+//! request fails. Nothing changes on any error.
+//!
+//! A [`ServerHandle`] serves the server's sockets, one thread per
+//! connection (at most [`MAX_CONNECTIONS`]; a connection idle for
+//! [`IDLE_TIMEOUT`] is closed; a request line is at most
+//! [`MAX_REQUEST`] bytes). [`serve`] starts one on a
+//! [`Registration`]'s socket.
+//!
+//! The caller is identified by `SO_PEERCRED` (the kernel's word, not the
+//! client's); what it may do is the server's [`Access`] policy.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+use pipelab_lang::{parse_script, Config};
+
+use crate::journal::Journal;
+use crate::plane::{Effect, Plane};
+use crate::protocol::{encode, parse_request, Op, Request, Response, MAX_REQUEST};
+use crate::registry::{Registration, RegistryError};
+use crate::state::{is_query, Block, Change, State, Target};
+
+/// Connections served at once; more are answered with an error.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// A connection idle this long is closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Who may do what on an emulation. Root may always do everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// pipelabd's policy: root acts on everything (and in a user's block
+    /// with the request's `user`); every other user who can connect acts
+    /// in a block of their own ([`Target::User`]: own numbers, rules
+    /// confined to their uid, limits).
+    Blocks,
+    /// An emulation that belongs to this uid (a shell, a bridge, a
+    /// topology): root and the owner act on the whole configuration; any
+    /// other user who can connect may only read (`show`, `list`, `pipe
+    /// show`, `table N list`, `save`, `stats`, `netconfig list`, the
+    /// plane's queries).
+    Owner(u32),
+}
+
+/// Why a server could not start or stop.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The registry refused.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The configuration to start with is refused.
+    #[error("the initial configuration does not apply: {0}")]
+    Initial(String),
+    /// The journal cannot be read or written.
+    #[error("{0}")]
+    Journal(String),
+    /// The journaled configuration is refused by the plane.
+    #[error("the journaled configuration does not apply: {0}")]
+    Restore(String),
+    /// The registration's socket was taken out already.
+    #[error("the registration of '{0}' has no socket left to serve")]
+    NoSocket(String),
+    /// A thread could not be started.
+    #[error("cannot start a server thread: {0}")]
+    Thread(std::io::Error),
+    /// The plane did not stop cleanly.
+    #[error("stopping the data plane: {0}")]
+    Stop(String),
+}
+
+struct Inner {
+    state: State,
+    plane: Option<Box<dyn Plane>>,
+    journal: Option<Journal>,
+    registrations: Vec<Registration>,
+}
+
+/// The control server of one emulation: state, plane, journal, access
+/// policy and counters.
+pub struct Server {
+    name: String,
+    mode: &'static str,
+    access: Access,
+    inner: Mutex<Inner>,
+    latency_us: Mutex<Histogram<u64>>,
+    requests: AtomicU64,
+    errors: AtomicU64,
+    connections: AtomicUsize,
+    open: Mutex<HashMap<u64, UnixStream>>,
+    next_conn: AtomicU64,
+    closing: AtomicBool,
+    started: Instant,
+    restore_ms: f64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding the lock leaves consistent data (every change
+    // is computed on a copy and swapped in), so keep serving.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A user name or numeric uid to a uid.
+pub fn resolve_user(name: &str) -> Result<u32, String> {
+    if let Ok(n) = name.parse::<u32>() {
+        return Ok(n);
+    }
+    match nix::unistd::User::from_name(name) {
+        Ok(Some(u)) => Ok(u.uid.as_raw()),
+        Ok(None) => Err(format!("no user named '{name}'")),
+        Err(e) => Err(format!("cannot look up user '{name}': {e}")),
+    }
+}
+
+/// A uid as `NAME (uid N)`, or `uid N` if it has no name.
+pub fn describe_uid(uid: u32) -> String {
+    match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
+        Ok(Some(u)) => format!("{} (uid {uid})", u.name),
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// One line of an `exec` request, as the plane saw it.
+struct PlaneLine<'a> {
+    number: usize,
+    text: &'a str,
+    checked: Result<Effect, String>,
+}
+
+/// The lines of a request: the language's, or the plane's own.
+enum Lines<'a> {
+    Language,
+    Plane(Vec<PlaneLine<'a>>),
+}
+
+/// The non-blank lines of a script without their comments, numbered
+/// from 1.
+fn script_lines(script: &str) -> impl Iterator<Item = (usize, &str)> {
+    script.lines().enumerate().filter_map(|(i, l)| {
+        let text = l.split('#').next().unwrap_or("").trim();
+        (!text.is_empty()).then_some((i + 1, text))
+    })
+}
+
+/// Sorts a script's lines into the language's and the plane's own;
+/// refuses a mix, naming the first line of the other kind.
+fn classify<'a>(plane: Option<&dyn Plane>, script: &'a str) -> Result<Lines<'a>, String> {
+    let Some(plane) = plane else {
+        return Ok(Lines::Language);
+    };
+    let mut first_lang: Option<(usize, &str)> = None;
+    let mut own = Vec::new();
+    for (number, text) in script_lines(script) {
+        match plane.check_command(text) {
+            None => {
+                first_lang.get_or_insert((number, text));
+            }
+            Some(checked) => own.push(PlaneLine {
+                number,
+                text,
+                checked,
+            }),
+        }
+    }
+    let Some(first_own) = own.first() else {
+        return Ok(Lines::Language);
+    };
+    let Some((n, text)) = first_lang else {
+        return Ok(Lines::Plane(own));
+    };
+    let mode = plane.mode();
+    let (first, other) = if n < first_own.number {
+        (
+            format!("line {n} is a command of the language (`{text}`)"),
+            format!(
+                "line {} is one of {mode}'s own commands (`{}`)",
+                first_own.number, first_own.text
+            ),
+        )
+    } else {
+        (
+            format!(
+                "line {} is one of {mode}'s own commands (`{}`)",
+                first_own.number, first_own.text
+            ),
+            format!("line {n} is a command of the language (`{text}`)"),
+        )
+    };
+    Err(format!(
+        "a request is all commands of the language or all of the emulation's own commands, not both: {first}, but {other}; send them apart (nothing was applied)"
+    ))
+}
+
+impl Server {
+    /// A server for the emulation `name`: the journal's committed state
+    /// if there is one, else `initial` (as root's block under
+    /// [`Access::Blocks`], as the whole configuration under
+    /// [`Access::Owner`]), applied to `plane`. Without a journal the
+    /// state lives in memory only; with one, a new state is journaled
+    /// from the start. On error the plane is stopped.
+    pub fn new(
+        name: &str,
+        mut plane: Box<dyn Plane>,
+        initial: Config,
+        access: Access,
+        journal: Option<Journal>,
+    ) -> Result<Server, ServeError> {
+        let t0 = Instant::now();
+        let target = match access {
+            Access::Blocks => Target::Root,
+            Access::Owner(_) => Target::Whole,
+        };
+        let restored = journal.as_ref().is_some_and(Journal::has_state);
+        let state = match &journal {
+            Some(j) if restored => j.load().map_err(ServeError::Journal),
+            _ => State::default()
+                .with_block(
+                    target,
+                    Block {
+                        cfg: initial,
+                        net: Default::default(),
+                    },
+                )
+                .map_err(ServeError::Initial),
+        };
+        let state = match state {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = plane.stop();
+                return Err(e);
+            }
+        };
+        if let Err(e) = plane.apply(&state.merged()) {
+            let _ = plane.stop();
+            return Err(if restored {
+                ServeError::Restore(e)
+            } else {
+                ServeError::Initial(e)
+            });
+        }
+        if let Some(j) = &journal {
+            if !restored && state != State::default() {
+                if let Err(e) = j.save(&state) {
+                    let _ = plane.stop();
+                    return Err(ServeError::Journal(e));
+                }
+            }
+        }
+        let restore_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let hist = Histogram::new_with_bounds(1, 60_000_000, 3)
+            .map_err(|e| ServeError::Initial(format!("latency histogram: {e}")))?;
+        Ok(Server {
+            name: name.to_string(),
+            mode: plane.mode(),
+            access,
+            inner: Mutex::new(Inner {
+                state,
+                plane: Some(plane),
+                journal,
+                registrations: Vec::new(),
+            }),
+            latency_us: Mutex::new(hist),
+            requests: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            connections: AtomicUsize::new(0),
+            open: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(0),
+            closing: AtomicBool::new(false),
+            started: Instant::now(),
+            restore_ms,
+        })
+    }
+
+    /// The emulation's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The plane's mode (`host`, `none`, `shell`, `bridge`, `topo`).
+    pub fn mode(&self) -> &'static str {
+        self.mode
+    }
+
+    /// The access policy.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// How long loading and applying the starting state took, in ms.
+    pub fn restore_ms(&self) -> f64 {
+        self.restore_ms
+    }
+
+    /// The configuration the plane runs now.
+    pub fn config(&self) -> Config {
+        lock(&self.inner).state.merged()
+    }
+
+    /// Handles one request line from a caller with this uid.
+    pub fn handle_line(&self, uid: u32, line: &[u8]) -> Response {
+        let t0 = Instant::now();
+        let resp = match parse_request(line) {
+            Ok(req) => self.handle(uid, req),
+            Err(e) => Response::err(e),
+        };
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if !resp.ok {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let _ = lock(&self.latency_us).record(us.clamp(1, 60_000_000));
+        resp
+    }
+
+    /// Whom a request from `uid` acts for.
+    fn target(&self, uid: u32, user: Option<&str>) -> Result<Target, String> {
+        match self.access {
+            Access::Blocks => match (user, uid) {
+                (None, 0) => Ok(Target::Root),
+                (None, u) => Ok(Target::User(u)),
+                (Some(name), 0) => match resolve_user(name)? {
+                    0 => Ok(Target::Root),
+                    u => Ok(Target::User(u)),
+                },
+                (Some(_), _) => Err("only root may act in another user's block".into()),
+            },
+            Access::Owner(_) => match user {
+                None => Ok(Target::Whole),
+                Some(_) => Err(format!(
+                    "emulation {} has no users' blocks (--user is for pipelabd)",
+                    self.name
+                )),
+            },
+        }
+    }
+
+    /// Whether `uid` may change the emulation (within its block, under
+    /// [`Access::Blocks`]).
+    fn may_change(&self, uid: u32) -> bool {
+        match self.access {
+            Access::Blocks => true,
+            Access::Owner(owner) => uid == 0 || uid == owner,
+        }
+    }
+
+    /// The refusal of a change by someone who may only read.
+    fn read_only(&self) -> Response {
+        let owner = match self.access {
+            Access::Owner(o) => o,
+            Access::Blocks => 0,
+        };
+        Response::err(format!(
+            "emulation {} belongs to {}: only its owner or root may change it",
+            self.name,
+            describe_uid(owner)
+        ))
+    }
+
+    fn handle(&self, uid: u32, req: Request) -> Response {
+        let target = match self.target(uid, req.user.as_deref()) {
+            Ok(t) => t,
+            Err(e) => return Response::err(e),
+        };
+        let may = self.may_change(uid);
+        match req.op {
+            Op::Exec { script } => self.exec(uid, target, &script),
+            Op::Restore { script } => {
+                if !may {
+                    return self.read_only();
+                }
+                self.change(uid, may, |s| s.restore(target, &script))
+            }
+            Op::Netconfig { args, dry_run } => {
+                self.change(uid, may, |s| s.netconfig(target, &args, dry_run))
+            }
+            Op::Limit { args } => match self.access {
+                Access::Owner(_) => Response::err(format!(
+                    "emulation {} has no users' blocks: limits are pipelabd's",
+                    self.name
+                )),
+                Access::Blocks if uid != 0 => Response::err("only root may set limits"),
+                Access::Blocks => self.change(uid, may, |s| s.limit(&args, &resolve_user)),
+            },
+            Op::Save => Response::ok(lock(&self.inner).state.save(target)),
+            Op::Stats => {
+                let mut r = Response::ok("");
+                r.data = Some(self.stats(uid, target));
+                r
+            }
+        }
+    }
+
+    /// `exec`: commands of the language, or the plane's own.
+    fn exec(&self, uid: u32, target: Target, script: &str) -> Response {
+        let may = self.may_change(uid);
+        let mut inner = lock(&self.inner);
+        let lines = match classify(inner.plane.as_deref(), script) {
+            Ok(l) => l,
+            Err(e) => return Response::err(e),
+        };
+        let own = match lines {
+            Lines::Plane(own) => own,
+            Lines::Language => {
+                drop(inner);
+                if !may {
+                    // Readers may query; a script that does not parse gets
+                    // its parse errors (it changes nothing either way).
+                    if let Ok(cmds) = parse_script(script) {
+                        if cmds.iter().any(|c| !is_query(&c.node)) {
+                            return self.read_only();
+                        }
+                    }
+                }
+                return self.change(uid, may, |s| s.exec(target, script));
+            }
+        };
+        let bad: Vec<String> = own
+            .iter()
+            .filter_map(|l| match &l.checked {
+                Err(why) => Some(format!("line {} (`{}`): {why}", l.number, l.text)),
+                Ok(_) => None,
+            })
+            .collect();
+        if !bad.is_empty() {
+            return Response::err(format!("{}\nnothing was applied", bad.join("\n")));
+        }
+        let changes = own.iter().any(|l| l.checked == Ok(Effect::Change));
+        if changes && !may {
+            return self.read_only();
+        }
+        if changes && !matches!(target, Target::Root | Target::Whole) {
+            return Response::err(format!(
+                "only root may run the {} plane's own commands",
+                self.mode
+            ));
+        }
+        let name = self.name.clone();
+        let Inner {
+            state,
+            plane,
+            registrations,
+            ..
+        } = &mut *inner;
+        let Some(plane) = plane.as_mut() else {
+            return Response::err(format!("emulation {name} is stopping"));
+        };
+        let mut output = String::new();
+        for (i, l) in own.iter().enumerate() {
+            let ran = if i == 0 {
+                String::new()
+            } else {
+                format!(
+                    " (the {i} line{} before it ran)",
+                    if i == 1 { "" } else { "s" }
+                )
+            };
+            match plane.command(l.text) {
+                Some(Ok(out)) => output.push_str(&out),
+                Some(Err(why)) => {
+                    return Response::err(format!("line {} (`{}`): {why}{ran}", l.number, l.text))
+                }
+                None => {
+                    return Response::err(format!(
+                        "line {} (`{}`): the {} plane did not take it{ran}",
+                        l.number, l.text, self.mode
+                    ))
+                }
+            }
+        }
+        if changes {
+            note_pipes(registrations, state, plane.as_ref());
+        }
+        Response::ok(output)
+    }
+
+    /// Computes a change on a copy, applies it to the plane, journals it,
+    /// commits it. Nothing changes on any error.
+    fn change(
+        &self,
+        uid: u32,
+        may: bool,
+        f: impl FnOnce(&State) -> Result<Change, String>,
+    ) -> Response {
+        let mut inner = lock(&self.inner);
+        let change = match f(&inner.state) {
+            Ok(c) => c,
+            Err(e) => return Response::err(e),
+        };
+        if change.next != inner.state {
+            if !may {
+                return self.read_only();
+            }
+            let Inner {
+                state,
+                plane,
+                journal,
+                registrations,
+            } = &mut *inner;
+            let Some(plane) = plane.as_mut() else {
+                return Response::err(format!("emulation {} is stopping", self.name));
+            };
+            let merged = change.next.merged();
+            let current = state.merged();
+            if uid != 0 {
+                if let Err(e) = files_unchanged(&merged, &current) {
+                    return Response::err(e);
+                }
+            }
+            if merged != current {
+                if let Err(e) = plane.apply(&merged) {
+                    return Response::err(format!("the data plane refused the change: {e}"));
+                }
+            }
+            if let Some(journal) = journal {
+                if let Err(e) = journal.save(&change.next) {
+                    let _ = plane.apply(&current);
+                    return Response::err(format!("{e}; nothing was applied"));
+                }
+            }
+            *state = change.next;
+            note_pipes(registrations, state, plane.as_ref());
+        }
+        Response::ok(change.output)
+    }
+
+    fn stats(&self, uid: u32, t: Target) -> serde_json::Value {
+        let (summary, plane, numbers) = {
+            let inner = lock(&self.inner);
+            let plane = inner.plane.as_ref().map(|p| p.stats()).unwrap_or_default();
+            let numbers = match t {
+                Target::User(uid) => Some(inner.state.user_numbers(uid)),
+                Target::Root | Target::Whole => None,
+            };
+            (inner.state.summary(t), plane, numbers)
+        };
+        let plane = match numbers {
+            None => plane,
+            Some((pipes, rules)) => user_view(plane, &pipes, &rules),
+        };
+        let access = match self.access {
+            Access::Blocks => serde_json::json!({ "policy": "blocks" }),
+            Access::Owner(owner) => serde_json::json!({
+                "policy": "owner",
+                "owner": owner,
+                "may_change": self.may_change(uid),
+            }),
+        };
+        let h = lock(&self.latency_us);
+        serde_json::json!({
+            "emulation": {
+                "name": self.name,
+                "mode": self.mode,
+                "pid": std::process::id(),
+                "access": access,
+            },
+            "daemon": {
+                "uptime_s": self.started.elapsed().as_secs_f64(),
+                "restore_ms": self.restore_ms,
+                "requests": self.requests.load(Ordering::Relaxed),
+                "errors": self.errors.load(Ordering::Relaxed),
+                "connections": self.connections.load(Ordering::Relaxed),
+                "latency_us": {
+                    "p50": h.value_at_quantile(0.5),
+                    "p99": h.value_at_quantile(0.99),
+                    "max": h.max(),
+                },
+            },
+            "config": summary,
+            "plane": plane,
+        })
+    }
+
+    /// Accepts connections on `listener` until the server closes.
+    fn accept_loop(self: &Arc<Self>, listener: &UnixListener) {
+        loop {
+            let conn = listener.accept();
+            if self.closing.load(Ordering::Acquire) {
+                return;
+            }
+            let stream = match conn {
+                Ok((s, _)) => s,
+                // Shut down (see ServerHandle::close).
+                Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => return,
+                Err(_) => {
+                    // Out of descriptors or memory: do not spin.
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            if self.connections.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+                let mut s = stream;
+                let _ = s.write_all(
+                    encode(&Response::err(format!(
+                        "{} is serving {MAX_CONNECTIONS} connections; try again",
+                        self.name
+                    )))
+                    .as_bytes(),
+                );
+                continue;
+            }
+            self.connections.fetch_add(1, Ordering::Relaxed);
+            let d = Arc::clone(self);
+            let spawned = std::thread::Builder::new()
+                .name("pipelab-conn".into())
+                .spawn(move || {
+                    d.serve_conn(stream);
+                    d.connections.fetch_sub(1, Ordering::Relaxed);
+                });
+            if spawned.is_err() {
+                self.connections.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn serve_conn(&self, stream: UnixStream) {
+        let uid = match getsockopt(&stream, PeerCredentials) {
+            Ok(c) => c.uid(),
+            Err(_) => return,
+        };
+        let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
+        let Ok(read_half) = stream.try_clone() else {
+            return;
+        };
+        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        if let Ok(s) = stream.try_clone() {
+            lock(&self.open).insert(id, s);
+        }
+        if self.closing.load(Ordering::Acquire) {
+            lock(&self.open).remove(&id);
+            return;
+        }
+        self.converse(uid, read_half, stream);
+        lock(&self.open).remove(&id);
+    }
+
+    fn converse(&self, uid: u32, read_half: UnixStream, mut out: UnixStream) {
+        let mut reader = BufReader::new(read_half);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let limit = MAX_REQUEST as u64 + 1;
+            match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let complete = buf.last() == Some(&b'\n');
+            if !complete && buf.len() > MAX_REQUEST {
+                let _ = out.write_all(
+                    encode(&Response::err(format!(
+                        "request longer than the limit of {MAX_REQUEST} bytes"
+                    )))
+                    .as_bytes(),
+                );
+                return;
+            }
+            if complete {
+                buf.pop();
+            }
+            let resp = self.handle_line(uid, &buf);
+            if out.write_all(encode(&resp).as_bytes()).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Records the pipes the emulation runs in its registry entries (best
+/// effort: `pipelab list` is informative).
+fn note_pipes(registrations: &mut [Registration], state: &State, plane: &dyn Plane) {
+    if registrations.is_empty() {
+        return;
+    }
+    let pipes = (state.merged().pipes.len() + plane.own_pipes()) as u64;
+    for r in registrations {
+        let _ = r.set_pipes(pipes);
+    }
+}
+
+/// Refuses pipes that read files (`distribution file:`, `loss trace:`,
+/// ...) new or changed by someone other than root: the emulation runs as
+/// root and would read them for the caller.
+fn files_unchanged(next: &Config, current: &Config) -> Result<(), String> {
+    for (id, spec) in &next.pipes {
+        if current.pipes.get(id) == Some(spec) {
+            continue;
+        }
+        if let Some((what, path)) = spec.files().first() {
+            return Err(format!(
+                "pipe {id}: {what} file {path}: only root may have an emulation read files"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The plane's counters restricted to a user's pipes and rules, in the
+/// user's numbers.
+fn user_view(
+    mut plane: serde_json::Value,
+    pipes: &std::collections::BTreeMap<u32, u32>,
+    rules: &std::collections::BTreeMap<u32, u32>,
+) -> serde_json::Value {
+    let num = |v: &serde_json::Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+    if let Some(arr) = plane.get_mut("pipes").and_then(|v| v.as_array_mut()) {
+        arr.retain_mut(|p| {
+            let own = p.get("number").and_then(num).and_then(|g| pipes.get(&g));
+            match own {
+                Some(&n) => {
+                    p["number"] = serde_json::Value::from(n);
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+    if let Some(arr) = plane.get_mut("rules").and_then(|v| v.as_array_mut()) {
+        arr.retain_mut(|r| {
+            let own = r.get(0).and_then(num).and_then(|g| rules.get(&g));
+            match own {
+                Some(&n) => {
+                    r[0] = serde_json::Value::from(n);
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+    // Host-wide counters (the runner's, the queue's) describe everyone's
+    // traffic: a user sees only their own objects.
+    if let Some(obj) = plane.as_object_mut() {
+        obj.retain(|k, _| matches!(k.as_str(), "pipes" | "rules" | "plane" | "lateness"));
+    }
+    plane
+}
+
+/// A running server and the threads serving its sockets. Closing it (or
+/// dropping it) stops accepting, closes the open connections, removes
+/// its registrations and stops the plane.
+pub struct ServerHandle {
+    server: Arc<Server>,
+    listeners: Vec<(Arc<UnixListener>, JoinHandle<()>)>,
+    closed: bool,
+}
+
+impl ServerHandle {
+    /// A handle on `server`, serving no socket yet (see
+    /// [`ServerHandle::listen`] and [`ServerHandle::attach`]).
+    pub fn new(server: Server) -> ServerHandle {
+        ServerHandle {
+            server: Arc::new(server),
+            listeners: Vec::new(),
+            closed: false,
+        }
+    }
+
+    /// The server.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Serves `listener` too, on a thread of its own.
+    pub fn listen(&mut self, listener: UnixListener) -> Result<(), ServeError> {
+        let listener = Arc::new(listener);
+        let (s, l) = (Arc::clone(&self.server), Arc::clone(&listener));
+        let thread = std::thread::Builder::new()
+            .name(format!("pipelab-ctl-{}", self.server.name))
+            .spawn(move || s.accept_loop(&l))
+            .map_err(ServeError::Thread)?;
+        self.listeners.push((listener, thread));
+        Ok(())
+    }
+
+    /// Serves a registration's socket and keeps its entry up to date
+    /// (pipes) until the handle closes, which removes it.
+    pub fn attach(&mut self, mut reg: Registration) -> Result<(), ServeError> {
+        let listener = reg
+            .take_listener()
+            .ok_or_else(|| ServeError::NoSocket(reg.name().to_string()))?;
+        {
+            let mut inner = lock(&self.server.inner);
+            let Inner {
+                state,
+                plane,
+                registrations,
+                ..
+            } = &mut *inner;
+            registrations.push(reg);
+            if let Some(p) = plane.as_deref() {
+                note_pipes(registrations, state, p);
+            }
+        }
+        self.listen(listener)
+    }
+
+    /// Stops accepting, closes the open connections, removes the
+    /// registrations, and stops the plane (its error, if any, is
+    /// returned).
+    pub fn close(mut self) -> Result<(), ServeError> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<(), ServeError> {
+        if std::mem::replace(&mut self.closed, true) {
+            return Ok(());
+        }
+        self.server.closing.store(true, Ordering::Release);
+        for (l, _) in &self.listeners {
+            // A blocked accept() returns EINVAL once its socket is shut
+            // down (Linux).
+            let _ = nix::sys::socket::shutdown(l.as_raw_fd(), nix::sys::socket::Shutdown::Both);
+        }
+        for (_, t) in self.listeners.drain(..) {
+            let _ = t.join();
+        }
+        for (_, s) in lock(&self.server.open).drain() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        let (plane, registrations) = {
+            let mut inner = lock(&self.server.inner);
+            (inner.plane.take(), std::mem::take(&mut inner.registrations))
+        };
+        for r in registrations {
+            r.close();
+        }
+        match plane {
+            Some(p) => p.stop().map_err(ServeError::Stop),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// Serves the emulation registered as `reg`: applies `initial` (or the
+/// journal's committed state, see [`Server::new`]) to `plane`, then
+/// serves the registration's socket on a background thread with `access`
+/// as the policy. [`ServerHandle::close`] ends it.
+pub fn serve(
+    reg: Registration,
+    plane: Box<dyn Plane>,
+    initial: Config,
+    access: Access,
+    journal: Option<Journal>,
+) -> Result<ServerHandle, ServeError> {
+    let server = Server::new(reg.name(), plane, initial, access, journal)?;
+    let mut handle = ServerHandle::new(server);
+    handle.attach(reg)?;
+    Ok(handle)
+}
+
+/// Binds pipelabd's own control socket at `path`: creates its directory,
+/// replaces a stale socket (refusing if a daemon answers there), and
+/// gives it mode 0660 and group `group` if that group exists (else only
+/// root can connect: the warning returned says so).
+pub fn bind(path: &Path, group: &str) -> Result<(UnixListener, Option<String>), String> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() && !dir.exists() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(format!(
+                "{} exists and is not a socket; not replacing it",
+                path.display()
+            ));
+        }
+        if UnixStream::connect(path).is_ok() {
+            return Err(format!(
+                "another pipelabd is already listening on {}",
+                path.display()
+            ));
+        }
+        std::fs::remove_file(path)
+            .map_err(|e| format!("cannot remove stale socket {}: {e}", path.display()))?;
+    }
+    // No moment where the socket is open to all: create it 0660.
+    let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o117));
+    let listener = UnixListener::bind(path);
+    nix::sys::stat::umask(old);
+    let listener = listener.map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660));
+    let warning = match nix::unistd::Group::from_name(group) {
+        Ok(Some(g)) => {
+            nix::unistd::chown(path, None, Some(g.gid))
+                .map_err(|e| format!("cannot give {} to group {group}: {e}", path.display()))?;
+            None
+        }
+        _ => Some(format!(
+            "group '{group}' does not exist: only root can use {} (create it with `groupadd {group}` and restart)",
+            path.display()
+        )),
+    };
+    Ok((listener, warning))
+}
+
+/// Where pipelabd listens by default.
+pub fn default_socket() -> PathBuf {
+    PathBuf::from(crate::DEFAULT_SOCKET)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{EmulationInfo, Registry};
+    use crate::Client;
+
+    /// A topology-like plane: it claims `link ...` (a change) and
+    /// `status` (a query) and records what it ran.
+    struct TestPlane {
+        ran: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Plane for TestPlane {
+        fn apply(&mut self, _cfg: &Config) -> Result<(), String> {
+            Ok(())
+        }
+        fn stats(&self) -> serde_json::Value {
+            serde_json::json!({"plane": "topo", "pipes": [{"number": 65536, "arrivals": 3}], "rules": []})
+        }
+        fn stop(self: Box<Self>) -> Result<(), String> {
+            Ok(())
+        }
+        fn mode(&self) -> &'static str {
+            "topo"
+        }
+        fn check_command(&self, line: &str) -> Option<Result<Effect, String>> {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match w.as_slice() {
+                ["status"] => Some(Ok(Effect::Query)),
+                ["link", a, _, ..] if *a == "nowhere" => Some(Err("no node named nowhere".into())),
+                ["link", _, _, "down" | "up"] | ["link", _, _, "set", ..] => {
+                    Some(Ok(Effect::Change))
+                }
+                ["link", ..] => Some(Err("usage: link A B up|down|set ...".into())),
+                _ => None,
+            }
+        }
+        fn command(&mut self, line: &str) -> Option<Result<String, String>> {
+            if let Err(e) = self.check_command(line)? {
+                return Some(Err(e));
+            }
+            lock(&self.ran).push(line.to_string());
+            Some(Ok(format!("{line}: done\n")))
+        }
+        fn own_pipes(&self) -> usize {
+            10
+        }
+    }
+
+    fn server(access: Access) -> (Server, Arc<Mutex<Vec<String>>>) {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let plane = TestPlane {
+            ran: Arc::clone(&ran),
+        };
+        let s = Server::new("lab", Box::new(plane), Config::new(), access, None).unwrap();
+        (s, ran)
+    }
+
+    fn req(s: &Server, uid: u32, op: Op) -> Response {
+        let line = encode(&Request {
+            v: crate::VERSION,
+            user: None,
+            op,
+        });
+        s.handle_line(uid, line.trim_end().as_bytes())
+    }
+
+    fn exec(s: &Server, uid: u32, script: &str) -> Response {
+        req(
+            s,
+            uid,
+            Op::Exec {
+                script: script.into(),
+            },
+        )
+    }
+
+    const OWNER: u32 = 4_000_001;
+    const OTHER: u32 = 4_000_002;
+
+    #[test]
+    fn plane_commands_go_to_the_plane_and_the_language_to_the_config() {
+        let (s, ran) = server(Access::Owner(OWNER));
+        let r = exec(
+            &s,
+            OWNER,
+            "# faults\nlink r0 r1 down\n\nlink r1 r2 set delay 20ms   # slower",
+        );
+        assert!(r.ok, "{:?}", r.error);
+        assert_eq!(
+            r.output,
+            "link r0 r1 down: done\nlink r1 r2 set delay 20ms: done\n"
+        );
+        assert_eq!(
+            *lock(&ran),
+            vec!["link r0 r1 down", "link r1 r2 set delay 20ms"]
+        );
+        // Not part of the configuration.
+        assert_eq!(req(&s, OWNER, Op::Save).output, "set one_pass 1\n");
+        let r = exec(&s, OWNER, "pipe 1 config delay 5ms");
+        assert!(r.ok, "{:?}", r.error);
+        assert_eq!(s.config().pipes.len(), 1);
+        assert_eq!(lock(&ran).len(), 2);
+    }
+
+    #[test]
+    fn a_mix_or_a_bad_plane_line_runs_nothing() {
+        let (s, ran) = server(Access::Owner(OWNER));
+        let e = exec(&s, OWNER, "pipe 1 config delay 5ms\nlink r0 r1 down")
+            .error
+            .unwrap();
+        assert!(
+            e.contains("line 1 is a command of the language (`pipe 1 config delay 5ms`), but line 2 is one of topo's own commands (`link r0 r1 down`)"),
+            "{e}"
+        );
+        let e = exec(&s, OWNER, "link r0 r1 down\n\npipe 1 config delay 5ms")
+            .error
+            .unwrap();
+        assert!(
+            e.contains("line 1 is one of topo's own commands (`link r0 r1 down`), but line 3 is a command of the language (`pipe 1 config delay 5ms`)"),
+            "{e}"
+        );
+        let e = exec(&s, OWNER, "link r0 r1 down\nlink nowhere r1 down\nlink r0")
+            .error
+            .unwrap();
+        assert!(
+            e.contains("line 2 (`link nowhere r1 down`): no node named nowhere")
+                && e.contains("line 3 (`link r0`): usage")
+                && e.contains("nothing was applied"),
+            "{e}"
+        );
+        assert!(lock(&ran).is_empty());
+        assert!(s.config().pipes.is_empty());
+    }
+
+    #[test]
+    fn owner_access_lets_others_read_only() {
+        let (s, ran) = server(Access::Owner(OWNER));
+        assert!(exec(&s, OWNER, "pipe 1 config delay 5ms\nadd 100 pipe 1").ok);
+        let owned =
+            format!("emulation lab belongs to uid {OWNER}: only its owner or root may change it");
+        for script in [
+            "pipe 1 config delay 50ms",
+            "pipe 2 config",
+            "delete 100",
+            "flush",
+            "show\npipe 1 delete",
+            "link r0 r1 down",
+        ] {
+            let e = exec(&s, OTHER, script).error.unwrap_or_default();
+            assert_eq!(e, owned, "{script}");
+        }
+        for op in [
+            Op::Restore {
+                script: String::new(),
+            },
+            Op::Netconfig {
+                args: "client 80@10.0.0.0/8 SHARED bw 1Mbit/s".into(),
+                dry_run: false,
+            },
+        ] {
+            assert_eq!(req(&s, OTHER, op).error.unwrap_or_default(), owned);
+        }
+        // Reading is allowed.
+        assert_eq!(
+            exec(&s, OTHER, "show").output,
+            "00100 pipe 1 ip from any to any\n65535 allow ip from any to any\n"
+        );
+        assert_eq!(
+            exec(&s, OTHER, "pipe show").output,
+            "pipe 1 config delay 5ms\n"
+        );
+        assert!(exec(&s, OTHER, "status").ok);
+        assert!(req(&s, OTHER, Op::Save)
+            .output
+            .contains("pipe 1 config delay 5ms"));
+        let dry = req(
+            &s,
+            OTHER,
+            Op::Netconfig {
+                args: "client 80@10.0.0.0/8 SHARED bw 1Mbit/s".into(),
+                dry_run: true,
+            },
+        );
+        assert!(dry.ok, "{:?}", dry.error);
+        let st = req(&s, OTHER, Op::Stats).data.unwrap();
+        assert_eq!(st["emulation"]["name"], "lab");
+        assert_eq!(st["emulation"]["access"]["may_change"], false);
+        assert_eq!(st["plane"]["pipes"][0]["number"], 65536);
+        // Nothing changed; the owner and root change.
+        assert_eq!(s.config().pipes[&1].to_string(), "delay 5ms");
+        assert!(lock(&ran).iter().all(|l| l != "link r0 r1 down"));
+        assert!(exec(&s, OWNER, "pipe 1 config delay 50ms").ok);
+        assert!(exec(&s, 0, "pipe 1 config delay 60ms\nlink r0 r1 down")
+            .error
+            .is_some());
+        assert!(exec(&s, 0, "link r0 r1 down").ok);
+        // No users' blocks: every number, no --user, no limits.
+        assert!(exec(&s, OWNER, "pipe 40000 config").ok);
+        let r = s.handle_line(
+            0,
+            br#"{"v":1,"user":"4000002","op":"exec","script":"show"}"#,
+        );
+        assert!(r.error.unwrap().contains("has no users' blocks"));
+        let r = req(
+            &s,
+            0,
+            Op::Limit {
+                args: "user 4000002 pipes 1".into(),
+            },
+        );
+        assert!(r.error.unwrap().contains("limits are pipelabd's"));
+    }
+
+    #[test]
+    fn only_root_makes_an_emulation_read_files() {
+        let (s, _) = server(Access::Owner(OWNER));
+        let script = "pipe 1 config delay 5ms distribution file:/etc/shadow";
+        let e = exec(&s, OWNER, script).error.unwrap();
+        assert!(
+            e.contains(
+                "pipe 1: distribution file /etc/shadow: only root may have an emulation read files"
+            ),
+            "{e}"
+        );
+        assert!(exec(&s, 0, script).ok);
+        // What root configured stays; the owner may change other pipes.
+        assert!(exec(&s, OWNER, "pipe 2 config delay 1ms").ok);
+    }
+
+    #[test]
+    fn blocks_access_keeps_pipelabds_rules() {
+        let (s, _) = server(Access::Blocks);
+        assert!(exec(&s, 1001, "pipe 1 config delay 5ms").ok);
+        let e = exec(&s, 1001, "link r0 r1 down").error.unwrap();
+        assert!(
+            e.contains("only root may run the topo plane's own commands"),
+            "{e}"
+        );
+        assert!(exec(&s, 1001, "status").ok);
+        let e = exec(&s, 0, "pipe 40000 config").error.unwrap();
+        assert!(e.contains("belong to users' blocks"), "{e}");
+    }
+
+    #[test]
+    fn a_served_emulation_answers_then_closes_without_a_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::at(dir.path().join("emu")).with_group("pipelab-no-such-group");
+        let reg = registry
+            .register(EmulationInfo::new("lab", "topo"))
+            .unwrap();
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let mut initial = Config::new();
+        initial.apply_script("pipe 7 config delay 1ms").unwrap();
+        let handle = serve(
+            reg,
+            Box::new(TestPlane {
+                ran: Arc::clone(&ran),
+            }),
+            initial,
+            Access::Owner(nix::unistd::getuid().as_raw()),
+            None,
+        )
+        .unwrap();
+        let listed = registry.list();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].pipes, 11, "1 configured + 10 of the plane's own");
+        let sock = registry.resolve("lab").unwrap();
+        let mut c = Client::connect(&sock).unwrap();
+        let r = c.exec("pipe show").unwrap();
+        assert_eq!(r.output, "pipe 7 config delay 1ms\n");
+        assert!(c.exec("pipe 8 config\npipe 9 config").unwrap().ok);
+        assert_eq!(registry.list()[0].pipes, 13);
+        assert!(c.exec("link a b down").unwrap().ok);
+        assert_eq!(lock(&ran).len(), 1);
+        // An open connection is closed with the server.
+        handle.close().unwrap();
+        assert!(c.exec("show").is_err());
+        assert!(registry.list().is_empty());
+        assert!(Client::connect(&sock).is_err());
+        assert!(
+            std::fs::read_dir(registry.dir()).unwrap().next().is_none(),
+            "nothing left behind"
+        );
+    }
+}

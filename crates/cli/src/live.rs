@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// Write the accounting and lateness report as JSON to FILE on exit.
     #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
+    /// The emulation's name, for `pipelab --target NAME ...` and
+    /// `pipelab list` (default: shell-PID, bridge-A-B).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
 }
 
 impl RunArgs {
@@ -137,7 +141,7 @@ pub enum BridgeError {
 pub fn bridge(
     a: BridgeArgs,
     cfg: &pipelab_lang::Config,
-    load: &mut dyn FnMut(&str) -> Result<String, String>,
+    mut load: pipelab_emu::FileLoader,
 ) -> Result<(), BridgeError> {
     let runner = a.run.runner().map_err(BridgeError::Run)?;
     let duration = match &a.duration {
@@ -148,7 +152,7 @@ pub fn bridge(
         None => None,
     };
     // Interface ids: port A is 0, port B is 1 (what `recv`/`xmit`/`via` see).
-    let spec = pipelab_modes::bridge::bridge_spec(cfg, &a.port_a, &a.port_b, load)
+    let spec = pipelab_modes::bridge::bridge_spec(cfg, &a.port_a, &a.port_b, &mut load)
         .map_err(|e| BridgeError::Config(e.to_string()))?;
     let compiled = pipelab_emu::Compiled::new(spec, runner.seed)
         .map_err(|e| BridgeError::Config(e.to_string()))?;
@@ -160,6 +164,9 @@ pub fn bridge(
             BackendArg::AfPacket => pipelab_modes::bridge::Backend::AfPacket,
         },
         compiled,
+        config: cfg.clone(),
+        load,
+        name: a.run.name,
         runner,
         duration,
         stats_file: a.run.stats,
@@ -275,6 +282,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
         command: a.command,
         verbose: a.run.verbose,
         stats_file: a.run.stats,
+        name: a.run.name,
     };
     run_shell(opts).map_err(|e| format!("pipelab shell: {e}"))
 }

@@ -233,14 +233,18 @@ fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
     })
 }
 
-/// A configuration file read, applied and lowered to a spec (files its
-/// pipes name read relative to it), or the error to print.
-pub(crate) fn lower_file(path: &Path) -> Result<pipelab_emu::Spec, String> {
+/// A configuration file read and applied, checked by lowering it (files
+/// its pipes name read relative to it), with the loader that reads them;
+/// or the error to print.
+pub(crate) fn config_file(
+    path: &Path,
+) -> Result<(Config, pipelab_emu::FileLoader), String> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     let cfg = load_config(&name, &text).map_err(|f| f.message)?;
     let mut load = file_loader(config_dir(path));
-    pipelab_emu::lower_config(&cfg, &mut load).map_err(|e| format!("{name}: {e}"))
+    pipelab_emu::lower_config(&cfg, &mut load).map_err(|e| format!("{name}: {e}"))?;
+    Ok((cfg, load))
 }
 
 /// The directory holding `config`, for [`file_loader`].
@@ -374,8 +378,8 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             let name = a.config.display().to_string();
             let text = read(&a.config)?;
             let cfg = load_config(&name, &text)?;
-            let mut load = file_loader(config_dir(&a.config));
-            live::bridge(a, &cfg, &mut load).map_err(|e| match e {
+            let load = file_loader(config_dir(&a.config));
+            live::bridge(a, &cfg, load).map_err(|e| match e {
                 live::BridgeError::Config(m) => Failure::usage(format!("error: {name}: {m}")),
                 live::BridgeError::Run(message) => Failure { message, code: 1 },
             })

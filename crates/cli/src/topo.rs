@@ -473,9 +473,12 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             live::check_name(&name).map_err(|e| e.to_string())?;
             let topology = load(&file)?;
             // Checked before anything is created (and before forking).
-            let config_spec = match &config {
-                Some(c) => Some(crate::lower_file(c)?),
-                None => None,
+            let (config_cfg, config_load) = match &config {
+                Some(c) => crate::config_file(c)?,
+                None => (
+                    pipelab_lang::Config::new(),
+                    Box::new(pipelab_emu::read_files) as pipelab_emu::FileLoader,
+                ),
             };
             let mode: Mode = distill
                 .parse()
@@ -531,7 +534,8 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     ..RunnerOptions::default()
                 },
                 threads,
-                config: config_spec,
+                config: config_cfg,
+                load: config_load,
             };
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));

@@ -75,6 +75,14 @@ pub struct BridgeOptions {
     /// The emulation to run ([`bridge_spec`], compiled with the runner's
     /// seed).
     pub compiled: Compiled,
+    /// The configuration it was lowered from (what `pipelab --target`
+    /// changes), and the loader of the files its pipes name.
+    pub config: Config,
+    /// Reads the files the configuration's pipes name.
+    pub load: pipelab_emu::FileLoader,
+    /// The emulation's name for `pipelab --target` (default
+    /// `bridge-A-B`).
+    pub name: Option<String>,
     /// Runner settings.
     pub runner: RunnerOptions,
     /// Stop after this long (default: at SIGINT or SIGTERM).
@@ -159,13 +167,20 @@ fn open_port(name: &str, backend: Backend) -> io::Result<(SendPort, String)> {
 }
 
 /// Run the bridge until SIGINT/SIGTERM or `duration`.
-pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
+pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if opts.ports[0] == opts.ports[1] {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "the two ports must differ",
         ));
     }
+    // The name is taken first (a second emulation of that name, or a
+    // second bridge on these ports, is refused now), before any thread.
+    let name = match &opts.name {
+        Some(n) => n.clone(),
+        None => crate::plane::default_name(&["bridge", &opts.ports[0], &opts.ports[1]]),
+    };
+    let reg = crate::plane::register(&name, "bridge").map_err(io::Error::other)?;
     let mut guard = OffloadGuard(Vec::new());
     for p in &opts.ports {
         if ethtool::get(p, Offload::Gro).unwrap_or(false)
@@ -187,7 +202,20 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
     // Blocked before the runner's thread starts, so that it inherits the
     // mask and the signals reach the descriptor.
     let signals = StopSignals::block()?;
-    let live = LiveRunner::spawn("pipelab-bridge", opts.compiled, ports, opts.runner)?;
+    let live = std::sync::Arc::new(LiveRunner::spawn(
+        "pipelab-bridge",
+        opts.compiled,
+        ports,
+        opts.runner,
+    )?);
+    let (a, b) = (opts.ports[0].clone(), opts.ports[1].clone());
+    let mut load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
+    let lower: crate::plane::Lower = Box::new(move |cfg: &Config| {
+        bridge_spec(cfg, &a, &b, &mut load).map_err(|e| e.to_string())
+    });
+    let plane = crate::plane::ModePlane::new("bridge", live.clone(), lower, opts.runner.seed);
+    let control = crate::plane::serve(reg, Box::new(plane), opts.config.clone())
+        .map_err(io::Error::other)?;
     let start = std::time::Instant::now();
     // A port whose interface is deleted is marked lost by the runner:
     // frames due on it are counted as `dropped_tx`. With `PortLoss::Wait`
@@ -247,6 +275,7 @@ pub fn run_bridge(opts: BridgeOptions) -> io::Result<BridgeReport> {
             break;
         }
     }
+    let _ = control.close();
     let seed = opts.runner.seed;
     let drain = failure.is_none();
     let last = live.with(move |r| {

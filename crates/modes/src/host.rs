@@ -96,30 +96,7 @@ impl Default for HostOptions {
     }
 }
 
-/// One pipe's counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct PipeCounters {
-    /// The pipe's number.
-    pub number: u32,
-    /// Packets that arrived (accepted or not).
-    pub arrivals: u64,
-    /// Bytes that arrived.
-    pub arrival_bytes: u64,
-    /// Packets that left the delay line.
-    pub departures: u64,
-    /// Bytes that left the delay line.
-    pub departure_bytes: u64,
-    /// Dropped at a full queue.
-    pub drops: u64,
-    /// Dropped by the loss model.
-    pub loss_drops: u64,
-    /// Copies made by duplication.
-    pub duplicated: u64,
-    /// Packets queued now.
-    pub backlog: u32,
-    /// Packets in the delay line now.
-    pub in_delay_line: u32,
-}
+pub use crate::report::PipeCounters;
 
 /// What [`HostPlane::stats`] reports.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -419,24 +396,7 @@ fn compile(cfg: &Config, seed: u64) -> Result<Compiled, String> {
 /// The counters of the runner thread's emulation.
 fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
     let emu = r.emulation();
-    let pipes = emu
-        .pipe_numbers()
-        .filter_map(|number| {
-            let t = emu.pipe_totals(number)?;
-            Some(PipeCounters {
-                number,
-                arrivals: t.arrivals,
-                arrival_bytes: t.arrival_bytes,
-                departures: t.departures,
-                departure_bytes: t.departure_bytes,
-                drops: t.drops,
-                loss_drops: t.loss_drops,
-                duplicated: t.duplicated,
-                backlog: t.backlog,
-                in_delay_line: t.in_delay_line,
-            })
-        })
-        .collect();
+    let pipes = crate::report::pipe_counters(emu);
     HostStats {
         runner: r.stats(),
         lateness: r.lateness(),

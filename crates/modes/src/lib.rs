@@ -18,6 +18,7 @@
 pub mod bridge;
 pub mod host;
 pub mod live;
+pub mod plane;
 pub mod probe;
 pub mod report;
 pub mod shell;

@@ -38,6 +38,7 @@ use serde::Serialize;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
+use std::sync::Arc;
 
 /// The rule that sends the namespace's traffic to pipe 1.
 pub const UPLINK_RULE: u32 = 65000;
@@ -104,6 +105,9 @@ pub struct ShellOptions {
     pub verbose: bool,
     /// Write the final report as JSON to this file.
     pub stats_file: Option<std::path::PathBuf>,
+    /// The emulation's name for `pipelab --target` (default
+    /// `shell-PID`).
+    pub name: Option<String>,
 }
 
 /// The report written at exit.
@@ -171,6 +175,13 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let compiled = Compiled::new(spec, opts.runner.seed)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    // The name is taken before anything else (a second emulation of that
+    // name is refused now), and before any thread starts.
+    let name = match &opts.name {
+        Some(n) => n.clone(),
+        None => crate::plane::default_name(&["shell", &pid.to_string()]),
+    };
+    let reg = crate::plane::register(&name, "shell").map_err(io::Error::other)?;
     let ns = NetNs::create()?;
 
     let tap_in = Tap::create(&in_name)?;
@@ -239,7 +250,21 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     }
 
     let ports: Vec<SendPort> = vec![Box::new(tap_in), Box::new(tap_out)];
-    let live = LiveRunner::spawn("pipelab-shell", compiled, ports, opts.runner)?;
+    let live = Arc::new(LiveRunner::spawn(
+        "pipelab-shell",
+        compiled,
+        ports,
+        opts.runner,
+    )?);
+    // `pipelab --target NAME ...` reconfigures it from now on.
+    let mut load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
+    let host_if = out_name.clone();
+    let lower: crate::plane::Lower = Box::new(move |cfg: &Config| {
+        shell_spec(cfg, &host_if, &mut load).map_err(|e| e.to_string())
+    });
+    let plane = crate::plane::ModePlane::new("shell", live.clone(), lower, opts.runner.seed);
+    let control =
+        crate::plane::serve(reg, Box::new(plane), opts.config.clone()).map_err(io::Error::other)?;
 
     let program = opts
         .command
@@ -249,13 +274,18 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let mut cmd = Command::new(&program);
     cmd.args(opts.command.iter().skip(1))
         .env("PIPELAB_OUTSIDE", outside.to_string())
-        .env("PIPELAB_INSIDE", inside.to_string());
-    eprintln!("pipelab shell: inside {inside}, outside {outside} (PIPELAB_OUTSIDE)");
+        .env("PIPELAB_INSIDE", inside.to_string())
+        .env("PIPELAB_NAME", &name);
+    eprintln!(
+        "pipelab shell: inside {inside}, outside {outside} (PIPELAB_OUTSIDE); change it with `pipelab --target {name} ...`"
+    );
     let interrupts = ignore_interrupts();
     let mut child = spawn_in(&ns, &mut cmd)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
     let status = child.wait();
     drop(interrupts);
+    // No more changes: the configuration is what it is for the drain.
+    let _ = control.close();
     // Deliver what is still in flight: at most the longest delay plus the
     // time to send each pipe's backlog.
     let seed = opts.runner.seed;

@@ -57,7 +57,6 @@
 use crate::live::{LiveRunner, SendPort};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
-use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use pipelab_emu::Compiled;
 use pipelab_io::backends::tap::Tap;
 use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
@@ -67,10 +66,10 @@ use pipelab_topo::route::Change;
 use pipelab_topo::{Metric, Mode, Network, Routes, Topology};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Write};
-use std::net::{IpAddr, Ipv4Addr};
+use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::Arc;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Instant;
@@ -154,7 +153,6 @@ impl TopoState {
 }
 
 /// What `pipelab topo up` needs.
-#[derive(Clone, Debug)]
 pub struct UpOptions {
     /// The topology's name (letters, digits, `_`, `.`; at most 32).
     pub name: String,
@@ -175,11 +173,14 @@ pub struct UpOptions {
     /// Worker threads creating namespaces.
     pub threads: usize,
     /// A configuration of the language for the VNs' traffic (pipes,
-    /// schedulers, flow queues, rules, tables), lowered already: its rules
+    /// schedulers, flow queues, rules, tables; empty: none): its rules
     /// see a VN's frames as `out`, received on the VN (`recv NAME`) and
     /// sent to the destination's (`xmit NAME`); a frame a rule sends to a
     /// pipe or queue takes its topology path when it leaves it.
-    pub config: Option<pipelab_emu::Spec>,
+    /// `pipelab --target NAME` changes it at run time.
+    pub config: pipelab_lang::Config,
+    /// Reads the files the configuration's pipes name.
+    pub load: pipelab_emu::FileLoader,
 }
 
 fn invalid(msg: impl Into<String>) -> io::Error {
@@ -289,8 +290,12 @@ struct Live {
     cross: Vec<Demand>,
     /// Topology pairs whose route changed since the start.
     paths_changed: usize,
-    /// The configuration for the VNs' traffic, if any.
-    config: Option<pipelab_emu::Spec>,
+    /// The configuration for the VNs' traffic, lowered.
+    config: pipelab_emu::Spec,
+    /// Reads the files its pipes name.
+    load: pipelab_emu::FileLoader,
+    /// The runner.
+    runner: Arc<LiveRunner>,
 }
 
 impl Live {
@@ -301,14 +306,12 @@ impl Live {
         let loads = pipe_loads(d, &self.cross);
         let mut spec =
             pipelab_topo::lower(d, &self.names, self.base, &loads).map_err(|e| e.to_string())?;
-        if let Some(c) = &self.config {
-            spec.merge_config(c);
-        }
+        spec.merge_config(&self.config);
         Compiled::new(spec, self.seed).map_err(|e| e.to_string())
     }
 
-    fn apply(&mut self, r: &LiveRunner, c: &Change) -> Result<String, String> {
-        let applied = r.apply(self.compiled()?)?;
+    fn apply(&mut self, c: &Change) -> Result<String, String> {
+        let applied = self.runner.apply(self.compiled()?)?;
         self.paths_changed += applied.paths_changed;
         let d = self.net.distilled();
         let unreachable = c
@@ -324,35 +327,122 @@ impl Live {
     }
 
     /// Run one control command (the topology command grammar of
-    /// [`pipelab_topo::command`]); `Ok(None)` means stop.
-    fn command(&mut self, r: &LiveRunner, line: &str) -> Result<Option<String>, String> {
+    /// [`pipelab_topo::command`]).
+    fn command(&mut self, line: &str) -> Result<String, String> {
         use pipelab_topo::command::{execute, Outcome};
         let change = match execute(line, &mut self.net, &mut self.cross)? {
-            Outcome::Stop => return Ok(None),
+            Outcome::Stop => {
+                // The emulator's main thread waits for the stop signals:
+                // send it one, as Ctrl-C or `kill` would.
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::this(),
+                    nix::sys::signal::Signal::SIGTERM,
+                );
+                return Ok("ok: stopping".to_string());
+            }
             Outcome::Status => {
-                let (stats, lateness, rules, queues) = r.with(|r| {
-                    let e = r.emulation();
-                    (
-                        r.stats(),
-                        r.lateness(),
-                        crate::report::rule_counters(e),
-                        crate::report::queue_counters(e),
-                    )
-                })?;
-                let s = Status {
-                    stats,
-                    lateness,
-                    links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
-                    nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
-                    routes_made: self.paths_changed,
-                    rules,
-                    queues,
-                };
-                return Ok(Some(serde_json::to_string(&s).map_err(|e| e.to_string())?));
+                let s = self.status()?;
+                return serde_json::to_string(&s).map_err(|e| e.to_string());
             }
             Outcome::Changed(change) => change,
         };
-        self.apply(r, &change).map(Some)
+        self.apply(&change)
+    }
+
+    fn status(&self) -> Result<Status, String> {
+        let (stats, lateness, rules, queues) = self.runner.with(|r| {
+            let e = r.emulation();
+            (
+                r.stats(),
+                r.lateness(),
+                crate::report::rule_counters(e),
+                crate::report::queue_counters(e),
+            )
+        })?;
+        Ok(Status {
+            stats,
+            lateness,
+            links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
+            nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
+            routes_made: self.paths_changed,
+            rules,
+            queues,
+        })
+    }
+}
+
+/// The words that begin a topology command (a line starting with any
+/// other word is a command of the language).
+const TOPO_WORDS: [&str; 6] = ["link", "node", "cross", "every", "status", "stop"];
+
+/// A live topology as a plane of the control protocol: the language's
+/// commands change its configuration (`--config`), the topology's
+/// (`link A B set ...`, `node N down`, `cross ...`, `status`, `stop`)
+/// change the network.
+struct TopoPlane(Live);
+
+impl pipelab_control::Plane for TopoPlane {
+    fn apply(&mut self, cfg: &pipelab_lang::Config) -> Result<(), String> {
+        let live = &mut self.0;
+        let spec = pipelab_emu::lower_config(cfg, &mut live.load).map_err(|e| e.to_string())?;
+        let before = std::mem::replace(&mut live.config, spec);
+        let compiled = match live.compiled() {
+            Ok(c) => c,
+            Err(e) => {
+                live.config = before;
+                return Err(e);
+            }
+        };
+        live.runner.apply(compiled).map(|_| ())
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let mut v = self
+            .0
+            .runner
+            .with(|r| crate::report::stats_json("topo", r))
+            .unwrap_or_else(|e| serde_json::json!({ "plane": "topo", "error": e }));
+        if let Ok(s) = self.0.status() {
+            v["links_down"] = s.links_down.into();
+            v["nodes_down"] = s.nodes_down.into();
+            v["routes_made"] = s.routes_made.into();
+        }
+        v
+    }
+
+    fn stop(self: Box<Self>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn mode(&self) -> &'static str {
+        "topo"
+    }
+
+    fn check_command(&self, line: &str) -> Option<Result<pipelab_control::Effect, String>> {
+        use pipelab_control::Effect;
+        let first = line.split_whitespace().next()?.to_ascii_lowercase();
+        if !TOPO_WORDS.contains(&first.as_str()) {
+            return None;
+        }
+        let cmd = match pipelab_topo::parse_command(line) {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        if let Err(e) = cmd.resolve(self.0.net.topology()) {
+            return Some(Err(e.to_string()));
+        }
+        Some(Ok(match cmd {
+            pipelab_topo::TopoCommand::Status => Effect::Query,
+            _ => Effect::Change,
+        }))
+    }
+
+    fn command(&mut self, line: &str) -> Option<Result<String, String>> {
+        Some(self.0.command(line))
+    }
+
+    fn own_pipes(&self) -> usize {
+        self.0.net.distilled().pipes.len()
     }
 }
 
@@ -556,22 +646,19 @@ pub fn down(name: &str) -> io::Result<DownReport> {
 /// return its reply (an `error: ...` reply becomes an error).
 pub fn control(name: &str, command: &str) -> io::Result<String> {
     check_name(name)?;
-    let p = sock_path(name);
-    let mut s = UnixStream::connect(&p).map_err(|e| {
+    let not_running = |e: String| {
         io::Error::new(
-            e.kind(),
-            format!("topology '{name}' is not running ({}: {e})", p.display()),
+            io::ErrorKind::NotFound,
+            format!("topology '{name}' is not running ({e})"),
         )
-    })?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
-    s.write_all(command.trim().as_bytes())?;
-    s.write_all(b"\n")?;
-    let mut reply = String::new();
-    BufReader::new(s).read_line(&mut reply)?;
-    let reply = reply.trim_end().to_string();
-    match reply.strip_prefix("error: ") {
-        Some(e) => Err(io::Error::other(e.to_string())),
-        None => Ok(reply),
+    };
+    let sock = pipelab_control::registry::resolve(name).map_err(|e| not_running(e.to_string()))?;
+    let mut c = pipelab_control::Client::connect(&sock).map_err(|e| not_running(e.to_string()))?;
+    let r = c.exec(command.trim()).map_err(io::Error::other)?;
+    if r.ok {
+        Ok(r.output.trim_end().to_string())
+    } else {
+        Err(io::Error::other(r.error.unwrap_or_default()))
     }
 }
 
@@ -789,6 +876,22 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         .collect();
     let net = Network::with_routes(opts.topology.clone(), opts.mode, opts.metric, opts.routes)
         .map_err(|e| invalid(e.to_string()))?;
+    // The name is taken in the registry of emulations before any thread
+    // starts: `pipelab --target NAME` and `pipelab list` reach it.
+    let reg = crate::plane::register(&name, "topo").map_err(invalid)?;
+    let mut load = opts.load;
+    let config =
+        pipelab_emu::lower_config(&opts.config, &mut load).map_err(|e| invalid(e.to_string()))?;
+    let n_routes = net.distilled().routes.len();
+    let n_pipes = net.distilled().pipes.len();
+    // A stale socket of the line protocol of earlier versions.
+    let _ = std::fs::remove_file(sock_path(&name));
+    let cleanup = Cleanup {
+        name: name.clone(),
+        names: vns.iter().map(|v| v.netns.clone()).collect(),
+    };
+    let taps = make_vns(&vns, opts.prefix.1, opts.threads)?;
+    let ports: Vec<SendPort> = taps.into_iter().map(|t| Box::new(t) as SendPort).collect();
     let live = Live {
         net,
         names: vns.iter().map(|v| v.name.clone()).collect(),
@@ -796,32 +899,21 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         seed: opts.runner.seed,
         cross: Vec::new(),
         paths_changed: 0,
-        config: opts.config.clone(),
+        config,
+        load,
+        runner: Arc::new(LiveRunner::spawn(
+            "pipelab-topo",
+            // Replaced at once by the spec of the whole network.
+            Compiled::new(pipelab_emu::Spec::default(), opts.runner.seed)
+                .map_err(|e| invalid(e.to_string()))?,
+            ports,
+            opts.runner,
+        )?),
     };
-    let compiled = live.compiled().map_err(invalid)?;
-    let n_routes = live.net.distilled().routes.len();
-    let n_pipes = live.net.distilled().pipes.len();
-    let mut live = live;
-
-    let sock = sock_path(&name);
-    let _ = std::fs::remove_file(&sock);
-    let listener = UnixListener::bind(&sock)?;
-    listener.set_nonblocking(true)?;
-    let cleanup = Cleanup {
-        name: name.clone(),
-        names: vns.iter().map(|v| v.netns.clone()).collect(),
-    };
-    let taps = make_vns(&vns, opts.prefix.1, opts.threads)?;
-    let ports: Vec<SendPort> = taps.into_iter().map(|t| Box::new(t) as SendPort).collect();
-    let runner = LiveRunner::spawn("pipelab-topo", compiled, ports, opts.runner)?;
-
-    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io::Error::from)?;
-    epoll
-        .add(listener.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, 0))
-        .map_err(io::Error::from)?;
-    epoll
-        .add(signals.fd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, 1))
-        .map_err(io::Error::from)?;
+    live.runner.apply(live.compiled().map_err(invalid)?).map_err(invalid)?;
+    let runner = live.runner.clone();
+    let control = crate::plane::serve(reg, Box::new(TopoPlane(live)), opts.config)
+        .map_err(invalid)?;
 
     let state = TopoState {
         name: name.clone(),
@@ -838,49 +930,17 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     write_state(&state)?;
     ready(&state);
 
-    let mut stop = false;
-    let mut events = [EpollEvent::empty(); 2];
-    while !stop {
-        match epoll.wait(&mut events, nix::sys::epoll::EpollTimeout::from(1000u16)) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => return Err(io::Error::from(e)),
-        }
-        if signals.pending() {
-            stop = true;
-        }
-        while let Ok((conn, _)) = listener.accept() {
-            if serve_conn(&mut live, &runner, conn) {
-                stop = true;
-            }
-        }
-        // The runner's thread ended on an error: stop, and report it.
+    // Until a stop signal (Ctrl-C, `kill`, or `stop` on the control
+    // socket, which sends one), or the runner ends on an error.
+    while !signals.wait(std::time::Duration::from_millis(500)) {
         if runner.with(|_| ()).is_err() {
             break;
         }
     }
-    runner.stop()?;
+    let _ = control.close();
+    let stopped = runner.stop();
     drop(runner);
     drop(cleanup);
     drop(signals);
-    Ok(())
-}
-
-/// Answer one control connection; true if it asked to stop.
-fn serve_conn(live: &mut Live, r: &LiveRunner, conn: UnixStream) -> bool {
-    let _ = conn.set_nonblocking(false);
-    let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
-    let mut line = String::new();
-    let mut rd = BufReader::new(&conn);
-    if rd.read_line(&mut line).is_err() {
-        return false;
-    }
-    let (reply, stop) = match live.command(r, line.trim()) {
-        Ok(Some(s)) => (s, false),
-        Ok(None) => ("ok: stopping".to_string(), true),
-        Err(e) => (format!("error: {e}"), false),
-    };
-    let mut w = &conn;
-    let _ = w.write_all(reply.as_bytes());
-    let _ = w.write_all(b"\n");
-    stop
+    stopped
 }

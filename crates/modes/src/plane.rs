@@ -1,0 +1,119 @@
+//! Every live mode served by the one control protocol.
+//!
+//! A running shell, bridge or topology registers under a name
+//! ([`pipelab_control::registry`]) and serves the same protocol as
+//! pipelabd on its socket, with [`Access::Owner`]: the user who started
+//! it (the invoking user under `sudo`) and root may change it, anyone
+//! else who can connect may only read. [`ModePlane`] is the
+//! [`Plane`] the server drives: it lowers each configuration the server
+//! commits with the mode's own port plan and names (a closure the mode
+//! gives), compiles it on the server's thread, and applies it to the
+//! [`LiveRunner`] between two runner steps, so a bad request changes
+//! nothing and a good one keeps every queued packet.
+
+use crate::live::LiveRunner;
+use pipelab_control::{registry, Access, EmulationInfo, Plane, ServerHandle};
+use pipelab_emu::{Compiled, Spec};
+use pipelab_lang::Config;
+use std::sync::Arc;
+
+/// Lowers a configuration to a mode's spec.
+pub type Lower = Box<dyn FnMut(&Config) -> Result<Spec, String> + Send>;
+
+/// A live mode as a plane of the control protocol.
+pub struct ModePlane {
+    mode: &'static str,
+    live: Arc<LiveRunner>,
+    lower: Lower,
+    seed: u64,
+}
+
+impl ModePlane {
+    /// The plane of `live`, a `mode` whose configurations `lower` turns
+    /// into specs, compiled with `seed`.
+    pub fn new(mode: &'static str, live: Arc<LiveRunner>, lower: Lower, seed: u64) -> ModePlane {
+        ModePlane {
+            mode,
+            live,
+            lower,
+            seed,
+        }
+    }
+}
+
+impl Plane for ModePlane {
+    fn apply(&mut self, cfg: &Config) -> Result<(), String> {
+        let spec = (self.lower)(cfg)?;
+        let c = Compiled::new(spec, self.seed).map_err(|e| e.to_string())?;
+        self.live.apply(c).map(|_| ())
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let mode = self.mode;
+        self.live
+            .with(move |r| crate::report::stats_json(mode, r))
+            .unwrap_or_else(|e| serde_json::json!({ "plane": mode, "error": e }))
+    }
+
+    fn stop(self: Box<Self>) -> Result<(), String> {
+        // The mode stops its runner itself (it drains it first).
+        Ok(())
+    }
+
+    fn mode(&self) -> &'static str {
+        self.mode
+    }
+}
+
+/// The user an emulation belongs to: the invoking user when run through
+/// `sudo` by root (`SUDO_UID`), else the process's real user.
+pub fn invoking_user() -> u32 {
+    let uid = nix::unistd::getuid().as_raw();
+    if uid == 0 {
+        if let Some(u) = std::env::var("SUDO_UID")
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+        {
+            return u;
+        }
+    }
+    uid
+}
+
+/// A name made of `words` that the registry accepts: characters other
+/// than letters, digits, `_`, `.` and `-` become `_`, at most 64.
+pub fn default_name(words: &[&str]) -> String {
+    let mut s: String = words
+        .join("-")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.truncate(registry::MAX_NAME);
+    s
+}
+
+/// A registration under `name` for a `mode` owned by the invoking user;
+/// made before any thread starts (the socket is created under a
+/// process-wide umask).
+pub fn register(name: &str, mode: &str) -> Result<pipelab_control::Registration, String> {
+    let mut info = EmulationInfo::new(name, mode);
+    info.owner = invoking_user();
+    registry::register(info).map_err(|e| e.to_string())
+}
+
+/// Serve `reg` with `plane`, starting from `initial`, owner access.
+pub fn serve(
+    reg: pipelab_control::Registration,
+    plane: Box<dyn Plane>,
+    initial: Config,
+) -> Result<ServerHandle, String> {
+    let owner = reg.info().owner;
+    pipelab_control::serve(reg, plane, initial, Access::Owner(owner), None)
+        .map_err(|e| e.to_string())
+}

@@ -192,6 +192,10 @@ pub enum ProbeCmd {
         /// Exit after sending one report.
         #[arg(long)]
         once: bool,
+        /// Write every packet's delay to FILE (CSV: run, seq, sent and
+        /// received times in ns since the epoch, delay in ms).
+        #[arg(long, value_name = "FILE")]
+        series: Option<PathBuf>,
     },
     /// Send probe traffic and print the receiver's report.
     Send {
@@ -290,8 +294,12 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
 /// Run a probe command.
 pub fn probe(cmd: ProbeCmd) -> Result<(), String> {
     match cmd {
-        ProbeCmd::Recv { listen, once } => {
-            probe::receive(listen, once).map_err(|e| format!("probe recv: {e}"))
+        ProbeCmd::Recv {
+            listen,
+            once,
+            series,
+        } => {
+            probe::receive(listen, once, series.as_deref()).map_err(|e| format!("probe recv: {e}"))
         }
         ProbeCmd::Send {
             to,

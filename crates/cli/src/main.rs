@@ -236,9 +236,7 @@ fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
 /// A configuration file read and applied, checked by lowering it (files
 /// its pipes name read relative to it), with the loader that reads them;
 /// or the error to print.
-pub(crate) fn config_file(
-    path: &Path,
-) -> Result<(Config, pipelab_emu::FileLoader), String> {
+pub(crate) fn config_file(path: &Path) -> Result<(Config, pipelab_emu::FileLoader), String> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     let cfg = load_config(&name, &text).map_err(|f| f.message)?;

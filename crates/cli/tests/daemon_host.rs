@@ -124,7 +124,7 @@ fn reconfiguring_delay_under_a_probe_flow_loses_nothing() {
         ),
     );
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let rx = std::thread::spawn(move || probe::receive(addr, true));
+    let rx = std::thread::spawn(move || probe::receive(addr, true, None));
     std::thread::sleep(Duration::from_millis(200));
     let tx = std::thread::spawn(move || {
         probe::send(

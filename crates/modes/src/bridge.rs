@@ -214,8 +214,8 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         bridge_spec(cfg, &a, &b, &mut load).map_err(|e| e.to_string())
     });
     let plane = crate::plane::ModePlane::new("bridge", live.clone(), lower, opts.runner.seed);
-    let control = crate::plane::serve(reg, Box::new(plane), opts.config.clone())
-        .map_err(io::Error::other)?;
+    let control =
+        crate::plane::serve(reg, Box::new(plane), opts.config.clone()).map_err(io::Error::other)?;
     let start = std::time::Instant::now();
     // A port whose interface is deleted is marked lost by the runner:
     // frames due on it are counted as `dropped_tx`. With `PortLoss::Wait`

@@ -258,8 +258,22 @@ impl RunState {
 }
 
 /// Receive probe traffic on `listen` forever (or until one report was sent,
-/// with `once`). Answers each FIN with the run's report.
-pub fn receive(listen: SocketAddr, once: bool) -> io::Result<()> {
+/// with `once`). Answers each FIN with the run's report. With `series`,
+/// every data packet is also written to that file as a CSV line `run,
+/// seq, sent_unix_ns, received_unix_ns, delay_ms` (the packet-by-packet
+/// delay over time, e.g. across a reconfiguration).
+pub fn receive(listen: SocketAddr, once: bool, series: Option<&std::path::Path>) -> io::Result<()> {
+    use std::io::Write;
+    let mut series = match series {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+            let mut w = io::BufWriter::new(f);
+            writeln!(w, "run,seq,sent_unix_ns,received_unix_ns,delay_ms")?;
+            Some(w)
+        }
+        None => None,
+    };
     let sock = UdpSocket::bind(listen)?;
     setsockopt(&sock, sockopt::ReceiveTimestampns, &true).map_err(io::Error::from)?;
     // A deep receive buffer (32 MiB as root, else what the system allows),
@@ -287,8 +301,15 @@ pub fn receive(listen: SocketAddr, once: bool) -> io::Result<()> {
                     now,
                     n as u64 + IP_UDP_HEADERS as u64,
                 );
+                if let Some(w) = series.as_mut() {
+                    let d = now.saturating_sub(t) as f64 / 1e6;
+                    writeln!(w, "{run},{seq},{t},{now},{d:.6}")?;
+                }
             }
             FIN => {
+                if let Some(w) = series.as_mut() {
+                    w.flush()?;
+                }
                 let report = runs
                     .get(&run)
                     .map(|r| r.report(seq))

@@ -67,11 +67,11 @@ use pipelab_topo::{Metric, Mode, Network, Routes, Topology};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::AsFd;
-use std::sync::Arc;
 use std::net::{IpAddr, Ipv4Addr};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Where state files and control sockets live.
@@ -910,10 +910,12 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             opts.runner,
         )?),
     };
-    live.runner.apply(live.compiled().map_err(invalid)?).map_err(invalid)?;
-    let runner = live.runner.clone();
-    let control = crate::plane::serve(reg, Box::new(TopoPlane(live)), opts.config)
+    live.runner
+        .apply(live.compiled().map_err(invalid)?)
         .map_err(invalid)?;
+    let runner = live.runner.clone();
+    let control =
+        crate::plane::serve(reg, Box::new(TopoPlane(live)), opts.config).map_err(invalid)?;
 
     let state = TopoState {
         name: name.clone(),

@@ -71,15 +71,15 @@ fn probe_across_change(
     let sender = sender.spawn().expect("probe send");
     std::thread::sleep(Duration::from_secs(1));
     let t0 = now_ns();
-    let out = pl(change);
+    let changed = pl(change);
     let t1 = now_ns();
-    if !out.status.success() {
+    let out = sender.wait_with_output().expect("probe send");
+    if !changed.status.success() {
         return Err(format!(
             "{change:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&changed.stderr)
         ));
     }
-    let out = sender.wait_with_output().expect("probe send");
     let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
             "probe report: {e}: {}",

@@ -262,7 +262,9 @@ fn a_shell_downlink_changes_under_traffic() {
     let after =
         String::from_utf8_lossy(&pl(&["--target", &name, "pipe", "show"]).stdout).into_owned();
     drop(reader);
-    drop(shell);
+    // SIGTERM reaches the command (forwarded): the shell then cleans up.
+    let st = shell.stop();
+    assert_eq!(st.code(), Some(128 + 15), "{st:?}");
     let _ = std::fs::remove_file(&series);
     if let Err(e) = r {
         panic!("{e}");

@@ -16,9 +16,16 @@ pub struct StopSignals {
 impl StopSignals {
     /// Block the stop signals and open their descriptor.
     pub fn block() -> io::Result<StopSignals> {
+        StopSignals::block_these(&[Signal::SIGINT, Signal::SIGTERM])
+    }
+
+    /// Block `signals` (e.g. SIGTERM and SIGHUP for a process whose
+    /// SIGINT goes to its child) and open their descriptor.
+    pub fn block_these(signals: &[Signal]) -> io::Result<StopSignals> {
         let mut mask = SigSet::empty();
-        mask.add(Signal::SIGINT);
-        mask.add(Signal::SIGTERM);
+        for &s in signals {
+            mask.add(s);
+        }
         mask.thread_block().map_err(io::Error::from)?;
         let fd = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
             .map_err(io::Error::from)?;
@@ -27,7 +34,15 @@ impl StopSignals {
 
     /// Whether a stop signal arrived (consumes it).
     pub fn pending(&self) -> bool {
-        matches!(self.fd.read_signal(), Ok(Some(_)))
+        self.take().is_some()
+    }
+
+    /// The stop signal that arrived, if one did (consumed).
+    pub fn take(&self) -> Option<Signal> {
+        match self.fd.read_signal() {
+            Ok(Some(info)) => Signal::try_from(info.ssi_signo as i32).ok(),
+            _ => None,
+        }
     }
 
     /// Wait at most `timeout` for a stop signal; whether one arrived

@@ -25,14 +25,16 @@
 //! removed on exit.
 
 use crate::live::{LiveRunner, SendPort};
+use nix::sys::signal::Signal;
 use pipelab_classify::Direction;
 use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
 use pipelab_engine::Duration;
-use pipelab_io::backends::process::{ignore_interrupts, spawn_in};
+use pipelab_io::backends::process::{ignore_interrupts, pidfd, spawn_in};
 use pipelab_io::backends::tap::Tap;
 use pipelab_io::netlink::Netlink;
 use pipelab_io::netns::NetNs;
 use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
+use pipelab_io::signals::StopSignals;
 use pipelab_lang::{parse_line, Command as Cmd, Config, PipeSpec};
 use serde::Serialize;
 use std::io;
@@ -182,6 +184,10 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         None => crate::plane::default_name(&["shell", &pid.to_string()]),
     };
     let reg = crate::plane::register(&name, "shell").map_err(io::Error::other)?;
+    // SIGTERM and SIGHUP are for the command: blocked here (in every
+    // thread started from now on), read from a descriptor and forwarded
+    // to it, so that the shell always outlives its command and cleans up.
+    let forward = StopSignals::block_these(&[Signal::SIGTERM, Signal::SIGHUP])?;
     let ns = NetNs::create()?;
 
     let tap_in = Tap::create(&in_name)?;
@@ -282,7 +288,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let interrupts = ignore_interrupts();
     let mut child = spawn_in(&ns, &mut cmd)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
-    let status = child.wait();
+    let status = wait_forwarding(&mut child, &forward);
     drop(interrupts);
     // No more changes: the configuration is what it is for the drain.
     let _ = control.close();
@@ -353,4 +359,32 @@ pub fn drain_bound(emu: &Emulation) -> Duration {
         bound = bound.max(cfg.delay() + jitter + jitter + jitter + tx);
     }
     bound
+}
+
+/// Wait for `child`, forwarding to it the signals that arrive on
+/// `signals` meanwhile.
+fn wait_forwarding(
+    child: &mut std::process::Child,
+    signals: &StopSignals,
+) -> io::Result<std::process::ExitStatus> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let exited = pidfd(child.id())?;
+    loop {
+        if let Some(st) = child.try_wait()? {
+            return Ok(st);
+        }
+        let mut fds = [
+            PollFd::new(exited.as_fd(), PollFlags::POLLIN),
+            PollFd::new(signals.fd.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(io::Error::from(e)),
+        }
+        while let Some(sig) = signals.take() {
+            let _ = nix::sys::signal::kill(pid, sig);
+        }
+    }
 }

@@ -6,16 +6,18 @@ use crate::netns::NetNs;
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
 
-/// Spawn `cmd` with its network namespace set to `ns`, and with SIGINT
-/// and SIGQUIT restored to their defaults (the caller ignores them while
-/// the child runs, as a shell does).
+/// Spawn `cmd` with its network namespace set to `ns`, with SIGINT and
+/// SIGQUIT restored to their defaults (the caller ignores them while the
+/// child runs, as a shell does) and no signal blocked (the caller may
+/// block SIGTERM to forward it).
 pub fn spawn_in(ns: &NetNs, cmd: &mut std::process::Command) -> io::Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
     let fd = ns.fd();
     // SAFETY: the closure runs in the child between fork and exec; it calls
-    // only async-signal-safe functions (setns(2), signal(2)) through libc,
-    // touches no locks or allocations, and `fd` stays open in the parent
-    // until the spawn returns (the child inherits it).
+    // only async-signal-safe functions (setns(2), signal(2),
+    // sigemptyset(3), pthread_sigmask(3)) through libc, on a signal set on
+    // its own stack; it touches no locks or allocations, and `fd` stays
+    // open in the parent until the spawn returns (the child inherits it).
     unsafe {
         cmd.pre_exec(move || {
             if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
@@ -23,6 +25,9 @@ pub fn spawn_in(ns: &NetNs, cmd: &mut std::process::Command) -> io::Result<std::
             }
             libc::signal(libc::SIGINT, libc::SIG_DFL);
             libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
             Ok(())
         });
     }

@@ -85,9 +85,25 @@ pub fn lower_config(config: &Config, load: Loader<'_>) -> Result<Spec, LowerErro
                 .any(|q| q.target.number() == id)
                 .then(SchedConfig::default),
         };
-        let mask = spec.mask.as_ref().map(|m| MaskDef {
+        // dummynet's scheduler mask makes one scheduler instance, with its
+        // own link, per masked key: a dynamic pipe.
+        let sched_spec = config.scheds.get(&id);
+        let (mask, buckets) = match (&spec.mask, sched_spec.and_then(|s| s.mask.as_ref())) {
+            (Some(_), Some(_)) => {
+                return Err(LowerError::Sched {
+                    id,
+                    reason: format!(
+                        "a mask on both pipe {id} and sched {id}: give it once (they mean the same)"
+                    ),
+                })
+            }
+            (Some(m), None) => (Some(m), spec.buckets),
+            (None, Some(m)) => (Some(m), sched_spec.and_then(|s| s.buckets)),
+            (None, None) => (None, None),
+        };
+        let mask = mask.map(|m| MaskDef {
             mask: m.to_mask(),
-            max_instances: max_instances(spec.buckets.unwrap_or(DEFAULT_BUCKETS)),
+            max_instances: max_instances(buckets.unwrap_or(DEFAULT_BUCKETS)),
         });
         pipes.insert(
             id,

@@ -391,3 +391,31 @@ fn queues_reconfigure_in_place_and_drained_pipes_are_reused() {
     r.finish();
     assert!(r.delivered().contains(&(99, ms(1001))));
 }
+
+/// A pass proves dummynet's scheduler mask (`sched N config mask ...`)
+/// runs as a mask on pipe N: one scheduler instance, with its own link,
+/// per masked key; and that a mask given on both is refused.
+#[test]
+fn a_scheduler_mask_makes_instances_with_their_own_links() {
+    let mut r = Run::new(compiled(
+        "pipe 1 config bw 1Mbit/s\nsched 1 config type drr mask dst-port 0xffff\n\
+         add 100 pipe 1 ip from any to any\n",
+    ));
+    r.offer(ms(0), udp(0, 5001), 0);
+    r.offer(ms(0), udp(1, 5002), 0);
+    r.finish();
+    // Each flow on its own 1 Mbit/s link: both leave after 8 ms.
+    assert_eq!(r.delivered(), vec![(0, ms(8)), (1, ms(8))]);
+    assert_eq!(r.emu.pipe_instances(1).map(|i| i.created), Some(2));
+    let e = lower_config(
+        &config(
+            "pipe 1 config bw 1Mbit/s mask all\nsched 1 config type drr mask dst-port 0xffff\n",
+        ),
+        &mut |_| Err(String::new()),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "sched 1: a mask on both pipe 1 and sched 1: give it once (they mean the same)"
+    );
+}

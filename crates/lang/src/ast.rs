@@ -1202,6 +1202,12 @@ pub struct SchedSpec {
     pub target: Option<Duration>,
     /// `interval D` (a type that takes it: fq_codel, default 100ms).
     pub interval: Option<Duration>,
+    /// `mask ...`: one instance of the scheduler, with its own link, per
+    /// masked key (dummynet's scheduler mask; the same as a mask on pipe
+    /// `N`, which is how it runs).
+    pub mask: Option<MaskSpec>,
+    /// `buckets N`: the instance table's size.
+    pub buckets: Option<u32>,
 }
 
 impl SchedSpec {
@@ -1236,6 +1242,12 @@ impl fmt::Display for SchedSpec {
         }
         if let Some(i) = self.interval {
             words.push(format!("interval {i}"));
+        }
+        if let Some(m) = &self.mask {
+            words.push(format!("mask {m}"));
+        }
+        if let Some(b) = self.buckets {
+            words.push(format!("buckets {b}"));
         }
         f.write_str(&words.join(" "))
     }

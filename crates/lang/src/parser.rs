@@ -1964,31 +1964,33 @@ impl<'t, 'a> Parser<'t, 'a> {
         while let Some(tok) = self.next() {
             let word = lower(&tok);
             let param = SchedParam::from_name(&word);
-            let name: &'static str =
-                match (word.as_str(), param) {
-                    ("type", _) => "type",
-                    (_, Some(p)) => p.name(),
-                    ("mask", _) => return Err(self.err_at(
+            let name: &'static str = match (word.as_str(), param) {
+                ("type", _) => "type",
+                (_, Some(p)) => p.name(),
+                ("mask", _) => {
+                    self.once(&mut seen, "mask", tok)?;
+                    spec.mask = Some(self.mask()?);
+                    continue;
+                }
+                ("buckets", _) => "buckets",
+                _ => {
+                    let known: Vec<&str> = core::iter::once("type")
+                        .chain(SchedParam::ALL.iter().map(|p| p.name()))
+                        .chain(["mask", "buckets"])
+                        .collect();
+                    return Err(self.err_at(
                         tok,
-                        "a scheduler mask is not supported yet",
-                        Some(
-                            "give the mask to the pipe (a dynamic pipe): pipe N config mask ..."
-                                .into(),
-                        ),
-                    )),
-                    _ => {
-                        let known: Vec<&str> = core::iter::once("type")
-                            .chain(SchedParam::ALL.iter().map(|p| p.name()))
-                            .collect();
-                        return Err(self.err_at(
-                            tok,
-                            format!("unknown sched parameter '{}'", tok.text),
-                            Some(format!("known parameters: {}", known.join(", "))),
-                        ));
-                    }
-                };
+                        format!("unknown sched parameter '{}'", tok.text),
+                        Some(format!("known parameters: {}", known.join(", "))),
+                    ));
+                }
+            };
             self.once(&mut seen, name, tok)?;
             let v = self.expect_word("value", Some(HINT))?;
+            if name == "buckets" {
+                spec.buckets = Some(self.number(v, "buckets", 1, MAX_BUCKETS, None)?);
+                continue;
+            }
             match param {
                 None => {
                     let k = SchedKind::from_name(&lower(&v)).ok_or_else(|| {

@@ -497,14 +497,18 @@ fn sched_spec() -> impl Strategy<Value = SchedSpec> {
         proptest::option::of(1u32..=65_536),
         proptest::option::of((1u64..=99).prop_map(Duration::from_millis)),
         proptest::option::of((1001u64..=5000).prop_map(Duration::from_millis)),
+        proptest::option::of(mask()),
+        proptest::option::of(1u32..=65_536),
     )
-        .prop_map(|(kind, quantum, target, interval)| {
+        .prop_map(|(kind, quantum, target, interval, mask, buckets)| {
             let takes = |p| kind.is_some_and(|k: SchedKind| k.takes(p));
             SchedSpec {
                 kind,
                 quantum,
                 target: target.filter(|_| takes(SchedParam::Target)),
                 interval: interval.filter(|_| takes(SchedParam::Interval)),
+                buckets: buckets.filter(|_| mask.is_some()),
+                mask,
             }
         })
 }

@@ -1,6 +1,7 @@
 //! The language × mode matrix: one configuration, run by `pipelab sim` in
 //! virtual time and live by `pipelab shell --config`, `pipelab bridge -f`
-//! and a two-VN topology (`pipelab topo up --config`), with real probe
+//! a two-VN topology (`pipelab topo up --config`) and host mode
+//! (`pipelabd`, this host's own traffic to a namespace), with real probe
 //! traffic. Each cell of README's table "Every mode runs the whole
 //! language" is an assertion here:
 //!
@@ -350,6 +351,82 @@ fn topo() -> Cell {
     c
 }
 
+/// Host mode: pipelabd's own plane, this host's traffic to a namespace
+/// behind a veth pair (scope 10.81.0.0/24), the configuration sent with
+/// `pipelab -f`, the counters read with `pipelab stats --json`.
+fn host() -> Cell {
+    let id = std::process::id() % 100_000;
+    let ns = format!("mxH{id}");
+    let table = format!("pltest_mx{id}");
+    let clean = format!(
+        "ip netns del {ns} 2>/dev/null; ip link del pmh{id} 2>/dev/null; \
+         nft delete table inet {table} 2>/dev/null; true"
+    );
+    sh(&clean);
+    sh(&format!(
+        "set -e
+         ip netns add {ns}
+         ip link add pmh{id} type veth peer name eth0 netns {ns}
+         ip addr add 10.81.0.1/24 dev pmh{id}; ip link set pmh{id} up
+         ip -n {ns} addr add 10.81.0.2/24 dev eth0; ip -n {ns} link set eth0 up"
+    ));
+    let dir = tmp("host");
+    let _ = std::fs::create_dir_all(&dir);
+    let sock = format!("{dir}/pl.sock");
+    let pld = Bg(Command::new(env!("CARGO_BIN_EXE_pipelabd"))
+        .args([
+            "--plane",
+            "host",
+            "--scope",
+            "10.81.0.0/24",
+            "--table",
+            &table,
+        ])
+        .args([
+            "--queue-num",
+            "7441",
+            "--socket",
+            &sock,
+            "--name",
+            &format!("mxhost{id}"),
+        ])
+        .args(["--state-dir", &format!("{dir}/state")])
+        .env("PIPELAB_RUN_DIR", format!("{dir}/run"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("pipelabd"));
+    for _ in 0..100 {
+        if std::path::Path::new(&sock).exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let conf = conf_file();
+    let out = Command::new(BIN)
+        .args(["--socket", &sock, "-f", &conf])
+        .output()
+        .expect("pipelab -f");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    sh("ping -c 2 -i 0.2 -q 10.81.0.2 >/dev/null");
+    let rx = receivers(&["ip", "netns", "exec", &ns]);
+    sh(&format!("sh -c '{}'", senders("10.81.0.2", "host")));
+    drop(rx);
+    let stats = Command::new(BIN)
+        .args(["--socket", &sock, "stats", "--json"])
+        .output()
+        .expect("pipelab stats");
+    assert!(pld.stop().success());
+    sh(&clean);
+    let _ = std::fs::remove_file(&conf);
+    let _ = std::fs::remove_dir_all(&dir);
+    let v: Value = serde_json::from_slice(&stats.stdout).expect("stats json");
+    live_cell("host", reports("host"), &v["plane"])
+}
+
 /// Every cell of the matrix for `cell`, against the virtual-time run.
 fn check(cell: &Cell, sim: &Cell) -> Result<(), String> {
     let m = cell.mode;
@@ -394,6 +471,13 @@ fn check(cell: &Cell, sim: &Cell) -> Result<(), String> {
             sim.rules.get(&100)
         ));
     }
+    eprintln!(
+        "{m}: shares {ratio:.4}, queue 10 aqm drops {}, queue 11 tail drops {}, prob rule {:?}, reinjected flow {:.3} ms",
+        q(10, "aqm_drops"),
+        q(11, "drops"),
+        cell.rules.get(&100),
+        cell.delay_ms
+    );
     let dtol = if live { 0.5 } else { 1e-9 };
     if (cell.delay_ms - 15.0).abs() > dtol || cell.received[2] != 100 * SECS {
         return Err(format!(
@@ -440,4 +524,9 @@ fn matrix_bridge() {
 #[test]
 fn matrix_topology() {
     live_mode(topo);
+}
+
+#[test]
+fn matrix_host_mode() {
+    live_mode(host);
 }

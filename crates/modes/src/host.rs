@@ -113,6 +113,8 @@ pub struct HostStats {
     pub rules: Vec<(u32, u64, u64)>,
     /// Per configured pipe.
     pub pipes: Vec<PipeCounters>,
+    /// Per flow queue.
+    pub queues: Vec<crate::report::QueueCounters>,
 }
 
 /// The host-mode data plane. See the module documentation.
@@ -397,6 +399,7 @@ fn compile(cfg: &Config, seed: u64) -> Result<Compiled, String> {
 fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
     let emu = r.emulation();
     let pipes = crate::report::pipe_counters(emu);
+    let queues = crate::report::queue_counters(emu);
     HostStats {
         runner: r.stats(),
         lateness: r.lateness(),
@@ -412,6 +415,7 @@ fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
             .map(|(n, _, c)| (n, c.packets, c.bytes))
             .collect(),
         pipes,
+        queues,
     }
 }
 

@@ -53,6 +53,7 @@
 //! has stops receiving but delivers (or drops) what it holds, each with
 //! its verdict. Rule counters carry over for rules that did not change.
 
+use crate::error::ModeError;
 use crate::live::{LiveRunner, SendPort};
 use pipelab_emu::{lower_config, Compiled, Env, Spec};
 use pipelab_engine::Duration;
@@ -378,8 +379,8 @@ fn host_context() -> (Vec<std::net::IpAddr>, BTreeMap<String, u32>) {
 /// packets leave by it; direction, interfaces and owning user as the
 /// queue reports them; `me` the host's addresses, interface and user
 /// names resolved now. Files are read relative to the current directory.
-pub fn host_spec(cfg: &Config) -> Result<Spec, String> {
-    let mut spec = lower_config(cfg, &mut pipelab_emu::read_files).map_err(|e| e.to_string())?;
+pub fn host_spec(cfg: &Config) -> Result<Spec, ModeError> {
+    let mut spec = lower_config(cfg, &mut pipelab_emu::read_files)?;
     spec.ports = Spec::single_port("queue", None);
     let (me, ifaces) = host_context();
     spec.env = Env {
@@ -391,8 +392,8 @@ pub fn host_spec(cfg: &Config) -> Result<Spec, String> {
 }
 
 /// Lower and compile `cfg` for host mode. Nothing is changed.
-fn compile(cfg: &Config, seed: u64) -> Result<Compiled, String> {
-    Compiled::new(host_spec(cfg)?, seed).map_err(|e| e.to_string())
+fn compile(cfg: &Config, seed: u64) -> Result<Compiled, ModeError> {
+    Ok(Compiled::new(host_spec(cfg)?, seed)?)
 }
 
 /// The counters of the runner thread's emulation.
@@ -442,7 +443,7 @@ impl HostPlane {
         let counters = port.counters();
         // No pipes, no rules until the first apply: every packet is
         // accepted at once.
-        let empty = compile(&Config::default(), opts.runner.seed).map_err(io::Error::other)?;
+        let empty = compile(&Config::default(), opts.runner.seed)?;
         install_rules(&opts.table, opts.queue_num, scope)?;
         let ports: Vec<SendPort> = vec![Box::new(port)];
         let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner) {
@@ -465,7 +466,7 @@ impl HostPlane {
     /// configuration changes nothing), then applied between two runner
     /// steps; returns once it is in effect. See the module documentation
     /// for what happens to existing, new and removed pipes.
-    pub fn apply(&self, cfg: &Config) -> Result<(), String> {
+    pub fn apply(&self, cfg: &Config) -> Result<(), ModeError> {
         let c = compile(cfg, self.seed)?;
         self.live.apply(c).map(|_| ())
     }
@@ -582,7 +583,7 @@ mod tests {
         let mut bad = Config::default();
         bad.apply_script("pipe 1 config bw trace:/nonexistent/x.trace\n")
             .expect("valid");
-        let e = compile(&bad, 1).unwrap_err();
+        let e = compile(&bad, 1).unwrap_err().to_string();
         assert!(
             e.contains("pipe 1") && e.contains("/nonexistent/x.trace"),
             "{e}"

@@ -16,6 +16,7 @@
 //! * [`probe`]: timestamped UDP test traffic and its report.
 
 pub mod bridge;
+pub mod error;
 pub mod host;
 pub mod live;
 pub mod plane;

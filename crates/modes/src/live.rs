@@ -13,6 +13,7 @@
 //! threads and never delay a departure, and a bad request is compiled and
 //! refused on the caller's thread before the data plane sees it.
 
+use crate::error::ModeError;
 use pipelab_emu::{Applied, Compiled, Emulation};
 use pipelab_engine::Duration;
 use pipelab_io::backends::Port;
@@ -64,9 +65,9 @@ impl LiveRunner {
         })
     }
 
-    fn send(&self, cmd: Cmd) -> Result<(), String> {
+    fn send(&self, cmd: Cmd) -> Result<(), ModeError> {
         let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        tx.send(cmd).map_err(|_| stopped())?;
+        tx.send(cmd).map_err(|_| ModeError::Stopped)?;
         // Wake the runner from its wait; a full socket already wakes it.
         let _ = (&self.wake).write(&[1]);
         Ok(())
@@ -76,17 +77,17 @@ impl LiveRunner {
     pub fn with<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Runner) -> T + Send + 'static,
-    ) -> Result<T, String> {
+    ) -> Result<T, ModeError> {
         let (reply, answer) = mpsc::channel();
         self.send(Cmd::Run(Box::new(move |r| {
             let _ = reply.send(f(r));
         })))?;
-        answer.recv().map_err(|_| stopped())
+        answer.recv().map_err(|_| ModeError::Stopped)
     }
 
     /// Bring the emulation to `c` (see [`Emulation::apply`]); returns once
     /// it is in effect.
-    pub fn apply(&self, c: Compiled) -> Result<Applied, String> {
+    pub fn apply(&self, c: Compiled) -> Result<Applied, ModeError> {
         self.with(move |r| r.apply(c))
     }
 
@@ -108,10 +109,6 @@ impl Drop for LiveRunner {
     fn drop(&mut self) {
         let _ = self.stop();
     }
-}
-
-fn stopped() -> String {
-    "the emulation's runner has stopped".to_string()
 }
 
 fn run(

@@ -11,6 +11,7 @@
 //! [`LiveRunner`] between two runner steps, so a bad request changes
 //! nothing and a good one keeps every queued packet.
 
+use crate::error::ModeError;
 use crate::live::LiveRunner;
 use pipelab_control::{registry, Access, EmulationInfo, Plane, ServerHandle};
 use pipelab_emu::{Compiled, Spec};
@@ -18,7 +19,7 @@ use pipelab_lang::Config;
 use std::sync::Arc;
 
 /// Lowers a configuration to a mode's spec.
-pub type Lower = Box<dyn FnMut(&Config) -> Result<Spec, String> + Send>;
+pub type Lower = Box<dyn FnMut(&Config) -> Result<Spec, ModeError> + Send>;
 
 /// A live mode as a plane of the control protocol.
 pub struct ModePlane {
@@ -43,16 +44,19 @@ impl ModePlane {
 
 impl Plane for ModePlane {
     fn apply(&mut self, cfg: &Config) -> Result<(), String> {
-        let spec = (self.lower)(cfg)?;
-        let c = Compiled::new(spec, self.seed).map_err(|e| e.to_string())?;
-        self.live.apply(c).map(|_| ())
+        let mut run = || -> Result<(), ModeError> {
+            let spec = (self.lower)(cfg)?;
+            let c = Compiled::new(spec, self.seed)?;
+            self.live.apply(c).map(|_| ())
+        };
+        run().map_err(|e| e.to_string())
     }
 
     fn stats(&self) -> serde_json::Value {
         let mode = self.mode;
         self.live
             .with(move |r| crate::report::stats_json(mode, r))
-            .unwrap_or_else(|e| serde_json::json!({ "plane": mode, "error": e }))
+            .unwrap_or_else(|e| serde_json::json!({ "plane": mode, "error": e.to_string() }))
     }
 
     fn stop(self: Box<Self>) -> Result<(), String> {
@@ -101,10 +105,10 @@ pub fn default_name(words: &[&str]) -> String {
 /// A registration under `name` for a `mode` owned by the invoking user;
 /// made before any thread starts (the socket is created under a
 /// process-wide umask).
-pub fn register(name: &str, mode: &str) -> Result<pipelab_control::Registration, String> {
+pub fn register(name: &str, mode: &str) -> Result<pipelab_control::Registration, ModeError> {
     let mut info = EmulationInfo::new(name, mode);
     info.owner = invoking_user();
-    registry::register(info).map_err(|e| e.to_string())
+    Ok(registry::register(info)?)
 }
 
 /// Serve `reg` with `plane`, starting from `initial`, owner access.
@@ -112,8 +116,13 @@ pub fn serve(
     reg: pipelab_control::Registration,
     plane: Box<dyn Plane>,
     initial: Config,
-) -> Result<ServerHandle, String> {
+) -> Result<ServerHandle, ModeError> {
     let owner = reg.info().owner;
-    pipelab_control::serve(reg, plane, initial, Access::Owner(owner), None)
-        .map_err(|e| e.to_string())
+    Ok(pipelab_control::serve(
+        reg,
+        plane,
+        initial,
+        Access::Owner(owner),
+        None,
+    )?)
 }

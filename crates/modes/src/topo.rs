@@ -54,6 +54,7 @@
 //!   works from the name alone after a crash. The TAPs vanish with the
 //!   emulator's descriptors, so no link is ever left in the host.
 
+use crate::error::ModeError;
 use crate::live::{LiveRunner, SendPort};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
@@ -300,17 +301,16 @@ struct Live {
 
 impl Live {
     /// The spec of the network as it is now, compiled.
-    fn compiled(&self) -> Result<Compiled, String> {
+    fn compiled(&self) -> Result<Compiled, ModeError> {
         let d = self.net.distilled();
         // Cross traffic follows the routes now in force.
         let loads = pipe_loads(d, &self.cross);
-        let mut spec =
-            pipelab_topo::lower(d, &self.names, self.base, &loads).map_err(|e| e.to_string())?;
+        let mut spec = pipelab_topo::lower(d, &self.names, self.base, &loads)?;
         spec.merge_config(&self.config);
-        Compiled::new(spec, self.seed).map_err(|e| e.to_string())
+        Ok(Compiled::new(spec, self.seed)?)
     }
 
-    fn apply(&mut self, c: &Change) -> Result<String, String> {
+    fn apply(&mut self, c: &Change) -> Result<String, ModeError> {
         let applied = self.runner.apply(self.compiled()?)?;
         self.paths_changed += applied.paths_changed;
         let d = self.net.distilled();
@@ -328,9 +328,11 @@ impl Live {
 
     /// Run one control command (the topology command grammar of
     /// [`pipelab_topo::command`]).
-    fn command(&mut self, line: &str) -> Result<String, String> {
+    fn command(&mut self, line: &str) -> Result<String, ModeError> {
         use pipelab_topo::command::{execute, Outcome};
-        let change = match execute(line, &mut self.net, &mut self.cross)? {
+        let change = match execute(line, &mut self.net, &mut self.cross)
+            .map_err(ModeError::Command)?
+        {
             Outcome::Stop => {
                 // The emulator's main thread waits for the stop signals:
                 // send it one, as Ctrl-C or `kill` would.
@@ -342,14 +344,14 @@ impl Live {
             }
             Outcome::Status => {
                 let s = self.status()?;
-                return serde_json::to_string(&s).map_err(|e| e.to_string());
+                return serde_json::to_string(&s).map_err(|e| ModeError::Command(e.to_string()));
             }
             Outcome::Changed(change) => change,
         };
         self.apply(&change)
     }
 
-    fn status(&self) -> Result<Status, String> {
+    fn status(&self) -> Result<Status, ModeError> {
         let (stats, lateness, rules, queues) = self.runner.with(|r| {
             let e = r.emulation();
             (
@@ -390,10 +392,13 @@ impl pipelab_control::Plane for TopoPlane {
             Ok(c) => c,
             Err(e) => {
                 live.config = before;
-                return Err(e);
+                return Err(e.to_string());
             }
         };
-        live.runner.apply(compiled).map(|_| ())
+        live.runner
+            .apply(compiled)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     fn stats(&self) -> serde_json::Value {
@@ -401,7 +406,7 @@ impl pipelab_control::Plane for TopoPlane {
             .0
             .runner
             .with(|r| crate::report::stats_json("topo", r))
-            .unwrap_or_else(|e| serde_json::json!({ "plane": "topo", "error": e }));
+            .unwrap_or_else(|e| serde_json::json!({ "plane": "topo", "error": e.to_string() }));
         if let Ok(s) = self.0.status() {
             v["links_down"] = s.links_down.into();
             v["nodes_down"] = s.nodes_down.into();
@@ -438,7 +443,7 @@ impl pipelab_control::Plane for TopoPlane {
     }
 
     fn command(&mut self, line: &str) -> Option<Result<String, String>> {
-        Some(self.0.command(line))
+        Some(self.0.command(line).map_err(|e| e.to_string()))
     }
 
     fn own_pipes(&self) -> usize {
@@ -878,10 +883,9 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         .map_err(|e| invalid(e.to_string()))?;
     // The name is taken in the registry of emulations before any thread
     // starts: `pipelab --target NAME` and `pipelab list` reach it.
-    let reg = crate::plane::register(&name, "topo").map_err(invalid)?;
+    let reg = crate::plane::register(&name, "topo")?;
     let mut load = opts.load;
-    let config =
-        pipelab_emu::lower_config(&opts.config, &mut load).map_err(|e| invalid(e.to_string()))?;
+    let config = pipelab_emu::lower_config(&opts.config, &mut load).map_err(ModeError::from)?;
     let n_routes = net.distilled().routes.len();
     let n_pipes = net.distilled().pipes.len();
     // A stale socket of the line protocol of earlier versions.
@@ -905,17 +909,14 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             "pipelab-topo",
             // Replaced at once by the spec of the whole network.
             Compiled::new(pipelab_emu::Spec::default(), opts.runner.seed)
-                .map_err(|e| invalid(e.to_string()))?,
+                .map_err(ModeError::from)?,
             ports,
             opts.runner,
         )?),
     };
-    live.runner
-        .apply(live.compiled().map_err(invalid)?)
-        .map_err(invalid)?;
+    live.runner.apply(live.compiled()?)?;
     let runner = live.runner.clone();
-    let control =
-        crate::plane::serve(reg, Box::new(TopoPlane(live)), opts.config).map_err(invalid)?;
+    let control = crate::plane::serve(reg, Box::new(TopoPlane(live)), opts.config)?;
 
     let state = TopoState {
         name: name.clone(),

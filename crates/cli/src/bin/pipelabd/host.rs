@@ -30,7 +30,7 @@ impl Plane for Host {
             spec.to_config_with(&mut load_file)
                 .map_err(|e| format!("pipe {id}: {e}"))?;
         }
-        self.plane.apply(cfg)
+        self.plane.apply(cfg).map_err(|e| e.to_string())
     }
 
     fn stats(&self) -> serde_json::Value {

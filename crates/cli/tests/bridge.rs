@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{check_accounting, in_one_of_two, live, ping_avg_ms, Bg, BIN};
+use common::{check_accounting, in_one_of_two, live, ping_avg_ms, Bg, TwoHosts, BIN};
 
 fn sh(cmd: &str) {
     let st = Command::new("sh").args(["-c", cmd]).status().expect("sh");
@@ -19,22 +19,17 @@ fn sh(cmd: &str) {
 /// whose peer (`pba<id>`, `pbb<id>`) is in the host. Removed on drop.
 struct Testbed {
     id: u32,
+    _hosts: TwoHosts,
 }
 
 impl Testbed {
     fn new() -> Testbed {
         let id = std::process::id() % 100_000;
-        let t = Testbed { id };
+        let t = Testbed {
+            id,
+            _hosts: TwoHosts::new("pl", "pb", "10.77.0"),
+        };
         t.teardown();
-        sh(&format!(
-            "set -e
-             ip netns add plA{id}; ip netns add plB{id}
-             ip link add pba{id} type veth peer name eth0 netns plA{id}
-             ip link add pbb{id} type veth peer name eth0 netns plB{id}
-             ip -n plA{id} addr add 10.77.0.1/24 dev eth0; ip -n plA{id} link set eth0 up; ip -n plA{id} link set lo up
-             ip -n plB{id} addr add 10.77.0.2/24 dev eth0; ip -n plB{id} link set eth0 up; ip -n plB{id} link set lo up
-             ip link set pba{id} up; ip link set pbb{id} up"
-        ));
         t
     }
 
@@ -87,14 +82,11 @@ impl Testbed {
     }
 
     fn teardown(&self) {
-        let id = self.id;
         let _ = std::fs::remove_file(format!(
-            "{}/pipelab-bridge-{id}.conf",
-            std::env::temp_dir().display()
+            "{}/pipelab-bridge-{}.conf",
+            std::env::temp_dir().display(),
+            self.id
         ));
-        let _ = Command::new("sh")
-            .args(["-c", &format!("ip netns del plA{id} 2>/dev/null; ip netns del plB{id} 2>/dev/null; ip link del pba{id} 2>/dev/null; ip link del pbb{id} 2>/dev/null; true")])
-            .status();
     }
 }
 

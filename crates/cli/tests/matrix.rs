@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{live, Bg, BIN};
+use common::{live, Bg, TwoHosts, BIN};
 
 /// The configuration every mode runs.
 const CONF: &str = "\
@@ -245,31 +245,12 @@ fn shell() -> Cell {
 }
 
 fn bridge() -> Cell {
-    let id = std::process::id() % 100_000;
-    let (a, b) = (format!("mxA{id}"), format!("mxB{id}"));
-    let clean = format!(
-        "ip netns del {a} 2>/dev/null; ip netns del {b} 2>/dev/null; ip link del pma{id} 2>/dev/null; ip link del pmb{id} 2>/dev/null; true"
-    );
-    sh(&clean);
-    sh(&format!(
-        "set -e
-         ip netns add {a}; ip netns add {b}
-         ip link add pma{id} type veth peer name eth0 netns {a}
-         ip link add pmb{id} type veth peer name eth0 netns {b}
-         ip -n {a} addr add 10.78.0.1/24 dev eth0; ip -n {a} link set eth0 up
-         ip -n {b} addr add 10.78.0.2/24 dev eth0; ip -n {b} link set eth0 up
-         ip link set pma{id} up; ip link set pmb{id} up"
-    ));
+    let hosts = TwoHosts::new("mx", "pm", "10.78.0");
+    let [a, b] = hosts.ns.clone();
     let conf = conf_file();
     let stats = tmp("bridge-stats.json");
     let br = Bg(Command::new(BIN)
-        .args([
-            "bridge",
-            &format!("pma{id}"),
-            &format!("pmb{id}"),
-            "-f",
-            &conf,
-        ])
+        .args(["bridge", &hosts.ports[0], &hosts.ports[1], "-f", &conf])
         .args(["--stats", &stats])
         .spawn()
         .expect("pipelab bridge"));
@@ -288,7 +269,7 @@ fn bridge() -> Cell {
         serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats")).expect("json");
     let _ = std::fs::remove_file(&stats);
     let _ = std::fs::remove_file(&conf);
-    sh(&clean);
+    drop(hosts);
     live_cell("bridge", reports("bridge"), &v)
 }
 

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod common;
-use common::{live, Bg, BIN};
+use common::{live, Bg, TwoHosts, BIN};
 
 fn tmp(name: &str) -> String {
     format!(
@@ -286,36 +286,17 @@ fn a_shell_downlink_changes_under_traffic() {
 #[test]
 fn a_bridge_pipe_changes_under_traffic() {
     let Some(_g) = live() else { return };
-    let id = std::process::id() % 100_000;
-    let (a, b) = (format!("rcA{id}"), format!("rcB{id}"));
-    let clean = format!(
-        "ip netns del {a} 2>/dev/null; ip netns del {b} 2>/dev/null; ip link del pra{id} 2>/dev/null; ip link del prb{id} 2>/dev/null; true"
-    );
-    sh(&clean);
-    sh(&format!(
-        "set -e
-         ip netns add {a}; ip netns add {b}
-         ip link add pra{id} type veth peer name eth0 netns {a}
-         ip link add prb{id} type veth peer name eth0 netns {b}
-         ip -n {a} addr add 10.79.0.1/24 dev eth0; ip -n {a} link set eth0 up
-         ip -n {b} addr add 10.79.0.2/24 dev eth0; ip -n {b} link set eth0 up
-         ip link set pra{id} up; ip link set prb{id} up"
-    ));
+    let hosts = TwoHosts::new("rc", "pr", "10.79.0");
+    let [a, b] = hosts.ns.clone();
     let conf = tmp("bridge.conf");
     std::fs::write(
         &conf,
         "pipe 1 config delay 10ms\nadd 100 pipe 1 ip from any to any\n",
     )
     .expect("config");
-    let name = format!("rc-bridge-{id}");
+    let name = format!("rc-bridge-{}", std::process::id());
     let br = Bg(Command::new(BIN)
-        .args([
-            "bridge",
-            &format!("pra{id}"),
-            &format!("prb{id}"),
-            "-f",
-            &conf,
-        ])
+        .args(["bridge", &hosts.ports[0], &hosts.ports[1], "-f", &conf])
         .args(["--name", &name])
         .spawn()
         .expect("pipelab bridge"));
@@ -335,7 +316,7 @@ fn a_bridge_pipe_changes_under_traffic() {
     );
     drop(rx);
     assert!(br.stop().success());
-    sh(&clean);
+    drop(hosts);
     let _ = std::fs::remove_file(&conf);
     let _ = std::fs::remove_file(&series);
     if let Err(e) = r {

@@ -123,3 +123,65 @@ pub fn ping_avg_ms(out: &str) -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no rtt line in: {out}"))
 }
+
+/// Two network namespaces, `{ns}A{id}` and `{ns}B{id}`, each with an
+/// `eth0` addressed `{subnet}.1/24` and `{subnet}.2/24` whose veth peer
+/// (`{port}a{id}`, `{port}b{id}`) is in the host, all up: what a bridge
+/// joins. Removed on drop (and before, if a crashed run left them).
+pub struct TwoHosts {
+    /// The namespaces, A and B.
+    pub ns: [String; 2],
+    /// The host-side ports, of A and of B.
+    pub ports: [String; 2],
+    /// The addresses, of A and of B.
+    pub addr: [String; 2],
+}
+
+impl TwoHosts {
+    /// Make them; `ns` and `port` are name prefixes of the test, `subnet`
+    /// the first three octets (`"10.77.0"`).
+    pub fn new(ns: &str, port: &str, subnet: &str) -> TwoHosts {
+        let id = std::process::id() % 100_000;
+        let t = TwoHosts {
+            ns: [format!("{ns}A{id}"), format!("{ns}B{id}")],
+            ports: [format!("{port}a{id}"), format!("{port}b{id}")],
+            addr: [format!("{subnet}.1"), format!("{subnet}.2")],
+        };
+        t.remove();
+        let mut script = String::from("set -e\n");
+        for i in 0..2 {
+            let (n, p, a) = (&t.ns[i], &t.ports[i], &t.addr[i]);
+            script.push_str(&format!(
+                "ip netns add {n}\nip link add {p} type veth peer name eth0 netns {n}\n\
+                 ip -n {n} addr add {a}/24 dev eth0; ip -n {n} link set eth0 up; ip -n {n} link set lo up\n\
+                 ip link set {p} up\n"
+            ));
+        }
+        let st = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .status()
+            .expect("sh");
+        assert!(st.success(), "failed: {script}");
+        t
+    }
+
+    fn remove(&self) {
+        let [a, b] = &self.ns;
+        let [pa, pb] = &self.ports;
+        let _ = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!(
+                    "ip netns del {a} 2>/dev/null; ip netns del {b} 2>/dev/null; \
+                     ip link del {pa} 2>/dev/null; ip link del {pb} 2>/dev/null; true"
+                ),
+            ])
+            .status();
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}

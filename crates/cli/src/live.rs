@@ -17,8 +17,9 @@ pub struct RunArgs {
     /// Cap on buffered frame memory (e.g. 512MB).
     #[arg(long, value_name = "SIZE", default_value = "512MB")]
     mem_cap: String,
-    /// Seed of every random decision.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of every random decision: a number, or `random` (a fresh one,
+    /// printed at start and in the report, so the run can be repeated).
+    #[arg(long, default_value = "1", value_parser = crate::seed_arg)]
     seed: u64,
     /// Run the emulator's thread at real-time priority (SCHED_FIFO, where
     /// allowed), so CPU-bound processes do not delay departures; it steps

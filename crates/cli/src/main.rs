@@ -124,9 +124,30 @@ struct OutputArgs {
     /// Print the report as JSON (stable field names) instead of a table.
     #[arg(long)]
     json: bool,
-    /// Seed of every random decision.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of every random decision: a number, or `random` (a fresh one,
+    /// printed in the report so the run can be repeated).
+    #[arg(long, default_value = "1", value_parser = seed_arg)]
     seed: u64,
+}
+
+/// `--seed N|random`: the number, or a fresh one from the kernel's
+/// random source.
+pub(crate) fn seed_arg(s: &str) -> Result<u64, String> {
+    if s.eq_ignore_ascii_case("random") {
+        use std::io::Read;
+        let mut b = [0u8; 8];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut b))
+            .map_err(|e| format!("cannot read /dev/urandom for a random seed: {e}"))?;
+        // Small enough to type back: 0 ..= 2^53 - 1.
+        return Ok(u64::from_le_bytes(b) >> 11);
+    }
+    s.parse::<u64>().map_err(|_| {
+        format!(
+            "'{s}' is not a seed: give a whole number 0..{} or 'random'",
+            u64::MAX
+        )
+    })
 }
 
 #[derive(Args, Debug)]

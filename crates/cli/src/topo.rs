@@ -140,8 +140,8 @@ pub enum TopoCmd {
         /// Threads creating namespaces.
         #[arg(long, default_value_t = 4)]
         threads: usize,
-        /// Seed of every random decision (loss).
-        #[arg(long, default_value_t = 1)]
+        /// Seed of every random decision (loss): a number, or `random`.
+        #[arg(long, default_value = "1", value_parser = crate::seed_arg)]
         seed: u64,
         /// A configuration of the language for the VNs' traffic (pipes,
         /// schedulers, flow queues, rules, tables): rules see a VN's frames
@@ -262,7 +262,7 @@ fn distill(
 
 fn summary(st: &live::TopoState) -> String {
     format!(
-        "topology {} up: {} VNs in {} ({}), {} pipes, {} routes, {:.2} s, pid {}\n",
+        "topology {} up: {} VNs in {} ({}), {} pipes, {} routes, {:.2} s, pid {}, seed {}\n",
         st.name,
         st.vns.len(),
         st.prefix,
@@ -270,7 +270,8 @@ fn summary(st: &live::TopoState) -> String {
         st.pipes,
         st.routes,
         st.up_ms / 1e3,
-        st.pid
+        st.pid,
+        st.seed
     )
 }
 

@@ -199,6 +199,17 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         ports.push(port);
         backends.push((name.clone(), kind));
     }
+    eprintln!(
+        "pipelab bridge: {} <-> {} ({}); seed {}; change it with `pipelab --target {name} ...`",
+        opts.ports[0],
+        opts.ports[1],
+        backends
+            .iter()
+            .map(|(_, k)| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        opts.runner.seed
+    );
     // Blocked before the runner's thread starts, so that it inherits the
     // mask and the signals reach the descriptor.
     let signals = StopSignals::block()?;

@@ -282,7 +282,8 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         .env("PIPELAB_INSIDE", inside.to_string())
         .env("PIPELAB_NAME", &name);
     eprintln!(
-        "pipelab shell: inside {inside}, outside {outside} (PIPELAB_OUTSIDE); change it with `pipelab --target {name} ...`"
+        "pipelab shell: inside {inside}, outside {outside} (PIPELAB_OUTSIDE); seed {}; change it with `pipelab --target {name} ...`",
+        opts.runner.seed
     );
     let interrupts = ignore_interrupts();
     let mut child = spawn_in(&ns, &mut cmd)

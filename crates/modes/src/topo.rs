@@ -123,6 +123,9 @@ pub struct TopoState {
     pub routes: usize,
     /// Time from start to forwarding, ms.
     pub up_ms: f64,
+    /// The seed of every random decision.
+    #[serde(default)]
+    pub seed: u64,
     /// The VNs, in port order.
     pub vns: Vec<VnState>,
     /// Every node (VNs and routers).
@@ -927,6 +930,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         pipes: n_pipes,
         routes: n_routes,
         up_ms: t0.elapsed().as_secs_f64() * 1e3,
+        seed: opts.runner.seed,
         vns,
         nodes,
     };

@@ -622,6 +622,7 @@ mod tests {
             pipes: 4,
             routes: 2,
             up_ms: 1.0,
+            seed: 1,
             vns: vec![vn("a", 1), vn("b", 2)],
             nodes: vec![node("r1", 0), node("a", 1), node("b", 2)],
         }

@@ -118,6 +118,10 @@ fn guard() -> Option<std::sync::MutexGuard<'static, ()>> {
 /// Probe through a bridge with `delay 10ms`: one-way delay mean 10 ms
 /// ± 0.2 ms and p99 within +1 ms, at 1 kpps and 10 kpps.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn probe_through_bridge_sees_the_delay() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
@@ -206,6 +210,10 @@ fn probe(tb: &Testbed, rate: &str, duration: &str) -> Value {
 /// A non-IP frame (ethertype 0x88b5) crosses the bridge with the
 /// configured delay (raw AF_PACKET sockets on both sides, one clock).
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn non_ip_frames_cross_with_the_delay() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
@@ -279,6 +287,10 @@ fn non_ip_delays(tb: &Testbed) -> Vec<f64> {
 /// is back, and frames that could not be sent are counted (`dropped_tx`).
 /// Both backends.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn port_down_and_up_is_survived_and_counted() {
     for backend in ["af-packet", "af-xdp"] {
         port_down_and_up(backend);
@@ -391,6 +403,10 @@ fn fault_and_resume(tb: &Testbed, fault: &str, restore: &str) -> f64 {
 /// `dropped_tx`, and forwards again within 100 ms of an interface of that
 /// name coming back (re-created and up). Both backends.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn a_deleted_port_is_waited_for_and_forwarding_resumes() {
     for backend in ["af-packet", "af-xdp"] {
         let Some(_g) = guard() else { return };
@@ -449,6 +465,10 @@ fn a_deleted_port_is_waited_for_and_forwarding_resumes() {
 /// Rules see the ports: `recv A` delays only frames that came in on A, so
 /// a ping's RTT carries the delay once (A→B), not twice.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn rules_see_the_receiving_port() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
@@ -497,6 +517,10 @@ fn rules_see_the_receiving_port() {
 /// non-IP frame (0x88b5) crosses with its delay, and the report names the
 /// backend of each port.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn af_xdp_bridge_sees_the_delay_and_passes_non_ip_frames() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
@@ -539,6 +563,10 @@ fn af_xdp_bridge_sees_the_delay_and_passes_non_ip_frames() {
 /// an error naming the interface and the cause, and `--backend auto` says
 /// so in one line and runs on AF_PACKET.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn af_xdp_unavailable_fails_clearly_or_falls_back() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
@@ -610,6 +638,10 @@ fn af_xdp_unavailable_fails_clearly_or_falls_back() {
 /// (accounting balanced, frames that could not go counted); the surviving
 /// port keeps no XDP program.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn a_deleted_port_ends_the_bridge_cleanly() {
     for backend in ["af-packet", "af-xdp"] {
         let Some(_g) = guard() else { return };
@@ -811,6 +843,10 @@ fn weighted_shares_live(kind: &str) {
 /// WF2Q+ on live frames: weights 1 and 2 get 1:2 of the link (see
 /// [`weighted_shares_live`]).
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn wf2q_weights_share_the_live_link() {
     let Some(_g) = guard() else { return };
     weighted_shares_live("wf2q+");
@@ -819,6 +855,10 @@ fn wf2q_weights_share_the_live_link() {
 /// DRR on live frames: weights 1 and 2 get 1:2 of the link (see
 /// [`weighted_shares_live`]).
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn drr_weights_share_the_live_link() {
     let Some(_g) = guard() else { return };
     weighted_shares_live("drr");
@@ -828,6 +868,10 @@ fn drr_weights_share_the_live_link() {
 /// destination ports), each offered 2 Mbit/s for 5 s, each get a 1 Mbit/s
 /// pipe of their own, within 5 %.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn masked_pipe_gives_each_live_flow_its_own_link() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
@@ -895,6 +939,10 @@ fn bridge_refuses_a_configuration_it_cannot_run() {
 /// here); a bad word is refused before anything is created, naming the
 /// flag.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn shell_link_words_are_the_whole_pipe_language() {
     let Some(_g) = guard() else { return };
     let out = Command::new(BIN)

@@ -11,6 +11,10 @@ use pipelab_control::{Op, Response};
 /// Configure, `kill -9`, restart: `show`, `pipe show`, `save`, the users'
 /// blocks, netconfig links and limits are all back.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn restart_after_kill9_shows_the_same_configuration() {
     let Some(_g) = live() else { return };
     let dir = open_dir(None);
@@ -98,6 +102,10 @@ fn restart_after_kill9_shows_the_same_configuration() {
 /// 1000 pipes (and a rule each) committed, `kill -9`, restart: the whole
 /// configuration is back and answering within 1 s.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn thousand_pipes_restored_within_one_second() {
     let Some(_g) = live() else { return };
     let dir = open_dir(None);
@@ -167,6 +175,10 @@ fn thousand_pipes_restored_within_one_second() {
 /// 10 clients, 1000 create/use/delete cycles each: no panic, no hang, no
 /// leaked object; at the end `save` holds exactly what was committed.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn ten_concurrent_clients_ten_thousand_cycles() {
     let Some(_g) = live() else { return };
     // The journal is fsynced on every change: keep it in memory here.
@@ -237,6 +249,10 @@ fn ten_concurrent_clients_ten_thousand_cycles() {
 /// 200+ malformed or hostile requests: each gets an error, the
 /// configuration stays as it was, the daemon keeps serving.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn hostile_requests_are_refused_and_change_nothing() {
     let Some(_g) = live() else { return };
     let dir = open_dir(None);
@@ -387,6 +403,10 @@ fn hostile_requests_are_refused_and_change_nothing() {
 /// requests in a row (each applied, journaled with fsync, answered).
 /// Prints requests per second and the latency percentiles.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn reconfiguration_requests_per_second() {
     let Some(_g) = live() else { return };
     for (name, base) in [

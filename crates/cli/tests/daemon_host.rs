@@ -11,6 +11,10 @@ use daemon_common::{live, ok, open_dir, ping_ms, Pld, TableGuard};
 use pipelab_modes::probe::{self, SendOptions};
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn host_mode_delays_ping_and_fails_closed() {
     let Some(_g) = live() else { return };
     let dir = open_dir(None);
@@ -98,6 +102,10 @@ fn host_mode_delays_ping_and_fails_closed() {
 /// changed to 50 ms in the middle: no packet is lost, and the delays seen
 /// span both settings.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn reconfiguring_delay_under_a_probe_flow_loses_nothing() {
     let Some(_g) = live() else { return };
     let dir = open_dir(None);

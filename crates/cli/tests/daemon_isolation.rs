@@ -100,6 +100,10 @@ fn exec(script: &str) -> Op {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn two_users_are_isolated() {
     let Some(_g) = live() else { return };
     let pid = std::process::id() % 100_000;

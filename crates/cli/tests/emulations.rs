@@ -337,6 +337,10 @@ fn ids(name: &str) -> (u32, u32) {
 /// error names the owner); the owner (not in the group: the socket is
 /// theirs) and root change it; a user outside the group cannot connect.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn owner_changes_others_read() {
     if !is_root() {
         eprintln!("skipped: this test creates users (useradd), which needs root");

@@ -104,6 +104,10 @@ fn probe_through(link: &str, rate: &str, duration: &str, size: &str) -> Value {
 /// `pipelab shell --link 'delay 20ms' -- ping`: the RTT is 40 ms ± 0.5 ms
 /// (in one of two runs: see [`in_one_of_two`]).
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn shell_ping_rtt_is_twice_the_delay() {
     let Some(_g) = live() else { return };
     let r = in_one_of_two(|| {
@@ -127,6 +131,10 @@ fn shell_ping_rtt_is_twice_the_delay() {
 /// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost (in one of two
 /// runs: see [`in_one_of_two`]).
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn probe_one_way_delay_is_accurate() {
     let Some(_g) = live() else { return };
     for rate in ["1000pps", "10kpps"] {
@@ -150,6 +158,10 @@ fn probe_one_way_delay_is_accurate() {
 
 /// `loss 5%` and `plr 0.05` drop 5 % of 20k probe packets, within 3σ.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn probe_loss_rate_matches_the_model() {
     let Some(_g) = live() else { return };
     for link in ["loss 5%", "plr 0.05"] {
@@ -170,6 +182,10 @@ fn probe_loss_rate_matches_the_model() {
 /// Real TCP (iperf3) through `bw 10Mbit/s delay 10ms queue 100`: goodput
 /// between 9.0 and 10 Mbit/s.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn iperf3_tcp_goodput_matches_the_bandwidth() {
     let Some(_g) = live() else { return };
     for (bw, lo, hi) in [("10Mbit/s", 9.0, 10.0), ("50Mbit/s", 45.0, 50.0)] {
@@ -209,6 +225,10 @@ fn iperf3_mbps(args: &[&str], seconds: u32) -> f64 {
 /// at least 6 % lost over the range), and at collision 1/CW = 0.0625 lands
 /// within 10 % of the 5.7 Mbit/s the paper measured on the real network.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn wireless_tcp_goodput_follows_table4() {
     let Some(_g) = live() else { return };
     let mut last = f64::INFINITY;
@@ -236,6 +256,10 @@ fn wireless_tcp_goodput_follows_table4() {
 
 /// The exit status is the command's; a bad link option is a clear error.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn shell_exit_status_and_errors() {
     let Some(_g) = live() else { return };
     let st = Command::new(BIN)
@@ -257,6 +281,10 @@ fn shell_exit_status_and_errors() {
 /// The excess is dropped and counted as `memory`, buffer memory never
 /// exceeds the cap, and the accounting still balances.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn memory_cap_holds_under_overload() {
     let Some(_g) = live() else { return };
     // 10 kpps of 1000-byte packets for 1.5 s = 15 MB offered into a 4 MB cap.

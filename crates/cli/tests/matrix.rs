@@ -493,21 +493,37 @@ fn live_mode(run: fn() -> Cell) {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn matrix_shell() {
     live_mode(shell);
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn matrix_bridge() {
     live_mode(bridge);
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn matrix_topology() {
     live_mode(topo);
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn matrix_host_mode() {
     live_mode(host);
 }

@@ -217,6 +217,10 @@ impl Drop for Reader {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn a_shell_downlink_changes_under_traffic() {
     let Some(_g) = live() else { return };
     let name = format!("rc-shell-{}", std::process::id());
@@ -284,6 +288,10 @@ fn a_shell_downlink_changes_under_traffic() {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn a_bridge_pipe_changes_under_traffic() {
     let Some(_g) = live() else { return };
     let hosts = TwoHosts::new("rc", "pr", "10.79.0");
@@ -325,6 +333,10 @@ fn a_bridge_pipe_changes_under_traffic() {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn a_topology_link_changes_under_traffic() {
     let Some(_g) = live() else { return };
     let name = "rctopo";

@@ -126,6 +126,10 @@ fn mbps(m: u64) -> Rate {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn up_down_200_vns_leaves_nothing() {
     let Some(_g) = live() else { return };
     let t = pipelab_topo::gen::star(200, &RoleAttrs::default()).expect("star");
@@ -182,6 +186,10 @@ fn nix_kill(pid: u32) {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn up_1000_vns_under_30_s() {
     let Some(_g) = live() else { return };
     let t = pipelab_topo::gen::star(1000, &RoleAttrs::default()).expect("star");
@@ -218,6 +226,10 @@ fn chain() -> Topology {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn ping_rtt_is_twice_the_route_delay() {
     let Some(_g) = live() else { return };
     let file = write_topo(&chain(), "chain.toml");
@@ -259,6 +271,10 @@ fn ping_rtt_is_twice_the_route_delay() {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn scheduled_link_changes_move_the_rtt() {
     let Some(_g) = live() else { return };
     let file = write_topo(&chain(), "chain-every.toml");
@@ -318,6 +334,10 @@ fn scheduled_link_changes_move_the_rtt() {
 /// ping's RTT grows by 10.8 ms + (672 − 67) µs = 11.4 ms (± 0.5 ms); the
 /// same demand from b to a does the same; `cross clear` restores 12 ms.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn cross_traffic_follows_the_queueing_model() {
     let Some(_g) = live() else { return };
     let mut t = chain();
@@ -391,6 +411,10 @@ fn replies(out: &str) -> Vec<(f64, f64)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn link_down_on_a_ring_reroutes_live() {
     let Some(_g) = live() else { return };
     // Ring of 4 routers, one VN each; r0–r1 is 1 ms, the others 5 ms;
@@ -526,6 +550,10 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 /// ModelNet Fig. 5: 20 flows on a ring of 10 routers with 4 VNs each
 /// (2 Mb/s access, 4 Mb/s ring), once per distillation.
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn modelnet_fig5_distillations() {
     let Some(_g) = live() else { return };
     let attrs = RoleAttrs {

@@ -34,14 +34,13 @@ fn is_root() -> bool {
 /// being root fails.
 fn live() -> Option<MutexGuard<'static, ()>> {
     let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !is_root() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "live tests must run as root in CI"
-        );
-        eprintln!("skipped: host-mode tests need root");
-        return None;
-    }
+    // Without root these tests are built ignored (build.rs); a build
+    // that runs them (as root, or PIPELAB_LIVE=1) without root is a
+    // mistake to report, never a silent pass.
+    assert!(
+        is_root(),
+        "live tests need root (CAP_NET_ADMIN, CAP_NET_RAW): run them as root, or build without PIPELAB_LIVE=1 to have them ignored"
+    );
     Some(g)
 }
 
@@ -202,6 +201,10 @@ fn ping(prefix: &[&str], to: Ipv4Addr, count: u32, interval: &str) -> PingResult
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn ping_rtt_is_twice_the_pipe_delay() {
     let Some(_g) = live() else { return };
     let net = TestNet::new(1, "pipelab_test_rtt");
@@ -233,6 +236,10 @@ fn ping_rtt_is_twice_the_pipe_delay() {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn reconfiguring_under_a_flow_loses_nothing_and_acts_within_one_rtt() {
     let Some(_g) = live() else { return };
     let net = TestNet::new(2, "pipelab_test_rc");
@@ -372,6 +379,10 @@ fn child_plane() {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn fail_closed_after_kill() {
     let Some(_g) = live() else { return };
     let net = TestNet::new(3, "pipelab_test_fc");
@@ -416,6 +427,10 @@ fn fail_closed_after_kill() {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn uid_rule_delays_only_that_users_traffic() {
     let Some(_g) = live() else { return };
     let net = TestNet::new(4, "pipelab_test_uid");
@@ -499,6 +514,10 @@ fn send_flow(net: &TestNet, port: u16, count: u64) {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn duplicates_are_reinjected_and_losses_get_drop_verdicts() {
     let Some(_g) = live() else { return };
     let net = TestNet::new(5, "pipelab_test_dup");
@@ -540,6 +559,10 @@ fn duplicates_are_reinjected_and_losses_get_drop_verdicts() {
 }
 
 #[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn removed_pipes_and_stop_release_every_held_packet() {
     let Some(_g) = live() else { return };
     let net = TestNet::new(6, "pipelab_test_drain");

@@ -6,7 +6,6 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use pipelab_control::{Client, Op, Response};
@@ -14,27 +13,10 @@ use pipelab_control::{Client, Op, Response};
 /// The daemon binary under test.
 pub const PIPELABD: &str = env!("CARGO_BIN_EXE_pipelabd");
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Root (uid 0)?
-pub fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
-/// The serialisation guard, or `None` (test skipped) when not root. In CI
-/// (`CI` set) not being root is a failure, never a skip.
-pub fn live() -> Option<MutexGuard<'static, ()>> {
-    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !is_root() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "live tests must run as root in CI"
-        );
-        eprintln!("skipped: live tests need root");
-        return None;
-    }
-    Some(guard)
-}
+#[path = "../common/mod.rs"]
+mod common;
+#[allow(unused_imports)]
+pub use common::{is_root, live};
 
 /// A directory everyone may traverse (the socket's and the helper's).
 pub fn open_dir(base: Option<&Path>) -> tempfile::TempDir {

@@ -34,6 +34,7 @@
 
 pub mod ast;
 pub mod error;
+pub mod files;
 pub mod lexer;
 pub mod netconfig;
 pub mod parser;

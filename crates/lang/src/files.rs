@@ -28,6 +28,14 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
+use pipelab_engine::models::{
+    BwTrace, Dwell, EmpiricalDelay, GraphState, MarkovGraph, ModelError,
+    Probability as ModelProbability, Profile, StateParams, TraceEntry, TraceLoss,
+};
+use pipelab_engine::time::{Duration, Instant};
+
+use crate::units::{self, Probability, UnitError};
+
 /// The largest file a configuration may name: 64 MiB. Larger files are
 /// refused before anything is read (and a file that grows past it while
 /// being read is refused too).
@@ -191,6 +199,507 @@ pub fn read_named_file(path: impl AsRef<Path>) -> Result<String, FileError> {
         path: name(),
         offset: e.utf8_error().valid_up_to(),
     })
+}
+
+/// An error in the text of a format: the 1-based line, when the error is
+/// on one, and what is wrong. A value's error is the language's, hint
+/// included (`unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?`).
+/// The caller names the file: `'PATH': line N: ...`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+pub struct TextError {
+    /// The 1-based line, when the error is on one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TextError {
+    fn at(line: usize, message: impl Into<String>) -> TextError {
+        TextError {
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+
+    /// The engine's refusal, at the line of the entry it names (`lines[i]`
+    /// is the line of the constructor's entry `i`), else at no line.
+    fn model(e: ModelError, lines: &[usize]) -> TextError {
+        TextError {
+            line: e.index.and_then(|i| lines.get(i).copied()),
+            message: e.message,
+        }
+    }
+
+    /// The engine's refusal of what line `line` gave.
+    fn model_at(line: usize) -> impl Fn(ModelError) -> TextError {
+        move |e| TextError::at(line, e.message)
+    }
+
+    /// The language's refusal of a value on line `line`.
+    fn unit_at(line: usize) -> impl Fn(UnitError) -> TextError {
+        move |e| TextError::at(line, e.to_string())
+    }
+}
+
+/// The meaningful lines of a text: `(1-based line number, content)` with
+/// `#` comments and surrounding blanks removed and empty lines skipped.
+fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().filter_map(|(i, raw)| {
+        let content = match raw.find('#') {
+            Some(hash) => &raw[..hash],
+            None => raw,
+        }
+        .trim();
+        (!content.is_empty()).then_some((i + 1, content))
+    })
+}
+
+/// A count written as plain digits (a packet number, a table size).
+fn count<T: std::str::FromStr>(word: &str) -> Option<T> {
+    if word.is_empty() || !word.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    word.parse().ok()
+}
+
+/// The engine's probability for a language one (exact to 1e-9: the
+/// nearest float to the decimal as written).
+fn model_p(p: Probability) -> ModelProbability {
+    ModelProbability::new(p.as_f64()).unwrap_or(ModelProbability::ONE)
+}
+
+/// Reads an empirical delay distribution (`distribution file:PATH`).
+///
+/// One entry per line, `#` starts a comment, blank lines are skipped.
+/// Either **samples**, one delay per line, or **CDF points**, `P VALUE`
+/// per line (not both in one file): a delay is written as a pipe's
+/// `delay` (`12.5ms`, `800us`, `2s`, `350ns`; a bare number is
+/// milliseconds), `P` as a probability (`0.25` or `25%`). The engine's
+/// [`EmpiricalDelay::from_samples`] and [`EmpiricalDelay::from_cdf`] check
+/// the rest (points never decreasing, the last `P` equal to 1).
+pub fn parse_distribution(text: &str) -> Result<EmpiricalDelay, TextError> {
+    let mut samples: Vec<Duration> = Vec::new();
+    let mut points: Vec<(ModelProbability, Duration)> = Vec::new();
+    let mut point_lines: Vec<usize> = Vec::new();
+    // The first line of each kind, to explain a mix.
+    let (mut first_sample, mut first_point) = (None, None);
+    for (line, content) in content_lines(text) {
+        let unit = TextError::unit_at(line);
+        let tokens: Vec<&str> = content.split_whitespace().collect();
+        match tokens.as_slice() {
+            [value] => {
+                if let Some(p) = first_point {
+                    return Err(TextError::at(
+                        line,
+                        format!(
+                            "a single sample in a file of CDF points (first `P VALUE` at line {p})"
+                        ),
+                    ));
+                }
+                first_sample.get_or_insert(line);
+                samples.push(units::parse_delay(value).map_err(unit)?);
+            }
+            [p, value] => {
+                if let Some(s) = first_sample {
+                    return Err(TextError::at(
+                        line,
+                        format!(
+                            "a `P VALUE` point in a file of samples (first sample at line {s})"
+                        ),
+                    ));
+                }
+                first_point.get_or_insert(line);
+                let prob = units::parse_probability(p).map_err(&unit)?;
+                let delay = units::parse_delay(value).map_err(&unit)?;
+                points.push((model_p(prob), delay));
+                point_lines.push(line);
+            }
+            _ => {
+                return Err(TextError::at(
+                    line,
+                    format!(
+                        "expected one delay or `P VALUE`, found {} fields",
+                        tokens.len()
+                    ),
+                ))
+            }
+        }
+    }
+    if points.is_empty() {
+        EmpiricalDelay::from_samples(samples).map_err(|e| TextError::model(e, &[]))
+    } else {
+        EmpiricalDelay::from_cdf(points).map_err(|e| TextError::model(e, &point_lines))
+    }
+}
+
+/// Reads a loss trace (`loss trace:PATH`, KauNet-style patterns).
+///
+/// Entries are separated by blanks, commas or newlines; `#` starts a
+/// comment. An entry is `17` (drop the 17th packet that reaches the loss
+/// stage, counting from 1), `100-120` (packets 100 to 120 inclusive) or
+/// `@1.5s-2s` (every packet reaching the loss stage at a time `t` with
+/// `1.5 s ≤ t < 2 s` since the start of the run; times are written as a
+/// pipe's `delay`, a bare number being milliseconds). Entries may overlap
+/// and come in any order; an empty trace drops nothing.
+pub fn parse_loss_trace(text: &str) -> Result<TraceLoss, TextError> {
+    let mut entries: Vec<TraceEntry> = Vec::new();
+    let mut lines: Vec<usize> = Vec::new();
+    for (line, content) in content_lines(text) {
+        let unit = TextError::unit_at(line);
+        for token in content
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|t| !t.is_empty())
+        {
+            let entry = if let Some(times) = token.strip_prefix('@') {
+                let Some((a, b)) = times.split_once('-') else {
+                    return Err(TextError::at(
+                        line,
+                        format!("`{token}`: a time interval needs an end, as in `@1.5s-2s`"),
+                    ));
+                };
+                let start = units::parse_delay(a).map_err(&unit)?;
+                let end = units::parse_delay(b).map_err(&unit)?;
+                TraceEntry::Interval {
+                    start: Instant(start.as_nanos()),
+                    end: Instant(end.as_nanos()),
+                }
+            } else {
+                let (a, b) = token.split_once('-').unwrap_or((token, token));
+                let (Some(first), Some(last)) = (count::<u64>(a), count::<u64>(b)) else {
+                    return Err(TextError::at(
+                        line,
+                        format!(
+                            "`{token}` is not a packet number, a range `A-B` or an interval `@T1-T2`"
+                        ),
+                    ));
+                };
+                TraceEntry::Packets { first, last }
+            };
+            entries.push(entry);
+            lines.push(line);
+        }
+    }
+    TraceLoss::new(entries).map_err(|e| TextError::model(e, &lines))
+}
+
+/// Reads a Mahimahi delivery-opportunity trace (`bw trace:PATH`).
+///
+/// One timestamp per line, the offset of a delivery opportunity from the
+/// start of the link, written as a pipe's `delay`: a bare number is
+/// milliseconds, Mahimahi's unit (`12`), and a unit may be given
+/// (`12500us`). Blank lines and `#` comments are skipped. The engine's
+/// [`BwTrace::new`] checks the rest (non-decreasing, a positive last
+/// timestamp).
+pub fn parse_bw_trace(text: &str) -> Result<BwTrace, TextError> {
+    let mut offsets: Vec<Duration> = Vec::new();
+    let mut lines: Vec<usize> = Vec::new();
+    for (line, content) in content_lines(text) {
+        let words: Vec<&str> = content.split_whitespace().collect();
+        let [word] = words.as_slice() else {
+            return Err(TextError::at(
+                line,
+                format!(
+                    "expected one timestamp per line, found {} words",
+                    words.len()
+                ),
+            ));
+        };
+        offsets.push(units::parse_delay(word).map_err(TextError::unit_at(line))?);
+        lines.push(line);
+    }
+    BwTrace::new(offsets).map_err(|e| TextError::model(e, &lines))
+}
+
+/// The tokens of a profile line up to a token that starts with `#`
+/// (ipfw's rule: `200#x` is not a comment).
+fn profile_tokens(line: &str) -> impl Iterator<Item = &str> {
+    line.split([' ', '\t', '\r'])
+        .filter(|t| !t.is_empty())
+        .take_while(|t| !t.starts_with('#'))
+}
+
+/// Reads a Dummynet MAC-overhead profile (`profile PATH`), the format of
+/// ipfw's `load_extra_delays`.
+///
+/// One `keyword argument` pair per line, whitespace separated; a token
+/// that starts with `#` ends the line; blank lines are skipped; keywords
+/// are case-insensitive. `name ID` (the rest of the line, at most once);
+/// `bw RATE` or `bandwidth RATE` (a rate as a pipe's `bw`: `2Mbit/s`, a
+/// bare number is bit/s); `loss-level L` (a probability: `0.99` or `99%`);
+/// `samples N` (`1..=1024`); then `prob delay` or `delay prob`, which
+/// starts the points, one `P D` (or `D P`) per line until the next
+/// keyword, `P` a probability and `D` a delay as a pipe's `delay` (a bare
+/// number is milliseconds, ipfw's unit). The engine's [`Profile::builder`]
+/// checks the values and the curve.
+pub fn parse_profile(text: &str) -> Result<Profile, TextError> {
+    let mut b = Profile::builder();
+    let (mut has_name, mut has_bw, mut has_loss, mut has_samples) = (false, false, false, false);
+    let mut delay_first = false;
+    let mut do_points = false;
+    let mut point_lines: Vec<usize> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let err = |m: String| TextError::at(line, m);
+        let (unit, model) = (TextError::unit_at(line), TextError::model_at(line));
+        let mut toks = profile_tokens(raw);
+        let Some(key) = toks.next() else {
+            continue;
+        };
+        let Some(arg) = toks.next() else {
+            return Err(err(format!("missing argument for `{key}`")));
+        };
+        let k = key.to_ascii_lowercase();
+        // `name` takes the rest of the line (the paper writes `name
+        // profile foo`); every other keyword takes one argument.
+        if k == "name" {
+            if std::mem::replace(&mut has_name, true) {
+                return Err(err("duplicate `name` line".into()));
+            }
+            let mut full = arg.to_string();
+            for t in toks {
+                full.push(' ');
+                full.push_str(t);
+            }
+            b.name(full);
+            do_points = false;
+            continue;
+        }
+        if toks.next().is_some() {
+            return Err(err(format!("too many arguments for `{key}`")));
+        }
+        match k.as_str() {
+            "samples" => {
+                if std::mem::replace(&mut has_samples, true) {
+                    return Err(err("duplicate `samples` line".into()));
+                }
+                let n = count::<usize>(arg)
+                    .ok_or_else(|| err(format!("invalid number of samples `{arg}`")))?;
+                b.samples(n).map_err(model)?;
+                do_points = false;
+            }
+            "bw" | "bandwidth" => {
+                if std::mem::replace(&mut has_bw, true) {
+                    return Err(err(format!("duplicate `{key}` line")));
+                }
+                b.bandwidth(units::parse_rate(arg).map_err(unit)?)
+                    .map_err(model)?;
+            }
+            "loss-level" => {
+                if std::mem::replace(&mut has_loss, true) {
+                    return Err(err("duplicate `loss-level` line".into()));
+                }
+                b.loss_level(model_p(units::parse_probability(arg).map_err(unit)?));
+                do_points = false;
+            }
+            "delay" | "prob" => {
+                if do_points {
+                    return Err(err(format!("duplicate `{key}` header")));
+                }
+                let other = if k == "delay" { "prob" } else { "delay" };
+                if !arg.eq_ignore_ascii_case(other) {
+                    return Err(err(format!(
+                        "expected `{key} {other}` to start the points, found `{key} {arg}`"
+                    )));
+                }
+                delay_first = k == "delay";
+                do_points = true;
+            }
+            _ if do_points => {
+                let (p, d) = if delay_first { (arg, key) } else { (key, arg) };
+                let prob = units::parse_probability(p).map_err(&unit)?;
+                let delay = units::parse_delay(d).map_err(&unit)?;
+                b.point(model_p(prob), delay).map_err(model)?;
+                point_lines.push(line);
+            }
+            _ => return Err(err(format!("unrecognised keyword `{key}`"))),
+        }
+    }
+    b.build().map_err(|e| TextError::model(e, &point_lines))
+}
+
+/// The parameters of a `state` line after its name: `[bw RATE] [loss P]
+/// [snr DB] [netload P] [collision P] [delay D]`, each at most once.
+fn state_params(words: &[&str]) -> Result<StateParams, String> {
+    let mut p = StateParams::default();
+    if let [.., last] = words {
+        if !words.len().is_multiple_of(2) {
+            return Err(format!("`{last}` needs a value"));
+        }
+    }
+    for kv in words.chunks(2) {
+        let (k, v) = (kv[0], kv[1]);
+        let dup = || format!("`{k}` given twice");
+        let unit = |e: UnitError| e.to_string();
+        let taken = match k {
+            "bw" | "bandwidth" => p
+                .bandwidth
+                .replace(units::parse_rate(v).map_err(unit)?)
+                .is_some(),
+            "loss" | "plr" => p
+                .loss
+                .replace(units::parse_loss_rate(v).map_err(unit)?.as_f64())
+                .is_some(),
+            "snr" => p
+                .snr_db
+                .replace(units::parse_db(v).map_err(unit)?.as_f64())
+                .is_some(),
+            "netload" => p
+                .netload
+                .replace(units::parse_probability(v).map_err(unit)?.as_f64())
+                .is_some(),
+            "collision" => p
+                .collision
+                .replace(units::parse_probability(v).map_err(unit)?.as_f64())
+                .is_some(),
+            "delay" => p
+                .delay
+                .replace(units::parse_delay(v).map_err(unit)?)
+                .is_some(),
+            _ => return Err(format!("unknown state parameter `{k}`")),
+        };
+        if taken {
+            return Err(dup());
+        }
+    }
+    Ok(p)
+}
+
+/// Reads a time-varying link's Markov graph (`timevarying PATH`,
+/// PlanetLab-Dummynet §4.4).
+///
+/// Line oriented; `#` starts a comment; blank lines are skipped; words
+/// are separated by blanks:
+/// * `state NAME [bw RATE] [loss P] [snr DB] [netload P] [collision P]
+///   [delay D]`: a state and the parameters it overrides, each written as
+///   in a pipe's configuration (`bw 11Mbit/s`, `delay 10ms`, a bare delay
+///   being milliseconds; `snr 20dB`, a bare number being dB; `loss`,
+///   `netload` and `collision` a probability, `0.06` or `6%`). The first
+///   state is the initial one unless `initial` says otherwise.
+/// * `dwell NAME P1 D1 [P2 D2 ...]`: the corners of the state's
+///   piecewise-linear dwell-time CDF (`P` a probability, `D` a duration
+///   as above); exactly one per state.
+/// * `arc FROM TO P`: move from `FROM` to `TO` with probability `P`.
+/// * `initial NAME`: the state at time zero (at most once).
+///
+/// Arcs and dwells may name states declared later. The engine's
+/// [`Dwell::new`], [`StateParams::check`] and [`MarkovGraph::new`] check
+/// the values and the graph; every error names its line (for a state's
+/// own problems, such as arcs that do not sum to 1, the line declaring
+/// it).
+pub fn parse_markov_graph(text: &str) -> Result<MarkovGraph, TextError> {
+    struct Draft {
+        name: String,
+        params: StateParams,
+        line: usize,
+        dwell: Option<Dwell>,
+        arcs: Vec<(usize, ModelProbability)>,
+    }
+    let mut states: Vec<Draft> = Vec::new();
+    let mut initial: Option<(String, usize)> = None;
+    // Arcs and dwells may name states declared later: resolved after.
+    let mut arcs: Vec<(String, String, ModelProbability, usize)> = Vec::new();
+    let mut dwells: Vec<(String, Dwell, usize)> = Vec::new();
+    for (line, content) in content_lines(text) {
+        let err = |m: String| TextError::at(line, m);
+        let unit = TextError::unit_at(line);
+        let words: Vec<&str> = content.split_whitespace().collect();
+        match words.as_slice() {
+            ["state", rest @ ..] => {
+                let [name, params @ ..] = rest else {
+                    return Err(err("`state` needs a name".into()));
+                };
+                if states.iter().any(|s| s.name == *name) {
+                    return Err(err(format!("state `{name}` is declared twice")));
+                }
+                let params = state_params(params).map_err(err)?;
+                params.check().map_err(TextError::model_at(line))?;
+                states.push(Draft {
+                    name: name.to_string(),
+                    params,
+                    line,
+                    dwell: None,
+                    arcs: Vec::new(),
+                });
+            }
+            ["dwell", rest @ ..] => {
+                let [name, pairs @ ..] = rest else {
+                    return Err(err("`dwell` needs a state name".into()));
+                };
+                if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
+                    return Err(err("`dwell` needs pairs `P D`".into()));
+                }
+                let mut pts = Vec::with_capacity(pairs.len() / 2);
+                for pair in pairs.chunks(2) {
+                    let p = units::parse_probability(pair[0]).map_err(&unit)?;
+                    let d = units::parse_delay(pair[1]).map_err(&unit)?;
+                    pts.push((model_p(p), d));
+                }
+                let dwell = Dwell::new(pts).map_err(TextError::model_at(line))?;
+                dwells.push((name.to_string(), dwell, line));
+            }
+            ["arc", from, to, p] => {
+                let p = units::parse_probability(p).map_err(&unit)?;
+                arcs.push((from.to_string(), to.to_string(), model_p(p), line));
+            }
+            ["arc", ..] => return Err(err("`arc` takes FROM TO P".into())),
+            ["initial", name] => {
+                if initial.is_some() {
+                    return Err(err("duplicate `initial` line".into()));
+                }
+                initial = Some((name.to_string(), line));
+            }
+            ["initial", ..] => return Err(err("`initial` takes one state name".into())),
+            [other, ..] => return Err(err(format!("unknown keyword `{other}`"))),
+            [] => {}
+        }
+    }
+    if states.is_empty() {
+        return Err(TextError {
+            line: None,
+            message: "no `state` lines".into(),
+        });
+    }
+    let find = |name: &str, states: &[Draft]| states.iter().position(|s| s.name == name);
+    for (name, dwell, line) in dwells {
+        let i = find(&name, &states)
+            .ok_or_else(|| TextError::at(line, format!("unknown state `{name}`")))?;
+        if states[i].dwell.is_some() {
+            return Err(TextError::at(
+                line,
+                format!("second `dwell` for state `{name}`"),
+            ));
+        }
+        states[i].dwell = Some(dwell);
+    }
+    for (from, to, p, line) in arcs {
+        let unknown = |n: &str| TextError::at(line, format!("unknown state `{n}`"));
+        let i = find(&from, &states).ok_or_else(|| unknown(&from))?;
+        let j = find(&to, &states).ok_or_else(|| unknown(&to))?;
+        states[i].arcs.push((j, p));
+    }
+    let initial = match initial {
+        None => 0,
+        Some((name, line)) => find(&name, &states)
+            .ok_or_else(|| TextError::at(line, format!("unknown initial state `{name}`")))?,
+    };
+    let lines: Vec<usize> = states.iter().map(|s| s.line).collect();
+    let mut out = Vec::with_capacity(states.len());
+    for s in states {
+        let Some(dwell) = s.dwell else {
+            return Err(TextError::at(
+                s.line,
+                format!("state `{}` has no `dwell` line", s.name),
+            ));
+        };
+        out.push(GraphState {
+            name: s.name,
+            params: s.params,
+            dwell,
+            arcs: s.arcs,
+        });
+    }
+    MarkovGraph::new(out, initial).map_err(|e| TextError::model(e, &lines))
 }
 
 #[cfg(test)]

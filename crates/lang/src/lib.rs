@@ -48,7 +48,7 @@ pub use ast::{
     NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
     UserMatch,
 };
-pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessSpec};
+pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
 pub use error::{ParseError, Spanned};
 pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
 pub use parser::{parse_line, parse_pipe_params, parse_script};

@@ -495,6 +495,55 @@ impl EmpiricalDelay {
         })
     }
 
+    /// The piecewise-linear CDF through `points`, `(P, delay)` in file
+    /// order: at least one, `P` and the delays never decreasing, the last
+    /// `P` exactly 1 (module docs). An error names the offending point's
+    /// index.
+    pub fn from_cdf(
+        points: impl IntoIterator<Item = (Probability, Duration)>,
+    ) -> Result<EmpiricalDelay, ModelError> {
+        let mut out: Vec<(f64, u64)> = Vec::new();
+        for (i, (p, d)) in points.into_iter().enumerate() {
+            let (prob, ns) = (p.get(), d.as_nanos());
+            if let Some(&(last_p, last_v)) = out.last() {
+                if prob < last_p {
+                    return Err(ModelError::at(
+                        EMPIRICAL,
+                        i,
+                        format!(
+                            "probability {prob} is below the previous point's {last_p} (a CDF never decreases)"
+                        ),
+                    ));
+                }
+                if ns < last_v {
+                    return Err(ModelError::at(
+                        EMPIRICAL,
+                        i,
+                        format!(
+                            "value {} is below the previous point's {} (a CDF's values never decrease)",
+                            Duration(ns),
+                            Duration(last_v)
+                        ),
+                    ));
+                }
+            }
+            out.push((prob, ns));
+        }
+        let Some(&(last_p, _)) = out.last() else {
+            return Err(ModelError::new(EMPIRICAL, "no CDF points"));
+        };
+        if last_p != 1.0 {
+            return Err(ModelError::at(
+                EMPIRICAL,
+                out.len() - 1,
+                format!("the last CDF point has P = {last_p}; it must be 1"),
+            ));
+        }
+        Ok(EmpiricalDelay {
+            repr: Empirical::Cdf(out),
+        })
+    }
+
     /// Number of samples or CDF points.
     pub fn len(&self) -> usize {
         match &self.repr {

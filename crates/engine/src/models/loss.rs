@@ -44,7 +44,7 @@ use rand::RngCore;
 
 use crate::models::{content_lines, parse_duration_ns, CorrelatedRandom, ModelError, Probability};
 use crate::rng::StageRng;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// `loss P [CORR]`: independent (or netem-correlated) losses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -261,7 +261,76 @@ pub struct TraceLoss {
 
 const TRACE: &str = "loss trace";
 
+/// One entry of a loss trace: packets, or a time interval, to drop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceEntry {
+    /// Packets `first..=last` (1-based, in the order they reach the loss
+    /// stage).
+    Packets {
+        /// The first packet dropped, at least 1.
+        first: u64,
+        /// The last packet dropped, at least `first`.
+        last: u64,
+    },
+    /// Every packet reaching the loss stage at a time `t` with
+    /// `start ≤ t < end`, times since the engine's epoch.
+    Interval {
+        /// The start of the interval.
+        start: Instant,
+        /// The end of the interval, after `start`.
+        end: Instant,
+    },
+}
+
 impl TraceLoss {
+    /// A trace dropping the packets and intervals of `entries`, which may
+    /// overlap and come in any order. Rejects packet 0, a range that runs
+    /// backwards and an empty interval, naming the entry's index. No
+    /// entries drop nothing.
+    pub fn new(entries: impl IntoIterator<Item = TraceEntry>) -> Result<TraceLoss, ModelError> {
+        let mut packets = Vec::new();
+        let mut intervals = Vec::new();
+        for (i, entry) in entries.into_iter().enumerate() {
+            match entry {
+                TraceEntry::Packets { first, last } => {
+                    if first == 0 {
+                        return Err(ModelError::at(
+                            TRACE,
+                            i,
+                            "packet 0: packets are numbered from 1",
+                        ));
+                    }
+                    if first > last {
+                        return Err(ModelError::at(
+                            TRACE,
+                            i,
+                            format!("the range {first}-{last} runs backwards"),
+                        ));
+                    }
+                    packets.push((first, last));
+                }
+                TraceEntry::Interval { start, end } => {
+                    if start >= end {
+                        return Err(ModelError::at(
+                            TRACE,
+                            i,
+                            format!(
+                                "the interval from {} to {} is empty",
+                                Duration(start.as_nanos()),
+                                Duration(end.as_nanos())
+                            ),
+                        ));
+                    }
+                    intervals.push((start.as_nanos(), end.as_nanos()));
+                }
+            }
+        }
+        Ok(TraceLoss {
+            packets: merge(packets, 1),
+            intervals: merge(intervals, 0),
+        })
+    }
+
     /// Parses a loss trace (KauNet-style patterns, as text).
     ///
     /// Format: entries separated by blanks, commas or newlines; `#` starts a
@@ -343,6 +412,19 @@ impl TraceLoss {
     /// How many time intervals the trace lists (after merging overlaps).
     pub fn intervals(&self) -> usize {
         self.intervals.len()
+    }
+
+    /// The packet ranges dropped, `(first, last)` inclusive, merged and
+    /// sorted.
+    pub fn packet_ranges(&self) -> &[(u64, u64)] {
+        &self.packets
+    }
+
+    /// The time intervals dropped, `[start, end)`, merged and sorted.
+    pub fn time_intervals(&self) -> impl Iterator<Item = (Instant, Instant)> + '_ {
+        self.intervals
+            .iter()
+            .map(|&(a, b)| (Instant(a), Instant(b)))
     }
 }
 

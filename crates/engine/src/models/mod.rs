@@ -62,35 +62,42 @@ pub use codel::{Codel, CodelConfig};
 pub use corrupt::{flip_bit, BitErrorRate, BitErrors, CorruptConfig, CorruptModel, NetemCorrupt};
 pub use delay::{DelayDist, DelayModel, Distribution, EmpiricalDelay};
 pub use duplicate::{DuplicateConfig, DuplicateModel};
-pub use loss::{FourState, GilbertElliott, LossConfig, LossModel, TraceLoss, UniformLoss};
+pub use loss::{
+    FourState, GilbertElliott, LossConfig, LossModel, TraceEntry, TraceLoss, UniformLoss,
+};
 pub use pie::{Pie, PieConfig};
-pub use profile::{Airtime, Profile, ProfileModel, ProfilePoint, ProfileSampling};
+pub use profile::{Airtime, Profile, ProfileBuilder, ProfileModel, ProfilePoint, ProfileSampling};
 pub use red::{QueueMeasure, Red, RedConfig, RedVariant};
 pub use reorder::{NetemReorder, ReorderConfig, ReorderDecision, SwapConfig, SwapReorder};
-pub use timevarying::{Dwell, MarkovGraph, StateParams, TimeVarying};
+pub use timevarying::{Dwell, GraphState, MarkovGraph, StateParams, TimeVarying};
 pub use trace_bw::{BwTrace, TraceLink};
 pub use wireless::{
     Attempts, MacTiming, Modulation, PerTable, Preamble, Standard, WirelessConfig, WirelessModel,
     WirelessStats,
 };
 
-/// Why a model's configuration or input file was rejected.
+/// Why a model's configuration was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelError {
-    /// What was being built or parsed, e.g. `"empirical delay"`, `"loss trace"`.
+    /// What was being built, e.g. `"empirical delay"`, `"loss trace"`.
     pub what: &'static str,
     /// The 1-based line of the input text, when the error is in a file.
     pub line: Option<usize>,
+    /// The 0-based position, in a constructor's input, of the entry the
+    /// error is about (a sample, a CDF point, a timestamp, a state), so
+    /// that a reader of a file can name the entry's line.
+    pub index: Option<usize>,
     /// What is wrong, in the user's words.
     pub message: String,
 }
 
 impl ModelError {
-    /// An error not tied to a line (a bad parameter).
+    /// An error not tied to an entry (a bad parameter).
     pub fn new(what: &'static str, message: impl Into<String>) -> ModelError {
         ModelError {
             what,
             line: None,
+            index: None,
             message: message.into(),
         }
     }
@@ -100,6 +107,17 @@ impl ModelError {
         ModelError {
             what,
             line: Some(line),
+            index: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error about entry `index` (0-based) of a constructor's input.
+    pub fn at(what: &'static str, index: usize, message: impl Into<String>) -> ModelError {
+        ModelError {
+            what,
+            line: None,
+            index: Some(index),
             message: message.into(),
         }
     }

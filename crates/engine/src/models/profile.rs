@@ -73,7 +73,7 @@ use core::fmt;
 
 use rand::Rng;
 
-use crate::models::{parse_duration_ns, ModelError};
+use crate::models::{parse_duration_ns, ModelError, Probability};
 use crate::rng::StageRng;
 use crate::time::{Duration, Rate};
 
@@ -340,6 +340,11 @@ impl Profile {
         ))
     }
 
+    /// A builder of a profile from typed values (see [`ProfileBuilder`]).
+    pub fn builder() -> ProfileBuilder {
+        ProfileBuilder::default()
+    }
+
     /// Builds the table and the loss index from validated parts.
     fn build(
         name: Option<String>,
@@ -435,6 +440,116 @@ impl Profile {
         let frac = (u - a.prob) / (b.prob - a.prob);
         let span = (b.delay.0 - a.delay.0) as f64;
         Duration(a.delay.0 + (frac * span) as u64)
+    }
+}
+
+/// Builds a [`Profile`] from typed values: each setter checks its value as
+/// it is given (so the reader of a profile file, calling them line by line,
+/// can say which line is wrong), [`ProfileBuilder::build`] checks the whole.
+/// Absent values take ipfw's defaults: no name, no bandwidth, loss level 1
+/// (no loss), [`DEFAULT_SAMPLES`] samples.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProfileBuilder {
+    name: Option<String>,
+    bandwidth: Option<Rate>,
+    loss_level: Option<f64>,
+    samples: Option<usize>,
+    points: Vec<ProfilePoint>,
+}
+
+impl ProfileBuilder {
+    /// Sets the label.
+    pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the rate the profile was measured at (a pipe without `bw`
+    /// takes it); it must be positive.
+    pub fn bandwidth(&mut self, rate: Rate) -> Result<&mut Self, ModelError> {
+        if rate.is_unlimited() {
+            return Err(ModelError::new(WHAT, "bandwidth must be positive"));
+        }
+        self.bandwidth = Some(rate);
+        Ok(self)
+    }
+
+    /// Sets the loss level `L`: draws at or above it are lost.
+    pub fn loss_level(&mut self, level: Probability) -> &mut Self {
+        self.loss_level = Some(level.get());
+        self
+    }
+
+    /// Sets the size of dummynet's table, `1..=MAX_SAMPLES`.
+    pub fn samples(&mut self, n: usize) -> Result<&mut Self, ModelError> {
+        if n == 0 {
+            return Err(ModelError::new(
+                WHAT,
+                "the number of samples must be positive",
+            ));
+        }
+        if n > MAX_SAMPLES {
+            return Err(ModelError::new(
+                WHAT,
+                format!("too many samples, maximum is {MAX_SAMPLES}"),
+            ));
+        }
+        self.samples = Some(n);
+        Ok(self)
+    }
+
+    /// Adds a corner of the CDF (in any order; at most [`MAX_SAMPLES`]).
+    pub fn point(&mut self, prob: Probability, delay: Duration) -> Result<&mut Self, ModelError> {
+        if self.points.len() >= MAX_SAMPLES {
+            return Err(ModelError::at(
+                WHAT,
+                self.points.len(),
+                format!("too many points, maximum is {MAX_SAMPLES}"),
+            ));
+        }
+        self.points.push(ProfilePoint {
+            prob: prob.get(),
+            delay,
+        });
+        Ok(self)
+    }
+
+    /// The profile: at least 2 points, which sorted by probability (then
+    /// delay) must have non-decreasing delays (a CDF); an error about a
+    /// point names its index in the order the points were given.
+    pub fn build(&self) -> Result<Profile, ModelError> {
+        if self.points.len() < 2 {
+            return Err(ModelError::new(WHAT, "too few points, need at least 2"));
+        }
+        let mut points: Vec<(ProfilePoint, usize)> = self
+            .points
+            .iter()
+            .copied()
+            .enumerate()
+            .map(|(i, p)| (p, i))
+            .collect();
+        points.sort_by(|(a, _), (b, _)| a.prob.total_cmp(&b.prob).then(a.delay.cmp(&b.delay)));
+        for w in points.windows(2) {
+            let ((a, _), (b, index)) = (w[0], w[1]);
+            if b.delay < a.delay {
+                return Err(ModelError::at(
+                    WHAT,
+                    index,
+                    format!(
+                        "delay {} at probability {} is below {} at probability {}: \
+                         delays must not decrease as the probability grows",
+                        b.delay, b.prob, a.delay, a.prob
+                    ),
+                ));
+            }
+        }
+        Ok(Profile::build(
+            self.name.clone(),
+            self.bandwidth,
+            self.loss_level.unwrap_or(1.0),
+            self.samples.unwrap_or(DEFAULT_SAMPLES),
+            points.into_iter().map(|(p, _)| p).collect(),
+        ))
     }
 }
 

@@ -47,7 +47,7 @@ use core::fmt;
 use rand::Rng;
 
 use crate::models::wireless::{parse_fraction, parse_rate};
-use crate::models::{content_lines, parse_duration_ns, ModelError};
+use crate::models::{content_lines, parse_duration_ns, ModelError, Probability};
 use crate::rng::StageRng;
 use crate::time::{Duration, Instant, Rate};
 
@@ -68,6 +68,35 @@ pub struct StateParams {
     pub collision: Option<f64>,
     /// Propagation delay.
     pub delay: Option<Duration>,
+}
+
+impl StateParams {
+    /// Checks the values a state may override: a positive `bandwidth`,
+    /// `loss` and `collision` in `[0, 1]`, `netload` in `[0, 0.99]`, a
+    /// finite `snr_db`.
+    pub fn check(&self) -> Result<(), ModelError> {
+        let err = |m: String| Err(ModelError::new(WHAT, m));
+        if self.bandwidth.is_some_and(Rate::is_unlimited) {
+            return err("a state's bw must be positive".into());
+        }
+        for (word, value, max) in [
+            ("loss", self.loss, 1.0),
+            ("netload", self.netload, 0.99),
+            ("collision", self.collision, 1.0),
+        ] {
+            if let Some(x) = value {
+                if !(0.0..=max).contains(&x) {
+                    return err(format!("{word} {x} is not in [0, {max}]"));
+                }
+            }
+        }
+        if let Some(db) = self.snr_db {
+            if !db.is_finite() {
+                return err(format!("snr {db}dB is not finite"));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for StateParams {
@@ -110,35 +139,56 @@ pub struct Dwell {
 }
 
 impl Dwell {
-    /// A distribution from its corners; see the module docs for the rules.
-    pub fn new(points: Vec<(f64, Duration)>) -> Result<Dwell, String> {
+    /// A distribution from its corners `(P, D)`: at least one, `P` and `D`
+    /// never decreasing, the last `P` exactly 1 and the last `D` positive
+    /// (module docs). An error about a corner names its index.
+    pub fn new(points: Vec<(Probability, Duration)>) -> Result<Dwell, ModelError> {
+        const DWELL: &str = "dwell";
         if points.is_empty() {
-            return Err("a dwell distribution needs at least one `P D` pair".into());
+            return Err(ModelError::new(
+                DWELL,
+                "a dwell distribution needs at least one point",
+            ));
         }
-        for w in points.windows(2) {
-            if w[1].0 < w[0].0 {
-                return Err("dwell probabilities must not decrease".into());
+        for (i, w) in points.windows(2).enumerate() {
+            if w[1].0.get() < w[0].0.get() {
+                return Err(ModelError::at(
+                    DWELL,
+                    i + 1,
+                    "dwell probabilities must not decrease",
+                ));
             }
             if w[1].1 < w[0].1 {
-                return Err("dwell durations must not decrease".into());
+                return Err(ModelError::at(
+                    DWELL,
+                    i + 1,
+                    "dwell durations must not decrease",
+                ));
             }
         }
-        if points
-            .iter()
-            .any(|p| !(p.0.is_finite() && (0.0..=1.0).contains(&p.0)))
-        {
-            return Err("dwell probabilities must be in [0, 1]".into());
+        let last = points.len() - 1;
+        if points[last].0.get() != 1.0 {
+            return Err(ModelError::at(
+                DWELL,
+                last,
+                "the last dwell probability must be 1",
+            ));
         }
-        let last = points[points.len() - 1];
-        if last.0 != 1.0 {
-            return Err("the last dwell probability must be 1".into());
-        }
-        if last.1 == Duration::ZERO {
-            return Err("the longest dwell time must be positive".into());
+        if points[last].1 == Duration::ZERO {
+            return Err(ModelError::at(
+                DWELL,
+                last,
+                "the longest dwell time must be positive",
+            ));
         }
         Ok(Dwell {
-            points: points.into_iter().map(|(p, d)| (p, d.0)).collect(),
+            points: points.into_iter().map(|(p, d)| (p.get(), d.0)).collect(),
         })
+    }
+
+    /// The corners `(P, D)`, in order.
+    pub fn points(&self) -> impl Iterator<Item = (f64, Duration)> + '_ {
+        self.points.iter().map(|&(p, ns)| (p, Duration(ns)))
     }
 
     /// The quantile `Q(u)`, `u ∈ [0, 1)`.
@@ -179,6 +229,20 @@ struct State {
     cumulative: Vec<f64>,
 }
 
+/// One state of a [`MarkovGraph`], as given to [`MarkovGraph::new`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphState {
+    /// The state's name (unique in the graph).
+    pub name: String,
+    /// The pipe parameters the state overrides.
+    pub params: StateParams,
+    /// How long the link stays in the state.
+    pub dwell: Dwell,
+    /// The arcs leaving the state: `(index of the target state,
+    /// probability)`, summing to 1.
+    pub arcs: Vec<(usize, Probability)>,
+}
+
 /// A validated Markov graph of link states (module docs). Immutable.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MarkovGraph {
@@ -187,6 +251,71 @@ pub struct MarkovGraph {
 }
 
 impl MarkovGraph {
+    /// The graph of `states` starting in state `initial`. Checks that
+    /// there is a state, that names are unique, each state's parameters
+    /// ([`StateParams::check`]), that each state has arcs, to states that
+    /// exist, whose probabilities sum to 1 (±1e-9), and that `initial`
+    /// exists. An error about a state names its index.
+    pub fn new(states: Vec<GraphState>, initial: usize) -> Result<MarkovGraph, ModelError> {
+        if states.is_empty() {
+            return Err(ModelError::new(WHAT, "no states"));
+        }
+        let n = states.len();
+        let mut out: Vec<State> = Vec::with_capacity(n);
+        for (i, s) in states.into_iter().enumerate() {
+            let at = |m: String| ModelError::at(WHAT, i, m);
+            if out.iter().any(|o| o.name == s.name) {
+                return Err(at(format!("state `{}` is declared twice", s.name)));
+            }
+            s.params.check().map_err(|e| at(e.message))?;
+            if s.arcs.is_empty() {
+                return Err(at(format!("state `{}` has no outgoing arc", s.name)));
+            }
+            if let Some(&(j, _)) = s.arcs.iter().find(|&&(j, _)| j >= n) {
+                return Err(at(format!(
+                    "state `{}` has an arc to state {j}, but there are {n} states",
+                    s.name
+                )));
+            }
+            let arcs: Vec<(usize, f64)> = s.arcs.iter().map(|&(j, p)| (j, p.get())).collect();
+            let sum: f64 = arcs.iter().map(|a| a.1).sum();
+            if (sum - 1.0).abs() > 1e-9 {
+                return Err(at(format!(
+                    "the arcs leaving `{}` sum to {sum}, not 1",
+                    s.name
+                )));
+            }
+            let mut acc = 0.0;
+            let mut cumulative: Vec<f64> = arcs
+                .iter()
+                .map(|a| {
+                    acc += a.1;
+                    acc
+                })
+                .collect();
+            if let Some(last) = cumulative.last_mut() {
+                *last = 1.0;
+            }
+            out.push(State {
+                name: s.name,
+                params: s.params,
+                dwell: s.dwell,
+                arcs,
+                cumulative,
+            });
+        }
+        if initial >= n {
+            return Err(ModelError::new(
+                WHAT,
+                format!("initial state {initial} does not exist (there are {n} states)"),
+            ));
+        }
+        Ok(MarkovGraph {
+            states: out,
+            initial,
+        })
+    }
+
     /// Parses the file format of the module docs. Errors name the line.
     pub fn parse(text: &str) -> Result<MarkovGraph, ModelError> {
         struct Draft {
@@ -234,10 +363,12 @@ impl MarkovGraph {
                         let p: f64 = pair[0]
                             .parse()
                             .map_err(|_| err(format!("`{}` is not a probability", pair[0])))?;
+                        let p = Probability::new(p)
+                            .map_err(|_| err("dwell probabilities must be in [0, 1]".into()))?;
                         let d = parse_duration_ns(pair[1]).map_err(err)?;
                         pts.push((p, Duration(d)));
                     }
-                    let dwell = Dwell::new(pts).map_err(err)?;
+                    let dwell = Dwell::new(pts).map_err(|e| err(e.message))?;
                     dwells.push((name.to_string(), dwell, line));
                 }
                 "arc" => {

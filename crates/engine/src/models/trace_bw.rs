@@ -115,6 +115,51 @@ impl BwTrace {
         })
     }
 
+    /// The trace of the delivery opportunities at `offsets` from the start
+    /// of the link, in order (Mahimahi's timestamps): at least one, never
+    /// decreasing, the last (the loop period) positive. An error names the
+    /// offending offset's index.
+    pub fn new(offsets: impl IntoIterator<Item = Duration>) -> Result<BwTrace, ModelError> {
+        let mut offsets_ns: Vec<u64> = Vec::new();
+        for (i, d) in offsets.into_iter().enumerate() {
+            let ns = d.as_nanos();
+            if let Some(&last) = offsets_ns.last() {
+                if ns < last {
+                    return Err(ModelError::at(
+                        WHAT,
+                        i,
+                        format!(
+                            "timestamps must be non-decreasing: {} after {}",
+                            Duration(ns),
+                            Duration(last)
+                        ),
+                    ));
+                }
+            }
+            offsets_ns.push(ns);
+        }
+        let Some(&period_ns) = offsets_ns.last() else {
+            return Err(ModelError::new(WHAT, "no timestamps found"));
+        };
+        if period_ns == 0 {
+            return Err(ModelError::new(
+                WHAT,
+                "the trace must last a nonzero time (its last timestamp is 0)",
+            ));
+        }
+        Ok(BwTrace {
+            offsets_ns,
+            period_ns,
+            opportunity_bytes: DEFAULT_OPPORTUNITY_BYTES,
+        })
+    }
+
+    /// The opportunities' offsets from the start of the link, within one
+    /// period, in order.
+    pub fn offsets(&self) -> impl Iterator<Item = Duration> + '_ {
+        self.offsets_ns.iter().map(|&ns| Duration(ns))
+    }
+
     /// The same trace with `bytes` per opportunity (Mahimahi: 1504).
     pub fn with_opportunity_bytes(mut self, bytes: u32) -> Result<BwTrace, ModelError> {
         if bytes == 0 {
@@ -177,10 +222,16 @@ impl BwTrace {
 }
 
 impl fmt::Display for BwTrace {
-    /// The trace in Mahimahi's format (one ms timestamp per line).
+    /// The trace in Mahimahi's format (one ms timestamp per line); an
+    /// offset that is not a whole millisecond is written with its unit
+    /// (`2500us`), as pipelab reads it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for &ns in &self.offsets_ns {
-            writeln!(f, "{}", ns / 1_000_000)?;
+            if ns.is_multiple_of(1_000_000) {
+                writeln!(f, "{}", ns / 1_000_000)?;
+            } else {
+                writeln!(f, "{}", Duration(ns))?;
+            }
         }
         Ok(())
     }

@@ -814,6 +814,32 @@ impl WirelessConfig {
         Ok(self)
     }
 
+    /// Sets the contention window, both ends at once, in slots: the initial
+    /// `cw` (default: the standard's, 32 or 16) and the largest `cwmax`
+    /// (default: 1024, or `cw` when that is larger), with `1 ≤ cw ≤ cwmax
+    /// ≤ 65536`. Unlike [`WirelessConfig::with_cw`] and
+    /// [`WirelessConfig::with_cwmax`], the result does not depend on which
+    /// is given first.
+    pub fn with_window(mut self, cw: Option<u32>, cwmax: Option<u32>) -> Result<Self, ModelError> {
+        let cw = cw.unwrap_or(default_cw(self.standard()));
+        if cw == 0 || cw > 65536 {
+            return Err(ModelError::new(
+                WHAT,
+                format!("cw {cw} is not in [1, 65536]"),
+            ));
+        }
+        let cwmax = cwmax.unwrap_or(DEFAULT_CWMAX.max(cw));
+        if cwmax < cw || cwmax > 65536 {
+            return Err(ModelError::new(
+                WHAT,
+                format!("cwmax {cwmax} is not in [cw {cw}, 65536]"),
+            ));
+        }
+        self.cw = cw;
+        self.cwmax = cwmax;
+        Ok(self)
+    }
+
     /// Sets the 802.11b preamble (ignored by 802.11g).
     pub fn with_preamble(mut self, p: Preamble) -> Self {
         self.preamble = p;

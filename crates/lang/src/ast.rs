@@ -260,7 +260,7 @@ impl WirelessSpec {
     /// defaults; `None` for any other name.
     pub fn profile(name: &str) -> Option<WirelessConfig> {
         let (standard, rate) = name.rsplit_once('-')?;
-        let standard = Standard::parse(standard)?;
+        let standard = Standard::from_name(standard)?;
         let rate = units::parse_rate(&format!("{rate}Mbit/s")).ok()?;
         WirelessConfig::new(standard, rate).ok()
     }
@@ -283,7 +283,7 @@ impl WirelessSpec {
                 ))
             })?,
             Some((head, std)) if head == "wireless" => {
-                let standard = Standard::parse(std)
+                let standard = Standard::from_name(std)
                     .ok_or_else(|| Link(format!("unknown standard `{std}`")))?;
                 match words.next() {
                     Some((k, rate)) if k == "rate" => {

@@ -706,6 +706,212 @@ pub fn parse_markov_graph(text: &str) -> Result<MarkovGraph, TextError> {
 mod tests {
     use super::*;
 
+    /// The line of the error `read` gives on `text` (`None` for an error
+    /// about the whole file); panics if `text` is accepted.
+    fn error_line<T: std::fmt::Debug>(
+        read: fn(&str) -> Result<T, TextError>,
+        text: &str,
+    ) -> Option<usize> {
+        match read(text) {
+            Ok(v) => panic!("accepted {text:?}: {v:?}"),
+            Err(e) => e.line,
+        }
+    }
+
+    /// Pass proves: each malformed distribution file is refused at the
+    /// right line (or as a whole, when it holds nothing).
+    #[test]
+    fn distribution_errors_name_the_line() {
+        for (text, line) in [
+            ("1ms\n2ms\n\n# c\nfoo\n", Some(5)),
+            ("1ms\n0.5 2ms\n", Some(2)),
+            ("0.5 1ms\n3ms\n", Some(2)),
+            ("0.5 1ms\n0.4 2ms\n1 3ms\n", Some(2)),
+            ("0.5 2ms\n0.7 1ms\n1 3ms\n", Some(2)),
+            ("0.5 1ms\n0.9 2ms\n", Some(2)),
+            ("1.5 1ms\n", Some(1)),
+            ("1 2 3\n", Some(1)),
+            ("5 ms\n", Some(1)),
+            ("x 5ms\n", Some(1)),
+            ("0.0000001ms\n", Some(1)),
+            ("# only comments\n", None),
+        ] {
+            assert_eq!(error_line(parse_distribution, text), line, "{text:?}");
+        }
+        assert_eq!(
+            parse_distribution("1ms\n2Mbit/s\n").map_err(|e| e.to_string()),
+            Err(
+                "line 2: unknown unit 'Mbit/s' in '2Mbit/s': known duration units: s, ms, us, ns"
+                    .into()
+            )
+        );
+    }
+
+    /// Pass proves: malformed loss-trace entries are refused at their line.
+    #[test]
+    fn loss_trace_errors_name_the_line() {
+        for (text, line) in [
+            ("1\n2\nx\n", 3),
+            ("1\n\n0\n", 3),
+            ("# c\n5-3\n", 2),
+            ("@1s\n", 1),
+            ("@2s-1s\n", 1),
+            ("@1parsec-2s\n", 1),
+            ("1 2 3-\n", 1),
+            ("1,2\n3, 4-2\n", 2),
+        ] {
+            assert_eq!(error_line(parse_loss_trace, text), Some(line), "{text:?}");
+        }
+    }
+
+    /// Pass proves: empty, decreasing, zero-period and malformed bandwidth
+    /// traces are refused (at the line when there is one), and no text
+    /// makes the reader panic.
+    #[test]
+    fn bandwidth_trace_errors_and_garbage() {
+        for (text, line) in [
+            ("", None),
+            ("# nothing\n\n", None),
+            ("0\n0\n", None),
+            ("1\n3\n2\n", Some(3)),
+            ("1\n-2\n", Some(2)),
+            ("1\n2 3\n", Some(2)),
+            ("1\n2 bps\n", Some(2)),
+            ("99999999999999999999\n", Some(1)),
+        ] {
+            assert_eq!(error_line(parse_bw_trace, text), line, "{text:?}");
+        }
+        let mut x: u64 = 7;
+        for _ in 0..2000 {
+            let mut s = String::new();
+            for _ in 0..30 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                s.push(b"0123456789\n\n# x-.msu"[(x >> 33) as usize % 20] as char);
+            }
+            let _ = parse_bw_trace(&s);
+        }
+    }
+
+    /// Pass proves: each of ipfw's profile errors, and each bad value, is
+    /// refused at its line; a file without two points as a whole.
+    #[test]
+    fn profile_errors_name_the_line() {
+        for (text, line) in [
+            ("samples 10\nsamples 20\n", 2),
+            ("samples 0\n", 1),
+            ("samples 2000\n", 1),
+            ("loss-level 1.5\n", 1),
+            ("loss-level -0.1\n", 1),
+            ("samples 1 2\n", 1),
+            ("name a\nname b\n", 2),
+            ("name\n", 1),
+            ("frobnicate 3\n", 1),
+            ("prob delay\n0.1 10\n0.2\n", 3),
+            ("prob delay\n0.1 10\n1.2 20\n", 3),
+            ("prob delay\nx 10\n", 2),
+            ("prob delay\n0.1 10parsecs\n", 2),
+            ("prob delay\nprob delay\n", 2),
+            ("prob kelvin\n", 1),
+            ("bw em0\n", 1),
+            ("bw 0\n", 1),
+            ("bw 2Mbps\n", 1),
+            ("prob delay\n0.1 20\n0.5 10\n", 3),
+            ("samples 10\n0.1 10\n", 2),
+        ] {
+            assert_eq!(error_line(parse_profile, text), Some(line), "{text:?}");
+        }
+        assert_eq!(error_line(parse_profile, "prob delay\n0.5 10\n"), None);
+        assert_eq!(error_line(parse_profile, ""), None);
+    }
+
+    /// Pass proves: no text makes the profile reader panic (garbage,
+    /// binary, huge numbers, odd unicode).
+    #[test]
+    fn profile_garbage_never_panics() {
+        for s in [
+            "\u{0}\u{1}\u{ff}",
+            "prob delay\n1e400 1\n",
+            "prob delay\n0.5 99999999999999999999999s\n",
+            "prob delay\n. .\n",
+            "samples 99999999999999999999999\n",
+            "bw 99999999999999999999G\n",
+            "bw 4294967295Gbit/s\n",
+            "loss-level ..\n",
+            "prob délai\n",
+            "µ µ µ\n",
+            "# only a comment\n\n",
+        ] {
+            let _ = parse_profile(s);
+        }
+        let mut x: u64 = 1;
+        for _ in 0..2000 {
+            let mut s = String::new();
+            for _ in 0..40 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                s.push(b"0123456789. \n#abpdlsK"[(x >> 33) as usize % 21] as char);
+            }
+            let _ = parse_profile(&s);
+            let _ = parse_profile(&format!("prob delay\n{s}"));
+        }
+    }
+
+    /// Pass proves: every kind of error in a Markov graph names its line
+    /// (a state's own problems, the line declaring it).
+    #[test]
+    fn markov_graph_errors_name_the_line() {
+        assert!(parse_markov_graph("state a\ndwell a 1 1s\narc a a 1\n").is_ok());
+        for (text, line) in [
+            ("state a\nstate a\n", 2),
+            ("state\n", 1),
+            ("state a bw\n", 1),
+            ("state a bw fast\n", 1),
+            ("state a bw 0\n", 1),
+            ("state a loss 1.5\n", 1),
+            ("state a netload 100%\n", 1),
+            ("state a snr loud\n", 1),
+            ("state a delay 3parsecs\n", 1),
+            ("state a color red\n", 1),
+            ("state a loss 0.1 loss 0.2\n", 1),
+            ("state a\ndwell a 0.5 1s\narc a a 1\n", 2),
+            ("state a\ndwell a 1 0s\narc a a 1\n", 2),
+            ("state a\ndwell a 0.5 2s 1 1s\narc a a 1\n", 2),
+            ("state a\ndwell a 1\narc a a 1\n", 2),
+            ("state a\ndwell a x 1s\narc a a 1\n", 2),
+            ("state a\ndwell b 1 1s\n", 2),
+            ("state a\ndwell a 1 1s\ndwell a 1 1s\n", 3),
+            ("state a\ndwell a 1 1s\narc a b 1\n", 3),
+            ("state a\ndwell a 1 1s\narc a a\n", 3),
+            ("state a\ndwell a 1 1s\narc a a 2\n", 3),
+            ("state a\ndwell a 1 1s\narc a a 0.5\n", 1),
+            ("state a\narc a a 1\n", 1),
+            ("state a\ndwell a 1 1s\n", 1),
+            ("\n\nfrobnicate\n", 3),
+            ("state a\ndwell a 1 1s\narc a a 1\ninitial b\n", 4),
+            (
+                "state a\ndwell a 1 1s\narc a a 1\ninitial a\ninitial a\n",
+                5,
+            ),
+        ] {
+            assert_eq!(error_line(parse_markov_graph, text), Some(line), "{text:?}");
+        }
+        assert_eq!(error_line(parse_markov_graph, "# nothing\n"), None);
+    }
+
+    /// Pass proves: a text error shows its line before the message.
+    #[test]
+    fn text_errors_show_the_line() {
+        assert_eq!(TextError::at(3, "bad").to_string(), "line 3: bad");
+        let whole = TextError {
+            line: None,
+            message: "bad".into(),
+        };
+        assert_eq!(whole.to_string(), "bad");
+    }
+
     fn refused(path: &Path) -> String {
         match read_named_file(path) {
             Ok(t) => panic!("{} was read ({} bytes)", path.display(), t.len()),

@@ -658,7 +658,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             )),
         };
         if head_word == "wireless" {
-            if Standard::parse(value.text).is_none() {
+            if Standard::from_name(value.text).is_none() {
                 return Err(self.err_at(
                     value,
                     format!("unknown wireless standard '{}'", value.text),

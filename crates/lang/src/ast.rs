@@ -166,9 +166,12 @@ pub enum Command {
 /// New parameters are added as new `Option` fields; construct with
 /// `PipeSpec::default()` and assign.
 ///
-/// Files named by the spec (`distribution file:PATH`, `loss trace:PATH`)
-/// are kept as paths: this crate reads no file. [`PipeSpec::to_config_with`]
-/// takes a loader that turns a path into its text.
+/// Files named by the spec (`distribution file:PATH`, `loss trace:PATH`,
+/// `bw trace:PATH`, `profile PATH`, `timevarying PATH`) are kept as paths
+/// as written. [`PipeSpec::to_config_with`] takes a loader that turns a
+/// path into its text (resolving it as its front door does, and reading it
+/// with [`crate::files::read_named_file`]), then reads the text's format
+/// with [`crate::files`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct PipeSpec {
@@ -819,7 +822,7 @@ impl PipeSpec {
     }
 
     /// Checks everything [`PipeSpec::to_config_with`] checks except the
-    /// contents of files (which this crate does not read).
+    /// contents of files (which need a loader).
     pub fn check(&self) -> Result<(), ConfigError> {
         self.build(&mut Files::Skip).map(|_| ())
     }

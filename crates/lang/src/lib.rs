@@ -21,13 +21,19 @@
 //!   tables), all-or-nothing
 //!   [`Config::apply_script`], and [`Config::to_script`].
 //! * [`traffic`]: the synthetic traffic specs of `pipelab sim --traffic`.
+//! * [`files`]: the one reader of a file a configuration names
+//!   ([`files::read_named_file`]: regular files only, size cap, time
+//!   budget, UTF-8), and the readers of the formats those files hold
+//!   (distribution files, loss and bandwidth traces, MAC profiles, Markov
+//!   graphs), every value read by [`units`].
 //!
 //! What it deliberately does not do: compile rules into a classifier,
-//! resolve host names, read files (a pipe's `file:`/`trace:` paths are kept
-//! as written; [`PipeSpec::to_config_with`] takes a loader) or talk to a
-//! daemon. It
-//! depends only on `pipelab-engine`'s time and config types, so that there
-//! is one time type in the project.
+//! resolve host names, decide where a file named by a pipe lives (a pipe's
+//! `file:`/`trace:` paths are kept as written; [`PipeSpec::to_config_with`]
+//! takes a loader, which resolves the path and reads it with
+//! [`files::read_named_file`]) or talk to a daemon. It depends only on
+//! `pipelab-engine`'s time, config and model types (built through their
+//! typed constructors), so that there is one time type in the project.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -1,6 +1,6 @@
-//! Units of the command language: rates, durations, sizes, probabilities
-//! and packet rates, parsed exactly from words such as `1.5Mbit/s`,
-//! `20800us`, `100KB`, `5%` or `1.5kpps`.
+//! Units of the command language: rates, durations, sizes, probabilities,
+//! packet rates and decibels, parsed exactly from words such as
+//! `1.5Mbit/s`, `20800us`, `100KB`, `5%`, `1.5kpps` or `20dB`.
 //!
 //! Unit names are case-insensitive, as in ipfw. Numbers may have decimals,
 //! and are parsed with integer arithmetic only (never `f64`): a value that is
@@ -17,9 +17,12 @@
 //! [`UnitError`]s without a position; the parser adds it.
 //!
 //! It is the one unit layer of pipelab: configuration files, `--link`
-//! words, topology files (GML, TOML), `topo gen`'s link classes and the
-//! topology commands all read their values here, so a spelling is
-//! accepted or refused, with the same message, wherever it is written.
+//! words, topology files (GML, TOML), `topo gen`'s link classes, the
+//! topology commands, the files a configuration names (distribution files,
+//! loss and bandwidth traces, MAC profiles, Markov graphs:
+//! [`crate::files`]) and the wireless words all read their values here, so
+//! a spelling is accepted or refused, with the same message, wherever it
+//! is written.
 
 use core::fmt;
 

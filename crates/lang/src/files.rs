@@ -125,8 +125,8 @@ fn kind_of(t: std::fs::FileType) -> &'static str {
 /// Reads the text of a file a configuration or a topology names.
 ///
 /// The file is opened with `O_NONBLOCK` (so that opening a FIFO cannot
-/// wait for a writer) and its descriptor's type checked (`fstat`): only a
-/// regular file is read. It must hold at most [`MAX_FILE_BYTES`] bytes,
+/// wait for a writer) and `O_NOCTTY`, and its descriptor's type checked
+/// (`fstat`): only a regular file is read. It must hold at most [`MAX_FILE_BYTES`] bytes,
 /// be read within [`READ_TIME_BUDGET`], and be UTF-8 text. `path` is used
 /// as given (the caller resolves relative paths); errors name it.
 pub fn read_named_file(path: impl AsRef<Path>) -> Result<String, FileError> {
@@ -134,7 +134,9 @@ pub fn read_named_file(path: impl AsRef<Path>) -> Result<String, FileError> {
     let name = || path.display().to_string();
     let file = File::options()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        // O_NONBLOCK: opening a FIFO does not wait for a writer;
+        // O_NOCTTY: opening a terminal does not make it ours.
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|source| {
             // A Unix socket cannot be opened at all (ENXIO): say what it is.

@@ -254,8 +254,8 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
     };
     if let Some(path) = &a.config {
         let name = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("error: cannot read {name}: {e}"))?;
+        let text = pipelab_lang::files::read_named_file(path)
+            .map_err(|e| format!("error: cannot read {e}"))?;
         cfg.apply_script(&text).map_err(|errs| {
             let mut msg = String::new();
             for e in &errs {

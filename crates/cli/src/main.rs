@@ -15,6 +15,7 @@ mod live;
 mod topo;
 
 use clap::{Args, Parser, Subcommand};
+use pipelab_lang::files::read_named_file;
 use pipelab_lang::{parse_traffic, Config, TrafficSpec};
 use pipelab_sim::{simulate_with_loader, SimOptions};
 use std::path::{Path, PathBuf};
@@ -179,8 +180,7 @@ impl Failure {
 }
 
 fn read(path: &PathBuf) -> Result<String, Failure> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("error: cannot read {}: {e}", path.display())))
+    read_named_file(path).map_err(|e| Failure::usage(format!("error: cannot read {e}")))
 }
 
 fn load_config(name: &str, text: &str) -> Result<Config, Failure> {
@@ -250,7 +250,7 @@ fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
             Some(dir) if p.is_relative() => dir.join(p),
             _ => p.to_path_buf(),
         };
-        std::fs::read_to_string(&full).map_err(|e| format!("{}: {e}", full.display()))
+        read_named_file(&full).map_err(|e| e.to_string())
     })
 }
 
@@ -259,7 +259,7 @@ fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
 /// or the error to print.
 pub(crate) fn config_file(path: &Path) -> Result<(Config, pipelab_emu::FileLoader), String> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let text = read_named_file(path).map_err(|e| format!("cannot read {e}"))?;
     let cfg = load_config(&name, &text).map_err(|f| f.message)?;
     let mut load = file_loader(config_dir(path));
     pipelab_emu::lower_config(&cfg, &mut load).map_err(|e| format!("{name}: {e}"))?;

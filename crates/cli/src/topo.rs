@@ -6,6 +6,7 @@ mod generate;
 
 use clap::{Subcommand, ValueEnum};
 use pipelab_io::runner::RunnerOptions;
+use pipelab_lang::files::read_named_file;
 use pipelab_modes::topo as live;
 use pipelab_topo::distill::{distill_with_routes, report, Mode};
 use pipelab_topo::model::{Node, Role};
@@ -237,8 +238,7 @@ pub enum TopoCmd {
 }
 
 fn load(file: &Path) -> Result<Topology, String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let text = read_named_file(file).map_err(|e| format!("cannot read {e}"))?;
     let name = file.display().to_string();
     if name.ends_with(".toml") {
         pipelab_topo::native::parse_toml(&text).map_err(|e| format!("{name}: {e}"))
@@ -370,8 +370,7 @@ fn check_names(file: &str, steps: &[Step], st: &live::TopoState) -> Result<(), S
 }
 
 fn run_script(name: &str, script: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(script)
-        .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
+    let text = read_named_file(script).map_err(|e| format!("cannot read {e}"))?;
     let file = script.display().to_string();
     let steps = parse_script(&text).map_err(|e| e.render(&file, &text))?;
     let st = live::read_state(name).map_err(|e| e.to_string())?;

@@ -61,3 +61,114 @@ fn topo_distill_reports_pipes_and_hops() {
     assert_eq!(code, 0);
     assert!(out.contains("max 3"), "{out}");
 }
+
+/// Runs `pipelab ARGS`, killing it after `secs` seconds: exit code (`None`
+/// when it had to be killed), stderr.
+fn run_within(args: &[&str], secs: u64) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(common::BIN)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run pipelab");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let code = loop {
+        match child.try_wait().expect("wait") {
+            Some(status) => break status.code(),
+            None if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return (None, String::new());
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    };
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    (code, err)
+}
+
+/// A file a configuration or a topology names must be a regular UTF-8
+/// file under 64 MiB: `/dev/zero`, `/dev/urandom`, a FIFO, a directory, a
+/// sparse file over the cap and invalid UTF-8 are each refused at once,
+/// with the reason, by `pipelab check`, `pipelab sim` and `pipelab topo
+/// distill` (none may hang or grow without bound; each run is killed
+/// after 20 s, which fails the test).
+#[test]
+fn named_files_must_be_small_regular_text_files() {
+    let dir = std::env::temp_dir().join(format!("pipelab-cli-files-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("adir")).expect("dir");
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let big = std::fs::File::create(dir.join("big.trace")).expect("big");
+    big.set_len((64 << 20) + 1).expect("sparse");
+    std::fs::write(dir.join("bad.markov"), b"st\xe9te a\n").expect("write");
+    let d = dir.display();
+    let cases = [
+        (
+            "profile /dev/zero".to_string(),
+            "'/dev/zero': a character device, not a regular file".to_string(),
+        ),
+        (
+            "bw trace:/dev/urandom".to_string(),
+            "'/dev/urandom': a character device, not a regular file".to_string(),
+        ),
+        (
+            "bw trace:fifo".to_string(),
+            format!("'{d}/fifo': a FIFO, not a regular file"),
+        ),
+        (
+            "delay 5ms distribution file:adir".to_string(),
+            format!("'{d}/adir': a directory, not a regular file"),
+        ),
+        (
+            "loss trace:big.trace".to_string(),
+            format!(
+                "'{d}/big.trace': 67108865 bytes, more than the limit of 67108864 bytes (64 MiB)"
+            ),
+        ),
+        (
+            "bw 1Mbit/s timevarying bad.markov".to_string(),
+            format!("'{d}/bad.markov': not UTF-8 text (invalid byte at offset 2)"),
+        ),
+    ];
+    let conf = dir.join("links.conf");
+    let conf_s = conf.display().to_string();
+    for (words, want) in &cases {
+        std::fs::write(&conf, format!("pipe 1 config {words}\n")).expect("conf");
+        let (code, err) = run_within(&["check", &conf_s], 20);
+        assert_eq!(code, Some(2), "check with {words}: {err}");
+        assert!(err.contains(want), "check with {words}: {err}");
+        let (code, err) = run_within(
+            &[
+                "sim",
+                &conf_s,
+                "--traffic",
+                "cbr rate 10pps size 100B duration 1s",
+            ],
+            20,
+        );
+        assert!(code.is_some_and(|c| c != 0), "sim with {words}: {err}");
+        assert!(err.contains(want), "sim with {words}: {err}");
+    }
+    for (topo, want) in [
+        (
+            "/dev/zero".to_string(),
+            "'/dev/zero': a character device".to_string(),
+        ),
+        (fifo.display().to_string(), "': a FIFO".to_string()),
+    ] {
+        let (code, err) = run_within(&["topo", "distill", &topo], 20);
+        assert!(code.is_some_and(|c| c != 0), "topo distill {topo}: {err}");
+        assert!(err.contains(&want), "topo distill {topo}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

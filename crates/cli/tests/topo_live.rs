@@ -774,7 +774,7 @@ fn bad_input_is_refused_with_a_clear_message() {
     for (args, want) in [
         (
             vec!["topo", "up", "/nonexistent.toml"],
-            "cannot read /nonexistent.toml",
+            "cannot read '/nonexistent.toml'",
         ),
         (
             vec!["topo", "up", &file, "--name", "a-b"],

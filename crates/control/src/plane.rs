@@ -77,12 +77,15 @@ pub trait Plane: Send {
 
 /// Files named by pipes (`distribution file:PATH`, `loss trace:PATH`) are
 /// read by the daemon; only root's pipes may name them, and only by
-/// absolute path.
+/// absolute path. They are read with
+/// [`pipelab_lang::files::read_named_file`]: a FIFO, a device or a file
+/// over its size cap is refused at once, so neither a request nor the
+/// restore of a journaled configuration can hang on one.
 pub fn load_file(path: &str) -> Result<String, String> {
     if !path.starts_with('/') {
         return Err(format!("{path}: the daemon needs an absolute path"));
     }
-    std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
+    pipelab_lang::files::read_named_file(path).map_err(|e| e.to_string())
 }
 
 /// No packets: configurations are checked and kept.

@@ -144,7 +144,8 @@ pub fn lower_config(config: &Config, load: Loader<'_>) -> Result<Spec, LowerErro
 }
 
 /// A loader that reads files as written (relative to the current
-/// directory).
+/// directory), with [`pipelab_lang::files::read_named_file`]: regular
+/// files only, under its size cap and time budget.
 pub fn read_files(path: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
+    pipelab_lang::files::read_named_file(path).map_err(|e| e.to_string())
 }

@@ -24,9 +24,14 @@ fn cfg() -> PipeConfig {
 }
 
 fn wireless_cfg() -> PipeConfig {
-    let w = pipelab_engine::models::WirelessConfig::parse(
-        "wireless 802.11b rate 11Mbit/s snr 8dB netload 1% collision 0.06",
+    // wireless 802.11b rate 11Mbit/s snr 8dB netload 1% collision 0.06
+    let w = pipelab_engine::models::WirelessConfig::new(
+        pipelab_engine::models::Standard::B,
+        Rate(11_000_000),
     )
+    .and_then(|w| w.with_snr_db(8.0))
+    .and_then(|w| w.with_netload(0.01))
+    .and_then(|w| w.with_collision(0.06))
     .expect("wireless");
     PipeConfig::new(
         Rate::UNLIMITED,

@@ -20,7 +20,9 @@
 //! * [`sched`]: packet schedulers over flow queues (FIFO, DRR, WF2Q+, QFQ, ...).
 //!
 //! What it deliberately does not do: read a clock, perform I/O, parse
-//! frames or commands, or allocate per packet in steady state. `now` is
+//! frames, commands or any text (the files a configuration names are read
+//! by `crates/lang`, which builds the models through their typed,
+//! validating constructors), or allocate per packet in steady state. `now` is
 //! always an argument and the next deadline a return value, so the same
 //! engine runs in virtual time (`pipelab sim`, tests) and in real time.
 

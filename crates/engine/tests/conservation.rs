@@ -37,11 +37,13 @@ struct PipeParams {
 
 /// A MAC profile with extra airtimes up to 1 ms and loss level `1 − loss`.
 fn profile(loss: f64) -> Profile {
-    let text = format!(
-        "loss-level {}\nprob delay\n0 0us\n0.5 100us\n1 1000us\n",
-        1.0 - loss
-    );
-    Profile::parse(&text).expect("profile")
+    let p = |x: f64| Probability::new(x).expect("probability");
+    let mut b = Profile::builder();
+    b.loss_level(p(1.0 - loss));
+    for (prob, us) in [(0.0, 0), (0.5, 100), (1.0, 1000)] {
+        b.point(p(prob), Duration::from_micros(us)).expect("point");
+    }
+    b.build().expect("profile")
 }
 
 fn pipe_params() -> impl Strategy<Value = PipeParams> {

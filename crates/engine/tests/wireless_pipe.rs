@@ -4,7 +4,9 @@
 
 use pipelab_engine::config::{PipeConfig, QueueLimit};
 use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output};
-use pipelab_engine::models::{MarkovGraph, WirelessConfig};
+use pipelab_engine::models::{
+    Dwell, GraphState, MarkovGraph, Probability, Standard, StateParams, WirelessConfig,
+};
 use pipelab_engine::{Duration, Engine, Instant, Packet, Rate, RouteId, Verdict};
 
 const MS: u64 = 1_000_000;
@@ -18,10 +20,55 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     }
 }
 
+/// The built-in link `STANDARD-RATE` (the rate in Mbit/s, `802.11b-11`).
+fn profile(name: &str) -> WirelessConfig {
+    let (standard, mbit) = match name.split_once('-') {
+        Some(("802.11b", r)) => (Standard::B, r),
+        Some(("802.11g", r)) => (Standard::G, r),
+        _ => panic!("no profile {name}"),
+    };
+    let bps = match mbit {
+        "5.5" => 5_500_000,
+        r => ok(r.parse::<u64>()) * 1_000_000,
+    };
+    ok(WirelessConfig::new(standard, Rate::from_bps(bps)))
+}
+
+/// A graph of states `(name, params, dwell corners (P, ms), arcs (to, P))`
+/// starting in the first.
+type StateDef<'a> = (&'a str, StateParams, &'a [(f64, u64)], &'a [(usize, f64)]);
+fn graph(states: &[StateDef]) -> MarkovGraph {
+    let pr = |p: f64| ok(Probability::new(p));
+    let states = states
+        .iter()
+        .map(|&(name, params, dwell, arcs)| GraphState {
+            name: name.into(),
+            params,
+            dwell: ok(Dwell::new(
+                dwell
+                    .iter()
+                    .map(|&(p, ms)| (pr(p), Duration(ms * MS)))
+                    .collect(),
+            )),
+            arcs: arcs.iter().map(|&(j, p)| (j, pr(p))).collect(),
+        })
+        .collect();
+    ok(MarkovGraph::new(states, 0))
+}
+
+/// A state's parameters: a bandwidth and a delay.
+fn bw_delay(bps: u64, delay_ms: u64) -> StateParams {
+    StateParams {
+        bandwidth: Some(Rate::from_bps(bps)),
+        delay: Some(Duration(delay_ms * MS)),
+        ..StateParams::default()
+    }
+}
+
 /// Table 3's setup: CW 16 slots, beacons as 1 % netload, no collisions,
 /// no noise.
-fn table3(profile: &str, collision: f64) -> WirelessConfig {
-    ok(ok(WirelessConfig::profile(profile))
+fn table3(profile_name: &str, collision: f64) -> WirelessConfig {
+    ok(profile(profile_name)
         .with_cw(16)
         .and_then(|c| c.with_netload(0.01))
         .and_then(|c| c.with_collision(collision)))
@@ -162,15 +209,14 @@ fn collisions_cost_throughput_and_exhaust_retries() {
     }
 }
 
-/// Two states that alternate every second exactly.
-const ALTERNATE: &str = "
-state fast bw 10Mbit/s delay 10ms
-state slow bw 2Mbit/s delay 50ms
-dwell fast 1 1s
-dwell slow 1 1s
-arc fast slow 1
-arc slow fast 1
-";
+/// Two states that alternate every second exactly: `fast` (10 ms) and
+/// `slow` (50 ms) at the given rates.
+fn alternate(fast_bps: u64, slow_bps: u64) -> MarkovGraph {
+    graph(&[
+        ("fast", bw_delay(fast_bps, 10), &[(1.0, 1000)], &[(1, 1.0)]),
+        ("slow", bw_delay(slow_bps, 50), &[(1.0, 1000)], &[(0, 1.0)]),
+    ])
+}
 
 /// Pass proves: a time-varying pipe serves a saturated queue at each
 /// state's bandwidth while the state lasts (bits delivered per one-second
@@ -180,7 +226,7 @@ arc slow fast 1
 /// loss.
 #[test]
 fn timevarying_bandwidth_follows_the_states_and_keeps_the_queue() {
-    let g = ok(MarkovGraph::parse(ALTERNATE));
+    let g = alternate(10_000_000, 2_000_000);
     let cfg = ok(ok(PipeConfig::new(
         Rate(10_000_000),
         Duration(10 * MS),
@@ -231,12 +277,7 @@ fn timevarying_bandwidth_follows_the_states_and_keeps_the_queue() {
 /// bit while another seed gives another walk.
 #[test]
 fn timevarying_delay_and_determinism() {
-    let g = ok(MarkovGraph::parse(
-        ALTERNATE
-            .replace("10Mbit/s", "8Mbit/s")
-            .replace("2Mbit/s", "8Mbit/s")
-            .as_str(),
-    ));
+    let g = alternate(8_000_000, 8_000_000);
     let cfg = ok(ok(PipeConfig::new(
         Rate(8_000_000),
         Duration(10 * MS),
@@ -262,17 +303,20 @@ fn timevarying_delay_and_determinism() {
         }
     }
 
-    let random = "
-state a bw 4Mbit/s loss 10%
-state b bw 1Mbit/s
-dwell a 0 100ms 1 300ms
-dwell b 0 50ms 1 150ms
-arc a b 0.7
-arc a a 0.3
-arc b a 1
-";
+    let a = StateParams {
+        bandwidth: Some(Rate::from_bps(4_000_000)),
+        loss: Some(0.1),
+        ..StateParams::default()
+    };
+    let b = StateParams {
+        bandwidth: Some(Rate::from_bps(1_000_000)),
+        ..StateParams::default()
+    };
     let run = |seed: u64| {
-        let g = ok(MarkovGraph::parse(random));
+        let g = graph(&[
+            ("a", a, &[(0.0, 100), (1.0, 300)], &[(1, 0.7), (0, 0.3)]),
+            ("b", b, &[(0.0, 50), (1.0, 150)], &[(0, 1.0)]),
+        ]);
         let cfg = ok(ok(PipeConfig::new(
             Rate(4_000_000),
             Duration(MS),
@@ -315,18 +359,22 @@ fn wireless_and_timevarying_conflicts_are_errors() {
         e.as_deref(),
         Some("wireless: a wireless link takes its timing from the modulation and the MAC; remove `bw`")
     );
-    let g = ok(MarkovGraph::parse(
-        "state x snr 10dB\ndwell x 1 1s\narc x x 1\n",
-    ));
+    let snr = StateParams {
+        snr_db: Some(10.0),
+        ..StateParams::default()
+    };
+    let g = graph(&[("x", snr, &[(1.0, 1000)], &[(0, 1.0)])]);
     let plain = PipeConfig::default();
     let e = plain.with_timevarying(g).err().map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
         Some("timevarying: state `x` sets snr, netload or collision, but the pipe has no `wireless` link")
     );
-    let g = ok(MarkovGraph::parse(
-        "state x bw 7Mbit/s\ndwell x 1 1s\narc x x 1\n",
-    ));
+    let seven = StateParams {
+        bandwidth: Some(Rate::from_bps(7_000_000)),
+        ..StateParams::default()
+    };
+    let g = graph(&[("x", seven, &[(1.0, 1000)], &[(0, 1.0)])]);
     let radio = ok(PipeConfig::default().with_wireless(w));
     let e = radio.with_timevarying(g).err().map(|e| e.to_string());
     assert_eq!(

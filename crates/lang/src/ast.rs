@@ -30,18 +30,20 @@ use std::net::IpAddr;
 use pipelab_engine::config::{Aqm, ConfigError, JitterOrder, PipeConfig, QueueLimit};
 use pipelab_engine::mask::{FlowMask, MAX_BUCKETS};
 use pipelab_engine::models::{
-    Accounting, BurstConfig, BwTrace, CodelConfig, MarkovGraph, NetemOverhead, PieConfig, Profile,
-    QueueMeasure, RedConfig, RedVariant, WirelessConfig,
+    Accounting, BurstConfig, CodelConfig, ModelError, NetemOverhead, PieConfig, Preamble,
+    QueueMeasure, RedConfig, RedVariant, Standard, WirelessConfig,
 };
 use pipelab_engine::models::{
-    BitErrorRate, CorruptConfig, DelayDist, Distribution, DuplicateConfig, EmpiricalDelay,
-    FourState, GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability,
-    ReorderConfig, SwapConfig, TraceLoss, UniformLoss,
+    BitErrorRate, CorruptConfig, DelayDist, Distribution, DuplicateConfig, FourState,
+    GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability, ReorderConfig,
+    SwapConfig, UniformLoss,
 };
 use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, SchedParams};
 use pipelab_engine::time::{Duration, Rate};
 
-use crate::units::{format_percent, format_queue, format_size, Ber, Decimal, Probability};
+use crate::files;
+use crate::units::UnitError;
+use crate::units::{self, format_percent, format_queue, format_size, Ber, Decimal, Probability};
 
 /// The smallest pipe number.
 pub const MIN_PIPE: u32 = 1;
@@ -164,9 +166,12 @@ pub enum Command {
 /// New parameters are added as new `Option` fields; construct with
 /// `PipeSpec::default()` and assign.
 ///
-/// Files named by the spec (`distribution file:PATH`, `loss trace:PATH`)
-/// are kept as paths: this crate reads no file. [`PipeSpec::to_config_with`]
-/// takes a loader that turns a path into its text.
+/// Files named by the spec (`distribution file:PATH`, `loss trace:PATH`,
+/// `bw trace:PATH`, `profile PATH`, `timevarying PATH`) are kept as paths
+/// as written. [`PipeSpec::to_config_with`] takes a loader that turns a
+/// path into its text (resolving it as its front door does, and reading it
+/// with [`crate::files::read_named_file`]), then reads the text's format
+/// with [`crate::files`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct PipeSpec {
@@ -253,10 +258,108 @@ impl WirelessSpec {
         "overhead",
     ];
 
-    /// The engine's checked configuration of these words.
-    pub fn to_config(&self) -> Result<WirelessConfig, String> {
-        WirelessConfig::parse(&self.to_string()).map_err(|e| e.message)
+    /// The built-in link called `name`: `802.11b-11`, `802.11g-54`, ...
+    /// (the standard, a dash, the rate in Mbit/s), with the standard's
+    /// defaults; `None` for any other name.
+    pub fn profile(name: &str) -> Option<WirelessConfig> {
+        let (standard, rate) = name.rsplit_once('-')?;
+        let standard = Standard::from_name(standard)?;
+        let rate = units::parse_rate(&format!("{rate}Mbit/s")).ok()?;
+        WirelessConfig::new(standard, rate).ok()
     }
+
+    /// The engine's checked configuration of these words. Values are
+    /// read as everywhere in the language: `rate` and `ack-rate` as a
+    /// pipe's `bw` (`11Mbit/s`, `5.5Mbit/s`), `netload` and `collision` as
+    /// probabilities (`0.06` or `6%`), `snr` in decibels (`20dB`, a bare
+    /// number being dB); `retries`, `cw`, `cwmax` and `overhead` are
+    /// counts, `preamble` is `long` or `short`. `cw` and `cwmax` may come
+    /// in any order.
+    pub fn to_config(&self) -> Result<WirelessConfig, WirelessError> {
+        use WirelessError::{Link, Value};
+        let link = |e: ModelError| Link(e.message);
+        let mut words = self.words.iter();
+        let mut cfg = match words.next() {
+            Some((head, name)) if head == "profile" => Self::profile(name).ok_or_else(|| {
+                Link(format!(
+                    "unknown profile `{name}` (use 802.11b-1|2|5.5|11 or 802.11g-6..54)"
+                ))
+            })?,
+            Some((head, std)) if head == "wireless" => {
+                let standard = Standard::from_name(std)
+                    .ok_or_else(|| Link(format!("unknown standard `{std}`")))?;
+                match words.next() {
+                    Some((k, rate)) if k == "rate" => {
+                        WirelessConfig::new(standard, units::parse_rate(rate).map_err(Value)?)
+                            .map_err(link)?
+                    }
+                    _ => return Err(Link("expected `rate RATE` after the standard".into())),
+                }
+            }
+            _ => {
+                return Err(Link(
+                    "expected `wireless STANDARD rate RATE` or `profile NAME`".into(),
+                ))
+            }
+        };
+        let count = |v: &str| -> Result<u32, WirelessError> {
+            v.bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| v.parse().ok())
+                .flatten()
+                .ok_or_else(|| Link(format!("`{v}` is not a non-negative integer")))
+        };
+        let (mut cw, mut cwmax) = (None, None);
+        for (k, v) in words {
+            cfg = match k.as_str() {
+                "snr" => cfg
+                    .with_snr_db(units::parse_db(v).map_err(Value)?.as_f64())
+                    .map_err(link)?,
+                "netload" => cfg
+                    .with_netload(units::parse_probability(v).map_err(Value)?.as_f64())
+                    .map_err(link)?,
+                "collision" => cfg
+                    .with_collision(units::parse_probability(v).map_err(Value)?.as_f64())
+                    .map_err(link)?,
+                "retries" => cfg.with_retries(count(v)?).map_err(link)?,
+                "cw" => {
+                    cw = Some(count(v)?);
+                    cfg
+                }
+                "cwmax" => {
+                    cwmax = Some(count(v)?);
+                    cfg
+                }
+                "preamble" => cfg.with_preamble(match v.as_str() {
+                    "long" => Preamble::Long,
+                    "short" => Preamble::Short,
+                    _ => return Err(Link(format!("preamble `{v}` is not long or short"))),
+                }),
+                "ack-rate" => cfg
+                    .with_ack_rate(units::parse_rate(v).map_err(Value)?)
+                    .map_err(link)?,
+                "overhead" => cfg.with_overhead(count(v)?).map_err(link)?,
+                _ => return Err(Link(format!("unknown word `{k}`"))),
+            };
+        }
+        if cw.is_some() || cwmax.is_some() {
+            cfg = cfg.with_window(cw, cwmax).map_err(link)?;
+        }
+        Ok(cfg)
+    }
+}
+
+/// Why the words of a wireless link do not make a link.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WirelessError {
+    /// A value is not a valid value of its kind (`rate 11Mbps`): the
+    /// language's error for that kind of value, as anywhere else.
+    #[error("{0}")]
+    Value(UnitError),
+    /// The words do not make a link the engine accepts (`802.11b has no
+    /// rate 7Mbit/s`), or a word is unknown.
+    #[error("{0}")]
+    Link(String),
 }
 
 impl fmt::Display for WirelessSpec {
@@ -719,7 +822,7 @@ impl PipeSpec {
     }
 
     /// Checks everything [`PipeSpec::to_config_with`] checks except the
-    /// contents of files (which this crate does not read).
+    /// contents of files (which need a loader).
     pub fn check(&self) -> Result<(), ConfigError> {
         self.build(&mut Files::Skip).map(|_| ())
     }
@@ -749,12 +852,12 @@ impl PipeSpec {
         let err = |param: &'static str, reason: String| ConfigError { param, reason };
         let mut cfg = self.build_base(files)?;
         if let Some(w) = &self.wireless {
-            let w = w.to_config().map_err(|e| err("wireless", e))?;
+            let w = w.to_config().map_err(|e| err("wireless", e.to_string()))?;
             cfg = cfg.with_wireless(w)?;
         }
         if let Some(path) = &self.timevarying {
             if let Some(text) = files.text("timevarying", path)? {
-                let g = MarkovGraph::parse(&text)
+                let g = files::parse_markov_graph(&text)
                     .map_err(|e| err("timevarying", format!("'{path}': {e}")))?;
                 cfg = cfg.with_timevarying(g)?;
             }
@@ -798,7 +901,7 @@ impl PipeSpec {
                 match files.text("distribution", path)? {
                     None => None,
                     Some(text) => Some(Distribution::Empirical(
-                        EmpiricalDelay::parse(&text)
+                        files::parse_distribution(&text)
                             .map_err(|e| err("distribution", format!("'{path}': {e}")))?,
                     )),
                 }
@@ -912,7 +1015,7 @@ impl PipeSpec {
             LossSpec::Trace(path) => match files.text("loss", path)? {
                 None => return Ok(None),
                 Some(text) => LossConfig::Trace(
-                    TraceLoss::parse(&text).map_err(|e| err(format!("'{path}': {e}")))?,
+                    files::parse_loss_trace(&text).map_err(|e| err(format!("'{path}': {e}")))?,
                 ),
             },
         }))
@@ -939,7 +1042,8 @@ impl PipeSpec {
                 ));
             }
             if let Some(text) = files.text("bw", path)? {
-                let t = BwTrace::parse(&text).map_err(|e| err("bw", format!("'{path}': {e}")))?;
+                let t = files::parse_bw_trace(&text)
+                    .map_err(|e| err("bw", format!("'{path}': {e}")))?;
                 cfg = cfg.with_bw_trace(t);
             }
         }
@@ -949,8 +1053,8 @@ impl PipeSpec {
         }
         if let Some(path) = &self.profile {
             if let Some(text) = files.text("profile", path)? {
-                let p =
-                    Profile::parse(&text).map_err(|e| err("profile", format!("'{path}': {e}")))?;
+                let p = files::parse_profile(&text)
+                    .map_err(|e| err("profile", format!("'{path}': {e}")))?;
                 cfg = cfg.with_profile(p);
             }
         }

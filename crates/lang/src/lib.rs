@@ -21,19 +21,26 @@
 //!   tables), all-or-nothing
 //!   [`Config::apply_script`], and [`Config::to_script`].
 //! * [`traffic`]: the synthetic traffic specs of `pipelab sim --traffic`.
+//! * [`files`]: the one reader of a file a configuration names
+//!   ([`files::read_named_file`]: regular files only, size cap, time
+//!   budget, UTF-8), and the readers of the formats those files hold
+//!   (distribution files, loss and bandwidth traces, MAC profiles, Markov
+//!   graphs), every value read by [`units`].
 //!
 //! What it deliberately does not do: compile rules into a classifier,
-//! resolve host names, read files (a pipe's `file:`/`trace:` paths are kept
-//! as written; [`PipeSpec::to_config_with`] takes a loader) or talk to a
-//! daemon. It
-//! depends only on `pipelab-engine`'s time and config types, so that there
-//! is one time type in the project.
+//! resolve host names, decide where a file named by a pipe lives (a pipe's
+//! `file:`/`trace:` paths are kept as written; [`PipeSpec::to_config_with`]
+//! takes a loader, which resolves the path and reads it with
+//! [`files::read_named_file`]) or talk to a daemon. It depends only on
+//! `pipelab-engine`'s time, config and model types (built through their
+//! typed constructors), so that there is one time type in the project.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod ast;
 pub mod error;
+pub mod files;
 pub mod lexer;
 pub mod netconfig;
 pub mod parser;
@@ -47,7 +54,7 @@ pub use ast::{
     NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
     UserMatch,
 };
-pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessSpec};
+pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
 pub use error::{ParseError, Spanned};
 pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
 pub use parser::{parse_line, parse_pipe_params, parse_script};

@@ -69,13 +69,13 @@ use crate::ast::{
     NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
     UserMatch, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
-use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessSpec};
+use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
 use crate::error::{ParseError, Spanned};
 use crate::lexer::{tokenize_line, Token, TokenKind};
 use crate::units::{self, UnitError};
 use pipelab_engine::config::JitterOrder;
 use pipelab_engine::mask::MAX_BUCKETS;
-use pipelab_engine::models::{Standard, WirelessConfig};
+use pipelab_engine::models::Standard;
 use pipelab_engine::sched::{registry, SchedKind, SchedParam, MAX_QUANTUM, MAX_WEIGHT};
 
 /// The commands, as listed in hints.
@@ -559,7 +559,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "red" | "gred" => spec.aqm = Some(AqmSpec::Red(self.red(value, name == "gred")?)),
                 "codel" => spec.aqm = Some(self.codel()?),
                 "pie" => spec.aqm = Some(self.pie()?),
-                "profile" if WirelessConfig::profile(value.text).is_ok() => {
+                "profile" if WirelessSpec::profile(value.text).is_some() => {
                     // A built-in 802.11 profile: a wireless link.
                     if let Some((_, first, _)) = seen.iter().find(|(n, _, _)| *n == "wireless") {
                         return Err(self.err_at(
@@ -649,14 +649,16 @@ impl<'t, 'a> Parser<'t, 'a> {
         spec.words.push((head_word.clone(), value.text.to_string()));
         let check = |p: &Self, spec: &WirelessSpec, at: Token<'a>| match spec.to_config() {
             Ok(_) => Ok(()),
-            Err(e) => Err(p.err_at(
+            // A value the language refuses: the same error as anywhere.
+            Err(WirelessError::Value(e)) => Err(p.err_at(at, e.message, e.hint)),
+            Err(WirelessError::Link(e)) => Err(p.err_at(
                 at,
                 format!("invalid wireless link: {e}"),
                 Some(WIRELESS_HINT.into()),
             )),
         };
         if head_word == "wireless" {
-            if Standard::parse(value.text).is_none() {
+            if Standard::from_name(value.text).is_none() {
                 return Err(self.err_at(
                     value,
                     format!("unknown wireless standard '{}'", value.text),

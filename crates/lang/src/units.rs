@@ -1,6 +1,6 @@
-//! Units of the command language: rates, durations, sizes, probabilities
-//! and packet rates, parsed exactly from words such as `1.5Mbit/s`,
-//! `20800us`, `100KB`, `5%` or `1.5kpps`.
+//! Units of the command language: rates, durations, sizes, probabilities,
+//! packet rates and decibels, parsed exactly from words such as
+//! `1.5Mbit/s`, `20800us`, `100KB`, `5%`, `1.5kpps` or `20dB`.
 //!
 //! Unit names are case-insensitive, as in ipfw. Numbers may have decimals,
 //! and are parsed with integer arithmetic only (never `f64`): a value that is
@@ -17,9 +17,12 @@
 //! [`UnitError`]s without a position; the parser adds it.
 //!
 //! It is the one unit layer of pipelab: configuration files, `--link`
-//! words, topology files (GML, TOML), `topo gen`'s link classes and the
-//! topology commands all read their values here, so a spelling is
-//! accepted or refused, with the same message, wherever it is written.
+//! words, topology files (GML, TOML), `topo gen`'s link classes, the
+//! topology commands, the files a configuration names (distribution files,
+//! loss and bandwidth traces, MAC profiles, Markov graphs:
+//! [`crate::files`]) and the wireless words all read their values here, so
+//! a spelling is accepted or refused, with the same message, wherever it
+//! is written.
 
 use core::fmt;
 
@@ -152,6 +155,69 @@ pub fn parse_decimal(word: &str) -> Result<Decimal, UnitError> {
         }
     })?;
     Ok(Decimal(v))
+}
+
+/// A level in decibels (a wireless link's signal-to-noise ratio), kept
+/// exact in billionths of a dB, signed, so that it prints back as written:
+/// `20dB`, `-3.5dB`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Decibels(i64);
+
+impl Decibels {
+    /// From billionths of a dB.
+    pub const fn from_billionths(n: i64) -> Decibels {
+        Decibels(n)
+    }
+    /// Billionths of a dB.
+    pub const fn billionths(self) -> i64 {
+        self.0
+    }
+    /// As a float (for the engine's models, never for printing): the
+    /// nearest float to the decimal as written.
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+}
+
+impl fmt::Display for Decibels {
+    /// The shortest exact decimal with its unit: `20dB`, `-3.5dB`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 < 0 {
+            f.write_str("-")?;
+        }
+        write_decimal(f, self.0.unsigned_abs(), 9)?;
+        f.write_str("dB")
+    }
+}
+
+/// Parses a level in decibels: `20dB`, `6.5dB`, `-3dB` (the unit in any
+/// case); a bare number is dB. At most nine decimals.
+pub fn parse_db(word: &str) -> Result<Decibels, UnitError> {
+    const HINT: &str = "decibels are written like 20dB";
+    let invalid = || UnitError::with_hint(format!("invalid decibel value '{word}'"), HINT);
+    let (negative, magnitude) = match word.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, word),
+    };
+    let n = split_number(magnitude).map_err(|e| match e {
+        NumberError::Negative => invalid(),
+        other => number_error(word, other, invalid()),
+    })?;
+    if !n.unit.is_empty() && !n.unit.eq_ignore_ascii_case("db") {
+        return Err(UnitError::with_hint(
+            format!("unknown unit '{}' in '{word}'", n.unit),
+            HINT,
+        ));
+    }
+    let v = exact(word, &n, 1_000_000_000, "billionths").map_err(|e| {
+        if e.message.ends_with("too large") {
+            e
+        } else {
+            UnitError::new(format!("'{word}' has more than 9 decimal places"))
+        }
+    })?;
+    let v = i64::try_from(v).map_err(|_| UnitError::new(format!("value '{word}' is too large")))?;
+    Ok(Decibels(if negative { -v } else { v }))
 }
 
 /// A packet rate in milli-packets per second (so `0.5pps` is exact).
@@ -1104,6 +1170,43 @@ mod tests {
         );
         assert!(parse_ber("1e-999999").is_err());
         assert!(parse_ber("1e9999999999").is_err());
+    }
+
+    /// Pass proves: decibels take an optional sign and an optional `dB` in
+    /// any case, print back as written, and other spellings are refused
+    /// with a hint.
+    #[test]
+    fn decibels() {
+        let db = |w: &str| parse_db(w).map(Decibels::billionths);
+        assert_eq!(db("20dB"), Ok(20_000_000_000));
+        assert_eq!(db("20"), Ok(20_000_000_000));
+        assert_eq!(db("6.5db"), Ok(6_500_000_000));
+        assert_eq!(db("-3.25DB"), Ok(-3_250_000_000));
+        assert_eq!(parse_db("6.5dB").map(Decibels::as_f64), Ok(6.5));
+        assert_eq!(
+            parse_db("-0.1dB").map(Decibels::as_f64),
+            Ok("-0.1".parse::<f64>().unwrap_or(0.0))
+        );
+        assert_eq!(
+            Decibels::from_billionths(-3_500_000_000).to_string(),
+            "-3.5dB"
+        );
+        assert_eq!(
+            err(parse_db("loud")),
+            "invalid decibel value 'loud': decibels are written like 20dB"
+        );
+        assert_eq!(
+            err(parse_db("--3dB")),
+            "invalid decibel value '--3dB': decibels are written like 20dB"
+        );
+        assert_eq!(
+            err(parse_db("20dBm")),
+            "unknown unit 'dBm' in '20dBm': decibels are written like 20dB"
+        );
+        assert_eq!(
+            err(parse_db("0.0000000001dB")),
+            "'0.0000000001dB' has more than 9 decimal places"
+        );
     }
 
     #[test]

@@ -27,11 +27,19 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config wireless 802.11b rate 11Mbit/s snr abc",
-        "1:50: invalid wireless link: snr `abc` is not a number of dB: e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
+        "1:50: invalid decibel value 'abc': decibels are written like 20dB",
+    ),
+    (
+        "pipe 1 config wireless 802.11b rate 11Mbps",
+        "1:37: unknown unit 'Mbps' in '11Mbps': did you mean Mbit/s?",
     ),
     (
         "pipe 1 config profile 802.11g-54 netload 150%",
-        "1:42: invalid wireless link: netload 1.5 is not in [0, 0.99]: e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
+        "1:42: probability '150%' is outside 0..1",
+    ),
+    (
+        "pipe 1 config profile 802.11g-54 netload 100%",
+        "1:42: invalid wireless link: netload 1 is not in [0, 0.99]: e.g. wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7",
     ),
     (
         "pipe 1 config wireless 802.11b rate 11Mbit/s cw 16 cw 32",

@@ -178,7 +178,8 @@ fn flow_key(spec: &TrafficSpec, index: usize) -> FlowKey {
 /// left the emulator, and report.
 ///
 /// Files named by pipes (`distribution file:PATH`, `loss trace:PATH`) are
-/// read as written, relative to the current directory; use
+/// read as written, relative to the current directory, with
+/// [`pipelab_lang::files::read_named_file`]; use
 /// [`simulate_with_loader`] to resolve them otherwise.
 pub fn simulate(
     config: &Config,
@@ -186,7 +187,7 @@ pub fn simulate(
     opts: &SimOptions,
 ) -> Result<Report, SimError> {
     simulate_with_loader(config, traffic, opts, &mut |path: &str| {
-        std::fs::read_to_string(path).map_err(|e| e.to_string())
+        pipelab_lang::files::read_named_file(path).map_err(|e| e.to_string())
     })
 }
 

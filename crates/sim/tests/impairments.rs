@@ -222,7 +222,7 @@ fn files_are_read_through_the_loader_with_errors_naming_them() {
     let e = simulate_with_loader(&cfg, &specs, &SimOptions::default(), &mut bad).unwrap_err();
     let msg = e.to_string();
     assert!(
-        msg.starts_with("pipe 1: distribution: 'delays.txt': empirical delay: line 2"),
+        msg.starts_with("pipe 1: distribution: 'delays.txt': line 2: invalid duration 'fast'"),
         "{msg}"
     );
     let mut missing = |p: &str| Err(format!("{p}: not found"));

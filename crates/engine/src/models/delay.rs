@@ -47,16 +47,19 @@
 //! so `CORR` has the effect tc-netem(8) documents. With `ρ = 0` the two are
 //! the same distribution.
 //!
-//! # Empirical delay files ([`EmpiricalDelay::parse`])
-//! Text, one entry per line, `#` starts a comment, blank lines are ignored.
-//! Either (not both in one file):
-//! * **samples**: one delay per line, with a unit (`12.5ms`, `800us`, `2s`,
-//!   `350ns`) or a bare number in milliseconds. A packet's delay is one of the
-//!   samples picked uniformly at random (the empirical distribution itself).
-//! * **CDF points**: `P VALUE` per line, `P` a cumulative probability in
-//!   `[0, 1]`, `VALUE` a delay as above; both non-decreasing, the last `P`
-//!   must be 1. The CDF is piecewise linear between points, and the first
-//!   point carries an atom of mass `P₀` at its value.
+//! # Empirical delays ([`EmpiricalDelay`])
+//! Either of two forms:
+//! * **samples** ([`EmpiricalDelay::from_samples`]): a packet's delay is
+//!   one of the samples picked uniformly at random (the empirical
+//!   distribution itself).
+//! * **CDF points** ([`EmpiricalDelay::from_cdf`]): `(P, VALUE)` pairs, `P`
+//!   a cumulative probability, both non-decreasing, the last `P` equal to
+//!   one. The CDF is piecewise linear between points, and the first point
+//!   carries an atom of mass `P₀` at its value.
+//!
+//! A distribution file (`distribution file:PATH`: one sample, or one
+//! `P VALUE` point, per line) is text: `crates/lang` reads it
+//! (`files::parse_distribution`) and builds one of these.
 //!
 //! With `distribution empirical` the packet's delay is `mu + X`, `X` drawn
 //! from the file; `sigma` must be zero (the file gives the spread).
@@ -64,7 +67,7 @@
 
 use core::fmt;
 
-use crate::models::{content_lines, parse_duration_ns, CorrelatedRandom, ModelError, Probability};
+use crate::models::{CorrelatedRandom, ModelError, Probability};
 use crate::rng::StageRng;
 use crate::time::Duration;
 
@@ -96,8 +99,8 @@ pub enum Distribution {
 
 impl Distribution {
     /// The netem shape called `name` (`uniform`, `normal`, `pareto`,
-    /// `paretonormal`); empirical distributions come from
-    /// [`EmpiricalDelay::parse`].
+    /// `paretonormal`); empirical distributions are built with
+    /// [`EmpiricalDelay::from_samples`] or [`EmpiricalDelay::from_cdf`].
     pub fn from_name(name: &str) -> Option<Distribution> {
         match name {
             "uniform" => Some(Distribution::Uniform),
@@ -370,8 +373,8 @@ impl DelayModel {
     }
 }
 
-/// An empirical delay distribution read from a text file (see the module
-/// docs for the format).
+/// An empirical delay distribution: samples or the corners of a CDF (see
+/// the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmpiricalDelay {
     repr: Empirical,
@@ -388,99 +391,6 @@ enum Empirical {
 const EMPIRICAL: &str = "empirical delay";
 
 impl EmpiricalDelay {
-    /// Parses a file of samples or of CDF points. Errors name the line.
-    pub fn parse(text: &str) -> Result<EmpiricalDelay, ModelError> {
-        let mut samples: Vec<u64> = Vec::new();
-        let mut points: Vec<(f64, u64)> = Vec::new();
-        // The first line of each kind, to explain a mix.
-        let (mut first_sample, mut first_point) = (None, None);
-        let mut last_line = 0;
-        for (line, content) in content_lines(text) {
-            last_line = line;
-            let tokens: Vec<&str> = content.split_whitespace().collect();
-            match tokens.as_slice() {
-                [value] => {
-                    if let Some(p) = first_point {
-                        return Err(ModelError::at_line(
-                            EMPIRICAL,
-                            line,
-                            format!(
-                            "a single sample in a file of CDF points (first `P VALUE` at line {p})"
-                        ),
-                        ));
-                    }
-                    first_sample.get_or_insert(line);
-                    let ns = parse_duration_ns(value)
-                        .map_err(|m| ModelError::at_line(EMPIRICAL, line, m))?;
-                    samples.push(ns);
-                }
-                [p, value] => {
-                    if let Some(s) = first_sample {
-                        return Err(ModelError::at_line(
-                            EMPIRICAL,
-                            line,
-                            format!(
-                                "a `P VALUE` point in a file of samples (first sample at line {s})"
-                            ),
-                        ));
-                    }
-                    first_point.get_or_insert(line);
-                    let prob: f64 = p.parse().map_err(|_| {
-                        ModelError::at_line(EMPIRICAL, line, format!("`{p}` is not a probability"))
-                    })?;
-                    if !(0.0..=1.0).contains(&prob) {
-                        return Err(ModelError::at_line(
-                            EMPIRICAL,
-                            line,
-                            format!("probability {prob} is not in [0, 1]"),
-                        ));
-                    }
-                    let ns = parse_duration_ns(value)
-                        .map_err(|m| ModelError::at_line(EMPIRICAL, line, m))?;
-                    if let Some(&(last_p, last_v)) = points.last() {
-                        if prob < last_p {
-                            return Err(ModelError::at_line(EMPIRICAL, line, format!(
-                                "probability {prob} is below the previous point's {last_p} (a CDF never decreases)"
-                            )));
-                        }
-                        if ns < last_v {
-                            return Err(ModelError::at_line(EMPIRICAL, line, format!(
-                                "value {} is below the previous point's {} (a CDF's values never decrease)",
-                                Duration(ns),
-                                Duration(last_v)
-                            )));
-                        }
-                    }
-                    points.push((prob, ns));
-                }
-                _ => {
-                    return Err(ModelError::at_line(
-                        EMPIRICAL,
-                        line,
-                        format!(
-                            "expected one delay or `P VALUE`, found {} fields",
-                            tokens.len()
-                        ),
-                    ))
-                }
-            }
-        }
-        if !points.is_empty() {
-            let last_p = points.last().map_or(0.0, |&(p, _)| p);
-            if last_p != 1.0 {
-                return Err(ModelError::at_line(
-                    EMPIRICAL,
-                    last_line,
-                    format!("the last CDF point has P = {last_p}; it must be 1"),
-                ));
-            }
-            return Ok(EmpiricalDelay {
-                repr: Empirical::Cdf(points),
-            });
-        }
-        EmpiricalDelay::from_samples(samples.into_iter().map(Duration))
-    }
-
     /// The empirical distribution of `samples` (at least one).
     pub fn from_samples(
         samples: impl IntoIterator<Item = Duration>,
@@ -495,6 +405,55 @@ impl EmpiricalDelay {
         })
     }
 
+    /// The piecewise-linear CDF through `points`, `(P, delay)` in file
+    /// order: at least one, `P` and the delays never decreasing, the last
+    /// `P` exactly 1 (module docs). An error names the offending point's
+    /// index.
+    pub fn from_cdf(
+        points: impl IntoIterator<Item = (Probability, Duration)>,
+    ) -> Result<EmpiricalDelay, ModelError> {
+        let mut out: Vec<(f64, u64)> = Vec::new();
+        for (i, (p, d)) in points.into_iter().enumerate() {
+            let (prob, ns) = (p.get(), d.as_nanos());
+            if let Some(&(last_p, last_v)) = out.last() {
+                if prob < last_p {
+                    return Err(ModelError::at(
+                        EMPIRICAL,
+                        i,
+                        format!(
+                            "probability {prob} is below the previous point's {last_p} (a CDF never decreases)"
+                        ),
+                    ));
+                }
+                if ns < last_v {
+                    return Err(ModelError::at(
+                        EMPIRICAL,
+                        i,
+                        format!(
+                            "value {} is below the previous point's {} (a CDF's values never decrease)",
+                            Duration(ns),
+                            Duration(last_v)
+                        ),
+                    ));
+                }
+            }
+            out.push((prob, ns));
+        }
+        let Some(&(last_p, _)) = out.last() else {
+            return Err(ModelError::new(EMPIRICAL, "no CDF points"));
+        };
+        if last_p != 1.0 {
+            return Err(ModelError::at(
+                EMPIRICAL,
+                out.len() - 1,
+                format!("the last CDF point has P = {last_p}; it must be 1"),
+            ));
+        }
+        Ok(EmpiricalDelay {
+            repr: Empirical::Cdf(out),
+        })
+    }
+
     /// Number of samples or CDF points.
     pub fn len(&self) -> usize {
         match &self.repr {
@@ -503,7 +462,7 @@ impl EmpiricalDelay {
         }
     }
 
-    /// Never true: a parsed distribution has at least one entry.
+    /// Never true: a distribution has at least one entry.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -574,6 +533,10 @@ mod tests {
         )
         .expect("valid config");
         DelayModel::new(cfg, stage_rng(seed, StageKind::Delay, 1))
+    }
+
+    fn pr(p: f64) -> Probability {
+        Probability::new(p).unwrap_or(Probability::ZERO)
     }
 
     fn samples(m: &mut DelayModel, n: usize) -> Vec<f64> {
@@ -806,7 +769,10 @@ mod tests {
     /// listed values, each with its frequency (within 4σ), offset by mu.
     #[test]
     fn empirical_samples_are_drawn_uniformly() {
-        let e = EmpiricalDelay::parse("# four samples\n1ms\n2ms\n2ms\n7.5\n").expect("parses");
+        let e = EmpiricalDelay::from_samples(
+            [1_000_000, 2_000_000, 2_000_000, 7_500_000].map(Duration),
+        )
+        .expect("valid");
         assert_eq!(e.len(), 4);
         let cfg = DelayDist::new(
             Duration::from_millis(10),
@@ -839,8 +805,11 @@ mod tests {
     /// included.
     #[test]
     fn empirical_cdf_passes_ks() {
-        let text = "0.1 5ms\n0.5 10ms\n0.9 12ms\n1 30ms\n";
-        let e = EmpiricalDelay::parse(text).expect("parses");
+        let e = EmpiricalDelay::from_cdf(
+            [(0.1, 5), (0.5, 10), (0.9, 12), (1.0, 30)]
+                .map(|(p, ms)| (pr(p), Duration::from_millis(ms))),
+        )
+        .expect("valid");
         assert!(e.is_cdf());
         let pts = [(0.1, 5e6), (0.5, 10e6), (0.9, 12e6), (1.0, 30e6)];
         let cdf = |x: f64| {
@@ -877,28 +846,31 @@ mod tests {
         assert!(d < ks_critical_001(n), "D = {d}");
     }
 
-    /// Pass proves: each malformed file is rejected with the right line.
+    /// Pass proves: each invalid set of CDF points is rejected naming the
+    /// offending point, and no samples (or no points) is an error.
     #[test]
-    fn empirical_parse_errors_name_the_line() {
-        let cases: [(&str, Option<usize>); 9] = [
-            ("1ms\n2ms\n\n# c\nfoo\n", Some(5)),
-            ("1ms\n0.5 2ms\n", Some(2)),
-            ("0.5 1ms\n3ms\n", Some(2)),
-            ("0.5 1ms\n0.4 2ms\n1 3ms\n", Some(2)),
-            ("0.5 2ms\n0.7 1ms\n1 3ms\n", Some(2)),
-            ("0.5 1ms\n0.9 2ms\n", Some(2)),
-            ("1.5 1ms\n", Some(1)),
-            ("1 2 3\n", Some(1)),
-            ("# only comments\n", None),
+    fn empirical_constructors_name_the_bad_point() {
+        let cdf = |pts: &[(f64, u64)]| {
+            EmpiricalDelay::from_cdf(
+                pts.iter()
+                    .map(|&(p, ms)| (pr(p), Duration::from_millis(ms))),
+            )
+        };
+        type Points<'a> = &'a [(f64, u64)];
+        let cases: [(Points, Option<usize>); 4] = [
+            (&[(0.5, 1), (0.4, 2), (1.0, 3)], Some(1)),
+            (&[(0.5, 2), (0.7, 1), (1.0, 3)], Some(1)),
+            (&[(0.5, 1), (0.9, 2)], Some(1)),
+            (&[], None),
         ];
-        for (text, line) in cases {
-            match EmpiricalDelay::parse(text) {
-                Ok(_) => panic!("accepted {text:?}"),
-                Err(e) => assert_eq!(e.line, line, "{text:?}: {e}"),
+        for (pts, index) in cases {
+            match cdf(pts) {
+                Ok(_) => panic!("accepted {pts:?}"),
+                Err(e) => assert_eq!(e.index, index, "{pts:?}: {e}"),
             }
         }
-        assert!(EmpiricalDelay::parse("5 ms\n").is_err());
-        assert!(EmpiricalDelay::parse("x 5ms\n").is_err());
+        assert!(EmpiricalDelay::from_samples([]).is_err());
+        assert!(cdf(&[(1.0, 5)]).is_ok());
     }
 
     /// Pass proves: delays are clamped at zero (netem sends "now"), and the
@@ -961,7 +933,7 @@ mod tests {
             Distribution::Normal
         )
         .is_err());
-        let e = EmpiricalDelay::parse("1ms\n").expect("parses");
+        let e = EmpiricalDelay::from_samples([Duration::from_millis(1)]).expect("valid");
         assert!(DelayDist::new(
             Duration::ZERO,
             Duration(1),

@@ -32,7 +32,8 @@
 //!   names `LOST_IN_GAP_PERIOD = 3`, `LOST_IN_BURST_PERIOD = 4` are swapped
 //!   relative to these numbers; its transitions are the ones above.)
 //! * [`TraceLoss`] — a deterministic list of packets and time intervals to
-//!   drop, parsed from text (format at [`TraceLoss::parse`]).
+//!   drop ([`TraceEntry`]); `crates/lang` reads a loss trace file
+//!   (`files::parse_loss_trace`) and builds one with [`TraceLoss::new`].
 //!
 //! Analytical helpers ([`GilbertElliott::stationary_loss`],
 //! [`FourState::stationary_loss`], `mean_loss_run`) give the long-run loss
@@ -42,9 +43,9 @@ use core::fmt;
 
 use rand::RngCore;
 
-use crate::models::{content_lines, parse_duration_ns, CorrelatedRandom, ModelError, Probability};
+use crate::models::{CorrelatedRandom, ModelError, Probability};
 use crate::rng::StageRng;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// `loss P [CORR]`: independent (or netem-correlated) losses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -261,58 +262,67 @@ pub struct TraceLoss {
 
 const TRACE: &str = "loss trace";
 
+/// One entry of a loss trace: packets, or a time interval, to drop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceEntry {
+    /// Packets `first..=last` (1-based, in the order they reach the loss
+    /// stage).
+    Packets {
+        /// The first packet dropped, at least 1.
+        first: u64,
+        /// The last packet dropped, at least `first`.
+        last: u64,
+    },
+    /// Every packet reaching the loss stage at a time `t` with
+    /// `start ≤ t < end`, times since the engine's epoch.
+    Interval {
+        /// The start of the interval.
+        start: Instant,
+        /// The end of the interval, after `start`.
+        end: Instant,
+    },
+}
+
 impl TraceLoss {
-    /// Parses a loss trace (KauNet-style patterns, as text).
-    ///
-    /// Format: entries separated by blanks, commas or newlines; `#` starts a
-    /// comment. An entry is one of
-    /// * `17` — drop the 17th packet that reaches the loss stage (packets
-    ///   are numbered from 1);
-    /// * `100-120` — drop packets 100 to 120 inclusive;
-    /// * `@1.5s-2s` — drop every packet that reaches the loss stage at a
-    ///   time `t` with `1.5 s ≤ t < 2 s`, times since the engine's epoch
-    ///   (the start of the run), with units `ns`/`us`/`ms`/`s` or bare
-    ///   milliseconds.
-    ///
-    /// Entries may overlap and come in any order. An empty trace drops
-    /// nothing. Errors name the line.
-    pub fn parse(text: &str) -> Result<TraceLoss, ModelError> {
+    /// A trace dropping the packets and intervals of `entries`, which may
+    /// overlap and come in any order. Rejects packet 0, a range that runs
+    /// backwards and an empty interval, naming the entry's index. No
+    /// entries drop nothing.
+    pub fn new(entries: impl IntoIterator<Item = TraceEntry>) -> Result<TraceLoss, ModelError> {
         let mut packets = Vec::new();
         let mut intervals = Vec::new();
-        for (line, content) in content_lines(text) {
-            for token in content
-                .split(|c: char| c.is_whitespace() || c == ',')
-                .filter(|t| !t.is_empty())
-            {
-                let err = |m: String| ModelError::at_line(TRACE, line, m);
-                if let Some(times) = token.strip_prefix('@') {
-                    let Some((a, b)) = times.split_once('-') else {
-                        return Err(err(format!(
-                            "`{token}`: a time interval needs an end, as in `@1.5s-2s`"
-                        )));
-                    };
-                    let start = parse_duration_ns(a).map_err(err)?;
-                    let end = parse_duration_ns(b).map_err(err)?;
-                    if start >= end {
-                        return Err(err(format!("`{token}`: the interval is empty")));
+        for (i, entry) in entries.into_iter().enumerate() {
+            match entry {
+                TraceEntry::Packets { first, last } => {
+                    if first == 0 {
+                        return Err(ModelError::at(
+                            TRACE,
+                            i,
+                            "packet 0: packets are numbered from 1",
+                        ));
                     }
-                    intervals.push((start, end));
-                } else {
-                    let (a, b) = token.split_once('-').unwrap_or((token, token));
-                    let number = |s: &str| -> Result<u64, ModelError> {
-                        match s.parse::<u64>() {
-                            Ok(n) if n >= 1 => Ok(n),
-                            Ok(_) => Err(err(format!("`{token}`: packets are numbered from 1"))),
-                            Err(_) => Err(err(format!(
-                                "`{token}` is not a packet number, a range `A-B` or an interval `@T1-T2`"
-                            ))),
-                        }
-                    };
-                    let (first, last) = (number(a)?, number(b)?);
                     if first > last {
-                        return Err(err(format!("`{token}`: the range runs backwards")));
+                        return Err(ModelError::at(
+                            TRACE,
+                            i,
+                            format!("the range {first}-{last} runs backwards"),
+                        ));
                     }
                     packets.push((first, last));
+                }
+                TraceEntry::Interval { start, end } => {
+                    if start >= end {
+                        return Err(ModelError::at(
+                            TRACE,
+                            i,
+                            format!(
+                                "the interval from {} to {} is empty",
+                                Duration(start.as_nanos()),
+                                Duration(end.as_nanos())
+                            ),
+                        ));
+                    }
+                    intervals.push((start.as_nanos(), end.as_nanos()));
                 }
             }
         }
@@ -343,6 +353,19 @@ impl TraceLoss {
     /// How many time intervals the trace lists (after merging overlaps).
     pub fn intervals(&self) -> usize {
         self.intervals.len()
+    }
+
+    /// The packet ranges dropped, `(first, last)` inclusive, merged and
+    /// sorted.
+    pub fn packet_ranges(&self) -> &[(u64, u64)] {
+        &self.packets
+    }
+
+    /// The time intervals dropped, `[start, end)`, merged and sorted.
+    pub fn time_intervals(&self) -> impl Iterator<Item = (Instant, Instant)> + '_ {
+        self.intervals
+            .iter()
+            .map(|&(a, b)| (Instant(a), Instant(b)))
     }
 }
 
@@ -766,16 +789,31 @@ mod tests {
     /// arriving inside listed time intervals, and nothing else.
     #[test]
     fn trace_drops_exactly_the_listed_packets() {
-        let text =
-            "# KauNet-style pattern\n17\n100-103, 5\n3-4 4-6 # overlapping\n@1.5s-2s\n@250-300ms\n";
-        let t = TraceLoss::parse(text).expect("parses");
+        let ms = |x: u64| Instant(x * 1_000_000);
+        let packets = |first, last| TraceEntry::Packets { first, last };
+        let t = TraceLoss::new([
+            packets(17, 17),
+            packets(100, 103),
+            packets(5, 5),
+            packets(3, 4),
+            packets(4, 6),
+            TraceEntry::Interval {
+                start: ms(1500),
+                end: ms(2000),
+            },
+            TraceEntry::Interval {
+                start: ms(250),
+                end: ms(300),
+            },
+        ])
+        .expect("valid");
         assert_eq!(t.listed_packets(), 1 + 4 + 4);
+        assert_eq!(t.packet_ranges(), &[(3, 6), (17, 17), (100, 103)]);
         let expected: Vec<u64> = vec![3, 4, 5, 6, 17, 100, 101, 102, 103];
         let mut m = LossModel::new(LossConfig::Trace(t), stage_rng(0, StageKind::Loss, 0));
         let dropped: Vec<u64> = (1..=200u64).filter(|_| m.lose(Instant::ZERO)).collect();
         assert_eq!(dropped, expected);
         // Time intervals, half-open; packet 201 onward is not listed.
-        let ms = |x: u64| Instant(x * 1_000_000);
         for (t, drop) in [
             (ms(249), false),
             (ms(250), true),
@@ -790,24 +828,33 @@ mod tests {
         }
     }
 
-    /// Pass proves: malformed trace entries are rejected with their line.
+    /// Pass proves: invalid entries are rejected naming the entry.
     #[test]
-    fn trace_parse_errors_name_the_line() {
-        for (text, line) in [
-            ("1\n2\nx\n", 3),
-            ("1\n\n0\n", 3),
-            ("# c\n5-3\n", 2),
-            ("@1s\n", 1),
-            ("@2s-1s\n", 1),
-            ("@1parsec-2s\n", 1),
-            ("1 2 3-\n", 1),
+    fn trace_errors_name_the_entry() {
+        let ok = TraceEntry::Packets { first: 1, last: 2 };
+        for (bad, message) in [
+            (
+                TraceEntry::Packets { first: 0, last: 2 },
+                "packet 0: packets are numbered from 1",
+            ),
+            (
+                TraceEntry::Packets { first: 5, last: 3 },
+                "the range 5-3 runs backwards",
+            ),
+            (
+                TraceEntry::Interval {
+                    start: Instant(2_000_000_000),
+                    end: Instant(1_000_000_000),
+                },
+                "the interval from 2s to 1s is empty",
+            ),
         ] {
-            match TraceLoss::parse(text) {
-                Ok(t) => panic!("accepted {text:?}: {t:?}"),
-                Err(e) => assert_eq!(e.line, Some(line), "{text:?}: {e}"),
+            match TraceLoss::new([ok, ok, bad]) {
+                Ok(t) => panic!("accepted {bad:?}: {t:?}"),
+                Err(e) => assert_eq!((e.index, e.message.as_str()), (Some(2), message)),
             }
         }
-        assert_eq!(TraceLoss::parse("# nothing\n"), Ok(TraceLoss::default()));
+        assert_eq!(TraceLoss::new([]), Ok(TraceLoss::default()));
     }
 
     /// Pass proves: the same seed reproduces every random loss model's

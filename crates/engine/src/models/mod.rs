@@ -21,15 +21,17 @@
 //! | [`timevarying`] | time-varying links: a Markov graph of link states with empirical dwell times | PlanetLab-Dummynet emulation §4.4, Fig. 10 |
 //! | [`pie`] | `pie target T tupdate U alpha A beta B max_burst M` (AQM, on enqueue) | RFC 8033; Linux `net/sched/sch_pie.c` |
 //!
-//! Shared here: [`ModelError`] (what failed, the line of the input file if
-//! any, why), [`Probability`] (a probability in `[0, 1]` together with
+//! Shared here: [`ModelError`] (what failed, the entry of the input it is
+//! about if any, why), [`Probability`] (a probability in `[0, 1]` together with
 //! netem's 32-bit scaled form) and [`CorrelatedRandom`], netem's
 //! `get_crandom`, which every netem-style `CORR` argument uses.
 //!
-//! What this module deliberately does not do: parse the command language
-//! (`crates/lang` does, and builds these configs), hold packets or decide
-//! where a duplicated or reordered packet goes (the pipe does), or read files
-//! (parsers take the file's text).
+//! What this module deliberately does not do: parse text of any kind (the
+//! command language, and the files it names: distribution files, loss and
+//! bandwidth traces, MAC profiles, Markov graphs; `crates/lang` reads them
+//! with its one unit layer and builds these configs through their typed,
+//! validating constructors), hold packets or decide where a duplicated or
+//! reordered packet goes (the pipe does), or read files.
 
 use core::fmt;
 
@@ -62,44 +64,48 @@ pub use codel::{Codel, CodelConfig};
 pub use corrupt::{flip_bit, BitErrorRate, BitErrors, CorruptConfig, CorruptModel, NetemCorrupt};
 pub use delay::{DelayDist, DelayModel, Distribution, EmpiricalDelay};
 pub use duplicate::{DuplicateConfig, DuplicateModel};
-pub use loss::{FourState, GilbertElliott, LossConfig, LossModel, TraceLoss, UniformLoss};
+pub use loss::{
+    FourState, GilbertElliott, LossConfig, LossModel, TraceEntry, TraceLoss, UniformLoss,
+};
 pub use pie::{Pie, PieConfig};
-pub use profile::{Airtime, Profile, ProfileModel, ProfilePoint, ProfileSampling};
+pub use profile::{Airtime, Profile, ProfileBuilder, ProfileModel, ProfilePoint, ProfileSampling};
 pub use red::{QueueMeasure, Red, RedConfig, RedVariant};
 pub use reorder::{NetemReorder, ReorderConfig, ReorderDecision, SwapConfig, SwapReorder};
-pub use timevarying::{Dwell, MarkovGraph, StateParams, TimeVarying};
+pub use timevarying::{Dwell, GraphState, MarkovGraph, StateParams, TimeVarying};
 pub use trace_bw::{BwTrace, TraceLink};
 pub use wireless::{
     Attempts, MacTiming, Modulation, PerTable, Preamble, Standard, WirelessConfig, WirelessModel,
     WirelessStats,
 };
 
-/// Why a model's configuration or input file was rejected.
+/// Why a model's configuration was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelError {
-    /// What was being built or parsed, e.g. `"empirical delay"`, `"loss trace"`.
+    /// What was being built, e.g. `"empirical delay"`, `"loss trace"`.
     pub what: &'static str,
-    /// The 1-based line of the input text, when the error is in a file.
-    pub line: Option<usize>,
+    /// The 0-based position, in a constructor's input, of the entry the
+    /// error is about (a sample, a CDF point, a timestamp, a state), so
+    /// that a reader of a file can name the entry's line.
+    pub index: Option<usize>,
     /// What is wrong, in the user's words.
     pub message: String,
 }
 
 impl ModelError {
-    /// An error not tied to a line (a bad parameter).
+    /// An error not tied to an entry (a bad parameter).
     pub fn new(what: &'static str, message: impl Into<String>) -> ModelError {
         ModelError {
             what,
-            line: None,
+            index: None,
             message: message.into(),
         }
     }
 
-    /// An error at 1-based line `line` of an input file.
-    pub fn at_line(what: &'static str, line: usize, message: impl Into<String>) -> ModelError {
+    /// An error about entry `index` (0-based) of a constructor's input.
+    pub fn at(what: &'static str, index: usize, message: impl Into<String>) -> ModelError {
         ModelError {
             what,
-            line: Some(line),
+            index: Some(index),
             message: message.into(),
         }
     }
@@ -107,10 +113,7 @@ impl ModelError {
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}: line {}: {}", self.what, line, self.message),
-            None => write!(f, "{}: {}", self.what, self.message),
-        }
+        write!(f, "{}: {}", self.what, self.message)
     }
 }
 
@@ -263,89 +266,10 @@ impl CorrelatedRandom {
     }
 }
 
-/// Parses a non-negative duration token into nanoseconds: a decimal number
-/// with an optional unit `ns`, `us` (or `µs`), `ms` or `s`; a bare number is
-/// in milliseconds (as in netem's distribution files and `tc` defaults).
-/// Decimal digits are converted exactly (`12.5ms` is 12 500 000 ns); digits
-/// below one nanosecond are truncated.
-pub(crate) fn parse_duration_ns(token: &str) -> Result<u64, String> {
-    let split = token
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(token.len());
-    let (number, unit) = token.split_at(split);
-    let scale: u64 = match unit {
-        "" | "ms" => 1_000_000,
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "s" => 1_000_000_000,
-        _ => {
-            return Err(format!(
-                "`{token}`: unknown time unit `{unit}` (use ns, us, ms or s)"
-            ))
-        }
-    };
-    let (int_part, frac_part) = match number.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (number, ""),
-    };
-    if (int_part.is_empty() && frac_part.is_empty()) || frac_part.contains('.') {
-        return Err(format!("`{token}` is not a duration"));
-    }
-    let too_long = || format!("`{token}` is too long a duration");
-    let int: u128 = if int_part.is_empty() {
-        0
-    } else {
-        int_part.parse::<u128>().map_err(|_| too_long())?
-    };
-    let mut ns = int.checked_mul(scale as u128).ok_or_else(too_long)?;
-    // Fractional digits: each one is worth scale/10^k ns; stop below 1 ns.
-    let mut place = scale as u128;
-    for d in frac_part.bytes() {
-        place /= 10;
-        if place == 0 {
-            break;
-        }
-        ns += (d - b'0') as u128 * place;
-    }
-    u64::try_from(ns).map_err(|_| too_long())
-}
-
-/// The meaningful lines of a text file: `(1-based line number, content)` with
-/// `#` comments and surrounding blanks removed and empty lines skipped.
-pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines().enumerate().filter_map(|(i, raw)| {
-        let content = match raw.find('#') {
-            Some(hash) => &raw[..hash],
-            None => raw,
-        }
-        .trim();
-        (!content.is_empty()).then_some((i + 1, content))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::rng_from_seed;
-
-    /// Pass proves: durations parse exactly with every unit and a bare number
-    /// is milliseconds.
-    #[test]
-    fn durations_parse_exactly() {
-        assert_eq!(parse_duration_ns("12.5ms"), Ok(12_500_000));
-        assert_eq!(parse_duration_ns("12.5"), Ok(12_500_000));
-        assert_eq!(parse_duration_ns("7ns"), Ok(7));
-        assert_eq!(parse_duration_ns("250us"), Ok(250_000));
-        assert_eq!(parse_duration_ns("1.5s"), Ok(1_500_000_000));
-        assert_eq!(parse_duration_ns(".5ms"), Ok(500_000));
-        assert_eq!(parse_duration_ns("0.0000001ms"), Ok(0));
-        assert!(parse_duration_ns("-1ms").is_err());
-        assert!(parse_duration_ns("1.2.3ms").is_err());
-        assert!(parse_duration_ns("ms").is_err());
-        assert!(parse_duration_ns(".").is_err());
-        assert!(parse_duration_ns("5 parsecs").is_err());
-        assert!(parse_duration_ns("99999999999999999999999s").is_err());
-    }
 
     /// Pass proves: probabilities outside [0, 1] are rejected and netem's
     /// 32-bit scaling (rint(p·UINT32_MAX)) is used.
@@ -385,20 +309,14 @@ mod tests {
         }
     }
 
-    /// Pass proves: comments and blank lines are skipped and line numbers are
-    /// those of the original text.
-    #[test]
-    fn content_lines_keep_numbers() {
-        let lines: Vec<_> = content_lines("# head\n\n 1ms # x\n2ms\n").collect();
-        assert_eq!(lines, vec![(3, "1ms"), (4, "2ms")]);
-    }
-
-    /// Pass proves: errors name the line when there is one.
+    /// Pass proves: errors say what was being built and why, and keep the
+    /// index of the entry they are about.
     #[test]
     fn model_error_display() {
+        let e = ModelError::at("loss trace", 3, "bad");
         assert_eq!(
-            ModelError::at_line("loss trace", 3, "bad").to_string(),
-            "loss trace: line 3: bad"
+            (e.to_string(), e.index),
+            ("loss trace: bad".to_string(), Some(3))
         );
         assert_eq!(ModelError::new("ber", "bad").to_string(), "ber: bad");
     }

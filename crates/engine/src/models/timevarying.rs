@@ -6,31 +6,26 @@
 //! probability (self-loops allowed: the state is re-entered with a new
 //! dwell).
 //!
-//! # File format
-//! Line oriented; `#` starts a comment; blank lines are skipped; words are
-//! separated by blanks. Keywords:
+//! # The graph ([`MarkovGraph::new`])
+//! * A **state** ([`GraphState`]) has a unique name, the parameters it
+//!   overrides ([`StateParams`], any subset: a positive bandwidth, loss and
+//!   collision in `[0, 1]`, netload in `[0, 0.99]`, a finite SNR in dB, a
+//!   delay), a dwell-time distribution and its outgoing arcs.
+//! * A **dwell** ([`Dwell`]) is the corners `(cumulative probability,
+//!   duration)` of a piecewise-linear CDF, as in Dummynet profiles
+//!   (`profile.rs`): a draw `u ~ U[0, 1)` gives `D1` when `u < P1` and
+//!   interpolates linearly between corners otherwise. Probabilities
+//!   non-decreasing, the last exactly 1; durations non-decreasing, the last
+//!   positive. One corner `(1, 5s)` is a constant 5 s.
+//! * The **arcs** leaving each state (at least one, self-loops allowed) have
+//!   probabilities summing to 1 (±1e-9).
+//! * The **initial** state is the one the link is in at time zero.
 //!
-//! * `state NAME [bw RATE] [loss P] [snr DB] [netload P] [collision P]
-//!   [delay D]` — declares a state and the parameters it overrides (any
-//!   subset, each at most once). `RATE` like `11Mbit/s`, `512Kbit/s`;
-//!   `P` a fraction `0.06` or a percentage `6%`, in `[0, 1]` (netload in
-//!   `[0, 0.99]`); `DB` like `20dB` or `20`; `D` a duration (`10ms`, `250us`,
-//!   a bare number is milliseconds). Names are unique; the first state
-//!   declared is the initial one unless `initial` says otherwise.
-//! * `dwell NAME P1 D1 [P2 D2 ...]` — the state's dwell-time distribution
-//!   as the corners `(cumulative probability, duration)` of a
-//!   piecewise-linear CDF, as in Dummynet profiles (`profile.rs`): a draw
-//!   `u ~ U[0, 1)` gives `D1` when `u < P1` and interpolates linearly
-//!   between corners otherwise. Probabilities in `[0, 1]` non-decreasing,
-//!   the last exactly 1; durations non-decreasing, the last positive.
-//!   `dwell NAME 1 5s` is a constant 5 s. Exactly one per state.
-//! * `arc FROM TO P` — move from `FROM` to `TO` with probability `P`. The
-//!   arcs leaving each state must sum to 1 (±1e-9); every state needs at
-//!   least one.
-//! * `initial NAME` — the state at time zero (at most once).
-//!
-//! Every error names its 1-based line (or, for a missing `dwell` or arcs,
-//! the line declaring the state).
+//! The graph file of `timevarying FILE` (`state`, `dwell`, `arc` and
+//! `initial` lines) is text: `crates/lang` reads it
+//! (`files::parse_markov_graph`) with the language's units and builds the
+//! graph with these constructors; their errors name the state or corner,
+//! which the reader turns into the line.
 //!
 //! # Determinism
 //! [`TimeVarying`] owns a [`StageRng`]: the same seed gives the same
@@ -46,8 +41,7 @@ use core::fmt;
 
 use rand::Rng;
 
-use crate::models::wireless::{parse_fraction, parse_rate};
-use crate::models::{content_lines, parse_duration_ns, ModelError};
+use crate::models::{ModelError, Probability};
 use crate::rng::StageRng;
 use crate::time::{Duration, Instant, Rate};
 
@@ -68,6 +62,35 @@ pub struct StateParams {
     pub collision: Option<f64>,
     /// Propagation delay.
     pub delay: Option<Duration>,
+}
+
+impl StateParams {
+    /// Checks the values a state may override: a positive `bandwidth`,
+    /// `loss` and `collision` in `[0, 1]`, `netload` in `[0, 0.99]`, a
+    /// finite `snr_db`.
+    pub fn check(&self) -> Result<(), ModelError> {
+        let err = |m: String| Err(ModelError::new(WHAT, m));
+        if self.bandwidth.is_some_and(Rate::is_unlimited) {
+            return err("a state's bw must be positive".into());
+        }
+        for (word, value, max) in [
+            ("loss", self.loss, 1.0),
+            ("netload", self.netload, 0.99),
+            ("collision", self.collision, 1.0),
+        ] {
+            if let Some(x) = value {
+                if !(0.0..=max).contains(&x) {
+                    return err(format!("{word} {x} is not in [0, {max}]"));
+                }
+            }
+        }
+        if let Some(db) = self.snr_db {
+            if !db.is_finite() {
+                return err(format!("snr {db}dB is not finite"));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for StateParams {
@@ -110,35 +133,56 @@ pub struct Dwell {
 }
 
 impl Dwell {
-    /// A distribution from its corners; see the module docs for the rules.
-    pub fn new(points: Vec<(f64, Duration)>) -> Result<Dwell, String> {
+    /// A distribution from its corners `(P, D)`: at least one, `P` and `D`
+    /// never decreasing, the last `P` exactly 1 and the last `D` positive
+    /// (module docs). An error about a corner names its index.
+    pub fn new(points: Vec<(Probability, Duration)>) -> Result<Dwell, ModelError> {
+        const DWELL: &str = "dwell";
         if points.is_empty() {
-            return Err("a dwell distribution needs at least one `P D` pair".into());
+            return Err(ModelError::new(
+                DWELL,
+                "a dwell distribution needs at least one point",
+            ));
         }
-        for w in points.windows(2) {
-            if w[1].0 < w[0].0 {
-                return Err("dwell probabilities must not decrease".into());
+        for (i, w) in points.windows(2).enumerate() {
+            if w[1].0.get() < w[0].0.get() {
+                return Err(ModelError::at(
+                    DWELL,
+                    i + 1,
+                    "dwell probabilities must not decrease",
+                ));
             }
             if w[1].1 < w[0].1 {
-                return Err("dwell durations must not decrease".into());
+                return Err(ModelError::at(
+                    DWELL,
+                    i + 1,
+                    "dwell durations must not decrease",
+                ));
             }
         }
-        if points
-            .iter()
-            .any(|p| !(p.0.is_finite() && (0.0..=1.0).contains(&p.0)))
-        {
-            return Err("dwell probabilities must be in [0, 1]".into());
+        let last = points.len() - 1;
+        if points[last].0.get() != 1.0 {
+            return Err(ModelError::at(
+                DWELL,
+                last,
+                "the last dwell probability must be 1",
+            ));
         }
-        let last = points[points.len() - 1];
-        if last.0 != 1.0 {
-            return Err("the last dwell probability must be 1".into());
-        }
-        if last.1 == Duration::ZERO {
-            return Err("the longest dwell time must be positive".into());
+        if points[last].1 == Duration::ZERO {
+            return Err(ModelError::at(
+                DWELL,
+                last,
+                "the longest dwell time must be positive",
+            ));
         }
         Ok(Dwell {
-            points: points.into_iter().map(|(p, d)| (p, d.0)).collect(),
+            points: points.into_iter().map(|(p, d)| (p.get(), d.0)).collect(),
         })
+    }
+
+    /// The corners `(P, D)`, in order.
+    pub fn points(&self) -> impl Iterator<Item = (f64, Duration)> + '_ {
+        self.points.iter().map(|&(p, ns)| (p, Duration(ns)))
     }
 
     /// The quantile `Q(u)`, `u ∈ [0, 1)`.
@@ -179,6 +223,20 @@ struct State {
     cumulative: Vec<f64>,
 }
 
+/// One state of a [`MarkovGraph`], as given to [`MarkovGraph::new`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphState {
+    /// The state's name (unique in the graph).
+    pub name: String,
+    /// The pipe parameters the state overrides.
+    pub params: StateParams,
+    /// How long the link stays in the state.
+    pub dwell: Dwell,
+    /// The arcs leaving the state: `(index of the target state,
+    /// probability)`, summing to 1.
+    pub arcs: Vec<(usize, Probability)>,
+}
+
 /// A validated Markov graph of link states (module docs). Immutable.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MarkovGraph {
@@ -187,120 +245,34 @@ pub struct MarkovGraph {
 }
 
 impl MarkovGraph {
-    /// Parses the file format of the module docs. Errors name the line.
-    pub fn parse(text: &str) -> Result<MarkovGraph, ModelError> {
-        struct Draft {
-            name: String,
-            params: StateParams,
-            line: usize,
-            dwell: Option<Dwell>,
-            arcs: Vec<(usize, f64)>,
-        }
-        let mut states: Vec<Draft> = Vec::new();
-        let mut initial: Option<(String, usize)> = None;
-        // Arcs may name states declared later: resolve after the pass.
-        let mut arcs: Vec<(String, String, f64, usize)> = Vec::new();
-        let mut dwells: Vec<(String, Dwell, usize)> = Vec::new();
-        for (line, content) in content_lines(text) {
-            let err = |m: String| ModelError::at_line(WHAT, line, m);
-            let words: Vec<&str> = content.split_whitespace().collect();
-            match words[0] {
-                "state" => {
-                    let name = *words
-                        .get(1)
-                        .ok_or_else(|| err("`state` needs a name".into()))?;
-                    if states.iter().any(|s| s.name == name) {
-                        return Err(err(format!("state `{name}` is declared twice")));
-                    }
-                    let params = parse_params(&words[2..]).map_err(err)?;
-                    states.push(Draft {
-                        name: name.to_string(),
-                        params,
-                        line,
-                        dwell: None,
-                        arcs: Vec::new(),
-                    });
-                }
-                "dwell" => {
-                    let name = *words
-                        .get(1)
-                        .ok_or_else(|| err("`dwell` needs a state name".into()))?;
-                    let rest = &words[2..];
-                    if rest.is_empty() || !rest.len().is_multiple_of(2) {
-                        return Err(err("`dwell` needs pairs `P D`".into()));
-                    }
-                    let mut pts = Vec::with_capacity(rest.len() / 2);
-                    for pair in rest.chunks(2) {
-                        let p: f64 = pair[0]
-                            .parse()
-                            .map_err(|_| err(format!("`{}` is not a probability", pair[0])))?;
-                        let d = parse_duration_ns(pair[1]).map_err(err)?;
-                        pts.push((p, Duration(d)));
-                    }
-                    let dwell = Dwell::new(pts).map_err(err)?;
-                    dwells.push((name.to_string(), dwell, line));
-                }
-                "arc" => {
-                    if words.len() != 4 {
-                        return Err(err("`arc` takes FROM TO P".into()));
-                    }
-                    let p = parse_fraction(words[3]).map_err(err)?;
-                    if !(0.0..=1.0).contains(&p) {
-                        return Err(err(format!("arc probability {p} is not in [0, 1]")));
-                    }
-                    arcs.push((words[1].to_string(), words[2].to_string(), p, line));
-                }
-                "initial" => {
-                    if words.len() != 2 {
-                        return Err(err("`initial` takes one state name".into()));
-                    }
-                    if initial.is_some() {
-                        return Err(err("duplicate `initial` line".into()));
-                    }
-                    initial = Some((words[1].to_string(), line));
-                }
-                other => return Err(err(format!("unknown keyword `{other}`"))),
-            }
-        }
+    /// The graph of `states` starting in state `initial`. Checks that
+    /// there is a state, that names are unique, each state's parameters
+    /// ([`StateParams::check`]), that each state has arcs, to states that
+    /// exist, whose probabilities sum to 1 (±1e-9), and that `initial`
+    /// exists. An error about a state names its index.
+    pub fn new(states: Vec<GraphState>, initial: usize) -> Result<MarkovGraph, ModelError> {
         if states.is_empty() {
-            return Err(ModelError::new(WHAT, "no `state` lines"));
+            return Err(ModelError::new(WHAT, "no states"));
         }
-        let find = |name: &str, states: &[Draft]| states.iter().position(|s| s.name == name);
-        for (name, dwell, line) in dwells {
-            let i = find(&name, &states).ok_or_else(|| {
-                ModelError::at_line(WHAT, line, format!("unknown state `{name}`"))
-            })?;
-            if states[i].dwell.is_some() {
-                return Err(ModelError::at_line(
-                    WHAT,
-                    line,
-                    format!("second `dwell` for state `{name}`"),
-                ));
+        let n = states.len();
+        let mut out: Vec<State> = Vec::with_capacity(n);
+        for (i, s) in states.into_iter().enumerate() {
+            let at = |m: String| ModelError::at(WHAT, i, m);
+            if out.iter().any(|o| o.name == s.name) {
+                return Err(at(format!("state `{}` is declared twice", s.name)));
             }
-            states[i].dwell = Some(dwell);
-        }
-        for (from, to, p, line) in arcs {
-            let unknown = |n: &str| ModelError::at_line(WHAT, line, format!("unknown state `{n}`"));
-            let i = find(&from, &states).ok_or_else(|| unknown(&from))?;
-            let j = find(&to, &states).ok_or_else(|| unknown(&to))?;
-            states[i].arcs.push((j, p));
-        }
-        let initial = match initial {
-            None => 0,
-            Some((name, line)) => find(&name, &states).ok_or_else(|| {
-                ModelError::at_line(WHAT, line, format!("unknown initial state `{name}`"))
-            })?,
-        };
-        let mut out = Vec::with_capacity(states.len());
-        for s in states {
-            let at = |m: String| ModelError::at_line(WHAT, s.line, m);
-            let dwell = s
-                .dwell
-                .ok_or_else(|| at(format!("state `{}` has no `dwell` line", s.name)))?;
+            s.params.check().map_err(|e| at(e.message))?;
             if s.arcs.is_empty() {
-                return Err(at(format!("state `{}` has no outgoing `arc`", s.name)));
+                return Err(at(format!("state `{}` has no outgoing arc", s.name)));
             }
-            let sum: f64 = s.arcs.iter().map(|a| a.1).sum();
+            if let Some(&(j, _)) = s.arcs.iter().find(|&&(j, _)| j >= n) {
+                return Err(at(format!(
+                    "state `{}` has an arc to state {j}, but there are {n} states",
+                    s.name
+                )));
+            }
+            let arcs: Vec<(usize, f64)> = s.arcs.iter().map(|&(j, p)| (j, p.get())).collect();
+            let sum: f64 = arcs.iter().map(|a| a.1).sum();
             if (sum - 1.0).abs() > 1e-9 {
                 return Err(at(format!(
                     "the arcs leaving `{}` sum to {sum}, not 1",
@@ -308,8 +280,7 @@ impl MarkovGraph {
                 )));
             }
             let mut acc = 0.0;
-            let mut cumulative: Vec<f64> = s
-                .arcs
+            let mut cumulative: Vec<f64> = arcs
                 .iter()
                 .map(|a| {
                     acc += a.1;
@@ -322,10 +293,16 @@ impl MarkovGraph {
             out.push(State {
                 name: s.name,
                 params: s.params,
-                dwell,
-                arcs: s.arcs,
+                dwell: s.dwell,
+                arcs,
                 cumulative,
             });
+        }
+        if initial >= n {
+            return Err(ModelError::new(
+                WHAT,
+                format!("initial state {initial} does not exist (there are {n} states)"),
+            ));
         }
         Ok(MarkovGraph {
             states: out,
@@ -381,7 +358,8 @@ impl MarkovGraph {
 }
 
 impl fmt::Display for MarkovGraph {
-    /// The graph in its file format (parses back to an equal graph).
+    /// The graph in its file format (which `crates/lang` reads back to an
+    /// equal graph).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for s in &self.states {
             let params = s.params.to_string();
@@ -406,67 +384,6 @@ impl fmt::Display for MarkovGraph {
         }
         Ok(())
     }
-}
-
-/// Parses `[bw RATE] [loss P] [snr DB] [netload P] [collision P] [delay D]`.
-fn parse_params(words: &[&str]) -> Result<StateParams, String> {
-    let mut p = StateParams::default();
-    if !words.len().is_multiple_of(2) {
-        return Err(format!("`{}` needs a value", words[words.len() - 1]));
-    }
-    for kv in words.chunks(2) {
-        let (k, v) = (kv[0], kv[1]);
-        let dup = || format!("`{k}` given twice");
-        let prob = |max: f64| -> Result<f64, String> {
-            let x = parse_fraction(v)?;
-            if (0.0..=max).contains(&x) {
-                Ok(x)
-            } else {
-                Err(format!("{k} {v} is not in [0, {max}]"))
-            }
-        };
-        match k {
-            "bw" | "bandwidth" => {
-                if p.bandwidth.replace(parse_rate(v)?).is_some() {
-                    return Err(dup());
-                }
-            }
-            "loss" | "plr" => {
-                if p.loss.replace(prob(1.0)?).is_some() {
-                    return Err(dup());
-                }
-            }
-            "snr" => {
-                let db: f64 = v
-                    .strip_suffix("dB")
-                    .unwrap_or(v)
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| x.is_finite())
-                    .ok_or_else(|| format!("snr `{v}` is not a number of dB"))?;
-                if p.snr_db.replace(db).is_some() {
-                    return Err(dup());
-                }
-            }
-            "netload" => {
-                if p.netload.replace(prob(0.99)?).is_some() {
-                    return Err(dup());
-                }
-            }
-            "collision" => {
-                if p.collision.replace(prob(1.0)?).is_some() {
-                    return Err(dup());
-                }
-            }
-            "delay" => {
-                if p.delay.replace(Duration(parse_duration_ns(v)?)).is_some() {
-                    return Err(dup());
-                }
-            }
-            _ => return Err(format!("unknown state parameter `{k}`")),
-        }
-    }
-    Ok(p)
 }
 
 /// A seeded walk over a [`MarkovGraph`]: which state the link is in at any
@@ -545,22 +462,67 @@ mod tests {
         }
     }
 
-    /// Fig. 10 in miniature: a good and a bad state.
-    const TWO: &str = "# a two-state link
-state good bw 11Mbit/s snr 25dB netload 1% collision 0 delay 2ms
-state bad  bw 2Mbit/s loss 5% snr 6dB collision 0.06 delay 10ms
-dwell good 0 1s 1 3s      # uniform 1..3 s, mean 2 s
-dwell bad  0 500ms 1 1500ms  # mean 1 s
-arc good good 0.5
-arc good bad 0.5
-arc bad good 1
-";
+    fn pr(p: f64) -> Probability {
+        ok(Probability::new(p))
+    }
 
-    /// Pass proves: the example parses with every parameter, and prints
-    /// back to an equal graph.
+    /// A state with `dwell` corners `(P, ms)` and `arcs` `(target, P)`.
+    fn state(
+        name: &str,
+        params: StateParams,
+        dwell: &[(f64, u64)],
+        arcs: &[(usize, f64)],
+    ) -> GraphState {
+        GraphState {
+            name: name.into(),
+            params,
+            dwell: ok(Dwell::new(
+                dwell
+                    .iter()
+                    .map(|&(p, ms)| (pr(p), Duration::from_millis(ms)))
+                    .collect(),
+            )),
+            arcs: arcs.iter().map(|&(j, p)| (j, pr(p))).collect(),
+        }
+    }
+
+    /// Fig. 10 in miniature: a good state (uniform dwell 1..3 s, mean 2 s)
+    /// and a bad one (0.5..1.5 s, mean 1 s).
+    fn two() -> MarkovGraph {
+        let good = StateParams {
+            bandwidth: Some(Rate::from_bps(11_000_000)),
+            snr_db: Some(25.0),
+            netload: Some(0.01),
+            collision: Some(0.0),
+            delay: Some(Duration::from_millis(2)),
+            ..StateParams::default()
+        };
+        let bad = StateParams {
+            bandwidth: Some(Rate::from_bps(2_000_000)),
+            loss: Some(0.05),
+            snr_db: Some(6.0),
+            collision: Some(0.06),
+            delay: Some(Duration::from_millis(10)),
+            ..StateParams::default()
+        };
+        ok(MarkovGraph::new(
+            vec![
+                state(
+                    "good",
+                    good,
+                    &[(0.0, 1000), (1.0, 3000)],
+                    &[(0, 0.5), (1, 0.5)],
+                ),
+                state("bad", bad, &[(0.0, 500), (1.0, 1500)], &[(0, 1.0)]),
+            ],
+            0,
+        ))
+    }
+
+    /// Pass proves: the example keeps every parameter, dwell and arc.
     #[test]
-    fn parses_and_round_trips() {
-        let g = ok(MarkovGraph::parse(TWO));
+    fn builds_with_every_parameter() {
+        let g = two();
         assert_eq!(g.len(), 2);
         assert_eq!(g.initial(), 0);
         let bad = ok(g.index_of("bad").ok_or("no bad"));
@@ -572,7 +534,7 @@ arc bad good 1
         assert_eq!(p.delay, Some(Duration::from_millis(10)));
         assert_eq!(g.params(0).netload, Some(0.01));
         assert_eq!(g.dwell(0).mean_ns(), 2e9);
-        assert_eq!(ok(MarkovGraph::parse(&g.to_string())), g);
+        assert_eq!(g.arcs(0), &[(0, 0.5), (1, 0.5)]);
     }
 
     /// Pass proves: a two-state link spends time in each state in the ratio
@@ -581,7 +543,7 @@ arc bad good 1
     /// share of good is (2/3·2 s)/(2/3·2 s + 1/3·1 s) = 0.8.
     #[test]
     fn two_state_time_shares_match_theory() {
-        let g = ok(MarkovGraph::parse(TWO));
+        let g = two();
         let mut tv = TimeVarying::new(g, rng_from_seed(2024), Instant::ZERO);
         let horizon = Instant(200_000 * 1_000_000_000); // 200 000 s
         let mut time_in = [0u64; 2];
@@ -603,7 +565,7 @@ arc bad good 1
     /// not draw.
     #[test]
     fn seeds_reproduce() {
-        let g = ok(MarkovGraph::parse(TWO));
+        let g = two();
         let walk = |seed| {
             let mut tv = TimeVarying::new(g.clone(), rng_from_seed(seed), Instant::ZERO);
             let mut out = Vec::new();
@@ -628,9 +590,14 @@ arc bad good 1
     /// `initial` picks the starting state.
     #[test]
     fn constant_dwell_and_initial() {
-        let text =
-            "state a\nstate b\ninitial b\ndwell a 1 2s\ndwell b 1 1s\narc a b 1\narc b a 100%\n";
-        let g = ok(MarkovGraph::parse(text));
+        let none = StateParams::default();
+        let g = ok(MarkovGraph::new(
+            vec![
+                state("a", none, &[(1.0, 2000)], &[(1, 1.0)]),
+                state("b", none, &[(1.0, 1000)], &[(0, 1.0)]),
+            ],
+            1,
+        ));
         let mut tv = TimeVarying::new(g, rng_from_seed(1), Instant::ZERO);
         let s = Duration::from_secs(1).0;
         assert_eq!(tv.state_at(Instant::ZERO), (1, Instant(s)));
@@ -640,48 +607,73 @@ arc bad good 1
         assert_eq!(tv.entered(), Instant(10 * s));
     }
 
-    /// Pass proves: every kind of error names its line.
+    /// Pass proves: every kind of invalid graph is refused, naming the
+    /// state (or the dwell's corner) it is about.
     #[test]
-    fn errors_name_the_line() {
-        let base = "state a\ndwell a 1 1s\narc a a 1\n";
-        assert!(MarkovGraph::parse(base).is_ok());
-        let cases: &[(&str, usize)] = &[
-            ("state a\nstate a\n", 2),
-            ("state\n", 1),
-            ("state a bw\n", 1),
-            ("state a bw fast\n", 1),
-            ("state a loss 1.5\n", 1),
-            ("state a netload 100%\n", 1),
-            ("state a snr loud\n", 1),
-            ("state a delay 3parsecs\n", 1),
-            ("state a color red\n", 1),
-            ("state a loss 0.1 loss 0.2\n", 1),
-            ("state a\ndwell a 0.5 1s\narc a a 1\n", 2),
-            ("state a\ndwell a 1 0s\narc a a 1\n", 2),
-            ("state a\ndwell a 0.5 2s 1 1s\narc a a 1\n", 2),
-            ("state a\ndwell a 1\narc a a 1\n", 2),
-            ("state a\ndwell a x 1s\narc a a 1\n", 2),
-            ("state a\ndwell b 1 1s\n", 2),
-            ("state a\ndwell a 1 1s\ndwell a 1 1s\n", 3),
-            ("state a\ndwell a 1 1s\narc a b 1\n", 3),
-            ("state a\ndwell a 1 1s\narc a a\n", 3),
-            ("state a\ndwell a 1 1s\narc a a 2\n", 3),
-            ("state a\ndwell a 1 1s\narc a a 0.5\n", 1),
-            ("state a\narc a a 1\n", 1),
-            ("state a\ndwell a 1 1s\n", 1),
-            ("\n\nfrobnicate\n", 3),
-            ("state a\ndwell a 1 1s\narc a a 1\ninitial b\n", 4),
+    fn errors_name_the_state() {
+        let none = StateParams::default();
+        let a = || state("a", none, &[(1.0, 1000)], &[(0, 1.0)]);
+        let with = |params: StateParams| state("b", params, &[(1.0, 1000)], &[(1, 1.0)]);
+        let cases: Vec<(Vec<GraphState>, usize, Option<usize>)> = vec![
+            (vec![], 0, None),
+            (vec![a(), a()], 0, Some(1)),
+            (vec![a(), state("b", none, &[(1.0, 1000)], &[])], 0, Some(1)),
             (
-                "state a\ndwell a 1 1s\narc a a 1\ninitial a\ninitial a\n",
-                5,
+                vec![a(), state("b", none, &[(1.0, 1000)], &[(0, 0.5)])],
+                0,
+                Some(1),
             ),
+            (
+                vec![a(), state("b", none, &[(1.0, 1000)], &[(2, 1.0)])],
+                0,
+                Some(1),
+            ),
+            (
+                vec![
+                    a(),
+                    with(StateParams {
+                        netload: Some(1.0),
+                        ..none
+                    }),
+                ],
+                0,
+                Some(1),
+            ),
+            (
+                vec![
+                    a(),
+                    with(StateParams {
+                        bandwidth: Some(Rate::UNLIMITED),
+                        ..none
+                    }),
+                ],
+                0,
+                Some(1),
+            ),
+            (vec![a()], 1, None),
         ];
-        for &(text, line) in cases {
-            match MarkovGraph::parse(text) {
-                Err(e) => assert_eq!(e.line, Some(line), "{text:?}: {e}"),
-                Ok(g) => panic!("{text:?} parsed: {g}"),
+        for (states, initial, index) in cases {
+            let names: Vec<String> = states.iter().map(|s| s.name.clone()).collect();
+            match MarkovGraph::new(states, initial) {
+                Err(e) => assert_eq!(e.index, index, "{names:?}: {e}"),
+                Ok(g) => panic!("{names:?} accepted: {g}"),
             }
         }
-        assert!(MarkovGraph::parse("# nothing\n").is_err());
+        let dwell = |pts: &[(f64, u64)]| {
+            Dwell::new(
+                pts.iter()
+                    .map(|&(p, ms)| (pr(p), Duration::from_millis(ms)))
+                    .collect(),
+            )
+            .map_err(|e| e.index)
+        };
+        assert_eq!(dwell(&[(0.5, 1000)]), Err(Some(0)));
+        assert_eq!(dwell(&[(1.0, 0)]), Err(Some(0)));
+        assert_eq!(dwell(&[(0.5, 2000), (1.0, 1000)]), Err(Some(1)));
+        assert_eq!(
+            dwell(&[(0.6, 1000), (0.5, 2000), (1.0, 3000)]),
+            Err(Some(1))
+        );
+        assert_eq!(dwell(&[]), Err(None));
     }
 }

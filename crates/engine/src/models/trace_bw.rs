@@ -5,17 +5,21 @@
 //! HTTP" (USENIX ATC 2015) §3; Mahimahi `src/frontend/link_queue.cc`
 //! (`LinkQueue::LinkQueue`, `rationalize`, `use_a_delivery_opportunity`).
 //!
-//! # Trace format ([`BwTrace::parse`])
-//! One line per *delivery opportunity*: an integer number of milliseconds
-//! since the start of the link. Timestamps must be non-decreasing; a
-//! repeated timestamp is several opportunities in the same millisecond. The
-//! trace loops forever with period `P` = the last timestamp, so opportunity
-//! `j` (counting from 0 over all loops, `n` lines) happens at
-//! `start + ⌊j/n⌋·P + s[j mod n]`. An empty trace, a decreasing timestamp,
-//! or a last timestamp of 0 (`P = 0`) is an error, as in Mahimahi.
-//! pipelab also skips blank lines and `#` comments (Mahimahi rejects blank
-//! lines and has no comments). Units: timestamps in ms in the file,
-//! [`Instant`]/[`Duration`] (ns) in the API, sizes in bytes.
+//! # The trace ([`BwTrace::new`])
+//! One offset per *delivery opportunity*, from the start of the link (a
+//! Mahimahi trace file has one per line, an integer number of
+//! milliseconds). Offsets must be non-decreasing; a repeated offset is
+//! several opportunities at the same instant. The trace loops forever with
+//! period `P` = the last offset, so opportunity `j` (counting from 0 over
+//! all loops, `n` offsets) happens at `start + ⌊j/n⌋·P + s[j mod n]`. An
+//! empty trace, a decreasing offset, or a last offset of 0 (`P = 0`) is an
+//! error, as in Mahimahi. Units: [`Instant`]/[`Duration`] (ns), sizes in
+//! bytes.
+//!
+//! A trace file (`bw trace:PATH`) is text: `crates/lang` reads it
+//! (`files::parse_bw_trace`, a bare number being milliseconds as in
+//! Mahimahi; it also skips blank lines and `#` comments, and takes a unit,
+//! `2500us`) and builds the trace with [`BwTrace::new`].
 //!
 //! # How a packet uses opportunities (Mahimahi's rule, exactly)
 //! Each opportunity can carry `B` bytes ([`DEFAULT_OPPORTUNITY_BYTES`] =
@@ -53,7 +57,7 @@
 
 use core::fmt;
 
-use crate::models::{content_lines, ModelError};
+use crate::models::ModelError;
 use crate::time::{Duration, Instant, Rate, NS_PER_SEC};
 
 const WHAT: &str = "bandwidth trace";
@@ -74,27 +78,25 @@ pub struct BwTrace {
 }
 
 impl BwTrace {
-    /// Parses a Mahimahi trace (see the module docs); errors name the line.
-    pub fn parse(text: &str) -> Result<BwTrace, ModelError> {
+    /// The trace of the delivery opportunities at `offsets` from the start
+    /// of the link, in order (Mahimahi's timestamps): at least one, never
+    /// decreasing, the last (the loop period) positive. An error names the
+    /// offending offset's index.
+    pub fn new(offsets: impl IntoIterator<Item = Duration>) -> Result<BwTrace, ModelError> {
         let mut offsets_ns: Vec<u64> = Vec::new();
-        for (line, content) in content_lines(text) {
-            let err = |m: String| ModelError::at_line(WHAT, line, m);
-            if !content.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(err(format!(
-                    "`{content}` is not a timestamp (whole milliseconds)"
-                )));
-            }
-            let ns = content
-                .parse::<u64>()
-                .ok()
-                .and_then(|ms| ms.checked_mul(1_000_000))
-                .ok_or_else(|| err(format!("timestamp `{content}` is too large")))?;
+        for (i, d) in offsets.into_iter().enumerate() {
+            let ns = d.as_nanos();
             if let Some(&last) = offsets_ns.last() {
                 if ns < last {
-                    return Err(err(format!(
-                        "timestamps must be non-decreasing: {content} ms after {} ms",
-                        last / 1_000_000
-                    )));
+                    return Err(ModelError::at(
+                        WHAT,
+                        i,
+                        format!(
+                            "timestamps must be non-decreasing: {} after {}",
+                            Duration(ns),
+                            Duration(last)
+                        ),
+                    ));
                 }
             }
             offsets_ns.push(ns);
@@ -113,6 +115,12 @@ impl BwTrace {
             period_ns,
             opportunity_bytes: DEFAULT_OPPORTUNITY_BYTES,
         })
+    }
+
+    /// The opportunities' offsets from the start of the link, within one
+    /// period, in order.
+    pub fn offsets(&self) -> impl Iterator<Item = Duration> + '_ {
+        self.offsets_ns.iter().map(|&ns| Duration(ns))
     }
 
     /// The same trace with `bytes` per opportunity (Mahimahi: 1504).
@@ -177,10 +185,16 @@ impl BwTrace {
 }
 
 impl fmt::Display for BwTrace {
-    /// The trace in Mahimahi's format (one ms timestamp per line).
+    /// The trace in Mahimahi's format (one ms timestamp per line); an
+    /// offset that is not a whole millisecond is written with its unit
+    /// (`2500us`), as pipelab reads it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for &ns in &self.offsets_ns {
-            writeln!(f, "{}", ns / 1_000_000)?;
+            if ns.is_multiple_of(1_000_000) {
+                writeln!(f, "{}", ns / 1_000_000)?;
+            } else {
+                writeln!(f, "{}", Duration(ns))?;
+            }
         }
         Ok(())
     }
@@ -283,8 +297,9 @@ impl TraceLink {
 mod tests {
     use super::*;
 
-    fn trace(text: &str) -> BwTrace {
-        match BwTrace::parse(text) {
+    /// The trace of offsets `ms` (milliseconds).
+    fn trace(ms: &[u64]) -> BwTrace {
+        match BwTrace::new(ms.iter().map(|&m| Duration::from_millis(m))) {
             Ok(t) => t,
             Err(e) => panic!("{e}"),
         }
@@ -307,7 +322,7 @@ mod tests {
     /// deliver exactly 4 MTU packets per 3 ms, at the trace's times.
     #[test]
     fn four_mtu_packets_per_period() {
-        let tr = trace("1\n1\n2\n3\n");
+        let tr = trace(&[1, 1, 2, 3]);
         assert_eq!(tr.period(), Duration::from_millis(3));
         let mut link = TraceLink::new(tr, Instant::ZERO);
         let done = saturate(&mut link, (0..400).map(|_| 1500));
@@ -329,7 +344,7 @@ mod tests {
     /// 1500-byte packets (and mean_rate says so).
     #[test]
     fn one_per_ms_is_12_mbit() {
-        let tr = trace("1\n");
+        let tr = trace(&[1]);
         assert_eq!(tr.mean_rate(), Rate::from_bps(12_000_000));
         let mut link = TraceLink::new(tr, Instant::ZERO);
         let n = 10_000u64;
@@ -345,7 +360,7 @@ mod tests {
     #[test]
     fn packets_use_opportunities_bytewise() {
         let ms = |m: u64| Instant(m * 1_000_000);
-        let mut link = TraceLink::new(trace("1\n"), ms(0));
+        let mut link = TraceLink::new(trace(&[1]), ms(0));
         // 4000 B needs 3 opportunities: 1, 2, 3 ms; 500 B left at 3 ms.
         assert_eq!(link.transmit(ms(0), 4000), ms(3));
         // A 300 B packet waiting since before 3 ms leaves at 3 ms too.
@@ -367,7 +382,7 @@ mod tests {
     #[test]
     fn loops_and_offsets() {
         let ms = |m: u64| Instant(m * 1_000_000);
-        let mut link = TraceLink::new(trace("0\n2\n"), ms(100));
+        let mut link = TraceLink::new(trace(&[0, 2]), ms(100));
         assert_eq!(link.next_opportunity(ms(0)), ms(100));
         let done = saturate(&mut link, (0..6).map(|_| 1500));
         // Times relative to 100 ms: 0, 2, 2, 4, 4, 6.
@@ -381,37 +396,29 @@ mod tests {
         let _ = link.next_opportunity(Instant::MAX);
     }
 
-    /// Pass proves: empty, decreasing, zero-period and malformed traces are
-    /// rejected naming the line, and garbage never panics.
+    /// Pass proves: empty, decreasing and zero-period traces are rejected
+    /// (naming the offending offset), offsets that are not whole
+    /// milliseconds print with their unit, and any trace serves without
+    /// panicking.
     #[test]
-    fn parse_errors_and_garbage() {
-        assert_eq!(BwTrace::parse("").map_err(|e| e.line), Err(None));
-        assert_eq!(
-            BwTrace::parse("# nothing\n\n").map_err(|e| e.line),
-            Err(None)
-        );
-        assert_eq!(BwTrace::parse("0\n0\n").map_err(|e| e.line), Err(None));
-        assert_eq!(
-            BwTrace::parse("1\n3\n2\n").map_err(|e| e.line),
-            Err(Some(3))
-        );
-        assert_eq!(BwTrace::parse("1\n-2\n").map_err(|e| e.line), Err(Some(2)));
-        assert_eq!(BwTrace::parse("1\n2.5\n").map_err(|e| e.line), Err(Some(2)));
-        assert_eq!(
-            BwTrace::parse("99999999999999999999\n").map_err(|e| e.line),
-            Err(Some(1))
-        );
-        assert!(trace("5\n").with_opportunity_bytes(0).is_err());
-        let t = trace("# comment\n1\n1\n\n3 # three\n");
-        assert_eq!(BwTrace::parse(&t.to_string()), Ok(t));
+    fn invalid_traces_and_odd_offsets() {
+        let new = |ns: &[u64]| BwTrace::new(ns.iter().map(|&n| Duration(n))).map_err(|e| e.index);
+        assert_eq!(new(&[]), Err(None));
+        assert_eq!(new(&[0, 0]), Err(None));
+        assert_eq!(new(&[1, 3, 2]), Err(Some(2)));
+        assert!(trace(&[5]).with_opportunity_bytes(0).is_err());
+        let fine = BwTrace::new([Duration(1_000_000), Duration(2_500_000)]);
+        assert_eq!(fine.map(|t| t.to_string()), Ok("1\n2500us\n".to_string()));
         let mut x: u64 = 7;
         for _ in 0..2000 {
-            let mut s = String::new();
-            for _ in 0..30 {
+            let mut offsets = Vec::new();
+            let mut t = 0u64;
+            for _ in 0..(x % 6) {
                 x = crate::rng::mix64(x);
-                s.push(b"0123456789\n\n# x-."[(x % 17) as usize] as char);
+                t += x % 3_000_000;
+                offsets.push(Duration(t));
             }
-            if let Ok(tr) = BwTrace::parse(&s) {
+            if let Ok(tr) = BwTrace::new(offsets) {
                 let mut link = TraceLink::new(tr, Instant::ZERO);
                 let _ = link.transmit(Instant(x % 1_000_000_000), x % 5000);
             }

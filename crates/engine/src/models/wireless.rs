@@ -109,7 +109,7 @@ use core::fmt;
 
 use rand::Rng;
 
-use crate::models::{ModelError, Profile};
+use crate::models::{ModelError, Probability, Profile};
 use crate::rng::StageRng;
 use crate::time::{Duration, Rate};
 
@@ -152,8 +152,9 @@ impl Standard {
         }
     }
 
-    /// `802.11b` (or `11b`, `b`) and `802.11g`, any case.
-    pub fn parse(s: &str) -> Option<Standard> {
+    /// The standard called `name`: `802.11b` (or `11b`, `b`) and `802.11g`,
+    /// any case (a name lookup, as [`crate::models::Distribution::from_name`]).
+    pub fn from_name(s: &str) -> Option<Standard> {
         match s.to_ascii_lowercase().as_str() {
             "802.11b" | "11b" | "b" => Some(Standard::B),
             "802.11g" | "11g" | "g" => Some(Standard::G),
@@ -675,8 +676,10 @@ pub enum Preamble {
 }
 
 /// A validated wireless channel configuration (§4.1–§4.3). Immutable;
-/// build with [`WirelessConfig::new`] or [`WirelessConfig::profile`] and the
-/// `with_*` methods, or [`WirelessConfig::parse`].
+/// build with [`WirelessConfig::new`] and the `with_*` methods (the words
+/// of the command language, `wireless 802.11b rate 11Mbit/s snr 20dB ...`
+/// or `profile 802.11b-11 ...`, are read by `crates/lang`, which calls
+/// them).
 ///
 /// Defaults: no noise (`snr` unset: PER 0), `netload 0%`, `collision 0`,
 /// `retries 7`, `cw` 32 slots (802.11b) or 16 (802.11g), `cwmax 1024`,
@@ -714,21 +717,6 @@ impl WirelessConfig {
             ack: default_ack(modulation),
             overhead: DEFAULT_OVERHEAD_BYTES,
         })
-    }
-
-    /// A built-in profile by name, `802.11b-11`, `802.11g-54`, ... (the
-    /// standard, a dash, the rate in Mbit/s).
-    pub fn profile(name: &str) -> Result<WirelessConfig, ModelError> {
-        let bad = || {
-            ModelError::new(
-                WHAT,
-                format!("unknown profile `{name}` (use 802.11b-1|2|5.5|11 or 802.11g-6..54)"),
-            )
-        };
-        let (std, rate) = name.rsplit_once('-').ok_or_else(bad)?;
-        let standard = Standard::parse(std).ok_or_else(bad)?;
-        let rate = parse_rate(&format!("{rate}Mbit/s")).map_err(|_| bad())?;
-        WirelessConfig::new(standard, rate).map_err(|_| bad())
     }
 
     /// Moves the link to another rate of its standard (rate adaptation, a
@@ -810,6 +798,32 @@ impl WirelessConfig {
                 format!("cwmax {cwmax} is not in [cw {}, 65536]", self.cw),
             ));
         }
+        self.cwmax = cwmax;
+        Ok(self)
+    }
+
+    /// Sets the contention window, both ends at once, in slots: the initial
+    /// `cw` (default: the standard's, 32 or 16) and the largest `cwmax`
+    /// (default: 1024, or `cw` when that is larger), with `1 ≤ cw ≤ cwmax
+    /// ≤ 65536`. Unlike [`WirelessConfig::with_cw`] and
+    /// [`WirelessConfig::with_cwmax`], the result does not depend on which
+    /// is given first.
+    pub fn with_window(mut self, cw: Option<u32>, cwmax: Option<u32>) -> Result<Self, ModelError> {
+        let cw = cw.unwrap_or(default_cw(self.standard()));
+        if cw == 0 || cw > 65536 {
+            return Err(ModelError::new(
+                WHAT,
+                format!("cw {cw} is not in [1, 65536]"),
+            ));
+        }
+        let cwmax = cwmax.unwrap_or(DEFAULT_CWMAX.max(cw));
+        if cwmax < cw || cwmax > 65536 {
+            return Err(ModelError::new(
+                WHAT,
+                format!("cwmax {cwmax} is not in [cw {cw}, 65536]"),
+            ));
+        }
+        self.cw = cw;
         self.cwmax = cwmax;
         Ok(self)
     }
@@ -898,83 +912,6 @@ impl WirelessConfig {
         MacTiming::new(self)
     }
 
-    /// Parses the config words, e.g. `wireless 802.11b rate 11Mbit/s snr
-    /// 20dB netload 1% collision 0.06 retries 7`, or `profile 802.11b-11
-    /// cw 16`. Words after the first pair may come in any order; `netload`
-    /// and `collision` take a fraction or a percentage; `snr` takes `dB`
-    /// (the unit may be omitted); `preamble long|short`; `ack-rate RATE`;
-    /// `cw`, `cwmax`, `overhead` integers.
-    pub fn parse(text: &str) -> Result<WirelessConfig, ModelError> {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        let err = |m: String| ModelError::new(WHAT, m);
-        let arg = |i: usize| {
-            words
-                .get(i + 1)
-                .copied()
-                .ok_or_else(|| err(format!("`{}` needs an argument", words[i])))
-        };
-        let mut cfg = match words.first().copied() {
-            Some("profile") => WirelessConfig::profile(arg(0)?)?,
-            Some("wireless") => {
-                let std = arg(0)?;
-                let standard =
-                    Standard::parse(std).ok_or_else(|| err(format!("unknown standard `{std}`")))?;
-                if words.get(2) != Some(&"rate") {
-                    return Err(err("expected `rate RATE` after the standard".into()));
-                }
-                WirelessConfig::new(standard, parse_rate(arg(2)?).map_err(err)?)?
-            }
-            _ => {
-                return Err(err(
-                    "expected `wireless STANDARD rate RATE` or `profile NAME`".into(),
-                ))
-            }
-        };
-        let start = if words[0] == "profile" { 2 } else { 4 };
-        let mut i = start;
-        let mut cwmax_seen = None;
-        while i < words.len() {
-            let key = words[i];
-            let v = arg(i)?;
-            cfg = match key {
-                "snr" => cfg.with_snr_db(
-                    v.strip_suffix("dB")
-                        .unwrap_or(v)
-                        .parse()
-                        .map_err(|_| err(format!("snr `{v}` is not a number of dB")))?,
-                )?,
-                "netload" => cfg.with_netload(parse_fraction(v).map_err(err)?)?,
-                "collision" => cfg.with_collision(parse_fraction(v).map_err(err)?)?,
-                "retries" => cfg.with_retries(parse_int(v).map_err(err)?)?,
-                "cw" => {
-                    let cw = parse_int(v).map_err(err)?;
-                    // Allow `cw` above the default cwmax when cwmax comes later.
-                    cfg.cwmax = cfg.cwmax.max(cw);
-                    cfg.with_cw(cw)?
-                }
-                "cwmax" => {
-                    cwmax_seen = Some(parse_int(v).map_err(err)?);
-                    cfg
-                }
-                "preamble" => cfg.with_preamble(match v {
-                    "long" => Preamble::Long,
-                    "short" => Preamble::Short,
-                    _ => return Err(err(format!("preamble `{v}` is not long or short"))),
-                }),
-                "ack-rate" => cfg.with_ack_rate(parse_rate(v).map_err(err)?)?,
-                "overhead" => cfg.with_overhead(parse_int(v).map_err(err)?)?,
-                _ => return Err(err(format!("unknown word `{key}`"))),
-            };
-            i += 2;
-        }
-        if let Some(m) = cwmax_seen {
-            cfg = cfg.with_cwmax(m)?;
-        } else if cfg.cwmax < DEFAULT_CWMAX {
-            cfg.cwmax = DEFAULT_CWMAX;
-        }
-        Ok(cfg)
-    }
-
     /// The first attempt's MAC overhead for an IP packet of `len` bytes as a
     /// Dummynet delay profile (Fig. 7): the extra airtime beyond `8·len/R`
     /// is the fixed part plus `k·slot`, `k` uniform in `[0, cw−1]`, a
@@ -990,18 +927,20 @@ impl WirelessConfig {
         let t = self.timing();
         let fixed_ns = t.attempt_ns(self.mpdu(len), 0, true)
             - (len as u64 * 8 * 1_000_000_000).div_ceil(self.modulation.rate().bps());
-        let name = format!("{}-{}", self.standard(), rate_mbit(self.modulation.rate()));
-        let mut text = format!(
-            "name {name}\nbw {}\nsamples 1024\nprob delay\n",
-            self.modulation.rate().bps()
-        );
+        let mut b = Profile::builder();
+        b.name(format!(
+            "{}-{}",
+            self.standard(),
+            rate_mbit(self.modulation.rate())
+        ));
+        b.bandwidth(self.modulation.rate())?.samples(1024)?;
         let cw = self.cw as u64;
         for k in 0..cw {
-            let d = fixed_ns + k * t.slot_ns;
-            text.push_str(&format!("{} {d}ns\n", k as f64 / cw as f64));
-            text.push_str(&format!("{} {d}ns\n", (k + 1) as f64 / cw as f64));
+            let d = Duration(fixed_ns + k * t.slot_ns);
+            b.point(Probability::new(k as f64 / cw as f64)?, d)?;
+            b.point(Probability::new((k + 1) as f64 / cw as f64)?, d)?;
         }
-        Profile::parse(&text)
+        b.build()
     }
 
     fn mpdu(&self, len: u32) -> u64 {
@@ -1075,45 +1014,6 @@ fn rate_words(rate: Rate) -> String {
     } else {
         rate.to_string()
     }
-}
-
-/// A rate like `11Mbit/s`, `5.5Mbit/s`, `54M`, `1000Kbit/s`.
-pub(crate) fn parse_rate(s: &str) -> Result<Rate, String> {
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let x: f64 = num.parse().map_err(|_| format!("`{s}` is not a rate"))?;
-    let scale = match unit {
-        "" | "bit/s" | "bps" => 1.0,
-        "K" | "Kbit/s" | "k" | "kbit/s" | "Kbps" => 1e3,
-        "M" | "Mbit/s" | "Mbps" => 1e6,
-        "G" | "Gbit/s" | "Gbps" => 1e9,
-        _ => return Err(format!("`{s}`: unknown rate unit `{unit}`")),
-    };
-    let bps = (x * scale).round();
-    if !(1.0..=1e12).contains(&bps) {
-        return Err(format!("`{s}` is not a valid rate"));
-    }
-    Ok(Rate::from_bps(bps as u64))
-}
-
-/// A fraction `0.06` or a percentage `6%`.
-pub(crate) fn parse_fraction(s: &str) -> Result<f64, String> {
-    let (num, scale) = match s.strip_suffix('%') {
-        Some(n) => (n, 0.01),
-        None => (s, 1.0),
-    };
-    let x: f64 = num.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if !x.is_finite() {
-        return Err(format!("`{s}` is not a number"));
-    }
-    Ok(x * scale)
-}
-
-fn parse_int(s: &str) -> Result<u32, String> {
-    s.parse()
-        .map_err(|_| format!("`{s}` is not a non-negative integer"))
 }
 
 /// The MAC/PHY durations of one configuration, in nanoseconds (module docs).

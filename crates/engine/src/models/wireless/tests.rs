@@ -11,6 +11,16 @@ fn ok<T, E: fmt::Display>(r: Result<T, E>) -> T {
     }
 }
 
+/// The built-in link `STANDARD-RATE` (the rate in Mbit/s): `802.11b-11`,
+/// `802.11g-54`, with the standard's defaults.
+fn profile(name: &str) -> Result<WirelessConfig, ModelError> {
+    let m = Modulation::ALL
+        .into_iter()
+        .find(|m| format!("{}-{m}", m.standard()).trim_end_matches("Mbit/s") == name)
+        .ok_or_else(|| ModelError::new(WHAT, format!("no profile {name}")))?;
+    WirelessConfig::new(m.standard(), m.rate())
+}
+
 fn rel_err(got: f64, want: f64) -> f64 {
     if want == 0.0 {
         got.abs()
@@ -166,8 +176,8 @@ fn per_table_interpolation() {
 
 /// The paper's Table 3 setup: 802.11b or g at `rate`, CW 16 slots, beacons
 /// as 1% netload, no collisions, no noise (high SNR).
-fn table3(profile: &str) -> WirelessModel {
-    let cfg = ok(WirelessConfig::profile(profile))
+fn table3(name: &str) -> WirelessModel {
+    let cfg = ok(profile(name))
         .with_cw(16)
         .and_then(|c| c.with_netload(0.01))
         .and_then(|c| c.with_snr_db(60.0));
@@ -241,7 +251,7 @@ fn table3_emulator_column_within_3_percent() {
 #[test]
 fn collisions_lower_throughput_like_table4() {
     let run = |c: f64| {
-        let cfg = ok(ok(WirelessConfig::profile("802.11b-11"))
+        let cfg = ok(ok(profile("802.11b-11"))
             .with_cw(16)
             .and_then(|x| x.with_netload(0.01))
             .and_then(|x| x.with_collision(c)));
@@ -269,7 +279,7 @@ fn collisions_lower_throughput_like_table4() {
 /// of the backoff draws).
 #[test]
 fn retries_exhaust_and_report_loss() {
-    let cfg = ok(ok(WirelessConfig::profile("802.11b-11"))
+    let cfg = ok(ok(profile("802.11b-11"))
         .with_collision(1.0)
         .and_then(|c| c.with_retries(3))
         .and_then(|c| c.with_cw(16))
@@ -295,7 +305,7 @@ fn retries_exhaust_and_report_loss() {
 /// tabulated PER (binomial, 4σ), and one packet's PER is the formula's.
 #[test]
 fn noise_losses_follow_the_per() {
-    let cfg = ok(ok(WirelessConfig::profile("802.11b-11"))
+    let cfg = ok(ok(profile("802.11b-11"))
         .with_snr_db(6.5)
         .and_then(|c| c.with_retries(0)));
     let mut m = WirelessModel::new(cfg, rng_from_seed(77));
@@ -320,7 +330,7 @@ fn noise_losses_follow_the_per() {
 /// extension and OFDM symbol rounding).
 #[test]
 fn netload_and_mac_timing() {
-    let cfg = ok(ok(WirelessConfig::profile("802.11g-54"))
+    let cfg = ok(ok(profile("802.11g-54"))
         .with_cw(1)
         .and_then(|c| c.with_netload(0.2)));
     let t = cfg.timing();
@@ -332,12 +342,12 @@ fn netload_and_mac_timing() {
     );
     let mut m = WirelessModel::new(cfg, rng_from_seed(2));
     assert_eq!(m.transmit(1498).airtime, Duration(342_000 * 5 / 4));
-    let b = ok(WirelessConfig::profile("802.11b-11"));
+    let b = ok(profile("802.11b-11"));
     assert_eq!(b.timing().ppdu_ns(1534), 96_000 + 1_116_000);
     let long = b.clone().with_preamble(Preamble::Long).timing();
     assert_eq!(long.ppdu_ns(1534), 192_000 + 1_116_000);
     assert_eq!(long.ack_ns, 192_000 + 11_000);
-    let one = ok(WirelessConfig::profile("802.11b-1")).timing();
+    let one = ok(profile("802.11b-1")).timing();
     assert_eq!(one.ppdu_ns(1534), 192_000 + 12_272_000);
     assert_eq!(one.ack_ns, 192_000 + 112_000);
 }
@@ -346,9 +356,9 @@ fn netload_and_mac_timing() {
 /// different seed gives different ones.
 #[test]
 fn seeds_reproduce() {
-    let cfg = ok(WirelessConfig::parse(
-        "wireless 802.11b rate 11Mbit/s snr 4dB netload 1% collision 0.06 retries 7",
-    ));
+    let cfg = ok(ok(ok(profile("802.11b-11")).with_snr_db(4.0))
+        .with_netload(0.01)
+        .and_then(|c| c.with_collision(0.06)));
     let run = |seed| {
         let mut m = WirelessModel::new(cfg.clone(), rng_from_seed(seed));
         (0..2000)
@@ -359,49 +369,56 @@ fn seeds_reproduce() {
     assert_ne!(run(5), run(6));
 }
 
-/// Pass proves: the config words of the issue parse, print back to the
-/// same words, and round-trip with every override; profiles name the
-/// standard and rate; defaults are the documented ones; bad words fail.
+/// Pass proves: a configuration prints as the config words of the issue,
+/// with every override; defaults are the documented ones; invalid values
+/// are refused by their setters.
 #[test]
-fn config_words_round_trip() {
-    let words = "wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7";
-    let cfg = ok(WirelessConfig::parse(words));
-    assert_eq!(cfg.to_string(), words);
+fn config_words_and_validation() {
+    let cfg = ok(ok(ok(profile("802.11b-11")).with_snr_db(20.0))
+        .with_netload(0.01)
+        .and_then(|c| c.with_collision(0.06)));
+    assert_eq!(
+        cfg.to_string(),
+        "wireless 802.11b rate 11Mbit/s snr 20dB netload 1% collision 0.06 retries 7"
+    );
     assert_eq!(cfg.modulation(), Modulation::Cck11);
     assert_eq!((cfg.cw(), cfg.cwmax(), cfg.overhead()), (32, 1024, 36));
-    let p = ok(WirelessConfig::parse("profile 802.11b-11 cw 16"));
-    assert_eq!(p.cw(), 16);
-    assert_eq!(ok(WirelessConfig::parse(&p.to_string())), p);
-    let full = ok(WirelessConfig::parse(
-        "wireless 802.11b rate 5.5Mbit/s snr -3.5dB netload 2.5% collision 6% retries 3 \
-         cw 2048 cwmax 4096 preamble long ack-rate 2Mbit/s overhead 30",
-    ));
-    assert_eq!(full.collision(), 0.06);
-    assert_eq!((full.cw(), full.cwmax()), (2048, 4096));
-    assert_eq!(ok(WirelessConfig::parse(&full.to_string())), full);
-    let g = ok(WirelessConfig::profile("802.11g-54"));
+    let full = ok(WirelessConfig::new(Standard::B, Rate::from_bps(5_500_000))
+        .and_then(|c| c.with_snr_db(-3.5))
+        .and_then(|c| c.with_netload(0.025))
+        .and_then(|c| c.with_collision(0.06))
+        .and_then(|c| c.with_retries(3))
+        .and_then(|c| c.with_window(Some(2048), Some(4096)))
+        .map(|c| c.with_preamble(Preamble::Long))
+        .and_then(|c| c.with_ack_rate(Rate::from_bps(2_000_000)))
+        .and_then(|c| c.with_overhead(30)));
+    assert_eq!(
+        full.to_string(),
+        "wireless 802.11b rate 5.5Mbit/s snr -3.5dB netload 2.5% collision 0.06 retries 3 \
+         cw 2048 cwmax 4096 preamble long ack-rate 2Mbit/s overhead 30"
+    );
+    let g = ok(profile("802.11g-54"));
     assert_eq!(
         g.to_string(),
         "wireless 802.11g rate 54Mbit/s netload 0% collision 0 retries 7"
     );
     assert_eq!(g.ack_modulation(), Modulation::Ofdm6);
-    for bad in [
-        "",
-        "wireless 802.11b rate 54Mbit/s",
-        "wireless 802.11n rate 11Mbit/s",
-        "wireless 802.11b 11Mbit/s",
-        "wireless 802.11b rate 11Mbit/s snr",
-        "wireless 802.11b rate 11Mbit/s netload 100%",
-        "wireless 802.11b rate 11Mbit/s collision 1.5",
-        "wireless 802.11b rate 11Mbit/s cw 0",
-        "wireless 802.11b rate 11Mbit/s cwmax 8",
-        "wireless 802.11b rate 11Mbit/s ack-rate 6Mbit/s",
-        "wireless 802.11b rate 11Mbit/s frobnicate 3",
-        "profile 802.11b-12",
-        "profile whatever",
-    ] {
-        assert!(WirelessConfig::parse(bad).is_err(), "{bad:?}");
-    }
+    // cw above the default cwmax raises it; cwmax alone keeps the default cw.
+    let wide = ok(ok(profile("802.11g-6")).with_window(Some(2000), None));
+    assert_eq!((wide.cw(), wide.cwmax()), (2000, 2000));
+    let narrow = ok(ok(profile("802.11g-6")).with_window(None, Some(64)));
+    assert_eq!((narrow.cw(), narrow.cwmax()), (16, 64));
+    let b = || ok(profile("802.11b-11"));
+    assert!(WirelessConfig::new(Standard::B, Rate::from_bps(54_000_000)).is_err());
+    assert!(b().with_netload(1.0).is_err());
+    assert!(b().with_collision(1.5).is_err());
+    assert!(b().with_snr_db(f64::NAN).is_err());
+    assert!(b().with_retries(256).is_err());
+    assert!(b().with_window(Some(0), None).is_err());
+    assert!(b().with_window(None, Some(8)).is_err());
+    assert!(b().with_window(Some(70_000), None).is_err());
+    assert!(b().with_ack_rate(Rate::from_bps(6_000_000)).is_err());
+    assert!(b().with_overhead(2000).is_err());
 }
 
 /// Pass proves: the Fig. 7 delay profile is the first attempt's overhead
@@ -409,7 +426,7 @@ fn config_words_round_trip() {
 /// of equal probability, no loss.
 #[test]
 fn delay_profile_is_the_backoff_staircase() {
-    let cfg = ok(ok(WirelessConfig::profile("802.11b-11")).with_cw(16));
+    let cfg = ok(ok(profile("802.11b-11")).with_cw(16));
     let p = ok(cfg.delay_profile(1498));
     let t = cfg.timing();
     let data = (1498u64 * 8 * 1_000_000_000).div_ceil(11_000_000);

@@ -163,12 +163,21 @@ impl Client {
             user: user.map(str::to_string),
             op,
         };
-        self.writer.write_all(protocol::encode(&req).as_bytes())?;
+        // A server that refuses a connection (too many) answers before
+        // reading anything and closes: its answer is still there to read
+        // when the request cannot be written.
+        let sent = self.writer.write_all(protocol::encode(&req).as_bytes());
         let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 {
-            return Err(ClientError::BadResponse(
-                "the emulation closed the connection".into(),
-            ));
+        let read = self.reader.read_line(&mut line);
+        match (read, sent) {
+            (Ok(n), _) if n > 0 => {}
+            (_, Err(e)) => return Err(ClientError::Io(e)),
+            (Err(e), Ok(())) => return Err(ClientError::Io(e)),
+            (Ok(_), Ok(())) => {
+                return Err(ClientError::BadResponse(
+                    "the emulation closed the connection".into(),
+                ))
+            }
         }
         serde_json::from_str(line.trim_end()).map_err(|e| ClientError::BadResponse(e.to_string()))
     }

@@ -834,8 +834,14 @@ impl Server {
                     return;
                 }
             };
-            let resp = self.respond(uid, line);
-            if out.write_all(encode(&resp).as_bytes()).is_err() {
+            let (resp, work) = self.respond(uid, line);
+            let written = out.write_all(encode(&resp).as_bytes());
+            // One request under way per connection: the next is read once
+            // this one's work is over (given up or not).
+            if let Some(w) = work {
+                let _ = w.join();
+            }
+            if written.is_err() {
                 return;
             }
         }
@@ -844,8 +850,10 @@ impl Server {
     /// Handles a request on a thread of its own, so that it is answered
     /// within [`Limits::request_timeout`] whatever it takes: past it, the
     /// answer is an error and the work commits nothing (unless it is
-    /// committing already: then its own answer is waited for).
-    fn respond(self: &Arc<Self>, uid: u32, line: Vec<u8>) -> Response {
+    /// committing already: then its own answer is waited for). Returns
+    /// the answer and the work's thread, to be joined once the answer is
+    /// sent.
+    fn respond(self: &Arc<Self>, uid: u32, line: Vec<u8>) -> (Response, Option<JoinHandle<()>>) {
         let ticket = Arc::new(Ticket::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let (d, t) = (Arc::clone(self), Arc::clone(&ticket));
@@ -858,7 +866,8 @@ impl Server {
             Ok(w) => w,
             Err(e) => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
-                return Response::err(format!("cannot start a thread for the request: {e}"));
+                let why = format!("cannot start a thread for the request: {e}");
+                return (Response::err(why), None);
             }
         };
         let cap = self.limits.request_timeout;
@@ -871,10 +880,7 @@ impl Server {
             // Committing: its answer comes.
             Err(_) => rx.recv().unwrap_or_else(|_| Response::err(GAVE_UP)),
         };
-        // One request under way per connection: the next is read once
-        // this one's work is over (given up or not).
-        let _ = worker.join();
-        resp
+        (resp, Some(worker))
     }
 }
 

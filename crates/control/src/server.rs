@@ -873,6 +873,9 @@ impl Server {
         let cap = self.limits.request_timeout;
         let resp = match rx.recv_timeout(cap) {
             Ok(r) => r,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                Response::err("the request failed inside the emulation; nothing was applied")
+            }
             Err(_) if ticket.abandon() => Response::err(format!(
                 "the request took longer than the limit of {}; nothing was applied",
                 describe_duration(cap)

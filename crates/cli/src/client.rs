@@ -202,7 +202,7 @@ pub fn lang(c: &Conn<'_>, words: &[String]) -> Result<(), Failure> {
 
 /// `pipelab -f FILE`: the file's commands, all or nothing.
 pub fn file(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
-    let script = crate::read(&path.to_path_buf())?;
+    let script = crate::read(path)?;
     let name = path.display().to_string();
     once(c, Op::Exec { script }, Some(&name))
 }
@@ -221,7 +221,7 @@ pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
 }
 
 /// `pipelab restore FILE`: replaces the configuration, all or nothing.
-pub fn restore(c: &Conn<'_>, path: &PathBuf) -> Result<(), Failure> {
+pub fn restore(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
     let script = crate::read(path)?;
     let name = path.display().to_string();
     once(c, Op::Restore { script }, Some(&name))
@@ -424,7 +424,16 @@ pub fn top(c: &Conn<'_>, a: &TopArgs) -> Result<(), Failure> {
     let mut prev: Option<(Value, std::time::Instant)> = None;
     let mut n = 0u64;
     loop {
-        let v = stats_value(c, &mut client)?;
+        let v = match stats_value(c, &mut client) {
+            Ok(v) => v,
+            // An emulation closes a connection idle longer than its idle
+            // timeout (60 s): a long --interval connects again.
+            Err(_) if n > 0 => {
+                client = connect(c)?;
+                stats_value(c, &mut client)?
+            }
+            Err(e) => return Err(e),
+        };
         let now = std::time::Instant::now();
         let (pv, secs) = match &prev {
             Some((p, t)) => (Some(p), now.duration_since(*t).as_secs_f64()),

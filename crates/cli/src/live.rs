@@ -254,13 +254,9 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
     };
     if let Some(path) = &a.config {
         let name = path.display().to_string();
-        let text = pipelab_lang::files::read_named_file(path)
-            .map_err(|e| format!("error: cannot read {e}"))?;
+        let text = crate::read_text(path)?;
         cfg.apply_script(&text).map_err(|errs| {
-            let mut msg = String::new();
-            for e in &errs {
-                msg.push_str(&e.render(&name, &text));
-            }
+            let mut msg = pipelab_lang::render_errors(&errs, &name, &text);
             msg.push_str(&format!(
                 "{} error{} in {name}; nothing was applied",
                 errs.len(),

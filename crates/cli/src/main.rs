@@ -179,17 +179,34 @@ impl Failure {
     }
 }
 
-fn read(path: &PathBuf) -> Result<String, Failure> {
-    read_named_file(path).map_err(|e| Failure::usage(format!("error: cannot read {e}")))
+fn read(path: &Path) -> Result<String, Failure> {
+    read_text(path).map_err(Failure::usage)
+}
+
+/// A configuration file's text, or the message to print: read as every
+/// named file is (a regular file under the size cap, within the time
+/// budget); a file that is not UTF-8 is refused at its first bad byte,
+/// with its line, column and byte offset.
+pub(crate) fn read_text(path: &Path) -> Result<String, String> {
+    let name = path.display().to_string();
+    let bytes = pipelab_lang::files::read_named_bytes(path)
+        .map_err(|e| format!("error: cannot read {e}"))?;
+    match pipelab_lang::source::decode(&bytes) {
+        Ok(text) => Ok(text.to_string()),
+        Err(e) => {
+            let shown = String::from_utf8_lossy(&bytes);
+            Err(format!(
+                "{}1 error in {name}; nothing was applied",
+                e.render(&name, &shown)
+            ))
+        }
+    }
 }
 
 fn load_config(name: &str, text: &str) -> Result<Config, Failure> {
     let mut cfg = Config::new();
     cfg.apply_script(text).map_err(|errs| {
-        let mut msg = String::new();
-        for e in &errs {
-            msg.push_str(&e.render(name, text));
-        }
+        let mut msg = pipelab_lang::render_errors(&errs, name, text);
         msg.push_str(&format!(
             "{} error{} in {name}; nothing was applied",
             errs.len(),
@@ -259,7 +276,7 @@ fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
 /// or the error to print.
 pub(crate) fn config_file(path: &Path) -> Result<(Config, pipelab_emu::FileLoader), String> {
     let name = path.display().to_string();
-    let text = read_named_file(path).map_err(|e| format!("cannot read {e}"))?;
+    let text = read_text(path)?;
     let cfg = load_config(&name, &text).map_err(|f| f.message)?;
     let mut load = file_loader(config_dir(path));
     pipelab_emu::lower_config(&cfg, &mut load).map_err(|e| format!("{name}: {e}"))?;

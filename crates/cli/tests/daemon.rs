@@ -5,7 +5,7 @@ mod daemon_common;
 
 use std::time::{Duration, Instant};
 
-use daemon_common::{live, ok, open_dir, refused, save, Pld};
+use daemon_common::{live, ok, open_dir, refused, save, Pld, PIPELABD};
 use pipelab_control::{Op, Response};
 
 /// Configure, `kill -9`, restart: `show`, `pipe show`, `save`, the users'
@@ -452,4 +452,51 @@ fn reconfiguration_requests_per_second() {
             assert!(q(0.99) < Duration::from_millis(5), "p99 {:?}", q(0.99));
         }
     }
+}
+
+/// Two pipelabd on one `--state-dir` (different sockets) each overwrote
+/// the other's journal, and a restart kept only the last writer's
+/// configuration. The second is refused, naming the first's pid, and
+/// touches nothing; after `kill -9` the kernel releases the lock.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn a_second_daemon_on_the_same_state_dir_is_refused() {
+    let Some(_g) = live() else { return };
+    let dir = open_dir(None);
+    let (mut d, _) = Pld::start(dir.path(), &["--plane", "none"]);
+    ok(&mut d.client(), "pipe 1 config delay 5ms");
+    let other = dir.path().join("other.sock");
+    let out = std::process::Command::new(PIPELABD)
+        .arg("--socket")
+        .arg(&other)
+        .arg("--state-dir")
+        .arg(&d.state)
+        .args(["--plane", "none", "--name", "second"])
+        .env("PIPELAB_RUN_DIR", &d.run_dir)
+        .output()
+        .expect("run pipelabd");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let pid = d.child.as_ref().expect("running").id();
+    assert!(
+        err.contains(&format!(
+            "pipelabd: error: state directory {} is in use by pid {pid} (pipelabd) (lock file {}/lock)",
+            d.state.display(),
+            d.state.display()
+        )),
+        "{err}"
+    );
+    assert!(!other.exists(), "the refused daemon made no socket");
+    assert_eq!(
+        ok(&mut d.client(), "pipe show"),
+        "pipe 1 config delay 5ms\n"
+    );
+    d.kill9_and_restart();
+    assert_eq!(
+        ok(&mut d.client(), "pipe show"),
+        "pipe 1 config delay 5ms\n"
+    );
 }

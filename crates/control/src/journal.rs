@@ -6,11 +6,22 @@
 //! the new state, never a mix. The blocks are stored as scripts of the
 //! language (`to_script`), so the file is readable and survives changes of
 //! the in-memory types.
+//!
+//! A state directory belongs to one daemon at a time: [`Journal::open`]
+//! takes an exclusive advisory lock (`flock`) on `lock` in it, held for as
+//! long as the [`Journal`] lives and released by the kernel when the
+//! process ends however it ends (`kill -9` included). The file holds the
+//! holder's pid, so a second daemon on the same directory is refused with
+//! [`JournalError::InUse`] naming it: two daemons writing one journal
+//! would each overwrite the other's commits.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nix::fcntl::{Flock, FlockArg};
 
 use pipelab_lang::Config;
 use serde::{Deserialize, Serialize};
@@ -66,31 +77,120 @@ fn load_block(f: BlockFile, what: &str, path: &Path) -> Result<Block, String> {
             "{}: the {what} configuration does not apply:\n",
             path.display()
         );
-        for e in errs {
-            m.push_str(&e.render(what, &f.script));
-        }
+        m.push_str(&pipelab_lang::render_errors(&errs, what, &f.script));
         m
     })?;
     Ok(Block { cfg, net: f.net })
 }
 
-/// The journal in a state directory.
+/// Why a state directory cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// The directory cannot be created.
+    #[error("cannot create state directory {}: {source}", dir.display())]
+    Create {
+        /// The state directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The lock file cannot be opened, locked or written.
+    #[error("cannot lock state directory {} ({}): {source}", dir.display(), path.display())]
+    Lock {
+        /// The state directory.
+        dir: PathBuf,
+        /// Its lock file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Another process holds the directory's lock.
+    #[error(
+        "state directory {} is in use by {holder} (lock file {}): one daemon owns a state directory; stop that one or give this one another --state-dir",
+        dir.display(),
+        path.display()
+    )]
+    InUse {
+        /// The state directory.
+        dir: PathBuf,
+        /// Its lock file.
+        path: PathBuf,
+        /// Who holds it: `pid N (NAME)`, as its lock file says.
+        holder: String,
+    },
+}
+
+/// The journal in a state directory, which it owns (see the module's
+/// documentation) for as long as it lives (clones share the lock).
 #[derive(Clone, Debug)]
 pub struct Journal {
     dir: PathBuf,
+    _lock: Arc<Flock<File>>,
+}
+
+/// The lock file's name in a state directory.
+pub const LOCK_FILE: &str = "lock";
+
+/// `pid N (NAME)` of the holder a lock file names.
+fn holder(mut file: &File) -> String {
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    match text.trim().parse::<u32>() {
+        Ok(pid) => match fs::read_to_string(format!("/proc/{pid}/comm")) {
+            Ok(name) => format!("pid {pid} ({})", name.trim()),
+            Err(_) => format!("pid {pid}"),
+        },
+        Err(_) => "another process".to_string(),
+    }
 }
 
 impl Journal {
-    /// The journal in `dir` (created, mode 0700, if missing).
-    pub fn open(dir: &Path) -> Result<Journal, String> {
-        use std::os::unix::fs::DirBuilderExt;
+    /// The journal in `dir` (created, mode 0700, if missing), locked for
+    /// this process; refused if another process holds it.
+    pub fn open(dir: &Path) -> Result<Journal, JournalError> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|e| format!("cannot create state directory {}: {e}", dir.display()))?;
+            .map_err(|source| JournalError::Create {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
+        let path = dir.join(LOCK_FILE);
+        let lock_err = |source| JournalError::Lock {
+            dir: dir.to_path_buf(),
+            path: path.clone(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(lock_err)?;
+        let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(l) => l,
+            Err((file, nix::errno::Errno::EWOULDBLOCK)) => {
+                return Err(JournalError::InUse {
+                    dir: dir.to_path_buf(),
+                    path: path.clone(),
+                    holder: holder(&file),
+                })
+            }
+            Err((_, e)) => return Err(lock_err(std::io::Error::from(e))),
+        };
+        let write = |f: &mut File| -> std::io::Result<()> {
+            f.set_len(0)?;
+            f.rewind()?;
+            writeln!(f, "{}", std::process::id())
+        };
+        write(&mut lock).map_err(lock_err)?;
         Ok(Journal {
             dir: dir.to_path_buf(),
+            _lock: Arc::new(lock),
         })
     }
 
@@ -217,5 +317,38 @@ mod tests {
         // A damaged journal is an error, not an empty state.
         fs::write(j.path(), "{").unwrap();
         assert!(j.load().unwrap_err().contains("not a pipelabd journal"));
+    }
+
+    /// Two daemons on one state directory lost each other's commits: the
+    /// second is refused, naming the holder, until the first is gone.
+    #[test]
+    fn a_state_directory_has_one_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Journal::open(dir.path()).unwrap();
+        let e = Journal::open(dir.path()).unwrap_err();
+        let me = std::process::id();
+        assert!(
+            matches!(&e, JournalError::InUse { holder, .. } if holder.starts_with(&format!("pid {me} ("))),
+            "{e}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "state directory {} is in use by pid {me} (",
+                dir.path().display()
+            )) && text.contains("one daemon owns a state directory"),
+            "{text}"
+        );
+        // A clone shares the lock; the last one gone releases it.
+        let clone = first.clone();
+        drop(first);
+        assert!(Journal::open(dir.path()).is_err());
+        drop(clone);
+        let again = Journal::open(dir.path()).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap(),
+            format!("{me}\n")
+        );
+        drop(again);
     }
 }

@@ -15,13 +15,17 @@
 //!   configuration the plane runs;
 //! * [`journal`]: the committed state, written atomically (temp file,
 //!   fsync, rename, fsync of the directory) and restored at start, for a
-//!   persistent emulation (pipelabd);
+//!   persistent emulation (pipelabd), in a state directory one process
+//!   owns (a `flock` held for the journal's life);
 //! * [`plane`]: what a server needs of a data plane ([`plane::Plane`]),
 //!   and the plane without packets;
 //! * [`server`]: the socket, `SO_PEERCRED`, the access policy
 //!   ([`server::Access`]: pipelabd's per-user blocks, or an owner who
 //!   changes and others who read), one lock around every change, all or
-//!   nothing; [`server::serve`] serves a registered emulation;
+//!   nothing; the limits that keep one user from locking out the others
+//!   or root ([`server::Limits`]: connections per user and in all, the
+//!   last ones kept for root, idle, read, write and request time caps);
+//!   [`server::serve`] serves a registered emulation;
 //! * [`registry`]: the running emulations by name (`/run/pipelab/emu`);
 //! * [`Client`]: a connection to a server.
 //!
@@ -163,12 +167,21 @@ impl Client {
             user: user.map(str::to_string),
             op,
         };
-        self.writer.write_all(protocol::encode(&req).as_bytes())?;
+        // A server that refuses a connection (too many) answers before
+        // reading anything and closes: its answer is still there to read
+        // when the request cannot be written.
+        let sent = self.writer.write_all(protocol::encode(&req).as_bytes());
         let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 {
-            return Err(ClientError::BadResponse(
-                "the emulation closed the connection".into(),
-            ));
+        let read = self.reader.read_line(&mut line);
+        match (read, sent) {
+            (Ok(n), _) if n > 0 => {}
+            (_, Err(e)) => return Err(ClientError::Io(e)),
+            (Err(e), Ok(())) => return Err(ClientError::Io(e)),
+            (Ok(_), Ok(())) => {
+                return Err(ClientError::BadResponse(
+                    "the emulation closed the connection".into(),
+                ))
+            }
         }
         serde_json::from_str(line.trim_end()).map_err(|e| ClientError::BadResponse(e.to_string()))
     }

@@ -8,22 +8,46 @@
 //! be written the plane gets the previous configuration back and the
 //! request fails. Nothing changes on any error.
 //!
-//! A [`ServerHandle`] serves the server's sockets, one thread per
-//! connection (at most [`MAX_CONNECTIONS`]; a connection idle for
-//! [`IDLE_TIMEOUT`] is closed; a request line is at most
-//! [`MAX_REQUEST`] bytes). [`serve`] starts one on a
-//! [`Registration`]'s socket.
+//! A change is computed on a snapshot of the state *outside* the lock
+//! (parsing, checking, and rendering the errors of a script of 40,000 bad
+//! lines take no lock), then committed under it if the state is still the
+//! snapshot (else computed again on the new state). The lock is held only
+//! to apply, journal and commit a change, and for the commands of a
+//! plane's own.
 //!
-//! The caller is identified by `SO_PEERCRED` (the kernel's word, not the
-//! client's); what it may do is the server's [`Access`] policy.
+//! A [`ServerHandle`] serves the server's sockets, one thread per
+//! connection. The caller is identified by `SO_PEERCRED` (the kernel's
+//! word, not the client's); what it may do is the server's [`Access`]
+//! policy.
+//!
+//! # Limits
+//!
+//! The socket is open to every member of the `pipelab` group, so no
+//! member may lock the others, or root, out. [`Limits::default`]:
+//!
+//! | limit | default | when it is reached |
+//! |---|---|---|
+//! | connections in all | [`MAX_CONNECTIONS`] (256) | a new one is answered with an error and closed |
+//! | of those, kept for root | [`ROOT_RESERVED`] (16) | users are refused at 240; root still connects |
+//! | connections of one user (not root) | [`PER_USER_CONNECTIONS`] (16) | the 17th is answered with an error naming the limit, and closed |
+//! | idle time between requests | [`IDLE_TIMEOUT`] (60 s) | the connection is closed (no answer: none was asked for) |
+//! | time to send one request line, from its first byte | [`READ_TIMEOUT`] (10 s) | an error, and the connection is closed |
+//! | length of a request line | [`MAX_REQUEST`] (4 MiB) | an error, and the connection is closed |
+//! | time to answer a request | [`REQUEST_TIMEOUT`] (10 s) | an error (nothing was applied); the connection takes its next request once the work is dropped |
+//! | time to write an answer to a client that does not read | [`WRITE_TIMEOUT`] (10 s) | the connection is closed |
+//!
+//! A request that runs out of time is never half applied: its work goes on
+//! on a thread of its own and is dropped before it could commit (a
+//! commit already under way is waited for and answered). A connection has
+//! one request under way at a time, so a user has at most 16.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -41,8 +65,63 @@ use crate::state::{is_query, Block, Change, State, Target};
 /// Connections served at once; more are answered with an error.
 pub const MAX_CONNECTIONS: usize = 256;
 
-/// A connection idle this long is closed.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Connections of [`MAX_CONNECTIONS`] only root may use: users are
+/// refused once only this many are left.
+pub const ROOT_RESERVED: usize = 16;
+
+/// Connections one user other than root may hold at once.
+pub const PER_USER_CONNECTIONS: usize = 16;
+
+/// A connection with no request under way for this long is closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A request line must arrive whole within this time of its first byte.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A request not answered within this time is answered with an error, and
+/// nothing of it is applied.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An answer the client does not read within this time closes the
+/// connection.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The limits a server enforces on its connections (see the module's
+/// documentation for what happens at each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections served at once ([`MAX_CONNECTIONS`]).
+    pub max_connections: usize,
+    /// Of those, kept for root ([`ROOT_RESERVED`]).
+    pub root_reserved: usize,
+    /// Connections of one user other than root
+    /// ([`PER_USER_CONNECTIONS`]).
+    pub per_user: usize,
+    /// Idle time between requests before a connection is closed
+    /// ([`IDLE_TIMEOUT`]).
+    pub idle_timeout: Duration,
+    /// Time to send one request line, from its first byte
+    /// ([`READ_TIMEOUT`]).
+    pub read_timeout: Duration,
+    /// Time to answer a request ([`REQUEST_TIMEOUT`]).
+    pub request_timeout: Duration,
+    /// Time for the client to take an answer ([`WRITE_TIMEOUT`]).
+    pub write_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: MAX_CONNECTIONS,
+            root_reserved: ROOT_RESERVED,
+            per_user: PER_USER_CONNECTIONS,
+            idle_timeout: IDLE_TIMEOUT,
+            read_timeout: READ_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
+            write_timeout: WRITE_TIMEOUT,
+        }
+    }
+}
 
 /// Who may do what on an emulation. Root may always do everything.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +166,9 @@ pub enum ServeError {
 }
 
 struct Inner {
-    state: State,
+    /// The committed state; a change is computed on a clone of the `Arc`
+    /// outside the lock and committed only if this is still it.
+    state: Arc<State>,
     plane: Option<Box<dyn Plane>>,
     journal: Option<Journal>,
     registrations: Vec<Registration>,
@@ -99,11 +180,14 @@ pub struct Server {
     name: String,
     mode: &'static str,
     access: Access,
+    limits: Limits,
     inner: Mutex<Inner>,
     latency_us: Mutex<Histogram<u64>>,
     requests: AtomicU64,
     errors: AtomicU64,
     connections: AtomicUsize,
+    /// Open connections per uid (root's included).
+    per_uid: Mutex<HashMap<u32, usize>>,
     open: Mutex<HashMap<u64, UnixStream>>,
     next_conn: AtomicU64,
     closing: AtomicBool,
@@ -270,8 +354,9 @@ impl Server {
             name: name.to_string(),
             mode: plane.mode(),
             access,
+            limits: Limits::default(),
             inner: Mutex::new(Inner {
-                state,
+                state: Arc::new(state),
                 plane: Some(plane),
                 journal,
                 registrations: Vec::new(),
@@ -280,12 +365,24 @@ impl Server {
             requests: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             connections: AtomicUsize::new(0),
+            per_uid: Mutex::new(HashMap::new()),
             open: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             started: Instant::now(),
             restore_ms,
         })
+    }
+
+    /// The same server with other connection limits (before it serves).
+    pub fn with_limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
+    }
+
+    /// The connection limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The emulation's name.
@@ -310,14 +407,24 @@ impl Server {
 
     /// The configuration the plane runs now.
     pub fn config(&self) -> Config {
-        lock(&self.inner).state.merged()
+        self.snapshot().merged()
     }
 
-    /// Handles one request line from a caller with this uid.
+    /// The committed state (the lock is held only to clone the `Arc`).
+    fn snapshot(&self) -> Arc<State> {
+        Arc::clone(&lock(&self.inner).state)
+    }
+
+    /// Handles one request line from a caller with this uid (without a
+    /// time cap: the sockets' connections add it, see [`Limits`]).
     pub fn handle_line(&self, uid: u32, line: &[u8]) -> Response {
+        self.handle_ticket(uid, line, &Ticket::default())
+    }
+
+    fn handle_ticket(&self, uid: u32, line: &[u8], ticket: &Ticket) -> Response {
         let t0 = Instant::now();
         let resp = match parse_request(line) {
-            Ok(req) => self.handle(uid, req),
+            Ok(req) => self.handle(uid, req, ticket),
             Err(e) => Response::err(e),
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
@@ -373,22 +480,22 @@ impl Server {
         ))
     }
 
-    fn handle(&self, uid: u32, req: Request) -> Response {
+    fn handle(&self, uid: u32, req: Request, ticket: &Ticket) -> Response {
         let target = match self.target(uid, req.user.as_deref()) {
             Ok(t) => t,
             Err(e) => return Response::err(e),
         };
         let may = self.may_change(uid);
         match req.op {
-            Op::Exec { script } => self.exec(uid, target, &script),
+            Op::Exec { script } => self.exec(uid, target, &script, ticket),
             Op::Restore { script } => {
                 if !may {
                     return self.read_only();
                 }
-                self.change(uid, may, |s| s.restore(target, &script))
+                self.change(uid, may, ticket, |s| s.restore(target, &script))
             }
             Op::Netconfig { args, dry_run } => {
-                self.change(uid, may, |s| s.netconfig(target, &args, dry_run))
+                self.change(uid, may, ticket, |s| s.netconfig(target, &args, dry_run))
             }
             Op::Limit { args } => match self.access {
                 Access::Owner(_) => Response::err(format!(
@@ -396,9 +503,9 @@ impl Server {
                     self.name
                 )),
                 Access::Blocks if uid != 0 => Response::err("only root may set limits"),
-                Access::Blocks => self.change(uid, may, |s| s.limit(&args, &resolve_user)),
+                Access::Blocks => self.change(uid, may, ticket, |s| s.limit(&args, &resolve_user)),
             },
-            Op::Save => Response::ok(lock(&self.inner).state.save(target)),
+            Op::Save => Response::ok(self.snapshot().save(target)),
             Op::Stats => {
                 let mut r = Response::ok("");
                 r.data = Some(self.stats(uid, target));
@@ -408,7 +515,7 @@ impl Server {
     }
 
     /// `exec`: commands of the language, or the plane's own.
-    fn exec(&self, uid: u32, target: Target, script: &str) -> Response {
+    fn exec(&self, uid: u32, target: Target, script: &str, ticket: &Ticket) -> Response {
         let may = self.may_change(uid);
         let mut inner = lock(&self.inner);
         let lines = match classify(inner.plane.as_deref(), script) {
@@ -428,7 +535,7 @@ impl Server {
                         }
                     }
                 }
-                return self.change(uid, may, |s| s.exec(target, script));
+                return self.change(uid, may, ticket, |s| s.exec(target, script));
             }
         };
         let bad: Vec<String> = own
@@ -461,6 +568,9 @@ impl Server {
         let Some(plane) = plane.as_mut() else {
             return Response::err(format!("emulation {name} is stopping"));
         };
+        if !ticket.commit() {
+            return Response::err(GAVE_UP);
+        }
         let mut output = String::new();
         for (i, l) in own.iter().enumerate() {
             let ran = if i == 0 {
@@ -490,22 +600,45 @@ impl Server {
         Response::ok(output)
     }
 
-    /// Computes a change on a copy, applies it to the plane, journals it,
-    /// commits it. Nothing changes on any error.
+    /// Computes a change on a snapshot of the state without the lock,
+    /// then, under the lock, applies it to the plane, journals it and
+    /// commits it, if the state is still the snapshot (else computes it
+    /// again on the new state). Nothing changes on any error, or if the
+    /// connection gave up on the request (`ticket`).
     fn change(
         &self,
         uid: u32,
         may: bool,
-        f: impl FnOnce(&State) -> Result<Change, String>,
+        ticket: &Ticket,
+        f: impl Fn(&State) -> Result<Change, String>,
     ) -> Response {
-        let mut inner = lock(&self.inner);
-        let change = match f(&inner.state) {
-            Ok(c) => c,
-            Err(e) => return Response::err(e),
-        };
-        if change.next != inner.state {
+        loop {
+            let snapshot = self.snapshot();
+            let change = match f(&snapshot) {
+                Ok(c) => c,
+                Err(e) => return Response::err(e),
+            };
+            if change.next == *snapshot {
+                return Response::ok(change.output);
+            }
             if !may {
                 return self.read_only();
+            }
+            let merged = change.next.merged();
+            let current = snapshot.merged();
+            if uid != 0 {
+                if let Err(e) = files_unchanged(&merged, &current) {
+                    return Response::err(e);
+                }
+            }
+            let mut inner = lock(&self.inner);
+            if !Arc::ptr_eq(&inner.state, &snapshot) {
+                // Another change was committed meanwhile.
+                drop(inner);
+                if ticket.abandoned() {
+                    return Response::err(GAVE_UP);
+                }
+                continue;
             }
             let Inner {
                 state,
@@ -516,12 +649,8 @@ impl Server {
             let Some(plane) = plane.as_mut() else {
                 return Response::err(format!("emulation {} is stopping", self.name));
             };
-            let merged = change.next.merged();
-            let current = state.merged();
-            if uid != 0 {
-                if let Err(e) = files_unchanged(&merged, &current) {
-                    return Response::err(e);
-                }
+            if !ticket.commit() {
+                return Response::err(GAVE_UP);
             }
             if merged != current {
                 if let Err(e) = plane.apply(&merged) {
@@ -534,21 +663,24 @@ impl Server {
                     return Response::err(format!("{e}; nothing was applied"));
                 }
             }
-            *state = change.next;
+            *state = Arc::new(change.next);
             note_pipes(registrations, state, plane.as_ref());
+            return Response::ok(change.output);
         }
-        Response::ok(change.output)
     }
 
     fn stats(&self, uid: u32, t: Target) -> serde_json::Value {
         let (summary, plane, numbers) = {
-            let inner = lock(&self.inner);
-            let plane = inner.plane.as_ref().map(|p| p.stats()).unwrap_or_default();
+            let (plane, state) = {
+                let inner = lock(&self.inner);
+                let plane = inner.plane.as_ref().map(|p| p.stats()).unwrap_or_default();
+                (plane, Arc::clone(&inner.state))
+            };
             let numbers = match t {
-                Target::User(uid) => Some(inner.state.user_numbers(uid)),
+                Target::User(uid) => Some(state.user_numbers(uid)),
                 Target::Root | Target::Whole => None,
             };
-            (inner.state.summary(t), plane, numbers)
+            (state.summary(t), plane, numbers)
         };
         let plane = match numbers {
             None => plane,
@@ -604,37 +736,77 @@ impl Server {
                     continue;
                 }
             };
-            if self.connections.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+            let Ok(uid) = getsockopt(&stream, PeerCredentials).map(|c| c.uid()) else {
+                continue;
+            };
+            if let Err(why) = self.admit(uid) {
+                // A short answer to a new socket does not block; do not
+                // let a client that never reads hold the accept loop.
                 let mut s = stream;
-                let _ = s.write_all(
-                    encode(&Response::err(format!(
-                        "{} is serving {MAX_CONNECTIONS} connections; try again",
-                        self.name
-                    )))
-                    .as_bytes(),
-                );
+                let _ = s.set_write_timeout(Some(Duration::from_millis(100)));
+                let _ = s.write_all(encode(&Response::err(why)).as_bytes());
                 continue;
             }
-            self.connections.fetch_add(1, Ordering::Relaxed);
             let d = Arc::clone(self);
             let spawned = std::thread::Builder::new()
                 .name("pipelab-conn".into())
                 .spawn(move || {
-                    d.serve_conn(stream);
-                    d.connections.fetch_sub(1, Ordering::Relaxed);
+                    d.serve_conn(uid, stream);
+                    d.leave(uid);
                 });
             if spawned.is_err() {
-                self.connections.fetch_sub(1, Ordering::Relaxed);
+                self.leave(uid);
             }
         }
     }
 
-    fn serve_conn(&self, stream: UnixStream) {
-        let uid = match getsockopt(&stream, PeerCredentials) {
-            Ok(c) => c.uid(),
-            Err(_) => return,
-        };
-        let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
+    /// Counts a new connection of `uid`, or says why it is refused.
+    fn admit(&self, uid: u32) -> Result<(), String> {
+        let l = &self.limits;
+        let mut per_uid = lock(&self.per_uid);
+        let total = self.connections.load(Ordering::Relaxed);
+        let mine = per_uid.get(&uid).copied().unwrap_or(0);
+        if total >= l.max_connections {
+            return Err(format!(
+                "{} is serving {} connections, its limit; try again",
+                self.name, l.max_connections
+            ));
+        }
+        if uid != 0 {
+            let for_users = l.max_connections.saturating_sub(l.root_reserved);
+            if total >= for_users {
+                return Err(format!(
+                    "{} is serving {total} connections; the last {} are kept for root; try again",
+                    self.name, l.root_reserved
+                ));
+            }
+            if mine >= l.per_user {
+                return Err(format!(
+                    "{} already has {mine} connections to {}, the limit per user; close one and try again",
+                    describe_uid(uid),
+                    self.name
+                ));
+            }
+        }
+        per_uid.insert(uid, mine + 1);
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Uncounts a connection of `uid`.
+    fn leave(&self, uid: u32) {
+        let mut per_uid = lock(&self.per_uid);
+        if let Some(n) = per_uid.get_mut(&uid) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                per_uid.remove(&uid);
+            }
+        }
+        self.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn serve_conn(self: &Arc<Self>, uid: u32, stream: UnixStream) {
+        let _ = stream.set_write_timeout(Some(self.limits.write_timeout));
         let Ok(read_half) = stream.try_clone() else {
             return;
         };
@@ -650,35 +822,194 @@ impl Server {
         lock(&self.open).remove(&id);
     }
 
-    fn converse(&self, uid: u32, read_half: UnixStream, mut out: UnixStream) {
+    fn converse(self: &Arc<Self>, uid: u32, read_half: UnixStream, mut out: UnixStream) {
         let mut reader = BufReader::new(read_half);
-        let mut buf = Vec::new();
         loop {
-            buf.clear();
-            let limit = MAX_REQUEST as u64 + 1;
-            match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
+            let line = match read_request(&mut reader, &out, &self.limits) {
+                Read::Line(l) => l,
+                Read::Closed | Read::Idle => return,
+                Read::Refused(why) => {
+                    self.errors.fetch_add(1, Ordering::Relaxed);
+                    let _ = out.write_all(encode(&Response::err(why)).as_bytes());
+                    return;
+                }
+            };
+            let (resp, work) = self.respond(uid, line);
+            let written = out.write_all(encode(&resp).as_bytes());
+            // One request under way per connection: the next is read once
+            // this one's work is over (given up or not).
+            if let Some(w) = work {
+                let _ = w.join();
             }
-            let complete = buf.last() == Some(&b'\n');
-            if !complete && buf.len() > MAX_REQUEST {
-                let _ = out.write_all(
-                    encode(&Response::err(format!(
-                        "request longer than the limit of {MAX_REQUEST} bytes"
-                    )))
-                    .as_bytes(),
-                );
-                return;
-            }
-            if complete {
-                buf.pop();
-            }
-            let resp = self.handle_line(uid, &buf);
-            if out.write_all(encode(&resp).as_bytes()).is_err() {
+            if written.is_err() {
                 return;
             }
         }
     }
+
+    /// Handles a request on a thread of its own, so that it is answered
+    /// within [`Limits::request_timeout`] whatever it takes: past it, the
+    /// answer is an error and the work commits nothing (unless it is
+    /// committing already: then its own answer is waited for). Returns
+    /// the answer and the work's thread, to be joined once the answer is
+    /// sent.
+    fn respond(self: &Arc<Self>, uid: u32, line: Vec<u8>) -> (Response, Option<JoinHandle<()>>) {
+        let ticket = Arc::new(Ticket::default());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (d, t) = (Arc::clone(self), Arc::clone(&ticket));
+        let spawned = std::thread::Builder::new()
+            .name("pipelab-req".into())
+            .spawn(move || {
+                let _ = tx.send(d.handle_ticket(uid, &line, &t));
+            });
+        let worker = match spawned {
+            Ok(w) => w,
+            Err(e) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                let why = format!("cannot start a thread for the request: {e}");
+                return (Response::err(why), None);
+            }
+        };
+        let cap = self.limits.request_timeout;
+        let resp = match rx.recv_timeout(cap) {
+            Ok(r) => r,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                Response::err("the request failed inside the emulation; nothing was applied")
+            }
+            Err(_) if ticket.abandon() => Response::err(format!(
+                "the request took longer than the limit of {}; nothing was applied",
+                describe_duration(cap)
+            )),
+            // Committing: its answer comes.
+            Err(_) => rx.recv().unwrap_or_else(|_| Response::err(GAVE_UP)),
+        };
+        (resp, Some(worker))
+    }
+}
+
+/// The answer of work its connection gave up on (never sent: the
+/// connection answered already).
+const GAVE_UP: &str = "the request was given up; nothing was applied";
+
+/// Whether a request's work may still commit: its connection gives up on
+/// it at the time cap, and the work then commits nothing. Whichever
+/// comes first, the work's commit or the connection's giving up, wins.
+#[derive(Default)]
+struct Ticket(AtomicU8);
+
+const PENDING: u8 = 0;
+const COMMITTING: u8 = 1;
+const ABANDONED: u8 = 2;
+
+impl Ticket {
+    /// Called by the work before it changes anything: `false` if the
+    /// connection gave up on it.
+    fn commit(&self) -> bool {
+        match self
+            .0
+            .compare_exchange(PENDING, COMMITTING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => true,
+            Err(now) => now == COMMITTING,
+        }
+    }
+
+    /// Called by the connection at the time cap: `false` if the work is
+    /// committing already.
+    fn abandon(&self) -> bool {
+        self.0
+            .compare_exchange(PENDING, ABANDONED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Whether the connection gave up.
+    fn abandoned(&self) -> bool {
+        self.0.load(Ordering::Acquire) == ABANDONED
+    }
+}
+
+/// `10 s`, `250 ms`.
+fn describe_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// What reading a request line gave.
+enum Read {
+    /// A line, without its newline.
+    Line(Vec<u8>),
+    /// The client closed the connection (or it broke).
+    Closed,
+    /// No request began within the idle timeout.
+    Idle,
+    /// Too long, or too slow: the error to answer before closing.
+    Refused(String),
+}
+
+/// Reads one request line: the first byte may take up to the idle
+/// timeout, the whole line up to the read timeout from its first byte,
+/// and it may be at most [`MAX_REQUEST`] bytes. A last line without a
+/// newline is a request too.
+fn read_request(reader: &mut BufReader<UnixStream>, sock: &UnixStream, l: &Limits) -> Read {
+    let mut buf = Vec::new();
+    let mut started: Option<Instant> = None;
+    loop {
+        let wait = match started {
+            None => l.idle_timeout,
+            Some(t0) => l.read_timeout.saturating_sub(t0.elapsed()),
+        };
+        if wait.is_zero() || sock.set_read_timeout(Some(wait)).is_err() {
+            return slow(l);
+        }
+        let avail = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return match started {
+                    None => Read::Idle,
+                    Some(_) => slow(l),
+                };
+            }
+            Err(_) => return Read::Closed,
+        };
+        if avail.is_empty() {
+            return if buf.is_empty() {
+                Read::Closed
+            } else {
+                Read::Line(buf)
+            };
+        }
+        started.get_or_insert_with(Instant::now);
+        let (take, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (avail.len(), false),
+        };
+        buf.extend_from_slice(avail.get(..take).unwrap_or_default());
+        reader.consume(if done { take + 1 } else { take });
+        if buf.len() > MAX_REQUEST {
+            return Read::Refused(format!(
+                "request longer than the limit of {MAX_REQUEST} bytes"
+            ));
+        }
+        if done {
+            return Read::Line(buf);
+        }
+    }
+}
+
+fn slow(l: &Limits) -> Read {
+    Read::Refused(format!(
+        "request not received whole within {} of its first byte; closing the connection",
+        describe_duration(l.read_timeout)
+    ))
 }
 
 /// Records the pipes the emulation runs in its registry entries (best

@@ -170,11 +170,11 @@ pub fn queue_memory(cfg: &Config) -> u64 {
         .fold(0u64, u64::saturating_add)
 }
 
+/// The errors of a request's script (the first
+/// [`pipelab_lang::MAX_RENDERED_ERRORS`] in full, then a count), in one
+/// pass over it.
 fn render_errors(errs: &[pipelab_lang::ScriptError], source: &str) -> String {
-    let mut msg = String::new();
-    for e in errs {
-        msg.push_str(&e.render("command", source));
-    }
+    let mut msg = pipelab_lang::render_errors(errs, "command", source);
     msg.push_str(&format!(
         "{} error{}; nothing was applied",
         errs.len(),
@@ -382,6 +382,10 @@ impl State {
     /// Executes commands of the language for `t`, all or nothing. A single
     /// query answers with its listing and changes nothing.
     pub fn exec(&self, t: Target, script: &str) -> Result<Change, String> {
+        let hidden = pipelab_lang::source::check_text(script);
+        if !hidden.is_empty() {
+            return Err(render_parse_errors(&hidden, script));
+        }
         let cmds = parse_script(script).map_err(|e| render_parse_errors(&e, script))?;
         let current = self.block(t);
         if let [one] = cmds.as_slice() {

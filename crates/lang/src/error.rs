@@ -67,26 +67,56 @@ impl ParseError {
     /// `source` is the whole text that was parsed (the line is looked up in
     /// it); if the line is not there, the snippet is left out.
     pub fn render(&self, file: &str, source: &str) -> String {
+        self.render_in(file, &SourceLines::new(source))
+    }
+
+    /// [`ParseError::render`] with the source's lines already indexed, so
+    /// that rendering many errors of one text costs one pass over it (see
+    /// [`render_all`]).
+    pub fn render_in(&self, file: &str, source: &SourceLines<'_>) -> String {
         let mut out = format!(
             "error: {}\n --> {}:{}:{}\n",
-            self.message, file, self.line, self.column
+            shorten(&self.message, MAX_MESSAGE),
+            file,
+            self.line,
+            self.column
         );
-        let src_line = source
-            .lines()
-            .nth((self.line as usize).saturating_sub(1))
-            .filter(|_| self.line > 0);
         let num = self.line.to_string();
         let pad = " ".repeat(num.len());
-        match src_line {
+        match source.line(self.line) {
             Some(text) => {
-                let text = text.trim_end_matches('\r');
-                // Tabs are shown as single spaces so the caret lines up.
-                let shown: String = text
+                // Tabs are shown as single spaces so the caret lines up;
+                // characters a terminal would not show (NUL, a BOM, other
+                // controls) as U+FFFD, one column each. A long line is
+                // shown around the column, elided with `…`.
+                let chars: Vec<char> = text
                     .chars()
-                    .map(|c| if c == '\t' { ' ' } else { c })
+                    .map(|c| match c {
+                        '\t' => ' ',
+                        c if invisible(c) => '\u{fffd}',
+                        c => c,
+                    })
                     .collect();
-                let carets = "^".repeat(self.word.chars().count().max(1));
-                let indent = " ".repeat((self.column as usize).saturating_sub(1));
+                let col = (self.column as usize).saturating_sub(1);
+                let start = if chars.len() > MAX_SHOWN {
+                    col.saturating_sub(MAX_SHOWN / 4)
+                        .min(chars.len() - MAX_SHOWN)
+                } else {
+                    0
+                };
+                let end = chars.len().min(start + MAX_SHOWN);
+                let mut shown: String = chars.get(start..end).unwrap_or_default().iter().collect();
+                let mut indent = col.saturating_sub(start);
+                if start > 0 {
+                    shown.insert(0, '…');
+                    indent += 1;
+                }
+                if end < chars.len() {
+                    shown.push('…');
+                }
+                let room = (end + 1).saturating_sub(col.max(start)).max(1);
+                let carets = "^".repeat(self.word.chars().count().clamp(1, room));
+                let indent = " ".repeat(indent);
                 out.push_str(&format!(
                     "{pad} |\n{num} | {shown}\n{pad} | {indent}{carets}"
                 ));
@@ -103,6 +133,109 @@ impl ParseError {
             }
         }
         out
+    }
+}
+
+/// A message longer than this (in characters) is shown elided in the
+/// middle: a word of a megabyte is not echoed whole.
+const MAX_MESSAGE: usize = 240;
+
+/// The most characters of a source line shown under an error.
+const MAX_SHOWN: usize = 160;
+
+/// `text`, or its start and end around `…` if it is longer than `max`
+/// characters.
+fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let n = text.chars().count();
+    if n <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let head: String = text.chars().take(max * 2 / 3).collect();
+    let tail: String = text.chars().skip(n - max / 3).collect();
+    std::borrow::Cow::Owned(format!("{head}…{tail}"))
+}
+
+/// Whether a terminal would show `c` as nothing (or move the cursor):
+/// control characters other than tab, and the invisible format
+/// characters (a byte order mark, zero-width spaces and joiners, bidi
+/// controls).
+pub fn invisible(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(
+            c,
+            '\u{feff}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// At most this many errors are rendered for one text; the rest are
+/// counted (`and 39950 more errors`). A file of 40,000 bad lines thus
+/// gives a message of a few kilobytes, rendered in milliseconds.
+pub const MAX_RENDERED_ERRORS: usize = 50;
+
+/// A text's lines, indexed once (line starts), so that looking up the
+/// line of each of many errors does not scan the text again.
+#[derive(Clone, Debug)]
+pub struct SourceLines<'a> {
+    source: &'a str,
+    /// Byte offset of the start of each line.
+    starts: Vec<usize>,
+}
+
+impl<'a> SourceLines<'a> {
+    /// Indexes `source`'s lines (`\n`-terminated, as [`str::lines`]).
+    pub fn new(source: &'a str) -> SourceLines<'a> {
+        let mut starts = vec![0];
+        starts.extend(
+            source
+                .bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i + 1)
+                .filter(|&i| i < source.len()),
+        );
+        if source.is_empty() {
+            starts.clear();
+        }
+        SourceLines { source, starts }
+    }
+
+    /// Line `n` (from 1) without its terminator (`\n` or `\r\n`), or
+    /// `None` past the end (or for line 0).
+    pub fn line(&self, n: u32) -> Option<&'a str> {
+        let i = (n as usize).checked_sub(1)?;
+        let start = *self.starts.get(i)?;
+        let end = self.starts.get(i + 1).map_or(self.source.len(), |&e| e);
+        let text = self.source.get(start..end)?;
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        Some(text.strip_suffix('\r').unwrap_or(text))
+    }
+}
+
+/// Renders errors of one text (each as [`ParseError::render`]) in one pass
+/// over it: the first [`MAX_RENDERED_ERRORS`], then `and K more errors`
+/// on a line of its own if there are more. Linear in the text's length
+/// and the number of errors rendered.
+pub fn render_all(errors: &[ParseError], file: &str, source: &str) -> String {
+    let lines = SourceLines::new(source);
+    let mut out = String::new();
+    for e in errors.iter().take(MAX_RENDERED_ERRORS) {
+        out.push_str(&e.render_in(file, &lines));
+    }
+    out.push_str(&more_errors(errors.len()));
+    out
+}
+
+/// `and K more errors\n` for the errors past [`MAX_RENDERED_ERRORS`] of
+/// `total`, or nothing.
+pub fn more_errors(total: usize) -> String {
+    match total.saturating_sub(MAX_RENDERED_ERRORS) {
+        0 => String::new(),
+        1 => "and 1 more error\n".to_string(),
+        rest => format!("and {rest} more errors\n"),
     }
 }
 
@@ -143,6 +276,28 @@ mod tests {
             e.to_string(),
             "2:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"
         );
+    }
+
+    #[test]
+    fn a_long_line_and_a_long_word_are_shown_elided() {
+        let word = "x".repeat(1_000_000);
+        let src = format!("pipe 1 config bw {word} delay 5ms");
+        let e = ParseError::new(1, 18, word.clone(), format!("invalid rate '{word}'"), None);
+        let r = e.render("f", &src);
+        assert!(r.len() < 1_500, "{}", r.len());
+        assert!(
+            r.starts_with(&format!("error: invalid rate '{}…", "x".repeat(146))),
+            "{r}"
+        );
+        assert!(r.contains("1 | pipe 1 config bw xxx"), "{r}");
+        let e = ParseError::new(1, 1_000_025, "5ms", "late", None);
+        let r = e.render("f", &src);
+        let lines: Vec<&str> = r.lines().collect();
+        let shown = lines[3].strip_prefix("1 | …").expect("elided start");
+        assert!(shown.ends_with("x delay 5ms"), "{r}");
+        let caret = lines[4].strip_prefix("  | ").unwrap_or_default();
+        let at = shown.chars().count() - 3 + 1;
+        assert_eq!(caret, format!("{}^^^", " ".repeat(at)), "{r}");
     }
 
     #[test]

@@ -131,6 +131,18 @@ fn kind_of(t: std::fs::FileType) -> &'static str {
 /// as given (the caller resolves relative paths); errors name it.
 pub fn read_named_file(path: impl AsRef<Path>) -> Result<String, FileError> {
     let path = path.as_ref();
+    let bytes = read_named_bytes(path)?;
+    String::from_utf8(bytes).map_err(|e| FileError::NotUtf8 {
+        path: path.display().to_string(),
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// [`read_named_file`]'s checks and reading, without the UTF-8 check (for
+/// a caller that reports an invalid byte with its line and column,
+/// [`crate::source::decode`]).
+pub fn read_named_bytes(path: impl AsRef<Path>) -> Result<Vec<u8>, FileError> {
+    let path = path.as_ref();
     let name = || path.display().to_string();
     let file = File::options()
         .read(true)
@@ -197,10 +209,7 @@ pub fn read_named_file(path: impl AsRef<Path>) -> Result<String, FileError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(too_large(bytes.len() as u64));
     }
-    String::from_utf8(bytes).map_err(|e| FileError::NotUtf8 {
-        path: name(),
-        offset: e.utf8_error().valid_up_to(),
-    })
+    Ok(bytes)
 }
 
 /// An error in the text of a format: the 1-based line, when the error is

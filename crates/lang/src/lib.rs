@@ -16,7 +16,11 @@
 //!   ...) and their canonical text (`Display`), which parses back equal.
 //! * [`parser`]: [`parse_line`], [`parse_script`] and [`parse_pipe_params`]
 //!   (the words of one pipe, as `--link` takes them), errors with positions
-//!   ([`ParseError`], rendered rustc-style by [`ParseError::render`]).
+//!   ([`ParseError`], rendered rustc-style by [`ParseError::render`];
+//!   many at once, capped at [`MAX_RENDERED_ERRORS`], by [`render_all`]
+//!   and [`render_errors`]).
+//! * [`source`]: bytes to text, and the characters a reader cannot see
+//!   (NUL, a byte order mark, controls), refused with their position.
 //! * [`state`]: the applied configuration [`Config`] (pipes, rules, lookup
 //!   tables), all-or-nothing
 //!   [`Config::apply_script`], and [`Config::to_script`].
@@ -44,6 +48,7 @@ pub mod files;
 pub mod lexer;
 pub mod netconfig;
 pub mod parser;
+pub mod source;
 pub mod state;
 pub mod traffic;
 pub mod units;
@@ -55,9 +60,9 @@ pub use ast::{
     UserMatch,
 };
 pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
-pub use error::{ParseError, Spanned};
+pub use error::{render_all, ParseError, SourceLines, Spanned, MAX_RENDERED_ERRORS};
 pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
 pub use parser::{parse_line, parse_pipe_params, parse_script};
-pub use state::{ApplyError, Config, Outcome, ScriptError, Table};
+pub use state::{render_errors, ApplyError, Config, Outcome, ScriptError, Table};
 pub use traffic::{parse_traffic, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec};
 pub use units::{Ber, Decimal, PacketRate, Probability, UnitError};

@@ -37,7 +37,7 @@ use crate::ast::{QueueSpec, QueueTarget, SchedSpec};
 /// `tablearg` action takes; 0 when not given). The classifier looks up the
 /// longest matching prefix.
 pub type Table = BTreeMap<IpNet, u32>;
-use crate::error::ParseError;
+use crate::error::{more_errors, ParseError, SourceLines, MAX_RENDERED_ERRORS};
 use crate::parser::parse_script;
 
 /// Pipes, rules and switches, as applied so far.
@@ -275,15 +275,37 @@ impl ScriptError {
     /// Renders the error like rustc, with the file name and the line (see
     /// [`ParseError::render`]).
     pub fn render(&self, file: &str, source: &str) -> String {
+        self.render_in(file, &SourceLines::new(source))
+    }
+
+    /// [`ScriptError::render`] with the source's lines already indexed
+    /// (see [`render_errors`]).
+    pub fn render_in(&self, file: &str, source: &SourceLines<'_>) -> String {
         match self {
-            ScriptError::Parse(e) => e.render(file, source),
+            ScriptError::Parse(e) => e.render_in(file, source),
             ScriptError::Apply {
                 line,
                 column,
                 error,
-            } => ParseError::new(*line, *column, "", error.to_string(), None).render(file, source),
+            } => {
+                ParseError::new(*line, *column, "", error.to_string(), None).render_in(file, source)
+            }
         }
     }
+}
+
+/// Renders a script's errors in one pass over the script: the first
+/// [`MAX_RENDERED_ERRORS`] as [`ScriptError::render`] does, then `and K
+/// more errors` on a line of its own if there are more. Linear in the
+/// script's length, whatever the number of errors.
+pub fn render_errors(errors: &[ScriptError], file: &str, source: &str) -> String {
+    let lines = SourceLines::new(source);
+    let mut out = String::new();
+    for e in errors.iter().take(MAX_RENDERED_ERRORS) {
+        out.push_str(&e.render_in(file, &lines));
+    }
+    out.push_str(&more_errors(errors.len()));
+    out
 }
 
 impl fmt::Display for ScriptError {
@@ -558,7 +580,15 @@ impl Config {
     /// Parses and applies a script, all or nothing: on any error the
     /// configuration is unchanged and every error found is returned (all
     /// parse errors; or all apply errors and dangling references).
+    ///
+    /// Characters a reader cannot see (NUL, a byte order mark, control
+    /// characters; see [`crate::source`]) are refused first, each with its
+    /// position.
     pub fn apply_script(&mut self, text: &str) -> Result<(), Vec<ScriptError>> {
+        let hidden = crate::source::check_text(text);
+        if !hidden.is_empty() {
+            return Err(hidden.into_iter().map(ScriptError::Parse).collect());
+        }
         let cmds = parse_script(text)
             .map_err(|errs| errs.into_iter().map(ScriptError::Parse).collect::<Vec<_>>())?;
         let mut next = self.clone();

@@ -2,8 +2,9 @@
 //! packet rates and decibels, parsed exactly from words such as
 //! `1.5Mbit/s`, `20800us`, `100KB`, `5%`, `1.5kpps` or `20dB`.
 //!
-//! Unit names are case-insensitive, as in ipfw. Numbers may have decimals,
-//! and are parsed with integer arithmetic only (never `f64`): a value that is
+//! Unit names are case-insensitive, as in ipfw. Numbers may have decimals
+//! and a decimal exponent (`1e6bit/s`, `2.5e-3s`), and are parsed with
+//! integer arithmetic only (never `f64`): a value that is
 //! not a whole number of the target unit (bit/s, ns, bytes, slots) is an
 //! error, never silently rounded. Negative numbers and overflow are errors,
 //! never panics. Common mistakes (`Mbps`, `MB/s`, `mbit`, `sec`) get a
@@ -294,7 +295,8 @@ fn split_number(word: &str) -> Result<Number<'_>, NumberError> {
         .char_indices()
         .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
         .map_or(word.len(), |(i, _)| i);
-    let (num, unit) = word.split_at(end);
+    let (num, rest) = word.split_at(end);
+    let (exponent, unit) = split_exponent(rest)?;
     let mut parts = num.split('.');
     let int = parts.next().unwrap_or("");
     let frac = parts.next().unwrap_or("");
@@ -312,11 +314,53 @@ fn split_number(word: &str) -> Result<Number<'_>, NumberError> {
             .and_then(|v| v.checked_add(d as u128))
             .ok_or(NumberError::TooLarge)?;
     }
+    let mut scale = frac.len() as u32;
+    if digits != 0 && exponent > 0 {
+        // Move the decimal point right: fewer decimals, then more digits.
+        let mut e = exponent.unsigned_abs();
+        let dropped = e.min(scale);
+        scale -= dropped;
+        e -= dropped;
+        let mult = 10u128.checked_pow(e).ok_or(NumberError::TooLarge)?;
+        digits = digits.checked_mul(mult).ok_or(NumberError::TooLarge)?;
+    } else if digits != 0 && exponent < 0 {
+        scale = scale.saturating_add(exponent.unsigned_abs());
+    }
     Ok(Number {
         digits,
-        scale: frac.len() as u32,
+        scale,
         unit,
     })
+}
+
+/// Splits a decimal exponent (`e6`, `E-3`, `e+2`) from the start of what
+/// follows a number's digits; `e` not followed by digits starts the unit.
+/// Exponents above 1000 are refused as too large (no value of any unit
+/// comes near); below -1000 they are as small as -1001.
+fn split_exponent(rest: &str) -> Result<(i32, &str), NumberError> {
+    let Some(after) = rest.strip_prefix(['e', 'E']) else {
+        return Ok((0, rest));
+    };
+    let (negative, digits) = match after.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, after.strip_prefix('+').unwrap_or(after)),
+    };
+    let end = digits
+        .char_indices()
+        .find(|&(_, c)| !c.is_ascii_digit())
+        .map_or(digits.len(), |(i, _)| i);
+    if end == 0 {
+        return Ok((0, rest));
+    }
+    let (num, unit) = digits.split_at(end);
+    let value = num.parse::<i32>().ok().filter(|v| *v <= 1000);
+    match (value, negative) {
+        (Some(v), false) => Ok((v, unit)),
+        (Some(v), true) => Ok((-v, unit)),
+        // Far more decimals than any unit has: never whole (unless zero).
+        (None, true) => Ok((-1001, unit)),
+        (None, false) => Err(NumberError::TooLarge),
+    }
 }
 
 /// `n · mult`, which must be a whole number that fits in `u64`.
@@ -973,6 +1017,44 @@ mod tests {
         assert_eq!(
             err(parse_rate("Mbit/s")),
             "invalid rate 'Mbit/s': rates are written like 10Mbit/s"
+        );
+    }
+
+    /// `1e30bit/s` used to be read as 1 with the unit `e30bit/s`.
+    #[test]
+    fn exponents_are_numbers_within_range_or_too_large() {
+        assert_eq!(rate("1e6bit/s"), 1_000_000);
+        assert_eq!(rate("2.5e3Kbit/s"), 2_500_000);
+        assert_eq!(rate("1E+9"), 1_000_000_000);
+        assert_eq!(rate("1e19bit/s"), 10_000_000_000_000_000_000);
+        assert_eq!(ns("1e-3s"), 1_000_000);
+        assert_eq!(ns("0e999ms"), 0);
+        assert_eq!(parse_size("1e3KB"), Ok(1_024_000));
+        assert_eq!(
+            err(parse_rate("1e30bit/s")),
+            "value '1e30bit/s' is too large"
+        );
+        assert_eq!(err(parse_rate("1e20")), "value '1e20' is too large");
+        assert_eq!(
+            err(parse_rate("1e99999Gbit/s")),
+            "value '1e99999Gbit/s' is too large"
+        );
+        assert_eq!(
+            err(parse_rate("1e-1bit/s")),
+            "'1e-1bit/s' is not a whole number of bit/s"
+        );
+        assert_eq!(
+            err(parse_rate("1e-9999bit/s")),
+            "'1e-9999bit/s' is not a whole number of bit/s"
+        );
+        // `e` not followed by digits is the unit's.
+        assert_eq!(
+            err(parse_rate("1ebit/s")),
+            format!("unknown unit 'ebit/s' in '1ebit/s': known rate units: {RATE_UNIT_NAMES}")
+        );
+        assert_eq!(
+            parse_probability("5e-2").map(Probability::ppb),
+            Ok(50_000_000)
         );
     }
 

@@ -120,7 +120,7 @@ fn run(args: Args) -> Result<(), String> {
     signals
         .thread_block()
         .map_err(|e| format!("cannot block signals: {e}"))?;
-    let journal = Journal::open(&args.state_dir)?;
+    let journal = Journal::open(&args.state_dir).map_err(|e| e.to_string())?;
     // The sockets are made (and given to their group) while all
     // privileges are there; then only CAP_NET_ADMIN and CAP_NET_RAW stay,
     // before any thread starts (capabilities are per thread and

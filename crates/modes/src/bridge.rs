@@ -6,7 +6,7 @@
 //! configuration (any ethertype: non-IP frames match rules that need no IP
 //! field) and sent through the chosen pipe or flow queue, then out of the
 //! other port. The configuration is lowered to the one emulation spec
-//! ([`bridge_spec`]) and run by the same [`Emulation`] as `pipelab sim`:
+//! ([`bridge_spec`]) and run by the same [`pipelab_emu::Emulation`] as `pipelab sim`:
 //! schedulers, flow queues, masks, queue management, tables and `one_pass
 //! 0` work on live frames as they do in virtual time.
 //! Rules see the frame as `in`, received on its port (`recv`) and to be

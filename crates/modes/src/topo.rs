@@ -27,7 +27,7 @@
 //!   are not IPv4 unicast to another VN of the topology are dropped (and
 //!   counted as `rule` drops).
 //! * **Steering.** The topology is lowered to the one emulation spec
-//!   ([`pipelab_topo::lower`]): port `k` is VN `k`, its frames leave by
+//!   ([`pipelab_topo::lower()`]): port `k` is VN `k`, its frames leave by
 //!   the port their destination IPv4 address belongs to, across the pipes
 //!   of the pair's route (an `n × n` table of engine routes). The runner
 //!   reads each frame once into its buffer; the engine moves one

@@ -27,7 +27,7 @@
 //!   way everywhere.
 //! * **Run** ([`script`]): experiment files of timed commands for
 //!   `pipelab topo run`.
-//! * **Bind** ([`lower`]): lower a distilled topology to the one
+//! * **Bind** ([`mod@lower`]): lower a distilled topology to the one
 //!   emulation spec ([`pipelab_emu::Spec`]: its pipes, and the path of
 //!   every VN pair), so packets cross it by reference through the same
 //!   emulation as every other mode, in virtual or real time (§2.2).

@@ -288,20 +288,6 @@ impl BufferPool {
     }
 }
 
-/// An empty pool buffer lent to a port to receive into (see
-/// [`Rx::empties`]).
-pub struct EmptyBuf {
-    id: BufId,
-    mem: Box<[u8; BUF_SIZE]>,
-}
-
-impl EmptyBuf {
-    /// Its memory, to receive into.
-    pub fn space(&mut self) -> &mut [u8; BUF_SIZE] {
-        &mut self.mem
-    }
-}
-
 /// A port's way into the pool while it receives: it lends every waiting
 /// frame here (see the module documentation). The runner reads the
 /// buffers taken, in arrival order, when the port returns.
@@ -403,50 +389,6 @@ impl<'a> Rx<'a> {
                 other
             }
         }
-    }
-
-    /// Up to `n` empty buffers (fewer at the cap or the end of the batch)
-    /// appended to `out`, to receive a batch into (`recvmmsg`): their
-    /// memory is moved out of the pool meanwhile, not copied. Each goes
-    /// back through [`Rx::filled`] or [`Rx::unused`].
-    pub fn empties(&mut self, n: usize, out: &mut Vec<EmptyBuf>) {
-        let left =
-            self.budget as u64 - (self.got.len() as u64 + self.refused).min(self.budget as u64);
-        for _ in 0..(n as u64).min(left) {
-            let Some(i) = self.pool.take(self.origin, Annotation::default(), true) else {
-                break;
-            };
-            match self.pool.slots[i as usize].heap.take() {
-                Some(mem) => out.push(EmptyBuf { id: i, mem }),
-                None => {
-                    self.pool.put(i);
-                    break;
-                }
-            }
-        }
-    }
-
-    /// The kernel wrote a frame of `len` bytes into `buf`: take it, with
-    /// `annotation`. Returns its bytes, for changes in place.
-    pub fn filled(&mut self, buf: EmptyBuf, len: usize, annotation: Annotation) -> &mut [u8] {
-        let s = &mut self.pool.slots[buf.id as usize];
-        let n = len.min(BUF_SIZE);
-        s.len = n as u16;
-        s.meta.annotation = annotation;
-        self.got.push(buf.id);
-        &mut s.heap.insert(buf.mem)[..n]
-    }
-
-    /// Count one copy of a frame the port made in a buffer it filled
-    /// (moving its bytes to put a header back).
-    pub fn count_copy(&mut self) {
-        self.pool.copies.set(self.pool.copies.get() + 1);
-    }
-
-    /// `buf` was not needed: back to the pool.
-    pub fn unused(&mut self, buf: EmptyBuf) {
-        self.pool.slots[buf.id as usize].heap = Some(buf.mem);
-        self.pool.put(buf.id);
     }
 
     /// Take a frame of `len` bytes the port lends without a copy. At the

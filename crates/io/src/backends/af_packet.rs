@@ -1,21 +1,28 @@
-//! AF_PACKET sockets bound to an existing interface (for `pipelab
-//! bridge`): frames received with `recvmmsg` straight into the runner's
-//! pool buffers, transmitted through a memory-mapped TPACKET_V2 ring.
+//! AF_PACKET sockets with a memory-mapped TPACKET_V2 receive ring, bound to
+//! an existing interface (for `pipelab bridge`).
 //!
-//! Reception is batched: one `recvmmsg` takes up to [`RX_BATCH`] waiting
-//! frames, each written by the kernel into an empty pool buffer the
-//! runner lends ([`Rx::empties`]): no copy in user space. What the kernel
-//! knows beside the frame (a VLAN tag it moved out of it, a checksum left
-//! to offload) comes in a `PACKET_AUXDATA` control message per frame.
+//! Reception is batched: the kernel writes frames into a ring shared with
+//! this process and flips each slot's status word; the port walks the
+//! ring after one `poll`, with no system call per frame, lends each slot
+//! to the runner, which copies the frame once into its buffer pool (the
+//! frame's one copy: a frame may stay seconds in its pipe, far longer
+//! than a ring slot can be held), and hands the slot back.
 //!
-//! Transmission is batched through a TPACKET_V2 transmit ring on the same
-//! socket: [`Port::send`] copies the frame from its pool buffer into the
-//! next free slot (the frame's one copy in user space) and marks it for
-//! sending; [`Port::flush`] (the runner calls it after each round of
-//! departures) hands every marked slot to the kernel with one `send` of
-//! no data, and the kernel sends each from the ring without copying it
-//! again. If that fails (interface down or gone) the marked slots are
-//! taken back and counted as not transmitted.
+//! Why V2 and not V3: a TPACKET_V3 ring hands whole blocks to user space
+//! only when a block fills or its retire timer (at least 1 ms) fires, which
+//! would add up to a millisecond of delay to sparse traffic, beyond the
+//! delay-precision target. V2 releases every frame at once.
+//!
+//! Transmission is batched too, with no copy in user space: [`Port::send`]
+//! notes the pool buffer, and [`Port::flush`] (the runner calls it after
+//! each round of departures; `send` too when [`TX_BATCH`] wait) hands the
+//! batch to the kernel straight from the pool buffers with one `sendmmsg`
+//! (the kernel copies each frame into its socket buffer, as it would copy
+//! it out of a transmit ring). Frames the kernel did not take (interface
+//! down or gone, its send buffer full) are counted as not transmitted.
+//! A TPACKET_V2 transmit ring, the earlier design, costs a second copy in
+//! user space (pool buffer into ring slot) for the same kernel work; see
+//! BENCHMARKS.md for the two measured side by side.
 //!
 //! Details a forwarding plane must get right:
 //! * `PACKET_IGNORE_OUTGOING`: the socket does not see frames leaving its
@@ -24,11 +31,11 @@
 //! * VLAN tags the kernel moved into metadata are put back in the frame;
 //! * frames whose checksum the sender left to offload
 //!   (`TP_STATUS_CSUMNOTREADY`) get their TCP/UDP checksum computed here;
-//! * frames larger than a pool buffer (a GSO/GRO super-frame) are dropped
-//!   and counted as `rx_oversize`: disable TSO/GSO/GRO on the path.
+//! * frames larger than a ring slot (a GSO/GRO super-frame) are dropped and
+//!   counted as `rx_oversize`: disable TSO/GSO/GRO on the path.
 
 use super::{Port, PortStats};
-use crate::buffers::{Annotation, BufId, BufferPool, EmptyBuf, Rx, BUF_SIZE};
+use crate::buffers::{Annotation, BufId, BufferPool, Rx};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
@@ -37,30 +44,11 @@ use std::sync::atomic::{fence, Ordering};
 const TPACKET_V2: libc::c_int = 1;
 const FRAME_SIZE: usize = 4096;
 const BLOCK_SIZE: usize = 1 << 20;
-/// Blocks of the transmit ring (256 slots each).
-const TX_BLOCK_NR: usize = 2;
-const TX_FRAME_NR: usize = BLOCK_SIZE / FRAME_SIZE * TX_BLOCK_NR;
-/// Where the frame starts in a transmit slot: TPACKET2_HDRLEN less the
-/// sockaddr_ll, i.e. the header rounded up to TPACKET_ALIGNMENT.
-const TX_DATA: usize = 32;
-/// Frames taken per `recvmmsg`.
-pub const RX_BATCH: usize = 64;
-/// Room for one `PACKET_AUXDATA` control message: CMSG_SPACE of the
-/// 20-byte `tpacket_auxdata`.
-const AUX_SPACE: usize = 40;
-
-/// `struct tpacket_auxdata` (linux/if_packet.h).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct AuxData {
-    tp_status: u32,
-    tp_len: u32,
-    tp_snaplen: u32,
-    tp_mac: u16,
-    tp_net: u16,
-    tp_vlan_tci: u16,
-    tp_vlan_tpid: u16,
-}
+const BLOCK_NR: usize = 8;
+const FRAME_NR: usize = BLOCK_SIZE / FRAME_SIZE * BLOCK_NR;
+/// Frames handed to the kernel per `sendmmsg` (and the most `send` notes
+/// before it hands them over without waiting for the flush).
+pub const TX_BATCH: usize = 64;
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
@@ -84,19 +72,16 @@ fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T) -> i
     })
 }
 
-/// An AF_PACKET port with its transmit ring.
+/// An AF_PACKET port with its receive ring.
 pub struct AfPacket {
     fd: OwnedFd,
     ring: NonNull<u8>,
     ring_len: usize,
-    /// Next transmit slot to fill.
-    tx_cur: usize,
-    /// Slots marked for sending since the last flush.
-    tx_marked: usize,
+    cur: usize,
+    /// Pool buffers to send, since the last hand-over.
+    tx_queue: Vec<BufId>,
     /// Frames `send` accepted that could not go, since the last flush.
     tx_failed: u64,
-    /// Empty pool buffers of the current receive batch.
-    empties: Vec<EmptyBuf>,
     name: String,
     /// The interface the socket is bound to, watched.
     watch: super::IfWatch,
@@ -115,7 +100,7 @@ pub struct AfPacket {
 unsafe impl Send for AfPacket {}
 
 impl AfPacket {
-    /// Open a promiscuous AF_PACKET socket with a transmit ring on `ifname`.
+    /// Open a promiscuous AF_PACKET socket with a receive ring on `ifname`.
     pub fn open(ifname: &str) -> io::Result<AfPacket> {
         let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
             io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
@@ -138,17 +123,16 @@ impl AfPacket {
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V2)?;
         let one: libc::c_int = 1;
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &one)?;
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_AUXDATA, &one)?;
-        let txreq = libc::tpacket_req {
+        let req = libc::tpacket_req {
             tp_block_size: BLOCK_SIZE as u32,
-            tp_block_nr: TX_BLOCK_NR as u32,
+            tp_block_nr: BLOCK_NR as u32,
             tp_frame_size: FRAME_SIZE as u32,
-            tp_frame_nr: TX_FRAME_NR as u32,
+            tp_frame_nr: FRAME_NR as u32,
         };
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
-        let ring_len = BLOCK_SIZE * TX_BLOCK_NR;
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
+        let ring_len = BLOCK_SIZE * BLOCK_NR;
         // SAFETY: maps the ring the kernel just allocated for this socket;
-        // length and flags are the ones PACKET_TX_RING requires.
+        // length and flags are the ones PACKET_RX_RING requires.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -168,10 +152,9 @@ impl AfPacket {
             fd,
             ring,
             ring_len,
-            tx_cur: 0,
-            tx_marked: 0,
+            cur: 0,
+            tx_queue: Vec::with_capacity(TX_BATCH),
             tx_failed: 0,
-            empties: Vec::with_capacity(RX_BATCH),
             name: ifname.to_string(),
             watch: super::IfWatch::new(ifindex),
             stats: PortStats::default(),
@@ -200,6 +183,12 @@ impl AfPacket {
         Ok(port)
     }
 
+    /// The slot header at ring position `i`.
+    fn slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
+        // SAFETY: `i < FRAME_NR`, so the offset stays inside the mapping.
+        unsafe { self.ring.as_ptr().add(i * FRAME_SIZE) as *mut libc::tpacket2_hdr }
+    }
+
     /// Take the socket's pending error (which would otherwise keep `poll`
     /// reporting `POLLERR`, and the runner spinning): the interface went
     /// down (ENETDOWN, cleared here; the ring resumes when it is up again)
@@ -208,58 +197,52 @@ impl AfPacket {
         self.watch.check(self.fd.as_fd(), &self.name)
     }
 
-    /// The transmit slot header at position `i`.
-    fn tx_slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
-        // SAFETY: `i < TX_FRAME_NR`, so the offset stays inside the
-        // mapping (the transmit ring alone).
-        unsafe { self.ring.as_ptr().add(i * FRAME_SIZE) as *mut libc::tpacket2_hdr }
-    }
-
-    fn tx_status(&self, i: usize) -> u32 {
-        // SAFETY: a slot header inside the live mapping; the status word
-        // is read volatile because the kernel writes it.
-        unsafe { std::ptr::read_volatile(&(*self.tx_slot(i)).tp_status) }
-    }
-
-    /// Ask the kernel to send every marked slot. On failure, take back the
-    /// slots it left marked and count them in `tx_failed`.
-    fn kick(&mut self) {
-        if self.tx_marked == 0 {
-            return;
-        }
-        // SAFETY: send with no data: the TX ring request ("send what is
-        // marked"); the kernel reads only the ring.
-        let rc =
-            unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
-        let marked = std::mem::take(&mut self.tx_marked);
-        if rc >= 0 {
-            return;
-        }
-        // The kernel stopped at its head slot, the oldest still marked;
-        // everything from there on is taken back, and the next frame goes
-        // into that slot, where the kernel will look first.
-        let n = marked.min(TX_FRAME_NR);
-        let first = (1..=n).rev().find(|&k| {
-            let i = (self.tx_cur + TX_FRAME_NR - k) % TX_FRAME_NR;
-            let st = self.tx_status(i);
-            st == libc::TP_STATUS_SEND_REQUEST || st == libc::TP_STATUS_WRONG_FORMAT
-        });
-        let Some(first) = first else { return };
-        let head = (self.tx_cur + TX_FRAME_NR - first) % TX_FRAME_NR;
-        for k in 0..first {
-            let i = (head + k) % TX_FRAME_NR;
-            fence(Ordering::Release);
-            // SAFETY: the kernel stopped before this slot (the send call
-            // returned); handing it back to ourselves as available.
-            unsafe {
-                std::ptr::write_volatile(
-                    &mut (*self.tx_slot(i)).tp_status,
-                    libc::TP_STATUS_AVAILABLE,
+    /// Hand the noted pool buffers to the kernel, [`TX_BATCH`] per
+    /// `sendmmsg`, straight from the pool. A frame the kernel refuses
+    /// ends the batch: it and the rest are counted in `tx_failed` (the
+    /// interface is down or gone, or the socket's send buffer is full).
+    fn kick(&mut self, pool: &BufferPool) {
+        let mut at = 0;
+        while at < self.tx_queue.len() {
+            let batch = &self.tx_queue[at..(at + TX_BATCH).min(self.tx_queue.len())];
+            let mut iov: [libc::iovec; TX_BATCH] = [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; TX_BATCH];
+            // SAFETY: an all-zero mmsghdr is a valid empty header (no
+            // address, no control data).
+            let mut hdrs: [libc::mmsghdr; TX_BATCH] = unsafe { std::mem::zeroed() };
+            for ((b, v), h) in batch.iter().zip(iov.iter_mut()).zip(hdrs.iter_mut()) {
+                let f = pool.frame(*b);
+                v.iov_base = f.as_ptr() as *mut libc::c_void;
+                v.iov_len = f.len();
+                h.msg_hdr.msg_iov = v;
+                h.msg_hdr.msg_iovlen = 1;
+            }
+            // SAFETY: `hdrs[..n]` are initialised headers, each pointing to
+            // one iovec of `iov` that points into a pool buffer; `pool` is
+            // borrowed for the call, so the buffers stay alive and
+            // unchanged, and the kernel only reads them. No address: the
+            // socket is bound to the interface.
+            let rc = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    hdrs.as_mut_ptr(),
+                    batch.len() as libc::c_uint,
+                    libc::MSG_DONTWAIT,
                 )
             };
-            self.tx_failed += 1;
+            if rc > 0 {
+                at += rc as usize;
+                continue;
+            }
+            if rc < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            self.tx_failed += (self.tx_queue.len() - at) as u64;
+            break;
         }
-        self.tx_cur = head;
+        self.tx_queue.clear();
     }
 
     /// Kernel counters: (packets seen, packets dropped for lack of ring
@@ -290,28 +273,6 @@ impl Drop for AfPacket {
             libc::munmap(self.ring.as_ptr() as *mut libc::c_void, self.ring_len);
         }
     }
-}
-
-/// The `PACKET_AUXDATA` control message of a received message, or all
-/// zero if it has none.
-///
-/// # Safety
-///
-/// `msg` is a header `recvmmsg` filled: its control pointer and length
-/// describe initialised memory that lives for the call.
-unsafe fn auxdata(msg: &libc::msghdr) -> AuxData {
-    // SAFETY: by the caller's guarantee the macros walk initialised
-    // control data within `msg_controllen`.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
-                return std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const AuxData);
-            }
-            c = libc::CMSG_NXTHDR(msg, c);
-        }
-    }
-    AuxData::default()
 }
 
 /// Compute the TCP or UDP checksum of an Ethernet frame in place (for
@@ -375,174 +336,100 @@ impl Port for AfPacket {
 
     fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
         while rx.wants_more() {
-            let mut bufs = std::mem::take(&mut self.empties);
-            rx.empties(RX_BATCH, &mut bufs);
-            if bufs.is_empty() {
-                // At the memory cap: the frame is read into scratch and
-                // counted, so the socket's queue still drains.
-                let fd = self.fd.as_raw_fd();
-                let got = rx.read(Annotation::default(), |b| {
-                    // SAFETY: `b` is valid for writes of its length.
-                    let n = unsafe {
-                        libc::recv(fd, b.as_mut_ptr().cast(), b.len(), libc::MSG_DONTWAIT)
-                    };
-                    Ok((n > 0).then_some(n as usize))
-                })?;
-                self.empties = bufs;
-                if got.is_none() {
-                    return self.check_error();
-                }
-                continue;
+            let h = self.slot(self.cur);
+            // SAFETY: `h` points to a slot header inside the live mapping;
+            // the status word is read volatile because the kernel writes it.
+            let status = unsafe { std::ptr::read_volatile(&(*h).tp_status) };
+            if status & libc::TP_STATUS_USER == 0 {
+                return self.check_error();
             }
-            let n = bufs.len();
-            let mut iov: [libc::iovec; RX_BATCH] = [libc::iovec {
-                iov_base: std::ptr::null_mut(),
-                iov_len: 0,
-            }; RX_BATCH];
-            let mut aux = [[0u8; AUX_SPACE]; RX_BATCH];
-            // SAFETY: an all-zero mmsghdr is a valid empty header.
-            let mut hdrs: [libc::mmsghdr; RX_BATCH] = unsafe { std::mem::zeroed() };
-            for (((b, v), h), a) in bufs
-                .iter_mut()
-                .zip(iov.iter_mut())
-                .zip(hdrs.iter_mut())
-                .zip(aux.iter_mut())
-            {
-                let space = b.space();
-                v.iov_base = space.as_mut_ptr().cast();
-                v.iov_len = space.len();
-                h.msg_hdr.msg_iov = v;
-                h.msg_hdr.msg_iovlen = 1;
-                h.msg_hdr.msg_control = a.as_mut_ptr().cast();
-                h.msg_hdr.msg_controllen = AUX_SPACE as _;
-            }
-            // SAFETY: `hdrs[..n]` are initialised headers, each pointing to
-            // one iovec of `iov` (an empty pool buffer this port holds, of
-            // the length given) and to its control buffer in `aux`; all
-            // live until the call returns.
-            let rc = unsafe {
-                libc::recvmmsg(
-                    self.fd.as_raw_fd(),
-                    hdrs.as_mut_ptr(),
-                    n as libc::c_uint,
-                    libc::MSG_DONTWAIT,
-                    std::ptr::null_mut(),
+            // Order the reads of the frame after the status read.
+            fence(Ordering::Acquire);
+            // SAFETY: the kernel handed this slot to us (TP_STATUS_USER):
+            // its header and `tp_snaplen` bytes at `tp_mac` are stable and
+            // inside the slot until we give it back below.
+            let (len, snap, mac, tci, tpid) = unsafe {
+                (
+                    (*h).tp_len as usize,
+                    (*h).tp_snaplen as usize,
+                    (*h).tp_mac as usize,
+                    (*h).tp_vlan_tci,
+                    (*h).tp_vlan_tpid,
                 )
             };
-            let got = if rc < 0 {
-                let e = io::Error::last_os_error();
-                for b in bufs.drain(..) {
-                    rx.unused(b);
-                }
-                self.empties = bufs;
-                match e.raw_os_error() {
-                    Some(libc::EINTR) => continue,
-                    Some(libc::EAGAIN) => return self.check_error(),
-                    _ => return self.watch.error_seen(&self.name),
-                }
+            let data = if mac + snap <= FRAME_SIZE {
+                // SAFETY: bounds checked just above against the slot size;
+                // the slice is used only before the slot is given back.
+                Some(unsafe { std::slice::from_raw_parts((h as *const u8).add(mac), snap) })
             } else {
-                rc as usize
+                None
             };
-            for (k, b) in bufs.drain(..).enumerate() {
-                if k >= got {
-                    rx.unused(b);
-                    continue;
-                }
-                let h = &hdrs[k];
-                let len = h.msg_len as usize;
-                // SAFETY: the kernel filled `aux[k]` with `msg_controllen`
-                // bytes of control messages; the CMSG macros walk them
-                // within that length.
-                let st = unsafe { auxdata(&h.msg_hdr) };
-                if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 || len + 4 > BUF_SIZE {
-                    self.rx_oversize += 1;
-                    rx.unused(b);
-                    continue;
-                }
-                let vlan = st.tp_status & libc::TP_STATUS_VLAN_VALID != 0 && len >= 12;
-                let total = len + if vlan { 4 } else { 0 };
-                let f = rx.filled(b, total, Annotation::default());
-                if vlan {
-                    // The tag goes back between the addresses and the
-                    // ethertype: the rest of the frame moves by 4 (a
-                    // copy, counted as the frame's).
-                    f.copy_within(12..len, 16);
-                    let tpid = if st.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-                        st.tp_vlan_tpid
+            match data {
+                Some(d) if len == snap => {
+                    // A VLAN tag the kernel moved into the header goes back
+                    // between the addresses and the ethertype, in the copy.
+                    let vlan = status & libc::TP_STATUS_VLAN_VALID != 0 && d.len() >= 12;
+                    let total = d.len() + if vlan { 4 } else { 0 };
+                    let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+                        tpid
                     } else {
                         0x8100
                     };
-                    f[12..14].copy_from_slice(&tpid.to_be_bytes());
-                    f[14..16].copy_from_slice(&st.tp_vlan_tci.to_be_bytes());
+                    let mut tag = [0u8; 4];
+                    tag[..2].copy_from_slice(&tpid.to_be_bytes());
+                    tag[2..].copy_from_slice(&tci.to_be_bytes());
+                    if total > crate::buffers::BUF_SIZE {
+                        self.rx_oversize += 1;
+                    } else {
+                        let parts: [&[u8]; 3] = if vlan {
+                            [&d[..12], &tag, &d[12..]]
+                        } else {
+                            [d, &[], &[]]
+                        };
+                        // The frame's one copy: out of the ring slot into a
+                        // pool buffer. Refused at the cap: only the slot
+                        // is given back.
+                        if let Some(f) = rx.copy(&parts, Annotation::default()) {
+                            if status & libc::TP_STATUS_CSUMNOTREADY != 0 && fix_l4_checksum(f) {
+                                self.csum_fixed += 1;
+                            }
+                        }
+                        self.stats.rx_frames += 1;
+                        self.stats.rx_bytes += total as u64;
+                    }
                 }
-                if st.tp_status & libc::TP_STATUS_CSUMNOTREADY != 0 && fix_l4_checksum(f) {
-                    self.csum_fixed += 1;
-                }
-                if vlan {
-                    rx.count_copy();
-                }
-                self.stats.rx_frames += 1;
-                self.stats.rx_bytes += total as u64;
+                _ => self.rx_oversize += 1,
             }
-            self.empties = bufs;
-            if got < n {
-                return Ok(());
-            }
+            fence(Ordering::Release);
+            // SAFETY: hands the slot back to the kernel; no reference into
+            // it (`data`) is used past this point.
+            unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_KERNEL) };
+            self.cur = (self.cur + 1) % FRAME_NR;
         }
         Ok(())
     }
 
     fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()> {
-        let len = pool.frame(buf).len();
-        if len > FRAME_SIZE - TX_DATA {
+        let n = pool.frame(buf).len();
+        if n > FRAME_SIZE {
             self.stats.tx_errors += 1;
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "frame longer than a transmit slot",
+                "frame longer than the interface takes",
             ));
         }
-        if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
-            // The ring is full of frames being sent: push, look again.
-            self.kick();
-            if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
-                self.stats.tx_errors += 1;
-                return Err(io::Error::new(
-                    io::ErrorKind::WouldBlock,
-                    "AF_PACKET transmit ring full",
-                ));
-            }
-        }
-        fence(Ordering::Acquire);
-        let h = self.tx_slot(self.tx_cur);
-        // SAFETY: the slot is available (ours until marked); its data
-        // area of FRAME_SIZE - TX_DATA bytes lies inside the mapping and
-        // nothing else borrows it.
-        let dst = unsafe {
-            std::slice::from_raw_parts_mut((h as *mut u8).add(TX_DATA), FRAME_SIZE - TX_DATA)
-        };
-        // The frame's one copy: from the pool buffer into the slot.
-        let n = pool.copy_out(buf, dst);
-        // SAFETY: header fields of the slot we own, plain integers.
-        unsafe {
-            (*h).tp_len = n as u32;
-            (*h).tp_snaplen = n as u32;
-        }
-        fence(Ordering::Release);
-        // SAFETY: marks the slot for the kernel; we touch it no more until
-        // it is available again.
-        unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_SEND_REQUEST) };
-        self.tx_cur = (self.tx_cur + 1) % TX_FRAME_NR;
-        self.tx_marked += 1;
+        // Noted only: the runner keeps the buffer until the flush.
+        self.tx_queue.push(buf);
         self.stats.tx_frames += 1;
         self.stats.tx_bytes += n as u64;
-        if self.tx_marked >= TX_FRAME_NR / 2 {
-            self.kick();
+        if self.tx_queue.len() >= TX_BATCH {
+            self.kick(pool);
         }
         Ok(())
     }
 
-    fn flush(&mut self, _pool: &BufferPool) -> u64 {
-        self.kick();
+    fn flush(&mut self, pool: &BufferPool) -> u64 {
+        self.kick(pool);
         let failed = std::mem::take(&mut self.tx_failed);
         self.stats.tx_errors += failed;
         self.stats.tx_frames = self.stats.tx_frames.saturating_sub(failed);

@@ -65,17 +65,8 @@ impl IfWatch {
     pub fn check(&mut self, fd: BorrowedFd<'_>, name: &str) -> io::Result<()> {
         use nix::sys::socket::{getsockopt, sockopt::SocketError};
         let err = getsockopt(&fd, SocketError).unwrap_or(0);
-        self.judge(err != 0, name)
-    }
-
-    /// A system call on the socket failed with its pending error (which
-    /// it took): say whether the port on `name` lost its interface.
-    pub fn error_seen(&mut self, name: &str) -> io::Result<()> {
-        self.judge(true, name)
-    }
-
-    fn judge(&mut self, error: bool, name: &str) -> io::Result<()> {
-        if !error && (!self.suspect || self.last.elapsed() < std::time::Duration::from_millis(10)) {
+        if err == 0 && (!self.suspect || self.last.elapsed() < std::time::Duration::from_millis(10))
+        {
             return Ok(());
         }
         self.suspect = true;

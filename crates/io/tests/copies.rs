@@ -33,7 +33,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Datagrams sent per test.
+/// Datagrams sent per test (unless it says otherwise).
 const N: u64 = 2000;
 const PAYLOAD: usize = 100;
 const A: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 1);
@@ -162,14 +162,38 @@ impl Bed {
     }
 }
 
-/// A 2 ms pipe for everything, between port 0 and port 1.
-fn compiled() -> Compiled {
+/// What a test sends, and through what.
+#[derive(Clone, Copy)]
+struct Case {
+    /// Datagrams.
+    n: u64,
+    /// The pipe's delay, ms.
+    delay_ms: u32,
+    /// The runner's memory cap, bytes.
+    mem_cap: u64,
+    /// Datagrams per 2 ms burst.
+    burst: u64,
+}
+
+impl Default for Case {
+    fn default() -> Case {
+        Case {
+            n: N,
+            delay_ms: 2,
+            mem_cap: RunnerOptions::default().mem_cap,
+            burst: 50,
+        }
+    }
+}
+
+/// A pipe of `delay_ms` for everything, between port 0 and port 1.
+fn compiled(delay_ms: u32) -> Compiled {
     let mut cfg = Config::new();
     for line in [
-        "pipe 1 config delay 2ms",
-        "add 100 pipe 1 ip from any to any",
+        format!("pipe 1 config delay {delay_ms}ms queue 100000"),
+        "add 100 pipe 1 ip from any to any".to_string(),
     ] {
-        let cmd = parse_line(line).expect("parse").expect("a command");
+        let cmd = parse_line(&line).expect("parse").expect("a command");
         cfg.apply(&cmd).expect("apply");
     }
     let mut no_files = |_: &str| -> Result<String, String> { Err("no files".into()) };
@@ -190,19 +214,28 @@ struct Run {
 /// (in the ports namespace), until B has them all or 10 s pass; then let
 /// the runner drain and report.
 fn run(bed: &Bed, ports: Vec<Box<dyn Port + Send>>) -> Run {
+    run_case(bed, ports, Case::default())
+}
+
+/// [`run`] for `case`.
+fn run_case(bed: &Bed, ports: Vec<Box<dyn Port + Send>>, case: Case) -> Run {
+    let n = case.n;
     let stop = Arc::new(AtomicBool::new(false));
     let runner = {
         let stop = stop.clone();
         let ns = bed.ports.try_clone().expect("namespace");
         std::thread::spawn(move || -> io::Result<(RunnerStats, u64)> {
             ns.enter()?;
-            let opts = RunnerOptions::default();
+            let opts = RunnerOptions {
+                mem_cap: case.mem_cap,
+                ..RunnerOptions::default()
+            };
             let mut emu = Emulation::new(opts.engine_options());
-            emu.apply(compiled());
+            emu.apply(compiled(case.delay_ms));
             let ports: Vec<Box<dyn Port>> = ports.into_iter().map(|p| p as Box<dyn Port>).collect();
             let mut r = Runner::new(emu, ports, opts);
             r.run_until(None, |_| stop.load(Ordering::Relaxed))?;
-            r.drain(Duration::from_millis(200))?;
+            r.drain(Duration::from_millis(200 + 2 * case.delay_ms as u64))?;
             Ok((r.stats(), r.copies()))
         })
     };
@@ -210,6 +243,12 @@ fn run(bed: &Bed, ports: Vec<Box<dyn Port + Send>>) -> Run {
         .b
         .run(|| {
             let s = UdpSocket::bind(SocketAddr::from((B, 9000)))?;
+            // Room for a whole run's datagrams, should the test read late.
+            let _ = nix::sys::socket::setsockopt(
+                &s,
+                nix::sys::socket::sockopt::RcvBufForce,
+                &(16 << 20),
+            );
             s.set_nonblocking(true)?;
             Ok(s)
         })
@@ -220,7 +259,7 @@ fn run(bed: &Bed, ports: Vec<Box<dyn Port + Send>>) -> Run {
         .expect("sender");
     // Let the runner start (it measures its sleep margin first).
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let mut seen = vec![false; N as usize];
+    let mut seen = vec![false; n as usize];
     let mut buf = [0u8; 2048];
     let mut take = |rx: &UdpSocket, seen: &mut Vec<bool>| {
         while let Ok(n) = rx.recv(&mut buf) {
@@ -234,19 +273,25 @@ fn run(bed: &Bed, ports: Vec<Box<dyn Port + Send>>) -> Run {
             }
         }
     };
-    for seq in 0..N {
+    for seq in 0..n {
         let mut p = [(seq as u8) ^ 0x5a; PAYLOAD];
         p[..8].copy_from_slice(&seq.to_be_bytes());
         tx.send_to(&p, SocketAddr::from((B, 9000)))
             .expect("send a datagram");
-        // Paced (bursts of 50 every 2 ms: 25 kpps), and read as they
-        // come, so that no kernel queue overflows on a busy machine.
-        if seq % 50 == 49 {
+        // Paced (by default bursts of 50 every 2 ms: 25 kpps), and read as
+        // they come, so that no kernel queue overflows on a busy machine.
+        if seq % case.burst == case.burst - 1 {
             std::thread::sleep(std::time::Duration::from_millis(2));
             take(&rx, &mut seen);
         }
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let wait = if case.mem_cap < RunnerOptions::default().mem_cap {
+        // Some are dropped at the cap: wait for the others only.
+        2 * case.delay_ms as u64 + 500
+    } else {
+        10_000
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(wait);
     while std::time::Instant::now() < deadline && seen.iter().any(|s| !s) {
         std::thread::sleep(std::time::Duration::from_millis(5));
         take(&rx, &mut seen);
@@ -310,4 +355,59 @@ fn tap_forwards_without_a_copy() {
     r.assert_forwarded("TAP");
     // None in user space: the kernel reads into and writes from the pool.
     assert_eq!(r.copies, 0, "TAP copies");
+}
+
+/// Frames held longer than the receiving UMEM can lend (a 1 s pipe at
+/// 25 kpps holds about 14 000 of them, beyond its receive chunks) are
+/// copied into the pool at reception instead, and their chunks returned
+/// at once: all still arrive, at two copies each for those.
+#[test]
+fn af_xdp_copies_into_the_pool_when_its_chunks_run_short() {
+    let Some(_g) = live() else { return };
+    let bed = Bed::new().expect("namespaces");
+    bed.veths();
+    let n = 15_000;
+    let case = Case {
+        n,
+        delay_ms: 1000,
+        ..Case::default()
+    };
+    let r = run_case(&bed, bed.open(AfXdp::open), case);
+    let s = &r.stats;
+    eprintln!(
+        "AF_XDP, 1 s pipe: {} of {n} intact; delivered {}, copies {}",
+        r.intact, s.delivered, r.copies
+    );
+    assert_eq!(r.intact, n, "{s:?}");
+    assert_eq!(s.received, s.delivered, "{s:?}");
+    // Some were spilled (two copies), the others lent (one).
+    assert!(r.copies > s.delivered, "{s:?}, {} copies", r.copies);
+    assert!(r.copies < 2 * s.delivered, "{s:?}, {} copies", r.copies);
+}
+
+/// At the memory cap, frames lent without a copy are refused and handed
+/// back (AF_XDP: to the fill ring), counted as `dropped_memory`, and the
+/// accounting holds; the frames held (as many as the cap allows) arrive
+/// intact after their delay.
+#[test]
+fn af_xdp_at_the_memory_cap_drops_and_counts() {
+    let Some(_g) = live() else { return };
+    let bed = Bed::new().expect("namespaces");
+    bed.veths();
+    let case = Case {
+        n: 600,
+        delay_ms: 300,
+        mem_cap: 100 * pipelab_io::buffers::BUF_SIZE as u64,
+        burst: 600,
+    };
+    let r = run_case(&bed, bed.open(AfXdp::open), case);
+    let s = &r.stats;
+    eprintln!(
+        "AF_XDP at the cap: {} of 600 intact; {s:?}, copies {}",
+        r.intact, r.copies
+    );
+    assert!(s.dropped_memory > 0, "{s:?}");
+    assert_eq!(s.received, s.delivered + s.dropped_memory, "{s:?}");
+    assert!(r.intact > 0 && r.intact <= 100, "{} intact", r.intact);
+    assert!(r.copies <= s.delivered, "{s:?}, {} copies", r.copies);
 }

@@ -67,7 +67,8 @@ start_bridge() { # config text
     printf '%s\n' "$1" > /tmp/plb$ID.conf
     "$BIN" bridge $PA $PB -f /tmp/plb$ID.conf --backend $BACKEND --stats /tmp/plb$ID.json $EXTRA 2>/dev/null & BR_PID=$!
     sleep 0.8
-    ip netns exec $A ping -c 2 -i 0.2 -q 10.78.0.2 >/dev/null
+    # Warm-up (neighbour entries); a lost ping does not end the run.
+    ip netns exec $A ping -c 3 -i 0.2 -q 10.78.0.2 >/dev/null || true
 }
 stop_bridge() { kill "$BR_PID" 2>/dev/null; wait "$BR_PID" 2>/dev/null || true; BR_PID=; }
 

@@ -582,12 +582,11 @@ impl Runner {
     }
 
     /// Hand every port's queued transmissions to the kernel; frames that
-    /// could not go after all move from `delivered` to `dropped_tx`.
+    /// could not go after all move from `delivered` to `dropped_tx`. A
+    /// port lost since it accepted frames is flushed too: what it holds
+    /// fails now and is counted, and it keeps no buffer past this point.
     fn flush_ports(&mut self) {
-        for (p, lost) in self.ports.iter_mut().zip(&self.lost) {
-            if lost.is_some() {
-                continue;
-            }
+        for p in self.ports.iter_mut() {
             let failed = p.flush(&self.bufs).min(self.stats.delivered);
             self.stats.delivered -= failed;
             self.stats.dropped_tx += failed;

@@ -19,6 +19,13 @@
 #    1 and 10 kpps while two CPU-bound processes (`yes`) compete for the
 #    two CPUs, with the runner at real-time priority (--realtime) and at
 #    normal priority (the default), $RT_RUNS runs each, interleaved.
+# 6. CPU cost per forwarded frame: the bridge process's user and system
+#    time (from /proc) while $CPU_RATE of 67-byte frames cross a bridge with
+#    one pipe (no delay), per backend, divided by the frames it delivered.
+# 5. TCP through `pipelab shell` with no limits: `iperf3 -c $PIPELAB_OUTSIDE
+#    -t $TCP_SECS` from the shell's namespace to `iperf3 -s` on the host
+#    (two TAP devices, the runner between them), beside iperf3 over a plain
+#    veth pair between two namespaces; $TCP_RUNS runs each, interleaved.
 #
 # Usage: benches/live.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
@@ -29,8 +36,12 @@ A=plbA$ID; B=plbB$ID; PA=pbxa$ID; PB=pbxb$ID
 DUR=${DUR:-2s}
 BURST=${BURST:-32}
 TRIES=${TRIES:-2}
-# ONLY=precision|mlffr|lateness|realtime runs one table.
+# ONLY=precision|mlffr|lateness|realtime|tcp|cpu runs one table.
 ONLY=${ONLY:-}
+# BACKENDS: the bridge backends the MLFFR and lateness tables measure.
+BACKENDS=${BACKENDS:-af-packet af-xdp}
+# KERNEL=0 leaves the kernel bridge out of the MLFFR table.
+KERNEL=${KERNEL:-1}
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 BACKEND=af-packet
 EXTRA=
@@ -41,6 +52,7 @@ cleanup() {
     ip netns del $A 2>/dev/null || true; ip netns del $B 2>/dev/null || true
     ip link del $PA 2>/dev/null || true; ip link del $PB 2>/dev/null || true
     ip link del plbr$ID 2>/dev/null || true
+    [ -n "${IPERF_PID:-}" ] && kill "$IPERF_PID" 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -55,7 +67,8 @@ start_bridge() { # config text
     printf '%s\n' "$1" > /tmp/plb$ID.conf
     "$BIN" bridge $PA $PB -f /tmp/plb$ID.conf --backend $BACKEND --stats /tmp/plb$ID.json $EXTRA 2>/dev/null & BR_PID=$!
     sleep 0.8
-    ip netns exec $A ping -c 2 -i 0.2 -q 10.78.0.2 >/dev/null
+    # Warm-up (neighbour entries); a lost ping does not end the run.
+    ip netns exec $A ping -c 3 -i 0.2 -q 10.78.0.2 >/dev/null || true
 }
 stop_bridge() { kill "$BR_PID" 2>/dev/null; wait "$BR_PID" 2>/dev/null || true; BR_PID=; }
 
@@ -88,7 +101,7 @@ mlffr() { # the highest loss-free rate of a ladder; a step passes if one
           # of $TRIES runs loses nothing (a stall of a shared virtual CPU
           # loses a burst whatever the path)
     local best=0 rate i lost
-    for rate in 10 25 50 75 100 150 200 250 300 400 500 600 800 1000; do
+    for rate in ${LADDER:-10 25 50 75 100 150 200 250 300 400 500 600 800 1000}; do
         lost=1
         for i in $(seq "$TRIES"); do
             lost=$(probe ${rate}kpps 53B $BURST | field "r['lost']")
@@ -105,13 +118,16 @@ echo "## Loss-free forwarding rate, 67-byte frames, $DUR per step (best of $TRIE
 echo
 echo "| path | MLFFR kpps | ratio to its copy loop | ratio to kernel bridge |"
 echo "|---|---|---|---|"
+k=0
+if [ "$KERNEL" = 1 ]; then
 ip link add plbr$ID type bridge; ip link set $PA master plbr$ID; ip link set $PB master plbr$ID; ip link set plbr$ID up
 sleep 0.5; ip netns exec $A ping -c 2 -i 0.2 -q 10.78.0.2 >/dev/null
 k=$(mlffr)
 ip link del plbr$ID
-ratio() { python3 -c "print('%.2f' % ($1/$2 if $2 else 0))"; }
 echo "| kernel bridge | $k | | 1.00 |"
-for BACKEND in af-packet af-xdp; do
+fi
+ratio() { python3 -c "print('%.2f' % ($1/$2 if $2 else 0))"; }
+for BACKEND in $BACKENDS; do
     start_bridge 'add 100 allow ip from any to any'
     c=$(mlffr); stop_bridge
     start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
@@ -127,7 +143,7 @@ echo "## Lateness of departures (bridge's meter), 10 ms pipe, 67-byte frames, $D
 echo
 echo "| backend | wait | offered load | lateness p50 µs | p99 µs | p99.9 µs | probe mean ms | lost |"
 echo "|---|---|---|---|---|---|---|---|"
-for BACKEND in af-packet af-xdp; do
+for BACKEND in $BACKENDS; do
     for EXTRA in "" "--busy-poll"; do
         for rate in 1kpps 10kpps 50kpps; do
             start_bridge $'pipe 1 config delay 10ms queue 100000\nadd 100 pipe 1 ip from any to any'
@@ -173,5 +189,57 @@ PY
 done
 kill $HOG1 $HOG2 2>/dev/null || true
 EXTRA=
+fi
+if want cpu; then
+CPU_RATE=${CPU_RATE:-100kpps}
+echo
+echo "## CPU per forwarded frame: 1 pipe, $CPU_RATE of 67-byte frames, $DUR, sender bursts of $BURST"
+echo
+echo "| backend | delivered | lost | user ns/frame | system ns/frame | total ns/frame |"
+echo "|---|---|---|---|---|---|"
+ticks() { awk '{print $14, $15}' /proc/$BR_PID/stat; }
+for BACKEND in $BACKENDS; do
+    start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
+    t0=$(ticks)
+    j=$(probe $CPU_RATE 53B $BURST)
+    t1=$(ticks)
+    stop_bridge
+    python3 - "$j" "$t0" "$t1" "$(getconf CLK_TCK)" <<PY
+import json, sys
+r = json.loads(sys.argv[1]); s = json.load(open("/tmp/plb$ID.json"))
+u0, s0 = map(int, sys.argv[2].split()); u1, s1 = map(int, sys.argv[3].split()); hz = int(sys.argv[4])
+n = s["stats"]["delivered"] or 1
+u = (u1 - u0) / hz * 1e9 / n; k = (s1 - s0) / hz * 1e9 / n
+print("| $BACKEND | %d | %d | %.0f | %.0f | %.0f |" % (s["stats"]["delivered"], r["lost"], u, k, u + k))
+PY
+done
+fi
+
+if want tcp; then
+TCP_RUNS=${TCP_RUNS:-3}
+TCP_SECS=${TCP_SECS:-5}
+echo
+echo "## TCP goodput, no limits: iperf3 -t $TCP_SECS, $TCP_RUNS runs each"
+echo
+echo "| path | run | Gbit/s (receiver) | retransmits |"
+echo "|---|---|---|---|"
+# A veth pair straight between the two namespaces (beside the ones the
+# bridge tables use).
+ip link add pvx$ID netns $A type veth peer name pvy$ID netns $B
+ip -n $A addr add 10.79.0.1/24 dev pvx$ID; ip -n $A link set pvx$ID up
+ip -n $B addr add 10.79.0.2/24 dev pvy$ID; ip -n $B link set pvy$ID up
+iperf_json() { python3 -c "import json,sys; r=json.load(sys.stdin); e=r['end']; print('%.2f | %d' % (e['sum_received']['bits_per_second']/1e9, e['sum_sent'].get('retransmits', 0)))"; }
+for i in $(seq "$TCP_RUNS"); do
+    ip netns exec $B iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
+    sleep 0.5
+    r=$(ip netns exec $A iperf3 -c 10.79.0.2 -p 5299 -t "$TCP_SECS" -J | iperf_json)
+    wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
+    echo "| veth pair | $i | $r |"
+    iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
+    sleep 0.5
+    r=$("$BIN" shell -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $TCP_SECS -J" 2>/dev/null | iperf_json)
+    wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
+    echo "| pipelab shell | $i | $r |"
+done
 fi
 rm -f /tmp/plb$ID.json /tmp/plb$ID.conf

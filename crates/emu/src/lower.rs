@@ -1,11 +1,11 @@
 //! Lowering a configuration of the language to a [`Spec`].
 //!
 //! [`lower_config`] turns a [`Config`] (commands applied, checked) into
-//! engine configurations: each pipe's [`PipeConfig`] (reading the files it
+//! engine configurations: each pipe's [`PipeConfig`](pipelab_engine::PipeConfig) (reading the files it
 //! names through a loader), its scheduler (`sched N`, or ipfw's implicit
 //! FIFO when flow queues feed it), its mask (on the pipe, or `sched N
 //! config mask`, which in dummynet masks the scheduler's instances and so
-//! the pipe's), each flow queue's [`FlowSpec`] and mask, and the rules,
+//! the pipe's), each flow queue's [`FlowSpec`](pipelab_engine::FlowSpec) and mask, and the rules,
 //! tables and `one_pass` as they are. The port plan and a topology's
 //! paths are the mode's to add.
 

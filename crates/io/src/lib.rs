@@ -8,7 +8,9 @@
 //!   left behind) and their links, addresses and routes via rtnetlink;
 //! * [`backends`]: where frames come from and go to (TAP, AF_PACKET,
 //!   AF_XDP, NFQUEUE), one file each;
-//! * [`buffers`]: the frame buffer pool under a global memory cap;
+//! * [`buffers`]: the frame buffer pool under a global memory cap, each
+//!   frame's metadata beside its buffer, the frames ports lend into it,
+//!   and the count of copies made;
 //! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
 //!   with its lateness meter;
 //! * [`ecn`]: CE marks written into frames;

@@ -4,8 +4,10 @@
 //! 1. **serve**: advance the engine to now and transmit what leaves it,
 //!    recording each packet's lateness (actual minus due departure) in an
 //!    HDR histogram, pipelab's own accuracy meter;
-//! 2. **receive**: read every waiting frame from every port into the
-//!    buffer pool (the only copy) and offer it to the emulation
+//! 2. **receive**: every port lends its waiting frames to the buffer pool
+//!    (a bounded batch per port; at most one copy per frame, none where
+//!    the kernel writes into the pool or lends its own memory: see
+//!    [`crate::buffers`]), and each is offered to the emulation
 //!    ([`Emulation::ingress`]: the port plan, the rules, the pipes, the
 //!    paths), which decides where it goes;
 //! 3. **wait**: sleep in `ppoll` on the ports until a margin before the next
@@ -34,24 +36,28 @@
 //! the ports' `rx_dropped`), or here when the buffer cap is reached
 //! (`memory`). Nothing is ever silently delayed.
 //!
-//! Every frame the emulator drops (queue, loss, AQM, link, memory, rule)
-//! is handed back to the port it came from ([`Port::discard`]), so that a
+//! Every frame the emulator drops (queue, loss, AQM, link, rule) is
+//! handed back to the port it came from ([`Port::discard`]), so that a
 //! port whose frames stand for packets the kernel holds (NFQUEUE) releases
-//! each with a drop verdict; before the rules see it, the port adds what it
-//! knows beyond the frame's bytes ([`Port::annotate`]: direction,
-//! interfaces, owning uid), which the runner keeps beside the buffer for
-//! the frame's later passes through the rules (`one_pass 0`).
+//! each with a drop verdict (a frame refused at the memory cap is released
+//! by the port itself). What the port knows beyond the frame's bytes
+//! (direction, interfaces, owning uid, a queue's packet id) travels in the
+//! buffer's metadata ([`crate::buffers::BufMeta`]), which the rules see at
+//! the frame's first and later passes (`one_pass 0`). A transmitted buffer
+//! is kept until the port's [`Port::flush`] (a port may send a batch from
+//! the buffers then); a buffer a port lent goes back to it
+//! ([`Port::reclaim`]) when the last departure that references it is done.
 //!
 //! Accounting, checked by the tests: `received = delivered + dropped (by
 //! reason: queue, loss, aqm, link, memory, rule, tx) + inside`, with copies from duplication counted as received.
 
 use crate::backends::{Port, PortStats};
-use crate::buffers::{BufferPool, BUF_SIZE};
+use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
 use crate::clock::Clock;
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
-use pipelab_classify::{Direction, PacketView};
+use pipelab_classify::PacketView;
 use pipelab_emu::{Compiled, Departure, Emulation, Exit, Ingress, Reason};
 use pipelab_engine::engine::EngineOptions;
 use pipelab_engine::models::flip_bit;
@@ -62,35 +68,10 @@ use serde::Serialize;
 use std::io;
 use std::os::fd::BorrowedFd;
 
-/// What a port said about a frame beyond its bytes ([`Port::annotate`]),
-/// kept beside its buffer.
-#[derive(Clone, Copy, Debug, Default)]
-struct BufMeta {
-    /// The port it came in by.
-    origin: u16,
-    /// Outstanding departures that reference it (duplicates share it).
-    refs: u8,
-    dir: Option<Direction>,
-    in_if: Option<u32>,
-    out_if: Option<u32>,
-    uid: Option<u32>,
-}
-
-impl BufMeta {
-    fn apply(&self, v: &mut PacketView) {
-        v.dir = v.dir.or(self.dir);
-        v.in_if = v.in_if.or(self.in_if);
-        v.out_if = v.out_if.or(self.out_if);
-        v.uid = v.uid.or(self.uid);
-    }
-}
-
 /// The view of the frame in `buf` as the rules saw it when it arrived.
-fn view_of(bufs: &BufferPool, meta: &[BufMeta], buf: u32) -> PacketView {
+fn view_of(bufs: &BufferPool, buf: BufId) -> PacketView {
     let mut v = parse_ethernet(bufs.frame(buf)).view;
-    if let Some(m) = meta.get(buf as usize) {
-        m.apply(&mut v);
-    }
+    bufs.meta(buf).annotation.apply(&mut v);
     v
 }
 
@@ -111,6 +92,10 @@ pub struct RunnerOptions {
     /// themselves: see the module documentation.
     pub realtime: bool,
 }
+
+/// Frames taken from one port per receive call: a bounded batch, so that
+/// one busy port cannot starve the transmissions that fall due meanwhile.
+pub const RX_BATCH: usize = 256;
 
 /// The `SCHED_FIFO` priority of a runner thread (low among real-time
 /// threads: kernel threads that need to run first still do).
@@ -192,10 +177,14 @@ pub struct Runner {
     clock: Clock,
     emu: Emulation,
     ports: Vec<Box<dyn Port>>,
+    /// Frames from their arrival to their departure, with their
+    /// metadata.
     bufs: BufferPool,
-    /// Per buffer: where its frame came from, what the port said of it,
-    /// how many departures still reference it.
-    meta: Vec<BufMeta>,
+    /// The buffers the ports lent in the current receive call.
+    arrived: Vec<BufId>,
+    /// Buffers transmitted since the last flush: kept until the ports
+    /// have sent them.
+    unflushed: Vec<BufId>,
     lateness: Histogram<u64>,
     stats: RunnerStats,
     margin: Duration,
@@ -307,7 +296,8 @@ impl Runner {
             emu,
             ports,
             bufs: BufferPool::with_cap(opts.mem_cap),
-            meta: Vec::new(),
+            arrived: Vec::with_capacity(RX_BATCH),
+            unflushed: Vec::with_capacity(1024),
             lateness: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
             stats: RunnerStats::default(),
@@ -382,7 +372,7 @@ impl Runner {
         if let (Some(slot), Some(r)) = (self.ports.get_mut(i), self.retired.get_mut(i)) {
             // Anything the old port still holds in its transmit ring
             // cannot go any more.
-            let failed = slot.flush().min(self.stats.delivered);
+            let failed = slot.flush(&self.bufs).min(self.stats.delivered);
             self.stats.delivered -= failed;
             self.stats.dropped_tx += failed;
             *r += slot.stats();
@@ -394,6 +384,17 @@ impl Runner {
     /// Buffer memory allocated so far, bytes.
     pub fn buffer_bytes(&self) -> u64 {
         self.bufs.allocated_bytes()
+    }
+
+    /// User-space copies of frame bytes made so far by the runner and the
+    /// backends (a debug counter: at most one per forwarded frame).
+    pub fn copies(&self) -> u64 {
+        self.bufs.copies()
+    }
+
+    /// The buffer pool (its counters).
+    pub fn pool(&self) -> &BufferPool {
+        &self.bufs
     }
 
     /// Lateness of transmissions so far.
@@ -413,27 +414,28 @@ impl Runner {
     }
 
     /// Tell the port a frame came from that the emulator dropped it.
-    fn discard(&mut self, buf: u32) {
-        let p = self.meta.get(buf as usize).map_or(0, |m| m.origin) as usize;
-        if let Some(port) = self.ports.get_mut(p) {
-            port.discard(self.bufs.frame(buf));
+    fn discard(&mut self, buf: BufId) {
+        let m = self.bufs.meta(buf);
+        if let Some(port) = self.ports.get_mut(m.origin as usize) {
+            port.discard(m);
         }
     }
 
-    fn release(&mut self, buf: u32) {
-        let m = &mut self.meta[buf as usize];
-        m.refs = m.refs.saturating_sub(1);
-        if m.refs == 0 {
-            self.bufs.give(buf);
+    /// Drop one reference to `buf`; a lent frame freed by it goes back to
+    /// the port that lent it.
+    fn release(&mut self, buf: BufId) {
+        if let Some((origin, frame)) = self.bufs.release(buf) {
+            if let Some(port) = self.ports.get_mut(origin as usize) {
+                port.reclaim(frame);
+            }
         }
     }
 
     /// Advance the emulation to `now`: what leaves it waits in `out`.
     fn advance(&mut self, now: Instant) {
-        let (bufs, meta) = (&self.bufs, &self.meta);
-        self.emu.advance(now, &mut self.out, &mut |p: &Packet| {
-            view_of(bufs, meta, p.buf)
-        });
+        let bufs = &self.bufs;
+        self.emu
+            .advance(now, &mut self.out, &mut |p: &Packet| view_of(bufs, p.buf));
     }
 
     /// Transmit everything due by now.
@@ -445,8 +447,7 @@ impl Runner {
             let buf = d.pkt.buf;
             match d.exit {
                 Exit::Duplicated => {
-                    let m = &mut self.meta[buf as usize];
-                    m.refs = m.refs.saturating_add(1);
+                    self.bufs.share(buf);
                     self.stats.received += 1;
                     continue;
                 }
@@ -482,12 +483,19 @@ impl Runner {
     }
 
     /// Send the frame in `buf` out of port `port`; false if it could not.
-    fn transmit(&mut self, port: usize, buf: u32) -> bool {
+    /// A frame sent is kept (one more reference) until the ports are
+    /// flushed.
+    fn transmit(&mut self, port: usize, buf: BufId) -> bool {
         let lost = self.lost.get(port).is_none_or(|w| w.is_some());
-        match self.ports.get_mut(port) {
-            Some(p) if !lost => p.send(self.bufs.frame(buf)).is_ok(),
+        let sent = match self.ports.get_mut(port) {
+            Some(p) if !lost => p.send(&self.bufs, buf).is_ok(),
             _ => false,
+        };
+        if sent {
+            self.bufs.share(buf);
+            self.unflushed.push(buf);
         }
+        sent
     }
 
     fn count_drop(&mut self, reason: Reason) {
@@ -519,94 +527,76 @@ impl Runner {
         Ok(())
     }
 
-    /// Read up to a batch of waiting frames from port `p`.
+    /// Take up to a batch of waiting frames from port `p` and offer each
+    /// to the emulation.
     fn receive_from(&mut self, p: usize) -> io::Result<()> {
-        // Bounded batch per port so one busy port cannot starve the
-        // transmissions that fall due meanwhile.
-        for _ in 0..256 {
-            let Some(buf) = self.bufs.take() else {
-                // At the cap: drain the kernel's frame and count it.
-                let mut scratch = [0u8; BUF_SIZE];
-                match self.ports[p].recv(&mut scratch)? {
-                    Some(n) => {
-                        self.stats.received += 1;
-                        self.stats.dropped_memory += 1;
-                        self.ports[p].discard(&scratch[..n.min(BUF_SIZE)]);
-                        continue;
-                    }
-                    None => break,
+        let mut arrived = std::mem::take(&mut self.arrived);
+        arrived.clear();
+        let mut rx = Rx::new(&mut self.bufs, p as u16, RX_BATCH, &mut arrived);
+        let r = self.ports[p].recv(&mut rx);
+        let refused = rx.refused();
+        self.stats.received += refused;
+        self.stats.dropped_memory += refused;
+        // Frames lent before an error are still offered.
+        for &buf in &arrived {
+            self.offer(p, buf);
+        }
+        self.arrived = arrived;
+        r
+    }
+
+    /// Offer the frame in `buf`, just received on port `p`, to the
+    /// emulation.
+    fn offer(&mut self, p: usize, buf: BufId) {
+        self.stats.received += 1;
+        let now = self.clock.now();
+        let mut info = parse_ethernet(self.bufs.frame(buf));
+        self.bufs.meta(buf).annotation.apply(&mut info.view);
+        // Dummynet's L3 accounting: the link charges the IP packet's
+        // length (a non-IP frame's, less its Ethernet header).
+        let mut pkt = Packet::new(info.l3_len.max(1));
+        pkt.buf = buf;
+        pkt.born = now;
+        pkt.key = info.view.key;
+        if info.ecn != 0 {
+            pkt.flags |= Packet::ECT;
+        }
+        // Departures due by now free their slots first.
+        self.advance(now);
+        match self.emu.ingress(now, pkt, p as u16, &mut info.view) {
+            Ingress::Queued => {}
+            Ingress::Out(out) => {
+                if self.transmit(out as usize, buf) {
+                    self.stats.delivered += 1;
+                } else {
+                    self.stats.dropped_tx += 1;
                 }
-            };
-            let n = match self.ports[p].recv(self.bufs.space(buf)) {
-                Ok(Some(n)) => n,
-                Ok(None) => {
-                    self.bufs.give(buf);
-                    break;
-                }
-                Err(e) => {
-                    self.bufs.give(buf);
-                    return Err(e);
-                }
-            };
-            self.bufs.set_len(buf, n);
-            self.stats.received += 1;
-            let now = self.clock.now();
-            let mut info = parse_ethernet(self.bufs.frame(buf));
-            self.ports[p].annotate(&mut info.view);
-            if self.meta.len() <= buf as usize {
-                self.meta.resize(buf as usize + 1, BufMeta::default());
+                self.release(buf);
             }
-            let v = &info.view;
-            self.meta[buf as usize] = BufMeta {
-                origin: p as u16,
-                refs: 1,
-                dir: v.dir,
-                in_if: v.in_if,
-                out_if: v.out_if,
-                uid: v.uid,
-            };
-            // Dummynet's L3 accounting: the link charges the IP packet's
-            // length (a non-IP frame's, less its Ethernet header).
-            let mut pkt = Packet::new(info.l3_len.max(1));
-            pkt.buf = buf;
-            pkt.born = now;
-            pkt.key = info.view.key;
-            if info.ecn != 0 {
-                pkt.flags |= Packet::ECT;
-            }
-            // Departures due by now free their slots first.
-            self.advance(now);
-            match self.emu.ingress(now, pkt, p as u16, &mut info.view) {
-                Ingress::Queued => {}
-                Ingress::Out(out) => {
-                    if self.transmit(out as usize, buf) {
-                        self.stats.delivered += 1;
-                    } else {
-                        self.stats.dropped_tx += 1;
-                    }
-                    self.release(buf);
-                }
-                Ingress::Dropped(r) => {
-                    self.count_drop(r);
-                    self.discard(buf);
-                    self.release(buf);
-                }
+            Ingress::Dropped(r) => {
+                self.count_drop(r);
+                self.discard(buf);
+                self.release(buf);
             }
         }
-        Ok(())
     }
 
     /// Hand every port's queued transmissions to the kernel; frames that
-    /// could not go after all move from `delivered` to `dropped_tx`.
+    /// could not go after all move from `delivered` to `dropped_tx`. A
+    /// port lost since it accepted frames is flushed too: what it holds
+    /// fails now and is counted, and it keeps no buffer past this point.
     fn flush_ports(&mut self) {
-        for (p, lost) in self.ports.iter_mut().zip(&self.lost) {
-            if lost.is_some() {
-                continue;
-            }
-            let failed = p.flush().min(self.stats.delivered);
+        for p in self.ports.iter_mut() {
+            let failed = p.flush(&self.bufs).min(self.stats.delivered);
             self.stats.delivered -= failed;
             self.stats.dropped_tx += failed;
         }
+        // The ports are done with what they were given to send.
+        let mut sent = std::mem::take(&mut self.unflushed);
+        for buf in sent.drain(..) {
+            self.release(buf);
+        }
+        self.unflushed = sent;
     }
 
     /// Serve, receive, and wait until there is work or `limit` passes.

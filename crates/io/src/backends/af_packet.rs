@@ -2,21 +2,27 @@
 //! an existing interface (for `pipelab bridge`).
 //!
 //! Reception is batched: the kernel writes frames into a ring shared with
-//! this process and flips each slot's status word; the runner walks the
-//! ring after one `poll`, with no system call per frame, copies each frame
-//! once into the buffer pool, and hands the slot back.
+//! this process and flips each slot's status word; the port walks the
+//! ring after one `poll`, with no system call per frame, lends each slot
+//! to the runner, which copies the frame once into its buffer pool (the
+//! frame's one copy: a frame may stay seconds in its pipe, far longer
+//! than a ring slot can be held), and hands the slot back.
 //!
 //! Why V2 and not V3: a TPACKET_V3 ring hands whole blocks to user space
 //! only when a block fills or its retire timer (at least 1 ms) fires, which
 //! would add up to a millisecond of delay to sparse traffic, beyond the
 //! delay-precision target. V2 releases every frame at once.
 //!
-//! Transmission is batched too, through a TPACKET_V2 transmit ring on the
-//! same socket: [`Port::send`] copies the frame into the next free slot
-//! and marks it for sending; [`Port::flush`] (the runner calls it after
-//! each round of departures) hands every marked slot to the kernel with
-//! one `send` of no data. If that fails (interface down or gone) the
-//! marked slots are taken back and counted as not transmitted.
+//! Transmission is batched too, with no copy in user space: [`Port::send`]
+//! notes the pool buffer, and [`Port::flush`] (the runner calls it after
+//! each round of departures; `send` too when [`TX_BATCH`] wait) hands the
+//! batch to the kernel straight from the pool buffers with one `sendmmsg`
+//! (the kernel copies each frame into its socket buffer, as it would copy
+//! it out of a transmit ring). Frames the kernel did not take (interface
+//! down or gone, its send buffer full) are counted as not transmitted.
+//! A TPACKET_V2 transmit ring, the earlier design, costs a second copy in
+//! user space (pool buffer into ring slot) for the same kernel work; see
+//! BENCHMARKS.md for the two measured side by side.
 //!
 //! Details a forwarding plane must get right:
 //! * `PACKET_IGNORE_OUTGOING`: the socket does not see frames leaving its
@@ -29,6 +35,7 @@
 //!   counted as `rx_oversize`: disable TSO/GSO/GRO on the path.
 
 use super::{Port, PortStats};
+use crate::buffers::{Annotation, BufId, BufferPool, Rx};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
@@ -39,12 +46,9 @@ const FRAME_SIZE: usize = 4096;
 const BLOCK_SIZE: usize = 1 << 20;
 const BLOCK_NR: usize = 8;
 const FRAME_NR: usize = BLOCK_SIZE / FRAME_SIZE * BLOCK_NR;
-/// Blocks of the transmit ring (256 slots each).
-const TX_BLOCK_NR: usize = 2;
-const TX_FRAME_NR: usize = BLOCK_SIZE / FRAME_SIZE * TX_BLOCK_NR;
-/// Where the frame starts in a transmit slot: TPACKET2_HDRLEN less the
-/// sockaddr_ll, i.e. the header rounded up to TPACKET_ALIGNMENT.
-const TX_DATA: usize = 32;
+/// Frames handed to the kernel per `sendmmsg` (and the most `send` notes
+/// before it hands them over without waiting for the flush).
+pub const TX_BATCH: usize = 64;
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
@@ -74,10 +78,8 @@ pub struct AfPacket {
     ring: NonNull<u8>,
     ring_len: usize,
     cur: usize,
-    /// Next transmit slot to fill.
-    tx_cur: usize,
-    /// Slots marked for sending since the last flush.
-    tx_marked: usize,
+    /// Pool buffers to send, since the last hand-over.
+    tx_queue: Vec<BufId>,
     /// Frames `send` accepted that could not go, since the last flush.
     tx_failed: u64,
     name: String,
@@ -128,15 +130,7 @@ impl AfPacket {
             tp_frame_nr: FRAME_NR as u32,
         };
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
-        let txreq = libc::tpacket_req {
-            tp_block_size: BLOCK_SIZE as u32,
-            tp_block_nr: TX_BLOCK_NR as u32,
-            tp_frame_size: FRAME_SIZE as u32,
-            tp_frame_nr: TX_FRAME_NR as u32,
-        };
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
-        // One mapping: the receive ring, then the transmit ring.
-        let ring_len = BLOCK_SIZE * (BLOCK_NR + TX_BLOCK_NR);
+        let ring_len = BLOCK_SIZE * BLOCK_NR;
         // SAFETY: maps the ring the kernel just allocated for this socket;
         // length and flags are the ones PACKET_RX_RING requires.
         let p = unsafe {
@@ -159,8 +153,7 @@ impl AfPacket {
             ring,
             ring_len,
             cur: 0,
-            tx_cur: 0,
-            tx_marked: 0,
+            tx_queue: Vec::with_capacity(TX_BATCH),
             tx_failed: 0,
             name: ifname.to_string(),
             watch: super::IfWatch::new(ifindex),
@@ -204,58 +197,52 @@ impl AfPacket {
         self.watch.check(self.fd.as_fd(), &self.name)
     }
 
-    /// The transmit slot header at position `i`.
-    fn tx_slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
-        // SAFETY: `i < TX_FRAME_NR` and the transmit ring follows the
-        // receive ring's FRAME_NR slots in the mapping.
-        unsafe { self.ring.as_ptr().add((FRAME_NR + i) * FRAME_SIZE) as *mut libc::tpacket2_hdr }
-    }
-
-    fn tx_status(&self, i: usize) -> u32 {
-        // SAFETY: a slot header inside the live mapping; the status word
-        // is read volatile because the kernel writes it.
-        unsafe { std::ptr::read_volatile(&(*self.tx_slot(i)).tp_status) }
-    }
-
-    /// Ask the kernel to send every marked slot. On failure, take back the
-    /// slots it left marked and count them in `tx_failed`.
-    fn kick(&mut self) {
-        if self.tx_marked == 0 {
-            return;
-        }
-        // SAFETY: send with no data: the TX ring request ("send what is
-        // marked"); the kernel reads only the ring.
-        let rc =
-            unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
-        let marked = std::mem::take(&mut self.tx_marked);
-        if rc >= 0 {
-            return;
-        }
-        // The kernel stopped at its head slot, the oldest still marked;
-        // everything from there on is taken back, and the next frame goes
-        // into that slot, where the kernel will look first.
-        let n = marked.min(TX_FRAME_NR);
-        let first = (1..=n).rev().find(|&k| {
-            let i = (self.tx_cur + TX_FRAME_NR - k) % TX_FRAME_NR;
-            let st = self.tx_status(i);
-            st == libc::TP_STATUS_SEND_REQUEST || st == libc::TP_STATUS_WRONG_FORMAT
-        });
-        let Some(first) = first else { return };
-        let head = (self.tx_cur + TX_FRAME_NR - first) % TX_FRAME_NR;
-        for k in 0..first {
-            let i = (head + k) % TX_FRAME_NR;
-            fence(Ordering::Release);
-            // SAFETY: the kernel stopped before this slot (the send call
-            // returned); handing it back to ourselves as available.
-            unsafe {
-                std::ptr::write_volatile(
-                    &mut (*self.tx_slot(i)).tp_status,
-                    libc::TP_STATUS_AVAILABLE,
+    /// Hand the noted pool buffers to the kernel, [`TX_BATCH`] per
+    /// `sendmmsg`, straight from the pool. A frame the kernel refuses
+    /// ends the batch: it and the rest are counted in `tx_failed` (the
+    /// interface is down or gone, or the socket's send buffer is full).
+    fn kick(&mut self, pool: &BufferPool) {
+        let mut at = 0;
+        while at < self.tx_queue.len() {
+            let batch = &self.tx_queue[at..(at + TX_BATCH).min(self.tx_queue.len())];
+            let mut iov: [libc::iovec; TX_BATCH] = [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; TX_BATCH];
+            // SAFETY: an all-zero mmsghdr is a valid empty header (no
+            // address, no control data).
+            let mut hdrs: [libc::mmsghdr; TX_BATCH] = unsafe { std::mem::zeroed() };
+            for ((b, v), h) in batch.iter().zip(iov.iter_mut()).zip(hdrs.iter_mut()) {
+                let f = pool.frame(*b);
+                v.iov_base = f.as_ptr() as *mut libc::c_void;
+                v.iov_len = f.len();
+                h.msg_hdr.msg_iov = v;
+                h.msg_hdr.msg_iovlen = 1;
+            }
+            // SAFETY: `hdrs[..n]` are initialised headers, each pointing to
+            // one iovec of `iov` that points into a pool buffer; `pool` is
+            // borrowed for the call, so the buffers stay alive and
+            // unchanged, and the kernel only reads them. No address: the
+            // socket is bound to the interface.
+            let rc = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    hdrs.as_mut_ptr(),
+                    batch.len() as libc::c_uint,
+                    libc::MSG_DONTWAIT,
                 )
             };
-            self.tx_failed += 1;
+            if rc > 0 {
+                at += rc as usize;
+                continue;
+            }
+            if rc < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            self.tx_failed += (self.tx_queue.len() - at) as u64;
+            break;
         }
-        self.tx_cur = head;
+        self.tx_queue.clear();
     }
 
     /// Kernel counters: (packets seen, packets dropped for lack of ring
@@ -347,15 +334,14 @@ impl Port for AfPacket {
         self.fd.as_fd()
     }
 
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        loop {
+    fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
+        while rx.wants_more() {
             let h = self.slot(self.cur);
             // SAFETY: `h` points to a slot header inside the live mapping;
             // the status word is read volatile because the kernel writes it.
             let status = unsafe { std::ptr::read_volatile(&(*h).tp_status) };
             if status & libc::TP_STATUS_USER == 0 {
-                self.check_error()?;
-                return Ok(None);
+                return self.check_error();
             }
             // Order the reads of the frame after the status read.
             fence(Ordering::Acquire);
@@ -372,100 +358,78 @@ impl Port for AfPacket {
                 )
             };
             let data = if mac + snap <= FRAME_SIZE {
-                // SAFETY: bounds checked just above against the slot size.
+                // SAFETY: bounds checked just above against the slot size;
+                // the slice is used only before the slot is given back.
                 Some(unsafe { std::slice::from_raw_parts((h as *const u8).add(mac), snap) })
             } else {
                 None
             };
-            let mut n = None;
             match data {
                 Some(d) if len == snap => {
+                    // A VLAN tag the kernel moved into the header goes back
+                    // between the addresses and the ethertype, in the copy.
                     let vlan = status & libc::TP_STATUS_VLAN_VALID != 0 && d.len() >= 12;
                     let total = d.len() + if vlan { 4 } else { 0 };
-                    if total <= buf.len() {
-                        if vlan {
-                            buf[..12].copy_from_slice(&d[..12]);
-                            let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-                                tpid
-                            } else {
-                                0x8100
-                            };
-                            buf[12..14].copy_from_slice(&tpid.to_be_bytes());
-                            buf[14..16].copy_from_slice(&tci.to_be_bytes());
-                            buf[16..total].copy_from_slice(&d[12..]);
-                        } else {
-                            buf[..total].copy_from_slice(d);
-                        }
-                        if status & libc::TP_STATUS_CSUMNOTREADY != 0
-                            && fix_l4_checksum(&mut buf[..total])
-                        {
-                            self.csum_fixed += 1;
-                        }
-                        n = Some(total);
+                    let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+                        tpid
                     } else {
+                        0x8100
+                    };
+                    let mut tag = [0u8; 4];
+                    tag[..2].copy_from_slice(&tpid.to_be_bytes());
+                    tag[2..].copy_from_slice(&tci.to_be_bytes());
+                    if total > crate::buffers::BUF_SIZE {
                         self.rx_oversize += 1;
+                    } else {
+                        let parts: [&[u8]; 3] = if vlan {
+                            [&d[..12], &tag, &d[12..]]
+                        } else {
+                            [d, &[], &[]]
+                        };
+                        // The frame's one copy: out of the ring slot into a
+                        // pool buffer. Refused at the cap: only the slot
+                        // is given back.
+                        if let Some(f) = rx.copy(&parts, Annotation::default()) {
+                            if status & libc::TP_STATUS_CSUMNOTREADY != 0 && fix_l4_checksum(f) {
+                                self.csum_fixed += 1;
+                            }
+                        }
+                        self.stats.rx_frames += 1;
+                        self.stats.rx_bytes += total as u64;
                     }
                 }
                 _ => self.rx_oversize += 1,
             }
             fence(Ordering::Release);
-            // SAFETY: hands the slot back to the kernel; we keep no
-            // reference into it past this point.
+            // SAFETY: hands the slot back to the kernel; no reference into
+            // it (`data`) is used past this point.
             unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_KERNEL) };
             self.cur = (self.cur + 1) % FRAME_NR;
-            if let Some(n) = n {
-                self.stats.rx_frames += 1;
-                self.stats.rx_bytes += n as u64;
-                return Ok(Some(n));
-            }
-        }
-    }
-
-    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        if frame.len() > FRAME_SIZE - TX_DATA {
-            self.stats.tx_errors += 1;
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "frame longer than a transmit slot",
-            ));
-        }
-        if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
-            // The ring is full of frames being sent: push, look again.
-            self.kick();
-            if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
-                self.stats.tx_errors += 1;
-                return Err(io::Error::new(
-                    io::ErrorKind::WouldBlock,
-                    "AF_PACKET transmit ring full",
-                ));
-            }
-        }
-        fence(Ordering::Acquire);
-        let h = self.tx_slot(self.tx_cur);
-        // SAFETY: the slot is available (ours until marked); the frame fits
-        // in it after the header (checked above); header fields are plain
-        // integers.
-        unsafe {
-            std::ptr::copy_nonoverlapping(frame.as_ptr(), (h as *mut u8).add(TX_DATA), frame.len());
-            (*h).tp_len = frame.len() as u32;
-            (*h).tp_snaplen = frame.len() as u32;
-        }
-        fence(Ordering::Release);
-        // SAFETY: marks the slot for the kernel; we touch it no more until
-        // it is available again.
-        unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_SEND_REQUEST) };
-        self.tx_cur = (self.tx_cur + 1) % TX_FRAME_NR;
-        self.tx_marked += 1;
-        self.stats.tx_frames += 1;
-        self.stats.tx_bytes += frame.len() as u64;
-        if self.tx_marked >= TX_FRAME_NR / 2 {
-            self.kick();
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> u64 {
-        self.kick();
+    fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()> {
+        let n = pool.frame(buf).len();
+        if n > FRAME_SIZE {
+            self.stats.tx_errors += 1;
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame longer than the interface takes",
+            ));
+        }
+        // Noted only: the runner keeps the buffer until the flush.
+        self.tx_queue.push(buf);
+        self.stats.tx_frames += 1;
+        self.stats.tx_bytes += n as u64;
+        if self.tx_queue.len() >= TX_BATCH {
+            self.kick(pool);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, pool: &BufferPool) -> u64 {
+        self.kick(pool);
         let failed = std::mem::take(&mut self.tx_failed);
         self.stats.tx_errors += failed;
         self.stats.tx_frames = self.stats.tx_frames.saturating_sub(failed);

@@ -22,15 +22,33 @@
 //! `bpf_redirect` to a devmap (`ndo_xdp_xmit`); an AF_XDP socket in copy
 //! mode transmits through the ordinary transmit path (one `sk_buff` per
 //! frame, `veth_xmit`), which needs nothing on the peer. veth has no zero
-//! copy, so the socket is bound in copy mode: one copy from the kernel's
-//! buffer into the shared memory area (UMEM) on receive, one on transmit.
+//! copy, so the socket is bound in copy mode: the kernel copies each frame
+//! from its buffer into the shared memory area (UMEM) on receive, and out
+//! of it on transmit.
 //!
-//! Memory: one UMEM per port of [`FRAMES`] chunks of [`CHUNK`] bytes, half
-//! lent to the kernel through the fill ring for receiving, half kept for
-//! transmitting. Receive walks the RX ring with no system call per frame;
-//! transmit writes descriptors to the TX ring and [`Port::flush`] wakes the
-//! kernel once per batch (`sendto` with no data), so a burst of departures
-//! costs one system call.
+//! Memory: one UMEM per port of [`FRAMES`] chunks of [`CHUNK`] bytes:
+//! [`TX_CHUNKS`] kept for transmitting, the rest for receiving, given to
+//! the kernel through the fill ring (as much as it holds) or waiting in a
+//! free list. Receive walks the RX ring with no system call per frame and
+//! *lends* each chunk to the runner's buffer pool ([`LentFrame`]): the
+//! frame stays in the UMEM for its emulated delay, without a copy, and
+//! the chunk goes back to the fill ring when the pool is done with it
+//! ([`Port::reclaim`]). Transmit copies the frame from the pool buffer
+//! into one of the port's transmit chunks (the frame's one copy in user
+//! space: the receiving port's UMEM is not this one), writes its
+//! descriptor to the TX ring, and [`Port::flush`] wakes the kernel once
+//! per batch (`sendto` with no data), so a burst of departures costs one
+//! system call. Should the receive chunks run short (fewer than
+//! [`SPILL_BELOW`] free: many frames held for long delays), a frame is
+//! copied into a pool buffer of the runner's own and its chunk returned
+//! at once, so the runner's memory cap, not the UMEM, bounds what a port
+//! can hold; such a frame costs two copies (counted in `spilled`).
+//!
+//! The two ports of a bridge each have their own UMEM: an AF_XDP socket
+//! can share another's UMEM only when bound with it, and the ports are
+//! opened (and the fallback to AF_PACKET decided) before the runner that
+//! would own a shared one exists. With one UMEM the transmit copy would go
+//! too.
 //!
 //! Checksums: XDP does not carry the kernel's "checksum not yet computed"
 //! mark of a frame a local sender left to offload (a veth peer's default).
@@ -45,17 +63,26 @@
 //! the path, as for AF_PACKET), and no other XDP program on the interface.
 
 use super::af_packet::fix_l4_checksum;
+use super::lend::{LentFrame, Mapping};
 use super::{Port, PortStats};
+use crate::buffers::{Annotation, BufId, BufferPool, Rx};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 /// Size of one UMEM chunk.
 pub const CHUNK: usize = 2048;
-/// Chunks per port (half for receiving, half for transmitting).
-pub const FRAMES: usize = 4096;
+/// Chunks per port: 32 MiB, enough to hold the frames of a port for
+/// 10 ms at over a million frames per second without a copy.
+pub const FRAMES: usize = 16384;
+/// Entries of each ring.
 const RING: u32 = 2048;
+/// Chunks kept for transmitting (as many as the TX ring holds).
+pub const TX_CHUNKS: usize = RING as usize;
+/// Below this many free receive chunks (besides those on the fill ring),
+/// frames are copied into the pool and their chunks returned at once.
+pub const SPILL_BELOW: usize = 1024;
 
 // bpf(2) commands, map and program types, attach type (linux/bpf.h).
 const BPF_MAP_CREATE: libc::c_long = 0;
@@ -230,53 +257,6 @@ fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T) -> i
     }
 }
 
-/// A shared memory mapping, unmapped when dropped.
-struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-impl Mapping {
-    /// Map `len` bytes of `fd` at `offset` (a ring), or anonymous memory
-    /// when `fd` is `None` (the UMEM).
-    fn new(fd: Option<RawFd>, len: usize, offset: u64) -> io::Result<Mapping> {
-        let (flags, fd) = match fd {
-            Some(fd) => (libc::MAP_SHARED | libc::MAP_POPULATE, fd),
-            None => (
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-            ),
-        };
-        // SAFETY: a fresh mapping at an address the kernel chooses; the
-        // result is checked before use and owned by the returned value.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                fd,
-                offset as libc::off_t,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let ptr = NonNull::new(p as *mut u8).ok_or_else(|| io::Error::other("mmap: null"))?;
-        Ok(Mapping { ptr, len })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the region mapped in `new`; no reference
-        // into it outlives the owner of this value.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len);
-        }
-    }
-}
-
 /// One of the four single-producer single-consumer rings shared with the
 /// kernel: a producer index, a consumer index, `size` entries of `T`.
 struct Ring<T> {
@@ -300,7 +280,7 @@ impl<T: Copy> Ring<T> {
     ) -> io::Result<Ring<T>> {
         let len = off.desc as usize + size as usize * std::mem::size_of::<T>();
         let map = Mapping::new(Some(fd), len, pgoff)?;
-        let base = map.ptr.as_ptr();
+        let base = map.ptr();
         // SAFETY: the offsets come from XDP_MMAP_OFFSETS for this socket
         // and lie inside the `len` bytes just mapped; the index words are
         // 4-byte aligned u32s the kernel accesses atomically.
@@ -389,8 +369,12 @@ pub struct AfXdp {
     fill: Ring<u64>,
     comp: Ring<u64>,
     xsk: OwnedFd,
-    umem: Mapping,
+    /// Shared with the frames lent out of it, which keep it mapped.
+    umem: Arc<Mapping>,
+    /// Transmit chunks not in flight.
     free_tx: Vec<u64>,
+    /// Receive chunks neither with the kernel nor lent.
+    free_rx: Vec<u64>,
     /// Frames `send` accepted that the device refused, since the last
     /// flush.
     failed: u64,
@@ -407,6 +391,8 @@ pub struct AfXdp {
     pub csum_fixed: u64,
     /// Frames too long for a transmit chunk (counted as `tx_errors` too).
     pub tx_oversize: u64,
+    /// Frames copied at reception because receive chunks ran short.
+    pub spilled: u64,
 }
 
 // SAFETY: the mappings and rings are owned by this value alone and only
@@ -453,9 +439,9 @@ impl AfXdp {
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let xsk = unsafe { OwnedFd::from_raw_fd(raw) };
         let s = xsk.as_raw_fd();
-        let umem = Mapping::new(None, CHUNK * FRAMES, 0).map_err(|e| err("UMEM", e))?;
+        let umem = Arc::new(Mapping::new(None, CHUNK * FRAMES, 0).map_err(|e| err("UMEM", e))?);
         let reg = libc::xdp_umem_reg {
-            addr: umem.ptr.as_ptr() as u64,
+            addr: umem.ptr() as u64,
             len: (CHUNK * FRAMES) as u64,
             chunk_size: CHUNK as u32,
             headroom: 0,
@@ -498,14 +484,20 @@ impl AfXdp {
             libc::XDP_UMEM_PGOFF_COMPLETION_RING,
             false,
         )?;
-        // First half of the chunks to the kernel for receiving, the rest
-        // kept for transmitting.
-        let half = (FRAMES / 2) as u64;
-        for i in 0..half.min(RING as u64) {
-            fill.push(i * CHUNK as u64);
+        // The first chunks kept for transmitting; of the others, as many
+        // as the fill ring holds to the kernel for receiving, the rest
+        // waiting.
+        let free_tx = (0..TX_CHUNKS as u64).map(|i| i * CHUNK as u64).collect();
+        let mut free_rx: Vec<u64> = (TX_CHUNKS as u64..FRAMES as u64)
+            .rev()
+            .map(|i| i * CHUNK as u64)
+            .collect();
+        for _ in 0..RING {
+            if let Some(a) = free_rx.pop() {
+                fill.push(a);
+            }
         }
         fill.publish();
-        let free_tx = (half..FRAMES as u64).map(|i| i * CHUNK as u64).collect();
         let sxdp = libc::sockaddr_xdp {
             sxdp_family: libc::AF_XDP as u16,
             sxdp_flags: libc::XDP_COPY,
@@ -612,6 +604,7 @@ impl AfXdp {
             xsk,
             umem,
             free_tx,
+            free_rx,
             failed: 0,
             dead: None,
             down_since: None,
@@ -621,6 +614,7 @@ impl AfXdp {
             stats: PortStats::default(),
             csum_fixed: 0,
             tx_oversize: 0,
+            spilled: 0,
         })
     }
 
@@ -636,22 +630,36 @@ impl AfXdp {
         self.mode
     }
 
-    fn chunk(&self, addr: u64, len: usize) -> Option<&[u8]> {
+    /// `len` bytes at `addr` of the UMEM, to read or write; `None` out of
+    /// bounds.
+    ///
+    /// # Safety
+    ///
+    /// The port owns the chunk now (taken from the RX ring and not lent,
+    /// or a transmit chunk from the free list, not yet on the TX ring):
+    /// neither the kernel nor a `LentFrame` accesses it.
+    unsafe fn chunk_mut(&mut self, addr: u64, len: usize) -> Option<&mut [u8]> {
         let a = addr as usize;
-        (a.checked_add(len)? <= self.umem.len).then(|| {
-            // SAFETY: bounds checked against the UMEM just above; the
-            // chunk is ours (from the RX ring, until we refill it).
-            unsafe { std::slice::from_raw_parts(self.umem.ptr.as_ptr().add(a), len) }
+        (a.checked_add(len)? <= self.umem.len()).then(|| {
+            // SAFETY: bounds checked against the UMEM just above; exclusive
+            // by the caller's ownership of the chunk, and `&mut self`
+            // makes this borrow the only one the port makes.
+            unsafe { std::slice::from_raw_parts_mut(self.umem.ptr().add(a), len) }
         })
     }
 
-    fn chunk_mut(&mut self, addr: u64, len: usize) -> Option<&mut [u8]> {
-        let a = addr as usize;
-        (a.checked_add(len)? <= self.umem.len).then(|| {
-            // SAFETY: bounds checked against the UMEM just above; the
-            // chunk is ours (from the free list, not yet on the TX ring).
-            unsafe { std::slice::from_raw_parts_mut(self.umem.ptr.as_ptr().add(a), len) }
-        })
+    /// Give the fill ring as many free receive chunks as it holds.
+    fn refill(&mut self) {
+        let n = (self.fill.free() as usize).min(self.free_rx.len());
+        if n == 0 {
+            return;
+        }
+        for _ in 0..n {
+            if let Some(a) = self.free_rx.pop() {
+                self.fill.push(a);
+            }
+        }
+        self.fill.publish();
     }
 
     /// Take finished transmissions back into the free list.
@@ -808,8 +816,9 @@ impl Port for AfXdp {
         self.xsk.as_fd()
     }
 
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        loop {
+    fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
+        self.refill();
+        while rx.wants_more() {
             if self.rx.ready() == 0 {
                 if let Some(why) = &self.dead {
                     return Err(io::Error::new(io::ErrorKind::NotFound, why.clone()));
@@ -817,38 +826,61 @@ impl Port for AfXdp {
                 // Deleted (perhaps re-created) while nothing was sent:
                 // the socket error the kernel set says so.
                 self.watch.check(self.xsk.as_fd(), &self.name)?;
-                return Ok(None);
+                break;
             }
             let d = self.rx.peek();
-            let n = d.len as usize;
-            let got = match self.chunk(d.addr, n) {
-                Some(src) if n <= buf.len() => {
-                    buf[..n].copy_from_slice(src);
-                    true
-                }
-                _ => false,
-            };
             self.rx.release(1);
-            // Give the chunk back for the next frame (the fill ring holds
-            // every receive chunk, so there is room).
             let base = d.addr - d.addr % CHUNK as u64;
-            self.fill.push(base);
-            self.fill.publish();
-            if !got {
+            let room = CHUNK - (d.addr - base) as usize;
+            let n = d.len as usize;
+            if n > room || d.addr as usize + n > self.umem.len() {
                 self.stats.rx_dropped += 1;
+                self.free_rx.push(base);
                 continue;
             }
-            if checksum_left_for_offload(&buf[..n]) && fix_l4_checksum(&mut buf[..n]) {
-                self.csum_fixed += 1;
+            // Receive chunks run short: copy the frame into the pool and
+            // give the chunk back now.
+            let spill = self.free_rx.len() < SPILL_BELOW;
+            // SAFETY: the kernel handed this chunk over on the RX ring; it
+            // is neither lent nor on any ring until this loop gives it back
+            // or lends it, and `frame` is not used past that.
+            let Some(frame) = (unsafe { self.chunk_mut(d.addr, n) }) else {
+                self.free_rx.push(base);
+                continue;
+            };
+            // Completed in the chunk, before the pool sees the frame.
+            let fixed = checksum_left_for_offload(frame) && fix_l4_checksum(frame);
+            if spill {
+                let _ = rx.copy(&[frame], Annotation::default());
             }
+            self.csum_fixed += u64::from(fixed);
             self.stats.rx_frames += 1;
             self.stats.rx_bytes += n as u64;
-            return Ok(Some(n));
+            if spill {
+                self.spilled += 1;
+                self.free_rx.push(base);
+                continue;
+            }
+            // SAFETY: the kernel handed this chunk over on the RX ring and
+            // gets it back only through the fill ring, which it reaches
+            // again only from `reclaim`, when the token is returned; this
+            // port makes no other access to it meanwhile (`frame` above is
+            // not used past this point).
+            let lent = unsafe { LentFrame::new(self.umem.clone(), d.addr as usize, room) };
+            match lent.map(|l| rx.lend(l, n, Annotation::default())) {
+                Some(Ok(())) => {}
+                // Refused at the cap (or out of bounds): back to the
+                // kernel at once.
+                Some(Err(_)) | None => self.free_rx.push(base),
+            }
         }
+        self.refill();
+        Ok(())
     }
 
-    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        if frame.len() > CHUNK {
+    fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()> {
+        let len = pool.frame(buf).len();
+        if len > CHUNK {
             self.tx_oversize += 1;
             self.stats.tx_errors += 1;
             return Err(io::Error::new(
@@ -884,24 +916,38 @@ impl Port for AfXdp {
                 "AF_XDP transmit ring full",
             ));
         };
-        if let Some(dst) = self.chunk_mut(addr, frame.len()) {
-            dst.copy_from_slice(frame);
+        // The frame's one copy: from the pool buffer (a chunk another
+        // port lent, or the pool's own memory) into this port's chunk.
+        // SAFETY: `addr` is a transmit chunk from the free list: not on
+        // the TX ring (the kernel returned it on the completion ring) and
+        // never lent.
+        if let Some(dst) = unsafe { self.chunk_mut(addr, len) } {
+            pool.copy_out(buf, dst);
         }
         self.tx.push(libc::xdp_desc {
             addr,
-            len: frame.len() as u32,
+            len: len as u32,
             options: 0,
         });
         self.tx.publish();
         self.stats.tx_frames += 1;
-        self.stats.tx_bytes += frame.len() as u64;
+        self.stats.tx_bytes += len as u64;
         if self.tx_pending() >= 64 {
             self.kick();
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> u64 {
+    fn reclaim(&mut self, frame: LentFrame) {
+        // A chunk of an earlier socket's UMEM (the port was replaced) is
+        // simply dropped: its mapping goes with the last such frame.
+        if frame.is_from(&self.umem) {
+            let a = frame.addr();
+            self.free_rx.push(a - a % CHUNK as u64);
+        }
+    }
+
+    fn flush(&mut self, _pool: &BufferPool) -> u64 {
         self.kick();
         let failed = std::mem::take(&mut self.failed);
         self.stats.tx_errors += failed;

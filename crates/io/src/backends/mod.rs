@@ -8,19 +8,26 @@
 //!   `pipelab bridge` on veth (native XDP where the driver allows);
 //! * [`nfqueue`]: a netfilter queue, for this host's own packets (host
 //!   mode): IP packets with verdicts instead of frames on a wire;
+//! * [`lend`]: memory shared with the kernel and the frames lent out of
+//!   it;
 //! * [`ethtool`]: reading and setting offloads of an interface;
 //! * [`process`]: spawning into a namespace, signals, pidfds.
 //!
-//! A backend moves whole Ethernet frames; the runner owns the buffers.
+//! A backend moves whole Ethernet frames and lends them to the runner's
+//! buffer pool ([`crate::buffers`]) with at most one copy per forwarded
+//! frame; the runner owns the buffers while frames are inside.
 //! `unsafe` code lives only here, each block with its SAFETY argument.
 
 pub mod af_packet;
 pub mod af_xdp;
 pub mod ethtool;
+pub mod lend;
 pub mod nfqueue;
 pub mod process;
 pub mod tap;
 
+use crate::buffers::{BufId, BufMeta, BufferPool, Rx};
+use lend::LentFrame;
 use std::io;
 use std::os::fd::BorrowedFd;
 
@@ -115,18 +122,36 @@ impl std::ops::AddAssign for PortStats {
     }
 }
 
-/// One end of the emulator: receives and transmits Ethernet frames.
+/// One end of the emulator: receives and transmits Ethernet frames,
+/// lending them rather than copying them (as smoltcp's `RxToken` and
+/// `TxToken`): see [`crate::buffers`].
+///
+/// * [`Port::recv`] lends each waiting frame (a ring slot, a UMEM chunk,
+///   or the kernel's `read` into a pool buffer) to the runner's [`Rx`],
+///   which takes it into the pool with at most one copy, together with
+///   what the port knows of it ([`crate::buffers::Annotation`]).
+/// * [`Port::send`] gets the pool and the buffer: the port transmits from
+///   the buffer itself where the kernel interface allows (`sendmmsg`,
+///   `write`, a verdict's gather list) or copies it once into its
+///   transmit memory ([`BufferPool::copy_out`]). The buffer stays
+///   unchanged until the port's next [`Port::flush`], so a port may keep
+///   only its id and send a batch then.
+/// * A frame the port lent ([`LentFrame`]) comes back through
+///   [`Port::reclaim`] once the pool is done with it.
 pub trait Port {
     /// The interface's name.
     fn name(&self) -> &str;
     /// A descriptor that polls readable when frames are waiting.
     fn fd(&self) -> BorrowedFd<'_>;
-    /// Copy the next waiting frame into `buf`; `Ok(None)` when none waits.
-    /// A frame longer than `buf` is truncated to it.
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>>;
-    /// Transmit one frame. A backend may hold it in a transmit ring until
-    /// [`Port::flush`].
-    fn send(&mut self, frame: &[u8]) -> io::Result<()>;
+    /// Lend every waiting frame to `rx`, until none waits or
+    /// [`Rx::wants_more`] says no. A frame `rx` refuses (the memory cap)
+    /// is released by the port as it would release a frame the emulator
+    /// dropped.
+    fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()>;
+    /// Transmit the frame in buffer `buf` of `pool`. A backend may hold
+    /// it (its id, or a copy in a transmit ring) until [`Port::flush`];
+    /// the runner keeps the buffer unchanged until then.
+    fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()>;
     /// Hand every frame [`Port::send`] queued to the kernel (one system
     /// call per batch). The runner calls it after each round of
     /// transmissions. Returns how many of the frames `send` accepted
@@ -134,22 +159,22 @@ pub trait Port {
     /// interface went down or away), so the runner counts them as
     /// `dropped_tx` instead of delivered. Default: nothing to do, 0 (each
     /// send went out at once).
-    fn flush(&mut self) -> u64 {
+    fn flush(&mut self, pool: &BufferPool) -> u64 {
+        let _ = pool;
         0
     }
     /// Counters so far.
     fn stats(&self) -> PortStats;
-    /// The emulator dropped `frame`, which this port returned from
-    /// [`Port::recv`] (a queue, loss or rule drop, or no buffer for it).
-    /// Default: nothing to do (the frame was a copy). A port whose frames
-    /// stand for packets the kernel holds releases them here.
-    fn discard(&mut self, frame: &[u8]) {
-        let _ = frame;
+    /// The emulator dropped the frame of `meta`, which this port lent (a
+    /// queue, loss or rule drop). Default: nothing to do. A port whose
+    /// frames stand for packets the kernel holds releases them here
+    /// (NFQUEUE: the drop verdict for the id in the annotation).
+    fn discard(&mut self, meta: &BufMeta) {
+        let _ = meta;
     }
-    /// Add to `view` what the port knows about the frame it returned last
-    /// beyond its bytes (direction, interfaces, owning user). Default:
-    /// nothing.
-    fn annotate(&self, view: &mut pipelab_classify::PacketView) {
-        let _ = view;
+    /// A frame this port lent without a copy ([`Rx::lend`]) is free
+    /// again: give its memory back to the kernel. Default: drop it.
+    fn reclaim(&mut self, frame: LentFrame) {
+        drop(frame);
     }
 }

@@ -1,29 +1,32 @@
 //! NFQUEUE: this host's own packets, held by the kernel while pipelab
 //! decides when to let them go (in-node emulation, planetlab-dummynet §3).
 //!
-//! nftables rules (installed by [`crate::host`]) send packets to a netfilter
-//! queue. The kernel keeps each queued packet and hands user space a copy
-//! with a packet id and metadata; the packet goes on only when user space
-//! returns a *verdict* for that id: `NF_ACCEPT` (continue) or `NF_DROP`.
-//! [`NfQueue`] is a [`Port`] over one queue:
+//! nftables rules (installed by host mode, `pipelab_modes::host`) send
+//! packets to a netfilter queue. The kernel keeps each queued packet and
+//! hands user space a copy with a packet id and metadata; the packet goes
+//! on only when user space returns a *verdict* for that id: `NF_ACCEPT`
+//! (continue) or `NF_DROP`. [`NfQueue`] is a [`Port`] over one queue:
 //!
 //! * **receive**: `recvmmsg` fetches up to [`BATCH`] queued packets per
-//!   system call; each becomes a frame for the runner: a synthetic
-//!   14-byte Ethernet header (destination `02:00:ID`, the packet id;
-//!   source `02:00:00:00:00:HOOK`; the ethertype the kernel reports) and the
-//!   IP packet, copied at most up to the runner's buffer;
-//! * [`Port::annotate`] gives the classifier what the kernel told: the
-//!   direction (`out` for the output hook, `in` otherwise), the input and
-//!   output interface indexes, and the uid of the owning socket
-//!   (`NFQA_UID`, asked for with `NFQA_CFG_F_UID_GID`);
+//!   system call; each is lent to the runner as a frame, copied once into
+//!   its buffer pool: a synthetic 14-byte Ethernet header (no addresses;
+//!   the ethertype the kernel reports) and the IP packet, at most up to a
+//!   buffer. What the kernel told beside the packet goes into the buffer's
+//!   metadata ([`Annotation`]), not into the frame: the packet id and hook
+//!   its verdict needs, the direction (`out` for the output hooks, `in`
+//!   otherwise), the input and output interface indexes, the uid of the
+//!   owning socket (`NFQA_UID`, asked for with `NFQA_CFG_F_UID_GID`) and
+//!   the packet's real length;
 //! * [`Port::send`] at the emulated departure time: the first send of an id
 //!   is its `NF_ACCEPT` verdict (with the packet's bytes, so that an ECN
-//!   mark or a corruption the emulator applied reaches the wire); a later
-//!   send of the same id (a copy made by duplication) is re-injected through
-//!   a raw socket whose packets carry [`REINJECT_MARK`], which the rules let
-//!   through;
+//!   mark or a corruption the emulator applied reaches the wire; sent
+//!   straight from the pool buffer, gathered behind the message header);
+//!   a later send of the same id (a copy made by duplication) is
+//!   re-injected through a raw socket whose packets carry
+//!   [`REINJECT_MARK`], which the rules let through;
 //! * [`Port::discard`] when the emulator drops the frame: `NF_DROP`, unless
-//!   the id already had its verdict (a copy);
+//!   the id already had its verdict (a copy); a packet the runner refuses
+//!   at its memory cap gets `NF_DROP` at once;
 //! * on drop of the port, every id still held gets `NF_DROP`.
 //!
 //! So every id gets exactly one verdict, and verdicts are issued out of
@@ -41,11 +44,12 @@
 //! holds thousands of packets for tens of milliseconds.
 
 use super::{Port, PortStats};
+use crate::buffers::{Annotation, BufId, BufMeta, BufferPool, QueueTag, Rx};
 use nix::sys::socket::{
     bind, sendto, setsockopt, socket, sockopt, AddressFamily, MsgFlags, NetlinkAddr, SockFlag,
     SockProtocol, SockType, SockaddrIn, SockaddrIn6,
 };
-use pipelab_classify::{Direction, PacketView};
+use pipelab_classify::Direction;
 use std::collections::HashSet;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
@@ -252,15 +256,39 @@ pub fn verdict_message(
     verdict: u32,
     payload: Option<&[u8]>,
 ) {
+    verdict_header(msg, queue, id, verdict, payload.map(<[u8]>::len));
+    if let Some(p) = payload {
+        msg.extend_from_slice(p);
+        msg.resize(align4(msg.len()), 0);
+    }
+}
+
+/// The head of a verdict message for packet `id`: everything but the
+/// payload's bytes (and their padding to 4) when a payload of
+/// `payload_len` bytes follows, whose length the header counts. So the
+/// payload can be sent from where it is, gathered behind the head.
+fn verdict_header(
+    msg: &mut Vec<u8>,
+    queue: u16,
+    id: u32,
+    verdict: u32,
+    payload_len: Option<usize>,
+) {
     start_message(msg, NFQNL_MSG_VERDICT, 0, 0, queue);
     let mut vh = [0u8; 8];
     vh[..4].copy_from_slice(&verdict.to_be_bytes());
     vh[4..].copy_from_slice(&id.to_be_bytes());
     put_attr(msg, NFQA_VERDICT_HDR, &vh);
-    if let Some(p) = payload {
-        put_attr(msg, NFQA_PAYLOAD, p);
-    }
-    finish_message(msg);
+    let follows = match payload_len {
+        Some(n) => {
+            msg.extend_from_slice(&((4 + n) as u16).to_ne_bytes());
+            msg.extend_from_slice(&NFQA_PAYLOAD.to_ne_bytes());
+            align4(n)
+        }
+        None => 0,
+    };
+    let len = (msg.len() + follows) as u32;
+    msg[..4].copy_from_slice(&len.to_ne_bytes());
 }
 
 /// Verdict counters, shared with whoever reports them.
@@ -374,24 +402,6 @@ fn ip_len(pkt: &[u8]) -> Option<usize> {
     }
 }
 
-/// The packet id a frame made by [`NfQueue::recv`] carries.
-fn frame_id(frame: &[u8]) -> Option<u32> {
-    if frame.len() < ETH_HEADER || frame[0] != 0x02 || frame[1] != 0 {
-        return None;
-    }
-    Some(u32::from_be_bytes([frame[2], frame[3], frame[4], frame[5]]))
-}
-
-/// What the kernel said about the packet returned last.
-#[derive(Clone, Copy, Debug, Default)]
-struct LastMeta {
-    hook: u8,
-    indev: Option<u32>,
-    outdev: Option<u32>,
-    uid: Option<u32>,
-    len: u32,
-}
-
 /// Settings of a queue.
 #[derive(Clone, Copy, Debug)]
 pub struct QueueOptions {
@@ -416,7 +426,6 @@ pub struct NfQueue {
     cur: usize,
     off: usize,
     held: HashSet<u32>,
-    last: LastMeta,
     reinject: Reinjector,
     stats: PortStats,
     counters: Arc<VerdictCounters>,
@@ -454,7 +463,6 @@ impl NfQueue {
             cur: 0,
             off: 0,
             held: HashSet::new(),
-            last: LastMeta::default(),
             reinject: Reinjector::default(),
             stats: PortStats::default(),
             counters: Arc::new(VerdictCounters::default()),
@@ -621,13 +629,30 @@ impl NfQueue {
         }
     }
 
+    /// Send the verdict for `id`, with the packet's bytes when `payload`
+    /// is given: gathered from where they are (the pool buffer), not
+    /// copied into the message.
     fn verdict(&mut self, id: u32, verdict: u32, payload: Option<&[u8]>) -> io::Result<()> {
-        verdict_message(&mut self.msg, self.queue, id, verdict, payload);
-        let r = sendto(
+        verdict_header(
+            &mut self.msg,
+            self.queue,
+            id,
+            verdict,
+            payload.map(<[u8]>::len),
+        );
+        let payload = payload.unwrap_or(&[]);
+        let pad = [0u8; 3];
+        let iov = [
+            std::io::IoSlice::new(&self.msg),
+            std::io::IoSlice::new(payload),
+            std::io::IoSlice::new(&pad[..align4(payload.len()) - payload.len()]),
+        ];
+        let r = nix::sys::socket::sendmsg(
             self.fd.as_raw_fd(),
-            &self.msg,
-            &NetlinkAddr::new(0, 0),
+            &iov,
+            &[],
             MsgFlags::empty(),
+            Some(&NetlinkAddr::new(0, 0)),
         );
         self.counters
             .held
@@ -659,10 +684,10 @@ impl Port for NfQueue {
         self.fd.as_fd()
     }
 
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        loop {
+    fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
+        while rx.wants_more() {
             if self.cur >= self.filled && !self.fill()? {
-                return Ok(None);
+                return Ok(());
             }
             let slot = &self.slots[self.cur][..self.lens[self.cur]];
             let rest = slot.get(self.off..).unwrap_or(&[]);
@@ -684,36 +709,40 @@ impl Port for NfQueue {
             self.off += used.max(4);
             match m {
                 Message::Packet(p) => {
-                    if buf.len() < ETH_HEADER {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidInput,
-                            "receive buffer shorter than a header",
-                        ));
-                    }
                     if !self.held.insert(p.id) {
                         // The kernel never repeats a held id; ignore.
                         continue;
                     }
-                    let id = p.id.to_be_bytes();
-                    buf[..6].copy_from_slice(&[0x02, 0, id[0], id[1], id[2], id[3]]);
-                    buf[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, p.hook]);
-                    buf[12..14].copy_from_slice(&p.hw_protocol.to_be_bytes());
-                    let n = p.payload.len().min(buf.len() - ETH_HEADER);
-                    buf[ETH_HEADER..ETH_HEADER + n].copy_from_slice(&p.payload[..n]);
                     let real = p.cap_len.unwrap_or(p.payload.len() as u32);
-                    self.last = LastMeta {
-                        hook: p.hook,
-                        indev: p.indev,
-                        outdev: p.outdev,
+                    let out = p.hook == HOOK_LOCAL_OUT || p.hook == HOOK_POST_ROUTING;
+                    let annotation = Annotation {
+                        dir: Some(if out { Direction::Out } else { Direction::In }),
+                        in_if: p.indev,
+                        out_if: p.outdev,
                         uid: p.uid,
-                        len: real,
+                        len: Some(real),
+                        synthetic_header: true,
+                        queued: Some(QueueTag {
+                            id: p.id,
+                            hook: p.hook,
+                        }),
                     };
+                    let mut eth = [0u8; ETH_HEADER];
+                    eth[12..].copy_from_slice(&p.hw_protocol.to_be_bytes());
+                    // The packet's one copy: out of the receive slot into
+                    // a pool buffer (truncated to it).
+                    let taken = rx.copy(&[&eth, p.payload], annotation).is_some();
+                    let id = p.id;
                     self.stats.rx_frames += 1;
                     self.stats.rx_bytes += real as u64;
+                    if !taken {
+                        // Refused at the memory cap: dropped now.
+                        self.held.remove(&id);
+                        let _ = self.verdict(id, NF_DROP, None);
+                    }
                     self.counters
                         .held
                         .store(self.held.len() as u64, Ordering::Relaxed);
-                    return Ok(Some(ETH_HEADER + n));
                 }
                 Message::Error(e) if e != 0 => {
                     // A verdict the kernel refused (an id it no longer holds).
@@ -722,20 +751,22 @@ impl Port for NfQueue {
                 _ => {}
             }
         }
+        Ok(())
     }
 
-    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        let Some(id) = frame_id(frame) else {
+    fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()> {
+        let frame = pool.frame(buf);
+        let (Some(q), Some(pkt)) = (pool.meta(buf).annotation.queued, frame.get(ETH_HEADER..))
+        else {
             self.stats.tx_errors += 1;
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "not a frame of this queue",
+                "not a packet of this queue",
             ));
         };
-        let pkt = &frame[ETH_HEADER..];
         let whole = ip_len(pkt) == Some(pkt.len());
-        let r = if self.held.remove(&id) {
-            self.verdict(id, NF_ACCEPT, whole.then_some(pkt))
+        let r = if self.held.remove(&q.id) {
+            self.verdict(q.id, NF_ACCEPT, whole.then_some(pkt))
         } else if whole {
             let r = self.reinject.send(pkt);
             if r.is_ok() {
@@ -758,27 +789,12 @@ impl Port for NfQueue {
         r
     }
 
-    fn discard(&mut self, frame: &[u8]) {
-        if let Some(id) = frame_id(frame) {
-            if self.held.remove(&id) {
-                let _ = self.verdict(id, NF_DROP, None);
+    fn discard(&mut self, meta: &BufMeta) {
+        if let Some(q) = meta.annotation.queued {
+            if self.held.remove(&q.id) {
+                let _ = self.verdict(q.id, NF_DROP, None);
             }
         }
-    }
-
-    fn annotate(&self, view: &mut PacketView) {
-        let m = &self.last;
-        view.dir = Some(if m.hook == HOOK_LOCAL_OUT || m.hook == HOOK_POST_ROUTING {
-            Direction::Out
-        } else {
-            Direction::In
-        });
-        view.in_if = m.indev;
-        view.out_if = m.outdev;
-        view.uid = m.uid;
-        view.src_mac = None;
-        view.dst_mac = None;
-        view.len = m.len;
     }
 
     fn stats(&self) -> PortStats {
@@ -847,6 +863,28 @@ mod tests {
         assert_eq!(&m[18..20], &5u16.to_be_bytes());
         assert_eq!(u32_be(&m, 24), Some(NF_ACCEPT));
         assert_eq!(u32_be(&m, 28), Some(42));
+    }
+
+    #[test]
+    fn a_gathered_verdict_is_the_whole_message() {
+        // Head, payload from elsewhere, padding: the bytes the kernel gets
+        // are those of the message built in one piece.
+        for n in [0usize, 1, 20, 23, 60] {
+            let payload: Vec<u8> = (0..n as u8).collect();
+            let mut whole = Vec::new();
+            verdict_message(&mut whole, 5, 42, NF_ACCEPT, Some(&payload));
+            let mut head = Vec::new();
+            verdict_header(&mut head, 5, 42, NF_ACCEPT, Some(n));
+            let mut gathered = head.clone();
+            gathered.extend_from_slice(&payload);
+            gathered.resize(align4(gathered.len()), 0);
+            assert_eq!(gathered, whole, "payload of {n} bytes");
+            assert_eq!(u32_ne(&whole, 0), Some(whole.len() as u32));
+            match parse_message(&whole) {
+                Ok((Message::Other, used)) => assert_eq!(used, whole.len()),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

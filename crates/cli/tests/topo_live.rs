@@ -583,10 +583,40 @@ fn modelnet_fig5_distillations() {
         .map(|&s| (s, order[20 + next(vns.len() - 20)]))
         .collect();
     let secs = 8;
+    // TCP's shares move from run to run (a flow's RTT and its losses): a
+    // run that misses a bound is measured once more, and the bounds must
+    // hold in one of two, as for the other live accuracy tests.
+    let r = common::in_one_of_two(|| {
+        let results = fig5_run(&t, &file, &flows, secs);
+        plot_cdf(&results);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_fig5(&flows, &results)
+        }))
+        .map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        })
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+/// One run of Fig. 5: per distillation, the model's max-min shares and
+/// the goodput iperf3 measured, flow by flow.
+fn fig5_run(
+    t: &Topology,
+    file: &str,
+    flows: &[(usize, usize)],
+    secs: u64,
+) -> Vec<(&'static str, Vec<f64>, Vec<f64>)> {
+    let vns = t.vns();
     let mut results: Vec<(&str, Vec<f64>, Vec<f64>)> = Vec::new();
     for mode in ["end-to-end", "hop-by-hop", "last-mile"] {
         // The model's max-min fair shares over this distillation's pipes.
-        let d = distill(&t, mode.parse::<Mode>().expect("mode")).expect("distill");
+        let d = distill(t, mode.parse::<Mode>().expect("mode")).expect("distill");
         let cap: Vec<f64> = d.pipes.iter().map(|p| p.bw.bps() as f64).collect();
         let routes: Vec<Vec<u32>> = flows
             .iter()
@@ -594,7 +624,7 @@ fn modelnet_fig5_distillations() {
             .collect();
         let model = max_min(&cap, &routes);
 
-        let up = Up::start(&file, mode, "tfig5");
+        let up = Up::start(file, mode, "tfig5");
         let mut script = String::new();
         for (k, &(s, r)) in flows.iter().enumerate() {
             let port = 5201 + k;
@@ -639,8 +669,7 @@ fn modelnet_fig5_distillations() {
         }
         results.push((mode, model, got));
     }
-    plot_cdf(&results);
-    check_fig5(&flows, &results);
+    results
 }
 
 fn check_fig5(flows: &[(usize, usize)], results: &[(&str, Vec<f64>, Vec<f64>)]) {

@@ -323,7 +323,10 @@ impl Run {
 }
 
 #[test]
-#[cfg_attr(not(pipelab_live), ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1")]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn af_packet_copies_each_forwarded_frame_once() {
     let Some(_g) = live() else { return };
     let bed = Bed::new().expect("namespaces");
@@ -335,7 +338,10 @@ fn af_packet_copies_each_forwarded_frame_once() {
 }
 
 #[test]
-#[cfg_attr(not(pipelab_live), ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1")]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn af_xdp_copies_each_forwarded_frame_once() {
     let Some(_g) = live() else { return };
     let bed = Bed::new().expect("namespaces");
@@ -348,7 +354,10 @@ fn af_xdp_copies_each_forwarded_frame_once() {
 }
 
 #[test]
-#[cfg_attr(not(pipelab_live), ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1")]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn tap_forwards_without_a_copy() {
     let Some(_g) = live() else { return };
     let bed = Bed::new().expect("namespaces");
@@ -363,7 +372,10 @@ fn tap_forwards_without_a_copy() {
 /// copied into the pool at reception instead, and their chunks returned
 /// at once: all still arrive, at two copies each for those.
 #[test]
-#[cfg_attr(not(pipelab_live), ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1")]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn af_xdp_copies_into_the_pool_when_its_chunks_run_short() {
     let Some(_g) = live() else { return };
     let bed = Bed::new().expect("namespaces");
@@ -392,7 +404,10 @@ fn af_xdp_copies_into_the_pool_when_its_chunks_run_short() {
 /// accounting holds; the frames held (as many as the cap allows) arrive
 /// intact after their delay.
 #[test]
-#[cfg_attr(not(pipelab_live), ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1")]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
 fn af_xdp_at_the_memory_cap_drops_and_counts() {
     let Some(_g) = live() else { return };
     let bed = Bed::new().expect("namespaces");

@@ -91,9 +91,7 @@ fn table() -> Vec<(P, &'static str, Want)> {
         (
             P::Bw,
             "1e30bit/s",
-            All(Err(
-                "unknown unit 'e30bit/s' in '1e30bit/s': known rate units: bit/s, Kbit/s, Mbit/s, Gbit/s, Byte/s, KByte/s, MByte/s, GByte/s".into(),
-            )),
+            All(Err("value '1e30bit/s' is too large".into())),
         ),
         (
             P::Bw,
@@ -111,7 +109,7 @@ fn table() -> Vec<(P, &'static str, Want)> {
             P::Bw,
             "fast",
             All(Err(
-                "invalid rate 'fast': rates are written like 10Mbit/s".into(),
+                "invalid rate 'fast': rates are written like 10Mbit/s".into()
             )),
         ),
         (
@@ -123,8 +121,10 @@ fn table() -> Vec<(P, &'static str, Want)> {
                     Err("unknown pipe parameter 'Mbit/s': known parameters: …".into()),
                     Err("space in '10 Mbit/s': write the value as one word: 10Mbit/s".into()),
                     Err("space in '10 Mbit/s': write the value as one word: 10Mbit/s".into()),
-                    Err("unknown link attribute 'Mbit/s': link attributes: bw, delay, loss, queue"
-                        .into()),
+                    Err(
+                        "unknown link attribute 'Mbit/s': link attributes: bw, delay, loss, queue"
+                            .into(),
+                    ),
                 ],
                 "a line splits words at spaces (`10` is then the value and `Mbit/s` a \
                  stray word); a file's string keeps the space",
@@ -155,7 +155,11 @@ fn table() -> Vec<(P, &'static str, Want)> {
             "1.5ns",
             All(Err("'1.5ns' is not a whole number of nanoseconds".into())),
         ),
-        (P::Queue, "1500B", All(Ok(V::Queue(QueueLimit::Bytes(1500))))),
+        (
+            P::Queue,
+            "1500B",
+            All(Ok(V::Queue(QueueLimit::Bytes(1500)))),
+        ),
         (
             P::Queue,
             "100KB",
@@ -195,10 +199,14 @@ fn table() -> Vec<(P, &'static str, Want)> {
             "0.01",
             Each(
                 [
-                    Err("missing '%' in '0.01': netem probabilities are percentages, e.g. 0.01%"
-                        .into()),
-                    Err("missing '%' in '0.01': netem probabilities are percentages, e.g. 0.01%"
-                        .into()),
+                    Err(
+                        "missing '%' in '0.01': netem probabilities are percentages, e.g. 0.01%"
+                            .into(),
+                    ),
+                    Err(
+                        "missing '%' in '0.01': netem probabilities are percentages, e.g. 0.01%"
+                            .into(),
+                    ),
                     Ok(V::Ppb(10_000_000)),
                     Ok(V::Ppb(10_000_000)),
                     Ok(V::Ppb(10_000_000)),

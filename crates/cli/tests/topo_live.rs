@@ -173,6 +173,11 @@ fn up_down_200_vns_leaves_nothing() {
     assert!(o.contains("200 namespaces removed"), "{o}");
     assert!(namespaces("t200").is_empty());
     assert!(host_links().is_empty());
+    // Its entry in the registry of emulations goes too.
+    for f in ["t200.json", "t200.sock"] {
+        let p = std::path::Path::new("/run/pipelab/emu").join(f);
+        assert!(!p.exists(), "{} left behind", p.display());
+    }
 }
 
 fn nix_kill(pid: u32) {

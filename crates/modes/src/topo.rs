@@ -647,6 +647,9 @@ pub fn down(name: &str) -> io::Result<DownReport> {
     for p in [state_path(name), sock_path(name), log_path(name)] {
         let _ = std::fs::remove_file(p);
     }
+    // The emulator is gone: listing the registry removes its entry (a
+    // crashed one's stays until then).
+    let _ = pipelab_control::registry::list();
     Ok(rep)
 }
 

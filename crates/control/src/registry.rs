@@ -411,6 +411,20 @@ impl Registry {
         Ok(reg)
     }
 
+    /// Removes the entry of `name` if it belongs to process `pid`, which
+    /// the caller knows has ended (it stopped or killed it): a crashed
+    /// emulation's entry goes at once, even while the dying process still
+    /// holds its socket. An entry of another process is left alone.
+    pub fn forget(&self, name: &str, pid: u32) {
+        if check_name(name).is_err() {
+            return;
+        }
+        if self.read(name).is_some_and(|i| i.pid == pid) {
+            let _ = fs::remove_file(self.json_path(name));
+            let _ = fs::remove_file(self.socket_path(name));
+        }
+    }
+
     /// The running emulations, by name; stale entries are removed.
     pub fn list(&self) -> Vec<EmulationInfo> {
         let Ok(entries) = fs::read_dir(&self.dir) else {

@@ -618,7 +618,9 @@ pub struct DownReport {
 pub fn down(name: &str) -> io::Result<DownReport> {
     check_name(name)?;
     let mut rep = DownReport::default();
+    let mut emulator = None;
     if let Ok(st) = read_state(name) {
+        emulator = Some(st.pid);
         if pid_alive(st.pid) && st.pid != std::process::id() {
             rep.stopped = true;
             let _ = control(name, "stop");
@@ -647,8 +649,11 @@ pub fn down(name: &str) -> io::Result<DownReport> {
     for p in [state_path(name), sock_path(name), log_path(name)] {
         let _ = std::fs::remove_file(p);
     }
-    // The emulator is gone: listing the registry removes its entry (a
-    // crashed one's stays until then).
+    // The emulator is gone (stopped, killed, or crashed before): its
+    // entry in the registry of emulations goes too.
+    if let Some(pid) = emulator.filter(|&p| !pid_alive(p)) {
+        pipelab_control::Registry::new().forget(name, pid);
+    }
     let _ = pipelab_control::registry::list();
     Ok(rep)
 }

@@ -968,3 +968,71 @@ fn shell_link_words_are_the_whole_pipe_language() {
         "{err}"
     );
 }
+
+/// 802.1Q-tagged frames cross the bridge with their tag: the kernel
+/// hands AF_PACKET the tag beside the frame, and the port puts it back in
+/// the frame (in its receive slot) before the pipe and the far port. 20
+/// frames tagged VLAN 10 from A reach B tagged VLAN 10 (B's kernel moves
+/// the tag into the auxiliary data of its ETH_P_ALL sockets again, and
+/// drops it before protocol handlers, having no VLAN 10 device), intact,
+/// after the pipe's 5 ms.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn vlan_tagged_frames_cross_with_their_tag() {
+    let Some(_g) = guard() else { return };
+    let tb = Testbed::new();
+    let stats = stats_path("vlan");
+    let br = tb.bridge(
+        "pipe 1 config delay 5ms\nadd 100 pipe 1 ip from any to any\n",
+        &stats,
+    );
+    let recv = String::from(
+        "import socket,time,struct\n\
+         s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3))\n\
+         s.setsockopt(263,8,1)\n\
+         s.bind(('eth0',0)); s.settimeout(5)\n\
+         n=0; vid=[]; d=[]\n\
+         while n<20:\n\
+         \x20   f,anc,fl,a=s.recvmsg(2000,socket.CMSG_SPACE(20)); t=time.monotonic_ns()\n\
+         \x20   if f[12:14]!=b'\\x88\\xb5' or f[22:27]!=b'vlan!': continue\n\
+         \x20   n+=1; d.append(t-struct.unpack('!Q',f[14:22])[0])\n\
+         \x20   for lv,ty,data in anc:\n\
+         \x20       if lv==263 and ty==8:\n\
+         \x20           st,ln,sn,mac,net,tci,tpid=struct.unpack('IIIHHHH',data[:20])\n\
+         \x20           if st & 0x10: vid.append(tci & 0xfff)\n\
+         print(n, sum(1 for v in vid if v==10), min(d)/1e6, max(d)/1e6)\n",
+    );
+    let send = "import socket,time,struct\n\
+         s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n\
+         s.bind(('eth0',0))\n\
+         for i in range(20):\n\
+         \x20   s.send(b'\\xff'*6+b'\\x02\\x00\\x00\\x00\\x00\\x01'+b'\\x81\\x00\\x00\\x0a'+b'\\x88\\xb5'+struct.pack('!Q',time.monotonic_ns())+b'vlan!'+b'x'*45); time.sleep(0.02)\n";
+    let rx = Command::new("ip")
+        .args(["netns", "exec", &tb.ns('B'), "python3", "-c", &recv])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 receiver");
+    std::thread::sleep(Duration::from_millis(300));
+    let st = Command::new("ip")
+        .args(["netns", "exec", &tb.ns('A'), "python3", "-c", send])
+        .status()
+        .expect("python3 sender");
+    assert!(st.success());
+    let out = rx.wait_with_output().expect("receiver");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert_eq!(v.len(), 4, "receiver said: {text}");
+    assert_eq!(v[0], 20.0, "frames received intact: {text}");
+    assert_eq!(v[1], 20.0, "frames tagged VLAN 10 on arrival: {text}");
+    assert!(v[2] >= 5.0 && v[3] < 100.0, "one-way delays {text} ms");
+    assert!(br.stop().success());
+    let v = read_stats(&stats);
+    assert!(v["stats"]["delivered"].as_u64().unwrap_or(0) >= 20, "{v}");
+    let _ = std::fs::remove_file(&stats);
+}

@@ -391,15 +391,16 @@ impl<'a> Rx<'a> {
         }
     }
 
-    /// Take a frame of `len` bytes the port lends without a copy. At the
-    /// cap it is refused and handed back (`Err`), for the port to return
-    /// to the kernel.
+    /// Take a frame of `len` bytes the port lends without a copy; returns
+    /// the buffer holding it (for [`Rx::unlend`]). At the cap it is
+    /// refused and handed back (`Err`), for the port to return to the
+    /// kernel.
     pub fn lend(
         &mut self,
         frame: LentFrame,
         len: usize,
         annotation: Annotation,
-    ) -> Result<(), LentFrame> {
+    ) -> Result<BufId, LentFrame> {
         let Some(i) = self.pool.take(self.origin, annotation, false) else {
             self.refused += 1;
             return Err(frame);
@@ -408,7 +409,37 @@ impl<'a> Rx<'a> {
         s.len = len.min(frame.room()).min(u16::MAX as usize) as u16;
         s.lent = Some(frame);
         self.got.push(i);
-        Ok(())
+        Ok(i)
+    }
+
+    /// Move the frame a port lent into buffer `i` into memory of the
+    /// pool's own (one counted copy), and return the lent frame for the
+    /// port to give back to the kernel: for a port that must have its
+    /// memory back before the pool is done with the frame (a receive ring
+    /// the kernel fills in order). The buffer keeps its id, bytes and
+    /// metadata. `None` if `i` does not hold a frame lent at `addr` of
+    /// this port (it was released since).
+    pub fn unlend(&mut self, i: BufId, addr: u64) -> Option<LentFrame> {
+        let origin = self.origin;
+        let pool = &mut *self.pool;
+        let s = pool.slots.get_mut(i as usize)?;
+        if s.meta.refs == 0
+            || s.meta.origin != origin
+            || s.lent.as_ref().map(LentFrame::addr) != Some(addr)
+        {
+            return None;
+        }
+        if s.heap.is_none() {
+            s.heap = Some(Box::new([0u8; BUF_SIZE]));
+            pool.allocated += 1;
+        }
+        let lent = s.lent.take()?;
+        let n = s.len as usize;
+        if let Some(h) = s.heap.as_deref_mut() {
+            h[..n].copy_from_slice(lent.bytes(n));
+        }
+        pool.copies.set(pool.copies.get() + 1);
+        Some(lent)
     }
 }
 
@@ -451,6 +482,42 @@ mod tests {
         assert_eq!(p.frame(got[0]), &[1, 2, 3, 4, 5]);
         assert_eq!(p.frame(got[1]).len(), BUF_SIZE);
         assert_eq!(p.copies(), 2);
+    }
+
+    #[test]
+    fn an_unlent_frame_keeps_its_buffer_and_bytes_and_returns_its_token() {
+        use crate::backends::lend::Mapping;
+        use std::sync::Arc;
+        let region = Arc::new(Mapping::new(None, 8192, 0).expect("anonymous mapping"));
+        // SAFETY: the anonymous mapping is this test's alone; one token
+        // per chunk.
+        let token = unsafe { LentFrame::new(region.clone(), 4096, 2048) }.expect("in bounds");
+        let mut p = BufferPool::with_cap(4 * BUF_SIZE as u64);
+        let mut got = Vec::new();
+        let mut rx = Rx::new(&mut p, 3, 10, &mut got);
+        let i = rx.lend(token, 60, Annotation::default()).expect("taken");
+        // Not this port's frame, or not at that address: nothing happens.
+        assert!(Rx::new(&mut p, 2, 10, &mut Vec::new())
+            .unlend(i, 4096)
+            .is_none());
+        assert!(Rx::new(&mut p, 3, 10, &mut Vec::new())
+            .unlend(i, 0)
+            .is_none());
+        p.frame_mut(i).copy_from_slice(&[7; 60]);
+        let before = p.copies();
+        let back = Rx::new(&mut p, 3, 10, &mut Vec::new())
+            .unlend(i, 4096)
+            .expect("the lent frame comes back");
+        assert_eq!(back.addr(), 4096);
+        drop(back);
+        // Same buffer, same bytes and origin, now in the pool's memory.
+        assert_eq!(p.frame(i), &[7; 60]);
+        assert_eq!(p.meta(i).origin, 3);
+        assert_eq!(p.copies(), before + 1);
+        assert_eq!(p.allocated_bytes(), BUF_SIZE as u64);
+        // Released, it returns no lent frame (there is none any more).
+        assert!(p.release(i).is_none());
+        assert_eq!(p.in_use(), 0);
     }
 
     #[test]

@@ -1,54 +1,77 @@
-//! AF_PACKET sockets with a memory-mapped TPACKET_V2 receive ring, bound to
-//! an existing interface (for `pipelab bridge`).
+//! AF_PACKET sockets with memory-mapped TPACKET_V2 receive and transmit
+//! rings, bound to an existing interface (for `pipelab bridge`).
 //!
-//! Reception is batched: the kernel writes frames into a ring shared with
-//! this process and flips each slot's status word; the port walks the
-//! ring after one `poll`, with no system call per frame, lends each slot
-//! to the runner, which copies the frame once into its buffer pool (the
-//! frame's one copy: a frame may stay seconds in its pipe, far longer
-//! than a ring slot can be held), and hands the slot back.
+//! Reception is batched and copies nothing: the kernel writes frames into
+//! a receive ring shared with this process and flips each slot's status
+//! word; the port walks the ring after one `poll`, with no system call per
+//! frame, and lends each slot to the runner's buffer pool
+//! ([`LentFrame`]): the frame stays in the slot while the emulation holds
+//! it, and the slot goes back to the kernel when the pool is done with it
+//! ([`Port::reclaim`]). The kernel fills the ring in order and drops what
+//! arrives while its next slot is still lent, so a slot may stay lent for
+//! at most [`LEND_WINDOW`] arrivals (half the ring): a frame held longer
+//! (a long delay, a deep queue) is copied into the pool then
+//! ([`Rx::unlend`], counted in `rx_unlent`) and its slot given back.
+//!
+//! Transmission copies each frame once, from its pool buffer into a slot
+//! of the transmit ring ([`Port::send`]); [`Port::flush`] (the runner calls
+//! it after each round of departures; `send` too when half the ring
+//! waits) hands the marked slots to the kernel with one `send` call. So a
+//! forwarded frame is copied once in user space, on its way out. Frames
+//! the kernel did not take (interface down or gone) are counted as not
+//! transmitted.
+//!
+//! Why a transmit ring and not `sendmmsg` from the pool buffers (which
+//! would copy nothing in user space): the kernel's `sendmmsg` offers the
+//! CPU to other tasks after every message, and its per-message path costs
+//! more than the ring's; measured on a bridge, three times the involuntary
+//! context switches, 1.5 times the CPU per frame and loss at 150 kpps of
+//! unbatched frames where the ring loses none (BENCHMARKS.md).
 //!
 //! Why V2 and not V3: a TPACKET_V3 ring hands whole blocks to user space
 //! only when a block fills or its retire timer (at least 1 ms) fires, which
 //! would add up to a millisecond of delay to sparse traffic, beyond the
 //! delay-precision target. V2 releases every frame at once.
 //!
-//! Transmission is batched too, with no copy in user space: [`Port::send`]
-//! notes the pool buffer, and [`Port::flush`] (the runner calls it after
-//! each round of departures; `send` too when [`TX_BATCH`] wait) hands the
-//! batch to the kernel straight from the pool buffers with one `sendmmsg`
-//! (the kernel copies each frame into its socket buffer, as it would copy
-//! it out of a transmit ring). Frames the kernel did not take (interface
-//! down or gone, its send buffer full) are counted as not transmitted.
-//! A TPACKET_V2 transmit ring, the earlier design, costs a second copy in
-//! user space (pool buffer into ring slot) for the same kernel work; see
-//! BENCHMARKS.md for the two measured side by side.
-//!
 //! Details a forwarding plane must get right:
 //! * `PACKET_IGNORE_OUTGOING`: the socket does not see frames leaving its
 //!   interface (ours, or the host's), only arrivals;
 //! * promiscuous membership, so frames for other MACs are seen (a bridge);
-//! * VLAN tags the kernel moved into metadata are put back in the frame;
+//! * VLAN tags the kernel moved into metadata are put back in the frame
+//!   (in the slot, in the room the kernel leaves before the frame);
 //! * frames whose checksum the sender left to offload
 //!   (`TP_STATUS_CSUMNOTREADY`) get their TCP/UDP checksum computed here;
-//! * frames larger than a ring slot (a GSO/GRO super-frame) are dropped and
-//!   counted as `rx_oversize`: disable TSO/GSO/GRO on the path.
+//! * frames larger than a pool buffer (a GSO/GRO super-frame) are dropped
+//!   and counted as `rx_oversize`: disable TSO/GSO/GRO on the path.
 
+use super::lend::{LentFrame, Mapping};
 use super::{Port, PortStats};
-use crate::buffers::{Annotation, BufId, BufferPool, Rx};
+use crate::buffers::{Annotation, BufId, BufferPool, Rx, BUF_SIZE};
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::ptr::NonNull;
 use std::sync::atomic::{fence, Ordering};
+use std::sync::Arc;
 
 const TPACKET_V2: libc::c_int = 1;
-const FRAME_SIZE: usize = 4096;
+/// A receive slot: its header, the kernel's padding and a frame of up to
+/// 1982 bytes (an MTU of 1500 with VLAN tags fits; larger frames are
+/// truncated by the kernel and dropped as oversize).
+const FRAME_SIZE: usize = 2048;
 const BLOCK_SIZE: usize = 1 << 20;
-const BLOCK_NR: usize = 8;
+/// 16 MiB of receive ring: 8192 slots.
+const BLOCK_NR: usize = 16;
 const FRAME_NR: usize = BLOCK_SIZE / FRAME_SIZE * BLOCK_NR;
-/// Frames handed to the kernel per `sendmmsg` (and the most `send` notes
-/// before it hands them over without waiting for the flush).
-pub const TX_BATCH: usize = 64;
+/// The most arrivals a receive slot stays lent for: half the ring (at
+/// 150 kpps, 27 ms; a frame held longer is copied into the pool).
+pub const LEND_WINDOW: usize = FRAME_NR / 2;
+/// A transmit slot.
+const TX_FRAME_SIZE: usize = 4096;
+/// 2 MiB of transmit ring: 512 slots.
+const TX_BLOCK_NR: usize = 2;
+const TX_FRAME_NR: usize = BLOCK_SIZE / TX_FRAME_SIZE * TX_BLOCK_NR;
+/// Where a transmit slot's frame starts (TPACKET2_HDRLEN, aligned).
+const TX_DATA: usize = 32;
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
@@ -72,35 +95,55 @@ fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T) -> i
     })
 }
 
-/// An AF_PACKET port with its receive ring.
+/// A receive slot lent to the pool: the buffer holding it, the offset of
+/// the frame in the mapping (its token's address) and the lending's
+/// number.
+#[derive(Clone, Copy, Debug)]
+struct Lending {
+    buf: BufId,
+    addr: u64,
+    seq: u64,
+}
+
+/// An AF_PACKET port with its receive and transmit rings.
 pub struct AfPacket {
     fd: OwnedFd,
-    ring: NonNull<u8>,
-    ring_len: usize,
+    /// The receive ring, then the transmit ring.
+    ring: Arc<Mapping>,
+    /// Next receive slot to read.
     cur: usize,
-    /// Pool buffers to send, since the last hand-over.
-    tx_queue: Vec<BufId>,
+    /// Per receive slot: the lending it is in, if lent.
+    lent: Vec<Option<Lending>>,
+    /// Lendings in the order they were made, as (slot, number); an entry
+    /// whose slot was given back (or lent again) since is skipped.
+    lent_order: VecDeque<(usize, u64)>,
+    /// The number of the next lending.
+    lent_seq: u64,
+    /// Next transmit slot to fill.
+    tx_cur: usize,
+    /// Slots marked for sending since the last kick.
+    tx_marked: usize,
     /// Frames `send` accepted that could not go, since the last flush.
     tx_failed: u64,
     name: String,
     /// The interface the socket is bound to, watched.
     watch: super::IfWatch,
     stats: PortStats,
-    /// Frames larger than a ring slot (dropped).
+    /// Frames larger than a pool buffer (dropped).
     pub rx_oversize: u64,
     /// Frames whose checksum was computed here.
     pub csum_fixed: u64,
+    /// Frames copied into the pool after [`LEND_WINDOW`] arrivals, their
+    /// receive slot given back before the pool was done with them.
+    pub rx_unlent: u64,
     /// Ring overflows reported by the kernel so far (reading resets them
     /// in the kernel, so they are accumulated here).
     kernel_drops: std::cell::Cell<u64>,
 }
 
-// SAFETY: the ring mapping is owned by this value alone and only accessed
-// through `&mut self`; moving it to another thread is sound.
-unsafe impl Send for AfPacket {}
-
 impl AfPacket {
-    /// Open a promiscuous AF_PACKET socket with a receive ring on `ifname`.
+    /// Open a promiscuous AF_PACKET socket with receive and transmit rings
+    /// on `ifname`.
     pub fn open(ifname: &str) -> io::Result<AfPacket> {
         let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
             io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
@@ -130,36 +173,35 @@ impl AfPacket {
             tp_frame_nr: FRAME_NR as u32,
         };
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
-        let ring_len = BLOCK_SIZE * BLOCK_NR;
-        // SAFETY: maps the ring the kernel just allocated for this socket;
-        // length and flags are the ones PACKET_RX_RING requires.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                ring_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                s,
-                0,
-            )
+        let txreq = libc::tpacket_req {
+            tp_block_size: BLOCK_SIZE as u32,
+            tp_block_nr: TX_BLOCK_NR as u32,
+            tp_frame_size: TX_FRAME_SIZE as u32,
+            tp_frame_nr: TX_FRAME_NR as u32,
         };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let ring =
-            NonNull::new(p as *mut u8).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
+        // Both rings in one mapping, the receive ring first.
+        let ring = Arc::new(Mapping::new(
+            Some(s),
+            BLOCK_SIZE * (BLOCK_NR + TX_BLOCK_NR),
+            0,
+        )?);
         let port = AfPacket {
             fd,
             ring,
-            ring_len,
             cur: 0,
-            tx_queue: Vec::with_capacity(TX_BATCH),
+            lent: vec![None; FRAME_NR],
+            lent_order: VecDeque::with_capacity(LEND_WINDOW),
+            lent_seq: 0,
+            tx_cur: 0,
+            tx_marked: 0,
             tx_failed: 0,
             name: ifname.to_string(),
             watch: super::IfWatch::new(ifindex),
             stats: PortStats::default(),
             rx_oversize: 0,
             csum_fixed: 0,
+            rx_unlent: 0,
             kernel_drops: std::cell::Cell::new(0),
         };
         // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
@@ -183,10 +225,68 @@ impl AfPacket {
         Ok(port)
     }
 
-    /// The slot header at ring position `i`.
+    /// The receive slot header at ring position `i`.
     fn slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
-        // SAFETY: `i < FRAME_NR`, so the offset stays inside the mapping.
-        unsafe { self.ring.as_ptr().add(i * FRAME_SIZE) as *mut libc::tpacket2_hdr }
+        // SAFETY: `i < FRAME_NR`, so the offset stays inside the receive
+        // ring, at the start of the mapping.
+        unsafe { self.ring.ptr().add(i * FRAME_SIZE) as *mut libc::tpacket2_hdr }
+    }
+
+    /// The transmit slot header at position `i`.
+    fn tx_slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
+        // SAFETY: `i < TX_FRAME_NR`; the transmit ring follows the receive
+        // ring in the mapping, so the offset stays inside it.
+        unsafe {
+            self.ring
+                .ptr()
+                .add(BLOCK_SIZE * BLOCK_NR + i * TX_FRAME_SIZE)
+                as *mut libc::tpacket2_hdr
+        }
+    }
+
+    fn tx_status(&self, i: usize) -> u32 {
+        // SAFETY: a slot header inside the live mapping; the status word
+        // is read volatile because the kernel writes it.
+        unsafe { std::ptr::read_volatile(&(*self.tx_slot(i)).tp_status) }
+    }
+
+    /// Whether receive slot `i` holds a frame not read yet.
+    fn waiting(&self, i: usize) -> bool {
+        // SAFETY: a slot header inside the live mapping; the status word
+        // is read volatile because the kernel writes it.
+        let status = unsafe { std::ptr::read_volatile(&(*self.slot(i)).tp_status) };
+        status & libc::TP_STATUS_USER != 0 && self.lent[i].is_none()
+    }
+
+    /// Give receive slot `i` back to the kernel.
+    fn give_back(&mut self, i: usize) {
+        self.lent[i] = None;
+        let h = self.slot(i);
+        fence(Ordering::Release);
+        // SAFETY: slot `i` is ours (handed over, and not lent: its token
+        // came back, or was never made); no reference into it is used
+        // past this point.
+        unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_KERNEL) };
+    }
+
+    /// Take back every slot lent [`LEND_WINDOW`] arrivals ago or more, its
+    /// frame copied into the pool, before the kernel comes round to it.
+    fn take_back_old(&mut self, rx: &mut Rx<'_>) {
+        while let Some(&(i, seq)) = self.lent_order.front() {
+            let Some(l) = self.lent[i].filter(|l| l.seq == seq) else {
+                self.lent_order.pop_front();
+                continue;
+            };
+            if (self.cur + FRAME_NR - i) % FRAME_NR < LEND_WINDOW {
+                break;
+            }
+            self.lent_order.pop_front();
+            if let Some(token) = rx.unlend(l.buf, l.addr) {
+                drop(token);
+                self.rx_unlent += 1;
+                self.give_back(i);
+            }
+        }
     }
 
     /// Take the socket's pending error (which would otherwise keep `poll`
@@ -197,52 +297,41 @@ impl AfPacket {
         self.watch.check(self.fd.as_fd(), &self.name)
     }
 
-    /// Hand the noted pool buffers to the kernel, [`TX_BATCH`] per
-    /// `sendmmsg`, straight from the pool. A frame the kernel refuses
-    /// ends the batch: it and the rest are counted in `tx_failed` (the
-    /// interface is down or gone, or the socket's send buffer is full).
-    fn kick(&mut self, pool: &BufferPool) {
-        let mut at = 0;
-        while at < self.tx_queue.len() {
-            let batch = &self.tx_queue[at..(at + TX_BATCH).min(self.tx_queue.len())];
-            let mut iov: [libc::iovec; TX_BATCH] = [libc::iovec {
-                iov_base: std::ptr::null_mut(),
-                iov_len: 0,
-            }; TX_BATCH];
-            // SAFETY: an all-zero mmsghdr is a valid empty header (no
-            // address, no control data).
-            let mut hdrs: [libc::mmsghdr; TX_BATCH] = unsafe { std::mem::zeroed() };
-            for ((b, v), h) in batch.iter().zip(iov.iter_mut()).zip(hdrs.iter_mut()) {
-                let f = pool.frame(*b);
-                v.iov_base = f.as_ptr() as *mut libc::c_void;
-                v.iov_len = f.len();
-                h.msg_hdr.msg_iov = v;
-                h.msg_hdr.msg_iovlen = 1;
-            }
-            // SAFETY: `hdrs[..n]` are initialised headers, each pointing to
-            // one iovec of `iov` that points into a pool buffer; `pool` is
-            // borrowed for the call, so the buffers stay alive and
-            // unchanged, and the kernel only reads them. No address: the
-            // socket is bound to the interface.
-            let rc = unsafe {
-                libc::sendmmsg(
-                    self.fd.as_raw_fd(),
-                    hdrs.as_mut_ptr(),
-                    batch.len() as libc::c_uint,
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if rc > 0 {
-                at += rc as usize;
-                continue;
-            }
-            if rc < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            self.tx_failed += (self.tx_queue.len() - at) as u64;
-            break;
+    /// Ask the kernel to send every marked transmit slot. On failure,
+    /// take back the slots it left marked and count them in `tx_failed`.
+    fn kick(&mut self) {
+        if self.tx_marked == 0 {
+            return;
         }
-        self.tx_queue.clear();
+        // SAFETY: send with no data: the TX ring request ("send what is
+        // marked"); the kernel reads only the ring.
+        let rc =
+            unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+        let marked = std::mem::take(&mut self.tx_marked);
+        if rc >= 0 {
+            return;
+        }
+        // The kernel stopped at its head slot, the oldest still marked;
+        // everything from there on is taken back, and the next frame goes
+        // into that slot, where the kernel will look first.
+        let n = marked.min(TX_FRAME_NR);
+        let first = (1..=n).rev().find(|&k| {
+            let i = (self.tx_cur + TX_FRAME_NR - k) % TX_FRAME_NR;
+            let st = self.tx_status(i);
+            st == libc::TP_STATUS_SEND_REQUEST || st == libc::TP_STATUS_WRONG_FORMAT
+        });
+        let Some(first) = first else { return };
+        let head = (self.tx_cur + TX_FRAME_NR - first) % TX_FRAME_NR;
+        for k in 0..first {
+            let i = (head + k) % TX_FRAME_NR;
+            let h = self.tx_slot(i);
+            fence(Ordering::Release);
+            // SAFETY: the kernel stopped before this slot (the send call
+            // returned); handing it back to ourselves as available.
+            unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_AVAILABLE) };
+            self.tx_failed += 1;
+        }
+        self.tx_cur = head;
     }
 
     /// Kernel counters: (packets seen, packets dropped for lack of ring
@@ -262,16 +351,6 @@ impl AfPacket {
             )
         };
         (rc == 0).then_some((st.tp_packets as u64, st.tp_drops as u64))
-    }
-}
-
-impl Drop for AfPacket {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the region mapped in `open`; no reference
-        // into it outlives `self`.
-        unsafe {
-            libc::munmap(self.ring.as_ptr() as *mut libc::c_void, self.ring_len);
-        }
     }
 }
 
@@ -335,8 +414,10 @@ impl Port for AfPacket {
     }
 
     fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
+        self.take_back_old(rx);
         while rx.wants_more() {
-            let h = self.slot(self.cur);
+            let i = self.cur;
+            let h = self.slot(i);
             // SAFETY: `h` points to a slot header inside the live mapping;
             // the status word is read volatile because the kernel writes it.
             let status = unsafe { std::ptr::read_volatile(&(*h).tp_status) };
@@ -345,9 +426,9 @@ impl Port for AfPacket {
             }
             // Order the reads of the frame after the status read.
             fence(Ordering::Acquire);
+            self.cur = (i + 1) % FRAME_NR;
             // SAFETY: the kernel handed this slot to us (TP_STATUS_USER):
-            // its header and `tp_snaplen` bytes at `tp_mac` are stable and
-            // inside the slot until we give it back below.
+            // its header is stable until we give the slot back.
             let (len, snap, mac, tci, tpid) = unsafe {
                 (
                     (*h).tp_len as usize,
@@ -357,83 +438,149 @@ impl Port for AfPacket {
                     (*h).tp_vlan_tpid,
                 )
             };
-            let data = if mac + snap <= FRAME_SIZE {
-                // SAFETY: bounds checked just above against the slot size;
-                // the slice is used only before the slot is given back.
-                Some(unsafe { std::slice::from_raw_parts((h as *const u8).add(mac), snap) })
+            // A VLAN tag the kernel moved into the header goes back
+            // between the addresses and the ethertype: the addresses move
+            // 4 bytes towards the slot's start, into the room the kernel
+            // leaves before the frame (past the header).
+            let vlan = status & libc::TP_STATUS_VLAN_VALID != 0;
+            let (start, total) = if vlan {
+                (mac.wrapping_sub(4), snap + 4)
             } else {
-                None
+                (mac, snap)
             };
-            match data {
-                Some(d) if len == snap => {
-                    // A VLAN tag the kernel moved into the header goes back
-                    // between the addresses and the ethertype, in the copy.
-                    let vlan = status & libc::TP_STATUS_VLAN_VALID != 0 && d.len() >= 12;
-                    let total = d.len() + if vlan { 4 } else { 0 };
-                    let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-                        tpid
-                    } else {
-                        0x8100
-                    };
-                    let mut tag = [0u8; 4];
-                    tag[..2].copy_from_slice(&tpid.to_be_bytes());
-                    tag[2..].copy_from_slice(&tci.to_be_bytes());
-                    if total > crate::buffers::BUF_SIZE {
-                        self.rx_oversize += 1;
-                    } else {
-                        let parts: [&[u8]; 3] = if vlan {
-                            [&d[..12], &tag, &d[12..]]
-                        } else {
-                            [d, &[], &[]]
-                        };
-                        // The frame's one copy: out of the ring slot into a
-                        // pool buffer. Refused at the cap: only the slot
-                        // is given back.
-                        if let Some(f) = rx.copy(&parts, Annotation::default()) {
-                            if status & libc::TP_STATUS_CSUMNOTREADY != 0 && fix_l4_checksum(f) {
-                                self.csum_fixed += 1;
-                            }
-                        }
-                        self.stats.rx_frames += 1;
-                        self.stats.rx_bytes += total as u64;
-                    }
-                }
-                _ => self.rx_oversize += 1,
+            let fits = len == snap
+                && snap >= 14
+                && start >= std::mem::size_of::<libc::tpacket2_hdr>()
+                && mac + snap <= FRAME_SIZE
+                && total <= BUF_SIZE;
+            if !fits {
+                self.rx_oversize += 1;
+                self.give_back(i);
+                continue;
             }
-            fence(Ordering::Release);
-            // SAFETY: hands the slot back to the kernel; no reference into
-            // it (`data`) is used past this point.
-            unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_KERNEL) };
-            self.cur = (self.cur + 1) % FRAME_NR;
+            // SAFETY: the slot is ours until given back; `start..mac +
+            // snap` lies inside it (checked above) and past its header.
+            let frame = unsafe { std::slice::from_raw_parts_mut((h as *mut u8).add(start), total) };
+            if vlan {
+                let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+                    tpid
+                } else {
+                    0x8100
+                };
+                frame.copy_within(4..16, 0);
+                frame[12..14].copy_from_slice(&tpid.to_be_bytes());
+                frame[14..16].copy_from_slice(&tci.to_be_bytes());
+            }
+            if status & libc::TP_STATUS_CSUMNOTREADY != 0 && fix_l4_checksum(frame) {
+                self.csum_fixed += 1;
+            }
+            self.stats.rx_frames += 1;
+            self.stats.rx_bytes += total as u64;
+            if !self.waiting(self.cur) {
+                // The last frame the kernel wrote: copied, and its slot
+                // given back at once. `poll` says a packet ring is
+                // readable while the slot before the kernel's next one is
+                // not the kernel's, so lending this one would keep the
+                // runner from sleeping.
+                let _ = rx.copy(&[frame], Annotation::default());
+                self.give_back(i);
+                continue;
+            }
+            let addr = i * FRAME_SIZE + start;
+            // SAFETY: the kernel handed this slot over and takes it back
+            // only when its status says so, which `give_back` writes once
+            // the token came back (`reclaim`) or the frame was copied out
+            // (`take_back_old`); this port makes no other access to the
+            // frame meanwhile (`frame` is not used past this point).
+            let token = unsafe { LentFrame::new(self.ring.clone(), addr, FRAME_SIZE - start) };
+            match token.map(|t| rx.lend(t, total, Annotation::default())) {
+                Some(Ok(buf)) => {
+                    let seq = self.lent_seq;
+                    self.lent_seq += 1;
+                    self.lent[i] = Some(Lending {
+                        buf,
+                        addr: addr as u64,
+                        seq,
+                    });
+                    self.lent_order.push_back((i, seq));
+                }
+                // Refused at the cap: back to the kernel at once.
+                Some(Err(_)) | None => self.give_back(i),
+            }
         }
         Ok(())
     }
 
     fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()> {
-        let n = pool.frame(buf).len();
-        if n > FRAME_SIZE {
+        let len = pool.frame(buf).len();
+        if len > TX_FRAME_SIZE - TX_DATA {
             self.stats.tx_errors += 1;
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "frame longer than the interface takes",
+                "frame longer than a transmit slot",
             ));
         }
-        // Noted only: the runner keeps the buffer until the flush.
-        self.tx_queue.push(buf);
+        if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
+            // The ring is full of frames being sent: push, look again.
+            self.kick();
+            if self.tx_status(self.tx_cur) != libc::TP_STATUS_AVAILABLE {
+                self.stats.tx_errors += 1;
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "AF_PACKET transmit ring full",
+                ));
+            }
+        }
+        fence(Ordering::Acquire);
+        let h = self.tx_slot(self.tx_cur);
+        // SAFETY: the slot is available (ours until marked); its data
+        // area of TX_FRAME_SIZE - TX_DATA bytes lies inside the mapping and
+        // nothing else borrows it.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut((h as *mut u8).add(TX_DATA), TX_FRAME_SIZE - TX_DATA)
+        };
+        // The frame's one copy: from the pool buffer (or the receive slot
+        // it still is in) into the transmit slot.
+        let n = pool.copy_out(buf, dst);
+        // SAFETY: header fields of the slot we own, plain integers.
+        unsafe {
+            (*h).tp_len = n as u32;
+            (*h).tp_snaplen = n as u32;
+        }
+        fence(Ordering::Release);
+        // SAFETY: marks the slot for the kernel; we touch it no more until
+        // it is available again.
+        unsafe { std::ptr::write_volatile(&mut (*h).tp_status, libc::TP_STATUS_SEND_REQUEST) };
+        self.tx_cur = (self.tx_cur + 1) % TX_FRAME_NR;
+        self.tx_marked += 1;
         self.stats.tx_frames += 1;
         self.stats.tx_bytes += n as u64;
-        if self.tx_queue.len() >= TX_BATCH {
-            self.kick(pool);
+        if self.tx_marked >= TX_FRAME_NR / 2 {
+            self.kick();
         }
         Ok(())
     }
 
-    fn flush(&mut self, pool: &BufferPool) -> u64 {
-        self.kick(pool);
+    fn flush(&mut self, _pool: &BufferPool) -> u64 {
+        self.kick();
         let failed = std::mem::take(&mut self.tx_failed);
         self.stats.tx_errors += failed;
         self.stats.tx_frames = self.stats.tx_frames.saturating_sub(failed);
         failed
+    }
+
+    fn reclaim(&mut self, frame: LentFrame) {
+        // A slot of an earlier socket's ring (the port was replaced) is
+        // simply dropped: its mapping goes with the last such frame.
+        if !frame.is_from(&self.ring) {
+            return;
+        }
+        let addr = frame.addr();
+        let i = addr as usize / FRAME_SIZE;
+        if self.lent.get(i).copied().flatten().map(|l| l.addr) == Some(addr) {
+            drop(frame);
+            self.give_back(i);
+        }
     }
 
     fn stats(&self) -> PortStats {

@@ -868,7 +868,7 @@ impl Port for AfXdp {
             // not used past this point).
             let lent = unsafe { LentFrame::new(self.umem.clone(), d.addr as usize, room) };
             match lent.map(|l| rx.lend(l, n, Annotation::default())) {
-                Some(Ok(())) => {}
+                Some(Ok(_)) => {}
                 // Refused at the cap (or out of bounds): back to the
                 // kernel at once.
                 Some(Err(_)) | None => self.free_rx.push(base),

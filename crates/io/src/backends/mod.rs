@@ -2,8 +2,8 @@
 //!
 //! * [`tap`]: a TAP device (a virtual Ethernet interface whose other side
 //!   is a file descriptor), for `pipelab shell`;
-//! * [`af_packet`]: an AF_PACKET socket with a TPACKET_V2 receive ring on
-//!   an existing interface, for `pipelab bridge`;
+//! * [`af_packet`]: an AF_PACKET socket with TPACKET_V2 receive and
+//!   transmit rings on an existing interface, for `pipelab bridge`;
 //! * [`af_xdp`]: an AF_XDP socket fed by a small XDP program, for
 //!   `pipelab bridge` on veth (native XDP where the driver allows);
 //! * [`nfqueue`]: a netfilter queue, for this host's own packets (host
@@ -131,7 +131,7 @@ impl std::ops::AddAssign for PortStats {
 ///   which takes it into the pool with at most one copy, together with
 ///   what the port knows of it ([`crate::buffers::Annotation`]).
 /// * [`Port::send`] gets the pool and the buffer: the port transmits from
-///   the buffer itself where the kernel interface allows (`sendmmsg`,
+///   the buffer itself where the kernel interface allows (
 ///   `write`, a verdict's gather list) or copies it once into its
 ///   transmit memory ([`BufferPool::copy_out`]). The buffer stays
 ///   unchanged until the port's next [`Port::flush`], so a port may keep

@@ -172,7 +172,9 @@ impl Change {
     pub fn describe(&self) -> String {
         match self {
             Change::NftTable { family, table } => format!("nft table {family} {table}"),
-            Change::HostRules { table } => format!("host-mode rules '{table}' (nftables or iptables)"),
+            Change::HostRules { table } => {
+                format!("host-mode rules '{table}' (nftables or iptables)")
+            }
             Change::GroOff { ifname } => format!("GRO on {ifname}"),
             Change::NamedNetns { name } => format!("namespace {name}"),
             Change::NetnsProcesses => "processes left in its namespace".into(),
@@ -408,9 +410,7 @@ impl Ledger {
         };
         let text = serde_json::to_string_pretty(r).map_err(|e| err(e.into()))?;
         let file = path.file_name().map(|f| f.to_string_lossy().to_string());
-        let tmp = self
-            .dir
-            .join(format!(".{}.tmp", file.unwrap_or_default()));
+        let tmp = self.dir.join(format!(".{}.tmp", file.unwrap_or_default()));
         fs::write(&tmp, text + "\n")
             .and_then(|()| fs::rename(&tmp, path))
             .map_err(|e| {
@@ -588,9 +588,9 @@ pub fn notice(restored: &[Restored]) {
 
 impl RecordFile {
     fn holds(&self, ns: NsId, key: &str) -> bool {
-        self.entries
-            .iter()
-            .any(|e| e.netns == ns && matches!(&e.change, Change::Sysctl { key: k, .. } if k == key))
+        self.entries.iter().any(|e| {
+            e.netns == ns && matches!(&e.change, Change::Sysctl { key: k, .. } if k == key)
+        })
     }
 }
 
@@ -1138,7 +1138,11 @@ mod tests {
             entries: Vec::new(),
         };
         assert!(!r.alive(), "a different start time is another process");
-        assert!(RecordFile { start: t, ..r.clone() }.alive());
+        assert!(RecordFile {
+            start: t,
+            ..r.clone()
+        }
+        .alive());
         assert_eq!(start_time(u32::try_from(i32::MAX).unwrap()), None);
     }
 
@@ -1190,7 +1194,11 @@ mod tests {
         assert_eq!(dry[0].what, format!("would remove file {}", left.display()));
         assert!(!left.exists());
         assert!(ledger.recover(true, false).unwrap().is_empty());
-        assert_eq!(fs::read_dir(ledger.dir()).unwrap().count(), 0, "record gone");
+        assert_eq!(
+            fs::read_dir(ledger.dir()).unwrap().count(),
+            0,
+            "record gone"
+        );
     }
 
     #[test]

@@ -31,7 +31,14 @@ pub fn spawn_in(ns: &NetNs, cmd: &mut std::process::Command) -> io::Result<std::
             if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
                 return Err(io::Error::last_os_error());
             }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             if libc::getppid() != parent {
@@ -60,7 +67,14 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
     // errors are built from raw OS codes, without allocating.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             if libc::getppid() != parent {

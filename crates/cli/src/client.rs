@@ -468,6 +468,18 @@ pub fn list(a: &ListArgs) -> Result<(), Failure> {
         })?;
         return emit(&(text + "\n"));
     }
+    // What dead pipelab processes left on the host, named in one line.
+    let left = pipelab_modes::ledger::Ledger::new().leftovers();
+    if !left.is_empty() {
+        let shown: Vec<String> = left.iter().take(3).map(|r| r.what.clone()).collect();
+        eprintln!(
+            "note: pipelab processes that no longer run left {} change{} on this host ({}{}): run `pipelab cleanup`",
+            left.len(),
+            if left.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if left.len() > 3 { ", ..." } else { "" }
+        );
+    }
     emit(&list_table(&entries))
 }
 

@@ -86,6 +86,18 @@ enum Cmd {
     /// Timestamped UDP test traffic: one-way delay, loss, reordering.
     #[command(subcommand)]
     Probe(live::ProbeCmd),
+    /// Undo what pipelab processes that no longer run left on this host
+    /// (nft tables, host-mode rules, GRO turned off, namespaces, files,
+    /// ip_forward), as recorded in the host ledger; prints each thing restored.
+    ///
+    /// Every command that changes the host does this first (host-mode
+    /// rules excepted: they hold the host's traffic, fail-closed, until
+    /// pipelabd runs again or this command removes them).
+    Cleanup {
+        /// Only print what would be restored.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Check a configuration file and print it in canonical form.
     Check {
         /// The configuration file (one command per line, `#` comments).
@@ -432,6 +444,7 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             emit(&text)
         }
         Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),
+        Cmd::Cleanup { dry_run } => cleanup(dry_run),
         Cmd::Check { config } => {
             let name = config.display().to_string();
             let text = read(&config)?;
@@ -444,6 +457,46 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             emit(&cfg.to_script())
         }
     }
+}
+
+/// `pipelab cleanup [--dry-run]`: one line per thing restored (or that
+/// would be, or could not be); exit 1 if anything could not.
+fn cleanup(dry_run: bool) -> Result<(), Failure> {
+    let ledger = pipelab_modes::ledger::Ledger::new();
+    let done = ledger.recover(true, dry_run).map_err(|e| Failure {
+        message: format!("error: {e}"),
+        code: 1,
+    })?;
+    // Stale entries of the registry of emulations go too.
+    if !dry_run {
+        let _ = pipelab_control::registry::list();
+    }
+    let mut text = String::new();
+    let mut failed = 0;
+    for r in &done {
+        match &r.error {
+            Some(e) => {
+                failed += 1;
+                text += &format!("could not restore {} (left by {}): {e}\n", r.what, r.owner);
+            }
+            None if dry_run => text += &format!("{} (left by {})\n", r.what, r.owner),
+            None => text += &format!("restored: {} (left by {})\n", r.what, r.owner),
+        }
+    }
+    if done.is_empty() {
+        text += "nothing to clean up\n";
+    }
+    emit(&text)?;
+    if failed > 0 {
+        return Err(Failure {
+            message: format!(
+                "error: {failed} changes could not be restored (see above); they stay in {}",
+                ledger.dir().display()
+            ),
+            code: 1,
+        });
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {

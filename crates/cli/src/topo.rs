@@ -287,6 +287,13 @@ fn vn_table(st: &live::TopoState) -> String {
 /// until its state file says forwarding runs.
 fn up_background(args: &[String], name: &str) -> Result<String, String> {
     use std::os::unix::process::CommandExt;
+    // What dead pipelab processes left (a crashed emulator's namespaces)
+    // is removed first, and said here, where the user reads it (the
+    // emulator's own output goes to its log).
+    let restored = pipelab_modes::ledger::Ledger::new()
+        .recover(false, false)
+        .map_err(|e| e.to_string())?;
+    pipelab_modes::ledger::notice(&restored);
     if let Some(pid) = live::running(name) {
         return Err(format!("topology '{name}' is already up (pid {pid})"));
     }

@@ -586,8 +586,14 @@ fn af_xdp_unavailable_fails_clearly_or_falls_back() {
         std::env::temp_dir().display()
     );
     std::fs::write(&conf, "add 100 allow ip from any to any\n").expect("config");
+    // The first bridge stands for a foreign XDP program: the second one
+    // keeps a host ledger of its own, so it does not see the first one's
+    // claim on pba (pipelab refuses a second emulation on a claimed
+    // interface: see hostile_host.rs) and meets the attached program.
+    let ledger = tempfile::tempdir().expect("tempdir");
     let run = |backend: &str| {
         Command::new(BIN)
+            .env("PIPELAB_LEDGER_DIR", ledger.path())
             .args([
                 "bridge",
                 &format!("pba{id}"),

@@ -20,6 +20,12 @@ pub struct NetNs {
     fd: OwnedFd,
 }
 
+impl AsFd for NetNs {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
 fn open_thread_ns() -> io::Result<OwnedFd> {
     Ok(File::open("/proc/thread-self/ns/net")?.into())
 }

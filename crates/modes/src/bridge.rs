@@ -14,13 +14,17 @@
 //! (Dummynet's L3 accounting), or the frame less its Ethernet header for
 //! non-IP frames. GRO is turned off on both ports for the run (the kernel
 //! would otherwise merge segments into super-frames) and restored on exit,
-//! also on Ctrl-C.
+//! also on Ctrl-C; it is written in the host ledger ([`crate::ledger`])
+//! first, so after a `kill -9` the next pipelab command (or `pipelab
+//! cleanup`) turns it back on. The ports are claimed there too: a second
+//! emulation on either is refused, naming the bridge that has it.
 //!
 //! Backends ([`Backend`]): AF_XDP where it can be set up (an XDP program
 //! redirecting every frame to an AF_XDP socket, native XDP where the driver
 //! allows, else generic), else AF_PACKET with one log line saying why; or
 //! either one forced. Each port chooses on its own.
 
+use crate::ledger::{Change, Ledger, Record};
 use crate::live::{LiveRunner, SendPort};
 use crate::report::{queue_counters, rule_counters, QueueCounters};
 use pipelab_classify::Direction;
@@ -126,15 +130,17 @@ pub struct BridgeReport {
     pub queues: Vec<QueueCounters>,
 }
 
-/// Restores GRO on the ports when dropped.
-struct OffloadGuard(Vec<String>);
-
-impl Drop for OffloadGuard {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = ethtool::set(p, Offload::Gro, true);
-        }
+/// Turn GRO off on `port` if it is on, written down in `record` first
+/// (restored when the record is dropped, or after a crash by the next
+/// pipelab command).
+fn gro_off(record: &mut Record, port: &str) -> io::Result<()> {
+    if ethtool::get(port, Offload::Gro).unwrap_or(false) {
+        record.record(Change::GroOff {
+            ifname: port.to_string(),
+        })?;
+        let _ = ethtool::set(port, Offload::Gro, false);
     }
+    Ok(())
 }
 
 /// Open one port with `backend`: the port and a name for its backend.
@@ -180,14 +186,16 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         Some(n) => n.clone(),
         None => crate::plane::default_name(&["bridge", &opts.ports[0], &opts.ports[1]]),
     };
-    let reg = crate::plane::register(&name, "bridge").map_err(io::Error::other)?;
-    let mut guard = OffloadGuard(Vec::new());
+    // What dead pipelab processes left is undone first (GRO a killed
+    // bridge left off comes back on); an interface belongs to one
+    // emulation at a time.
+    let mut record = Ledger::new().begin("bridge", &name)?;
     for p in &opts.ports {
-        if ethtool::get(p, Offload::Gro).unwrap_or(false)
-            && ethtool::set(p, Offload::Gro, false).is_ok()
-        {
-            guard.0.push(p.clone());
-        }
+        record.claim(p)?;
+    }
+    let reg = crate::plane::register_recorded(&mut record, &name, "bridge")?;
+    for p in &opts.ports {
+        gro_off(&mut record, p)?;
     }
     let mut ports: Vec<SendPort> = Vec::new();
     let mut backends = Vec::new();
@@ -266,11 +274,9 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
                 continue;
             }
             if let Ok((port, kind)) = open_port(name, opts.backend) {
-                if ethtool::get(name, Offload::Gro).unwrap_or(false)
-                    && ethtool::set(name, Offload::Gro, false).is_ok()
-                    && !guard.0.contains(name)
-                {
-                    guard.0.push(name.clone());
+                // A new interface of that name: its own GRO setting.
+                if let Err(e) = gro_off(&mut record, name) {
+                    eprintln!("pipelab: {name}: GRO stays on: {e}");
                 }
                 let i = *i;
                 let _ = live.with(move |r| r.replace_port(i, port));
@@ -329,7 +335,7 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if let Some(p) = &opts.stats_file {
         std::fs::write(p, &json)?;
     }
-    drop(guard);
+    drop(record);
     match failure {
         Some(e) => Err(e),
         None => Ok(report),

@@ -29,6 +29,10 @@ pub enum ModeError {
     /// The control protocol could not be served.
     #[error(transparent)]
     Serve(#[from] pipelab_control::ServeError),
+    /// The host ledger refused (an interface in use, no free subnet) or
+    /// could not be written.
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::LedgerError),
     /// The operating system refused.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -38,6 +42,7 @@ impl From<ModeError> for io::Error {
     fn from(e: ModeError) -> io::Error {
         match e {
             ModeError::Io(e) => e,
+            ModeError::Ledger(e) => e.into(),
             ModeError::Lower(_) | ModeError::Spec(_) | ModeError::Command(_) => {
                 io::Error::new(io::ErrorKind::InvalidInput, e.to_string())
             }

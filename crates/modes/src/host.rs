@@ -24,7 +24,10 @@
 //!   process listens on the queue (the daemon was killed) the kernel drops
 //!   these packets; they are never passed unshaped. [`HostPlane::stop`]
 //!   removes the table; a crash leaves it, and the next start replaces it
-//!   in one nftables transaction.
+//!   in one nftables transaction. The table is written in the host ledger
+//!   ([`crate::ledger`]) before it is installed: other pipelab commands
+//!   name a dead daemon's rules but leave them; `pipelab cleanup` removes
+//!   them.
 //! * Excluded: packets carrying [`REINJECT_MARK`] (the plane's own copies
 //!   made by duplication, sent through a raw socket), and with
 //!   [`HostPlane::start_scoped`], everything whose peer address (the
@@ -54,6 +57,7 @@
 //! its verdict. Rule counters carry over for rules that did not change.
 
 use crate::error::ModeError;
+use crate::ledger::{Change, Ledger, Record};
 use crate::live::{LiveRunner, SendPort};
 use pipelab_emu::{lower_config, Compiled, Env, Spec};
 use pipelab_engine::Duration;
@@ -121,6 +125,8 @@ pub struct HostStats {
 /// The host-mode data plane. See the module documentation.
 pub struct HostPlane {
     live: LiveRunner,
+    /// The rules, in the host ledger.
+    record: Option<Record>,
     /// Stopped already (by `stop`).
     stopped: bool,
     table: String,
@@ -444,6 +450,13 @@ impl HostPlane {
         // No pipes, no rules until the first apply: every packet is
         // accepted at once.
         let empty = compile(&Config::default(), opts.runner.seed)?;
+        // Written down before they are installed: after a crash, the
+        // rules stay (fail-closed) until the daemon starts again (and
+        // replaces them) or `pipelab cleanup` removes them.
+        let mut record = Ledger::new().begin("host", &opts.table)?;
+        record.record(Change::HostRules {
+            table: opts.table.clone(),
+        })?;
         install_rules(&opts.table, opts.queue_num, scope)?;
         let ports: Vec<SendPort> = vec![Box::new(port)];
         let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner) {
@@ -455,6 +468,7 @@ impl HostPlane {
         };
         Ok(HostPlane {
             live,
+            record: Some(record),
             stopped: false,
             table: opts.table,
             seed: opts.runner.seed,
@@ -514,6 +528,12 @@ impl HostPlane {
         };
         joined?;
         removed?;
+        // Removed: nothing left to undo.
+        if let Some(mut r) = self.record.take() {
+            let _ = r.forget(&Change::HostRules {
+                table: self.table.clone(),
+            });
+        }
         Ok(stats)
     }
 

@@ -18,6 +18,7 @@
 pub mod bridge;
 pub mod error;
 pub mod host;
+pub mod ledger;
 pub mod live;
 pub mod plane;
 pub mod probe;

@@ -111,6 +111,20 @@ pub fn register(name: &str, mode: &str) -> Result<pipelab_control::Registration,
     Ok(registry::register(info)?)
 }
 
+/// [`register`], written down in `record` first: after a crash, the next
+/// pipelab command removes the entry if it is still the dead process's.
+pub fn register_recorded(
+    record: &mut crate::ledger::Record,
+    name: &str,
+    mode: &str,
+) -> Result<pipelab_control::Registration, ModeError> {
+    record.record(crate::ledger::Change::Registration {
+        dir: registry::Registry::new().dir().to_path_buf(),
+        name: name.to_string(),
+    })?;
+    register(name, mode)
+}
+
 /// Serve `reg` with `plane`, starting from `initial`, owner access.
 pub fn serve(
     reg: pipelab_control::Registration,

@@ -17,19 +17,26 @@
 //! `--link`, `--uplink` and `--downlink` words make pipe 1 (namespace →
 //! host) and pipe 2 (host → namespace) and two rules sending to them
 //! ([`link_config`]); a `--config` file may add to them or replace them
-//! with any configuration of the language. The addresses are a /24 in 100.64.0.0/10 chosen from the
-//! process id, so shells nest (an inner shell's "host" is the outer
-//! namespace). Closing the TAPs removes both interfaces and the namespace
-//! vanishes with its last process: nothing is left behind, also after a
-//! crash. The NAT rule (nftables, when the `nft` tool is present) is
-//! removed on exit.
+//! with any configuration of the language. The addresses are a /24 in
+//! 100.64.0.0/10, reserved in the host ledger ([`crate::ledger`]): the one
+//! the process id names unless a running pipelab holds it or it overlaps
+//! an address of the host, else the next free one; so shells nest (an
+//! inner shell's "host" is the outer namespace) and never share a subnet.
+//! Closing the TAPs removes both interfaces; the command dies with the
+//! shell (`PR_SET_PDEATHSIG`), what it left in the namespace is killed at
+//! exit, and the namespace vanishes with its last process. The NAT rule
+//! (nftables, when the `nft` tool is present) and `net.ipv4.ip_forward`
+//! (held by every shell of the namespace, restored by the last) are
+//! written in the ledger before they are changed and restored on exit, or
+//! by the next pipelab command (or `pipelab cleanup`) after a crash.
 
+use crate::ledger::{host_networks, Change, Ledger, NsId, SHELL_SUBNETS};
 use crate::live::{LiveRunner, SendPort};
 use nix::sys::signal::Signal;
 use pipelab_classify::Direction;
 use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
 use pipelab_engine::Duration;
-use pipelab_io::backends::process::{ignore_interrupts, pidfd, spawn_in};
+use pipelab_io::backends::process::{die_with_parent, ignore_interrupts, pidfd, spawn_in};
 use pipelab_io::backends::tap::Tap;
 use pipelab_io::netlink::Netlink;
 use pipelab_io::netns::NetNs;
@@ -133,31 +140,6 @@ pub struct ShellReport {
     pub queues: Vec<crate::report::QueueCounters>,
 }
 
-fn subnet_for(pid: u32) -> (Ipv4Addr, Ipv4Addr) {
-    let a = 64 + ((pid >> 8) & 63) as u8;
-    let b = (pid & 255) as u8;
-    (Ipv4Addr::new(100, a, b, 1), Ipv4Addr::new(100, a, b, 2))
-}
-
-/// Undo what the shell changed on the host, also on early return.
-struct HostGuard {
-    forward_was: Option<String>,
-    nft_table: Option<String>,
-}
-
-impl Drop for HostGuard {
-    fn drop(&mut self) {
-        if let Some(t) = self.nft_table.take() {
-            let _ = Command::new("nft")
-                .args(["delete", "table", "ip", &t])
-                .status();
-        }
-        if let Some(v) = self.forward_was.take() {
-            let _ = std::fs::write("/proc/sys/net/ipv4/ip_forward", v);
-        }
-    }
-}
-
 fn nft_available() -> bool {
     Command::new("nft")
         .arg("--version")
@@ -169,7 +151,6 @@ fn nft_available() -> bool {
 /// Run `opts.command` behind the emulated link; returns its exit code.
 pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let pid = std::process::id();
-    let (outside, inside) = subnet_for(pid);
     let in_name = format!("pli{pid}");
     let out_name = format!("plo{pid}");
     // Everything that can be refused is refused before the host changes.
@@ -183,12 +164,28 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         Some(n) => n.clone(),
         None => crate::plane::default_name(&["shell", &pid.to_string()]),
     };
-    let reg = crate::plane::register(&name, "shell").map_err(io::Error::other)?;
+    // What dead pipelab processes left is undone first; from here on,
+    // every change to the host is written down before it is made, and
+    // undone when `record` is dropped (or by the next command, after a
+    // crash).
+    let mut record = Ledger::new().begin("shell", &name)?;
+    let reg = crate::plane::register_recorded(&mut record, &name, "shell")?;
+    // The /24: the pid's (its 14 low bits) unless a running pipelab has it
+    // or it overlaps an address of this host, else the next free one.
+    let net = record.reserve_subnet(pid % SHELL_SUBNETS, &host_networks())?;
+    let outside = Ipv4Addr::from(u32::from(net) + 1);
+    let inside = Ipv4Addr::from(u32::from(net) + 2);
     // SIGTERM and SIGHUP are for the command: blocked here (in every
     // thread started from now on), read from a descriptor and forwarded
     // to it, so that the shell always outlives its command and cleans up.
     let forward = StopSignals::block_these(&[Signal::SIGTERM, Signal::SIGHUP])?;
     let ns = NetNs::create()?;
+    // The command and whatever it starts live in the namespace: killed
+    // with it (the command also dies with this process, see `spawn_in`).
+    record.record_in(
+        NsId::of_fd(std::os::fd::AsFd::as_fd(&ns))?,
+        Change::NetnsProcesses,
+    )?;
 
     let tap_in = Tap::create(&in_name)?;
     let tap_out = Tap::create(&out_name)?;
@@ -220,13 +217,11 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         Ok(())
     })?;
 
-    let mut guard = HostGuard {
-        forward_was: None,
-        nft_table: None,
-    };
-    if let Ok(v) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_forward") {
-        if v.trim() != "1" && std::fs::write("/proc/sys/net/ipv4/ip_forward", "1").is_ok() {
-            guard.forward_was = Some(v);
+    // Forwarding is shared by every shell of this namespace: held, and
+    // restored by the last holder to the value the first one found.
+    if let Err(e) = record.hold_sysctl("net/ipv4/ip_forward", "1") {
+        if opts.verbose {
+            eprintln!("pipelab shell: {e}: the namespace reaches this host only");
         }
     }
     if nft_available() {
@@ -235,9 +230,14 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             "table ip {table} {{\n  chain post {{\n    type nat hook postrouting priority 100;\n    \
              ip saddr {inside} oifname != \"{out_name}\" masquerade\n  }}\n}}\n"
         );
-        if Command::new("nft")
-            .args(["-f", "-"])
-            .stdin(std::process::Stdio::piped())
+        record.record(Change::NftTable {
+            family: "ip".into(),
+            table: table.clone(),
+        })?;
+        let mut nft = Command::new("nft");
+        nft.args(["-f", "-"]).stdin(std::process::Stdio::piped());
+        die_with_parent(&mut nft);
+        let made = nft
             .spawn()
             .and_then(|mut c| {
                 use std::io::Write;
@@ -247,9 +247,11 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
                 c.wait()
             })
             .map(|s| s.success())
-            .unwrap_or(false)
-        {
-            guard.nft_table = Some(table);
+            .unwrap_or(false);
+        if !made && opts.verbose {
+            eprintln!(
+                "pipelab shell: nft could not make table ip {table}: no NAT beyond this host"
+            );
         }
     } else if opts.verbose {
         eprintln!("pipelab shell: no 'nft' tool: the namespace reaches the host only (no NAT)");
@@ -340,7 +342,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         )?;
     }
     drop(live);
-    drop(guard);
+    drop(record);
     drop(ns);
     Ok(code)
 }

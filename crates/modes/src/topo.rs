@@ -52,9 +52,13 @@
 //!   addresses; written once forwarding runs. [`down`] stops the emulator,
 //!   kills every process left in its namespaces and unmounts them; it
 //!   works from the name alone after a crash. The TAPs vanish with the
-//!   emulator's descriptors, so no link is ever left in the host.
+//!   emulator's descriptors, so no link is ever left in the host. Every
+//!   namespace and file is written in the host ledger
+//!   ([`crate::ledger`]) before it is made: after a crash, the next
+//!   pipelab command (or `pipelab cleanup`) removes them and says so.
 
 use crate::error::ModeError;
+use crate::ledger::{Change as HostChange, Ledger, NsId};
 use crate::live::{LiveRunner, SendPort};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
@@ -655,6 +659,11 @@ pub fn down(name: &str) -> io::Result<DownReport> {
         pipelab_control::Registry::new().forget(name, pid);
     }
     let _ = pipelab_control::registry::list();
+    // The records of what dead processes left (this topology's, now
+    // gone, and any other's) are settled too.
+    if let Ok(r) = Ledger::new().recover(false, false) {
+        crate::ledger::notice(&r);
+    }
     Ok(rep)
 }
 
@@ -833,21 +842,6 @@ fn write_state(st: &TopoState) -> io::Result<()> {
     std::fs::rename(&tmp, &p)
 }
 
-/// Removes the topology's namespaces and files when dropped.
-struct Cleanup {
-    name: String,
-    names: Vec<String>,
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        kill_in_namespaces(&self.names);
-        remove_namespaces(&self.names);
-        let _ = std::fs::remove_file(state_path(&self.name));
-        let _ = std::fs::remove_file(sock_path(&self.name));
-    }
-}
-
 /// Bring the topology up and forward until `stop`, SIGINT or SIGTERM
 /// (the foreground half of `pipelab topo up`); `ready` is called with
 /// the state once forwarding runs.
@@ -861,6 +855,11 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
 
     std::fs::create_dir_all(STATE_DIR)?;
     std::fs::create_dir_all(NETNS_DIR)?;
+    // What dead pipelab processes left is undone first (a crashed
+    // emulator's namespaces and files, saying so); from here on every
+    // namespace and file is written down before it is made, and removed
+    // when `record` is dropped, or by the next command after a crash.
+    let mut record = Ledger::new().begin("topo", &name)?;
     if let Ok(st) = read_state(&name) {
         if pid_alive(st.pid) {
             return Err(invalid(format!(
@@ -894,17 +893,26 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         .map_err(|e| invalid(e.to_string()))?;
     // The name is taken in the registry of emulations before any thread
     // starts: `pipelab --target NAME` and `pipelab list` reach it.
-    let reg = crate::plane::register(&name, "topo")?;
+    let reg = crate::plane::register_recorded(&mut record, &name, "topo")?;
     let mut load = opts.load;
     let config = pipelab_emu::lower_config(&opts.config, &mut load).map_err(ModeError::from)?;
     let n_routes = net.distilled().routes.len();
     let n_pipes = net.distilled().pipes.len();
     // A stale socket of the line protocol of earlier versions.
     let _ = std::fs::remove_file(sock_path(&name));
-    let cleanup = Cleanup {
-        name: name.clone(),
-        names: vns.iter().map(|v| v.netns.clone()).collect(),
-    };
+    let mut made: Vec<HostChange> = vns
+        .iter()
+        .map(|v| HostChange::NamedNetns {
+            name: v.netns.clone(),
+        })
+        .collect();
+    made.push(HostChange::File {
+        path: state_path(&name),
+    });
+    made.push(HostChange::File {
+        path: sock_path(&name),
+    });
+    record.record_all_in(NsId::current()?, made)?;
     let taps = make_vns(&vns, opts.prefix.1, opts.threads)?;
     let ports: Vec<SendPort> = taps.into_iter().map(|t| Box::new(t) as SendPort).collect();
     let live = Live {
@@ -944,6 +952,11 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     };
     write_state(&state)?;
     ready(&state);
+    // The log of a background emulator (kept if start-up fails, for the
+    // message; removed with the rest once the topology has run).
+    record.record(HostChange::File {
+        path: log_path(&name),
+    })?;
 
     // Until a stop signal (Ctrl-C, `kill`, or `stop` on the control
     // socket, which sends one), or the runner ends on an error.
@@ -955,7 +968,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let _ = control.close();
     let stopped = runner.stop();
     drop(runner);
-    drop(cleanup);
+    drop(record);
     drop(signals);
     stopped
 }

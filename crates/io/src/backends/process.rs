@@ -10,18 +10,39 @@ use std::os::fd::{OwnedFd, RawFd};
 /// SIGQUIT restored to their defaults (the caller ignores them while the
 /// child runs, as a shell does) and no signal blocked (the caller may
 /// block SIGTERM to forward it).
+///
+/// The child dies with its parent: it is killed (`PR_SET_PDEATHSIG`,
+/// SIGKILL) when the thread that spawned it ends, so call this from a
+/// thread that lives as long as the process (the main thread). A parent
+/// that ended before the child asked for the signal is noticed (the
+/// child's parent is then another process) and the spawn fails.
 pub fn spawn_in(ns: &NetNs, cmd: &mut std::process::Command) -> io::Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
     let fd = ns.fd();
+    let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the child between fork and exec; it calls
-    // only async-signal-safe functions (setns(2), signal(2),
-    // sigemptyset(3), pthread_sigmask(3)) through libc, on a signal set on
-    // its own stack; it touches no locks or allocations, and `fd` stays
-    // open in the parent until the spawn returns (the child inherits it).
+    // only async-signal-safe functions (setns(2), prctl(2), getppid(2),
+    // signal(2), sigemptyset(3), pthread_sigmask(3)) through libc, on a
+    // signal set on its own stack; it touches no locks or allocations
+    // (errors are built from raw OS codes), and `fd` stays open in the
+    // parent until the spawn returns (the child inherits it).
     unsafe {
         cmd.pre_exec(move || {
             if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
                 return Err(io::Error::last_os_error());
+            }
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
             }
             libc::signal(libc::SIGINT, libc::SIG_DFL);
             libc::signal(libc::SIGQUIT, libc::SIG_DFL);
@@ -32,6 +53,36 @@ pub fn spawn_in(ns: &NetNs, cmd: &mut std::process::Command) -> io::Result<std::
         });
     }
     cmd.spawn()
+}
+
+/// Have the process `cmd` starts killed (SIGKILL) when the calling thread
+/// ends (`PR_SET_PDEATHSIG`): a helper tool (`nft`) must not go on
+/// changing the host after its parent was killed and its changes were
+/// undone. Call it from a thread that lives as long as the process.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and
+    // calls only async-signal-safe functions (prctl(2), getppid(2));
+    // errors are built from raw OS codes, without allocating.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Ignore SIGINT and SIGQUIT in this process (while a child owns the

@@ -236,11 +236,19 @@ fn bw_0_is_no_limit() {
             1,
         );
         let f = &r.flows[0];
-        assert_eq!((f.sent, f.received, f.lost), (100_000, 100_000, 0), "{words}");
+        assert_eq!(
+            (f.sent, f.received, f.lost),
+            (100_000, 100_000, 0),
+            "{words}"
+        );
         let d = f.delay_ms.expect("delivered");
         assert_eq!((d.min, d.max), (10.0, 10.0), "{words}");
         assert_eq!(r.pipes[0].config, "bw unlimited delay 10ms", "{words}");
         // Only the packet on the link, which takes no time: none waits.
-        assert_eq!((r.pipes[0].max_backlog, r.pipes[0].drops), (1, 0), "{words}");
+        assert_eq!(
+            (r.pipes[0].max_backlog, r.pipes[0].drops),
+            (1, 0),
+            "{words}"
+        );
     }
 }

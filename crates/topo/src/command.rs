@@ -832,7 +832,9 @@ mod tests {
         );
         // A named node does not also answer to `n<ID>`.
         assert_eq!(
-            ok("cross n2 n4 1Mbit/s").resolve(&t).map_err(|e| e.to_string()),
+            ok("cross n2 n4 1Mbit/s")
+                .resolve(&t)
+                .map_err(|e| e.to_string()),
             Err("no VN 'n4'".to_string())
         );
     }

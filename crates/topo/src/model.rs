@@ -416,7 +416,11 @@ impl Topology {
         if comps.len() <= 1 {
             return None;
         }
-        let vns = |c: &Vec<usize>| c.iter().filter(|&&i| self.nodes[i].role == Role::Client).count();
+        let vns = |c: &Vec<usize>| {
+            c.iter()
+                .filter(|&&i| self.nodes[i].role == Role::Client)
+                .count()
+        };
         let n = self.vns().len();
         let pairs = |k: usize| k * k.saturating_sub(1);
         let apart = pairs(n) - comps.iter().map(|c| pairs(vns(c))).sum::<usize>();
@@ -424,7 +428,8 @@ impl Topology {
             .iter()
             .take(COMPONENTS)
             .map(|c| {
-                let mut names: Vec<String> = c.iter().take(NAMES).map(|&i| self.node_name(i)).collect();
+                let mut names: Vec<String> =
+                    c.iter().take(NAMES).map(|&i| self.node_name(i)).collect();
                 if c.len() > NAMES {
                     names.push(format!("{} more", c.len() - NAMES));
                 }

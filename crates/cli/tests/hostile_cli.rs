@@ -57,7 +57,7 @@ impl Case {
         self
     }
 
-    fn as_uid(mut self, uid: u32) -> Case {
+    fn run_as(mut self, uid: u32) -> Case {
         self.uid = Some(uid);
         self
     }
@@ -296,7 +296,7 @@ fn without_root_a_live_mode_says_what_it_needs() {
                 &lacks(ns_caps),
             ],
         )
-        .as_uid(NOBODY)
+        .run_as(NOBODY)
         .never_prints("RAN"),
         Case::new(
             "bridge",
@@ -307,7 +307,7 @@ fn without_root_a_live_mode_says_what_it_needs() {
                 &lacks("CAP_NET_ADMIN and CAP_NET_RAW"),
             ],
         )
-        .as_uid(NOBODY),
+        .run_as(NOBODY),
         Case::new(
             "topo up",
             &["topo", "up", &gml, "--name", "h9nobody"],
@@ -317,14 +317,14 @@ fn without_root_a_live_mode_says_what_it_needs() {
                 &lacks(ns_caps),
             ],
         )
-        .as_uid(NOBODY),
+        .run_as(NOBODY),
         Case::new(
             "sim runs for anyone",
             &["sim", &bw0, "--traffic", "cbr rate 100pps size 1000B duration 1s"],
             0,
             &[],
         )
-        .as_uid(NOBODY)
+        .run_as(NOBODY)
         .stdout(&["bw unlimited delay 5ms"]),
         Case::new(
             "topo distill runs for anyone",
@@ -332,7 +332,7 @@ fn without_root_a_live_mode_says_what_it_needs() {
             0,
             &[],
         )
-        .as_uid(NOBODY)
+        .run_as(NOBODY)
         .stdout(&["routes: 12 (0 unreachable)"]),
     ];
     run_table(&cases, i.dir.path());

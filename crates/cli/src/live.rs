@@ -39,6 +39,15 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The `--stats` file, opened now: a path that cannot be written is
+    /// refused before the run, naming it.
+    fn stats_file(&self) -> Result<Option<pipelab_modes::report::StatsFile>, String> {
+        self.stats
+            .as_deref()
+            .map(pipelab_modes::report::StatsFile::create)
+            .transpose()
+    }
+
     fn runner(&self) -> Result<RunnerOptions, String> {
         let mem_cap = pipelab_lang::units::parse_size(&self.mem_cap)
             .map_err(|e| format!("--mem-cap '{}': {}", self.mem_cap, e.message))?;
@@ -145,6 +154,7 @@ pub fn bridge(
     mut load: pipelab_emu::FileLoader,
 ) -> Result<(), BridgeError> {
     let runner = a.run.runner().map_err(BridgeError::Run)?;
+    let stats_file = a.run.stats_file().map_err(BridgeError::Run)?;
     let duration = match &a.duration {
         Some(d) => Some(
             pipelab_lang::units::parse_duration(d)
@@ -170,7 +180,7 @@ pub fn bridge(
         name: a.run.name,
         runner,
         duration,
-        stats_file: a.run.stats,
+        stats_file,
         verbose: a.run.verbose,
         port_loss: match a.port_loss {
             PortLossArg::Wait => pipelab_modes::bridge::PortLoss::Wait,
@@ -272,6 +282,7 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
 pub fn shell(a: ShellArgs) -> Result<i32, String> {
     let config = shell_config(&a)?;
     let runner = a.run.runner()?;
+    let stats_file = a.run.stats_file()?;
     let base = a
         .config
         .as_ref()
@@ -282,7 +293,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
         runner,
         command: a.command,
         verbose: a.run.verbose,
-        stats_file: a.run.stats,
+        stats_file,
         name: a.run.name,
     };
     run_shell(opts).map_err(|e| format!("pipelab shell: {e}"))

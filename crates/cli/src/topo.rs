@@ -237,13 +237,25 @@ pub enum TopoCmd {
     },
 }
 
+/// A topology file read and checked ([`Topology::validate`]: ids and
+/// names unique, links sound), so every command refuses the same files.
 fn load(file: &Path) -> Result<Topology, String> {
     let text = read_named_file(file).map_err(|e| format!("cannot read {e}"))?;
     let name = file.display().to_string();
-    if name.ends_with(".toml") {
-        pipelab_topo::native::parse_toml(&text).map_err(|e| format!("{name}: {e}"))
+    let topo = if name.ends_with(".toml") {
+        pipelab_topo::native::parse_toml(&text).map_err(|e| format!("{name}: {e}"))?
     } else {
-        pipelab_topo::gml::parse_gml(&text).map_err(|e| format!("{name}: {e}"))
+        pipelab_topo::gml::parse_gml(&text).map_err(|e| format!("{name}: {e}"))?
+    };
+    topo.validate().map_err(|e| format!("{name}: {e}"))?;
+    Ok(topo)
+}
+
+/// Say on stderr that `topo` (from `file`) is not connected, naming its
+/// components; it still runs (routes between the pieces have none).
+fn warn_disconnected(topo: &Topology, file: &Path) {
+    if let Some(w) = topo.disconnected_warning() {
+        eprintln!("warning: {}: {w}", file.display());
     }
 }
 
@@ -458,6 +470,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
         } => {
             let mode: Mode = mode.parse().map_err(|e| format!("--mode '{mode}': {e}"))?;
             let topo = load(&file)?;
+            warn_disconnected(&topo, &file);
             let d = distill(&topo, mode, metric.into(), routes.into(), &file)?;
             Ok(report(&topo, &d))
         }
@@ -493,6 +506,15 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             let prefix_v = live::parse_prefix(&prefix).map_err(|e| format!("--prefix: {e}"))?;
             live::plan(&name, &topology, prefix_v)
                 .map_err(|e| format!("{}: {e}", file.display()))?;
+            // The foreground emulator of a background `topo up` says it in
+            // its log too; the caller sees it here.
+            warn_disconnected(&topology, &file);
+            // The input is good; before anything is made, the privileges.
+            pipelab_modes::privilege::require(
+                "pipelab topo up",
+                pipelab_modes::privilege::NAMESPACES,
+            )
+            .map_err(|e| e.to_string())?;
             if !foreground {
                 let args: Vec<String> = vec![
                     "topo".into(),

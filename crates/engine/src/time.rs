@@ -198,11 +198,13 @@ impl fmt::Display for Duration {
 }
 
 impl fmt::Display for Rate {
-    /// The largest unit that shows the value exactly: `10Mbit/s`, `640Kbit/s`.
+    /// The largest unit that shows the value exactly: `10Mbit/s`,
+    /// `640Kbit/s`; [`Rate::UNLIMITED`] is `unlimited` (what `bw 0` means,
+    /// as in dummynet, said in words).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         if b == 0 {
-            return f.write_str("0bit/s");
+            return f.write_str("unlimited");
         }
         for (div, unit) in [
             (1_000_000_000, "Gbit/s"),

@@ -454,8 +454,14 @@ fn rate_hint(unit: &str) -> Option<String> {
 }
 
 /// Parses a link bandwidth: `10Mbit/s`, `1.5Mbit/s`, `640Kbit/s`,
-/// `1MByte/s`; a bare number is bit/s (ipfw). Zero means unlimited.
+/// `1MByte/s`; a bare number is bit/s (ipfw). `unlimited` (any case) is
+/// no limit, and so is zero, as in dummynet (`bw 0`); a rate prints back
+/// as `unlimited` ([`Rate`]'s `Display`), so `bw 0` reads back as what it
+/// means.
 pub fn parse_rate(word: &str) -> Result<Rate, UnitError> {
+    if word.eq_ignore_ascii_case("unlimited") {
+        return Ok(Rate::UNLIMITED);
+    }
     let n = split_number(word).map_err(|e| {
         number_error(
             word,
@@ -943,6 +949,21 @@ mod tests {
         assert_eq!(rate("7GByte/s"), 56_000_000_000);
         assert_eq!(rate("1234"), 1234, "bare number is bit/s");
         assert_eq!(rate("0"), 0);
+    }
+
+    /// `bw 0` is dummynet's "no limit": zero, `0Mbit/s` and the word
+    /// `unlimited` are one rate, and it prints as the word.
+    #[test]
+    fn zero_and_unlimited_are_no_limit_and_print_as_unlimited() {
+        for w in ["0", "0bit/s", "0Mbit/s", "unlimited", "UNLIMITED"] {
+            let r = parse_rate(w).expect(w);
+            assert!(r.is_unlimited(), "{w}");
+            assert_eq!(r.to_string(), "unlimited", "{w}");
+        }
+        assert_eq!(
+            err(parse_rate("unlimitd")),
+            "invalid rate 'unlimitd': rates are written like 10Mbit/s"
+        );
     }
 
     #[test]

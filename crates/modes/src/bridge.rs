@@ -91,8 +91,9 @@ pub struct BridgeOptions {
     pub runner: RunnerOptions,
     /// Stop after this long (default: at SIGINT or SIGTERM).
     pub duration: Option<Duration>,
-    /// Write the final report as JSON to this file.
-    pub stats_file: Option<std::path::PathBuf>,
+    /// Write the final report as JSON to this file (opened, so checked,
+    /// before the run).
+    pub stats_file: Option<crate::report::StatsFile>,
     /// Print the final report on stderr.
     pub verbose: bool,
     /// What to do when a port's interface is deleted.
@@ -180,6 +181,7 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             "the two ports must differ",
         ));
     }
+    crate::privilege::require("the bridge", crate::privilege::INTERFACES)?;
     // The name is taken first (a second emulation of that name, or a
     // second bridge on these ports, is refused now), before any thread.
     let name = match &opts.name {
@@ -332,8 +334,8 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if opts.verbose {
         eprintln!("{json}");
     }
-    if let Some(p) = &opts.stats_file {
-        std::fs::write(p, &json)?;
+    if let Some(file) = opts.stats_file.take() {
+        file.write(&json)?;
     }
     drop(record);
     match failure {

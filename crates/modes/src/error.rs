@@ -33,6 +33,10 @@ pub enum ModeError {
     /// could not be written.
     #[error(transparent)]
     Ledger(#[from] crate::ledger::LedgerError),
+    /// The process lacks root or the capabilities the mode needs (the
+    /// message of [`crate::privilege::require`]).
+    #[error("{0}")]
+    Privilege(String),
     /// The operating system refused.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -46,6 +50,7 @@ impl From<ModeError> for io::Error {
             ModeError::Lower(_) | ModeError::Spec(_) | ModeError::Command(_) => {
                 io::Error::new(io::ErrorKind::InvalidInput, e.to_string())
             }
+            ModeError::Privilege(m) => io::Error::new(io::ErrorKind::PermissionDenied, m),
             other => io::Error::other(other.to_string()),
         }
     }

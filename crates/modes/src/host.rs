@@ -439,6 +439,7 @@ impl HostPlane {
     /// of the host's traffic never sees the plane. Empty `scope`: all.
     pub fn start_scoped(opts: HostOptions, scope: &[IpNet]) -> io::Result<HostPlane> {
         check_table(&opts.table)?;
+        crate::privilege::require("host mode", crate::privilege::NETFILTER)?;
         let copy_range = (BUF_SIZE - 14) as u32;
         let max_len = (opts.runner.mem_cap / BUF_SIZE as u64).clamp(1024, 1 << 20) as u32;
         let port = NfQueue::open(QueueOptions {

@@ -13,7 +13,9 @@
 //! * [`host`]: host mode, this host's own traffic shaped in place through
 //!   a netfilter queue;
 //! * [`mod@topo`]: live topologies, one named namespace per virtual node;
-//! * [`probe`]: timestamped UDP test traffic and its report.
+//! * [`probe`]: timestamped UDP test traffic and its report;
+//! * [`privilege`]: what each mode needs from the kernel, checked before
+//!   it changes anything.
 
 pub mod bridge;
 pub mod error;
@@ -21,6 +23,7 @@ pub mod host;
 pub mod ledger;
 pub mod live;
 pub mod plane;
+pub mod privilege;
 pub mod probe;
 pub mod report;
 pub mod shell;

@@ -368,6 +368,20 @@ pub fn send_burst(to: SocketAddr, opts: SendOptions, burst: u32) -> io::Result<P
             "rate must be positive",
         ));
     }
+    // Nothing to send would end in "no report" after the receiver's
+    // wait: refused now, with what would make it send.
+    if (opts.duration.as_secs_f64() * opts.rate_pps).round() < 1.0 {
+        let ns = |d: f64| pipelab_engine::Duration::from_nanos(d.min(u64::MAX as f64) as u64);
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a duration of {} at {} packets/s sends no packet: give at least {} (one packet)",
+                ns(opts.duration.as_nanos() as f64),
+                opts.rate_pps,
+                ns((0.5e9 / opts.rate_pps).ceil())
+            ),
+        ));
+    }
     let bind: SocketAddr = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }
         .parse()
         .map_err(io::Error::other)?;
@@ -482,5 +496,31 @@ impl ProbeReport {
             self.throughput_bps / 1e6
         ));
         s
+    }
+}
+
+#[cfg(test)]
+mod send_tests {
+    use super::*;
+
+    /// `probe send --duration 0s` was accepted and ended in "no report".
+    /// A pass proves a run that would send no packet is refused before a
+    /// socket is opened, saying the shortest duration that sends one.
+    #[test]
+    fn a_run_of_no_packet_is_refused() {
+        let to: SocketAddr = "127.0.0.1:9".parse().expect("addr");
+        for (rate_pps, ms, want) in [
+            (1000.0, 0, "a duration of 0ms at 1000 packets/s sends no packet: give at least 500us (one packet)"),
+            (1.0, 400, "a duration of 400ms at 1 packets/s sends no packet: give at least 500ms (one packet)"),
+        ] {
+            let opts = SendOptions {
+                rate_pps,
+                size: 100,
+                duration: StdDuration::from_millis(ms),
+            };
+            let e = send_burst(to, opts, 1).expect_err("refused");
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+            assert_eq!(e.to_string(), want);
+        }
     }
 }

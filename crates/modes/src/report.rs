@@ -116,3 +116,101 @@ pub fn stats_json(mode: &str, r: &pipelab_io::runner::Runner) -> serde_json::Val
         "seed": e.seed(),
     })
 }
+
+/// The file `--stats` names, opened for writing when the run is set up,
+/// so that a path that cannot be written is refused before anything
+/// runs (it used to be refused after the run, naming no path), and
+/// written when the run ends. A file this made and never wrote (the run
+/// failed first) is removed; an existing file keeps its contents until
+/// the report replaces them.
+#[derive(Debug)]
+pub struct StatsFile {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+    created: bool,
+}
+
+impl StatsFile {
+    /// Open `path` for writing (made if absent); the error names the path.
+    pub fn create(path: &std::path::Path) -> Result<StatsFile, String> {
+        let created = !path.exists();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map(|file| StatsFile {
+                path: path.to_path_buf(),
+                file: Some(file),
+                created,
+            })
+            .map_err(|e| format!("--stats {}: cannot write: {e}", path.display()))
+    }
+
+    /// Replace the file's contents with `text`; the error names the path.
+    pub fn write(mut self, text: &str) -> std::io::Result<()> {
+        use std::io::{Seek, Write};
+        let Some(mut f) = self.file.take() else {
+            return Ok(());
+        };
+        f.set_len(0)
+            .and_then(|()| f.rewind())
+            .and_then(|()| f.write_all(text.as_bytes()))
+            .and_then(|()| f.flush())
+            .map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("writing the report to {}: {e}", self.path.display()),
+                )
+            })
+    }
+}
+
+impl Drop for StatsFile {
+    fn drop(&mut self) {
+        // Not written: the run never reached its report.
+        if self.file.take().is_some() && self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass proves a path that cannot be written is refused at once
+    /// naming it, a good one is written with exactly the report, and a
+    /// file made for a run that never wrote it is removed.
+    #[test]
+    fn a_stats_file_is_checked_first_and_removed_if_unused() {
+        let dir = std::env::temp_dir().join(format!("pipelab-stats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let missing = dir.join("no/such/dir/s.json");
+        assert_eq!(
+            StatsFile::create(&missing).map(|_| ()),
+            Err(format!(
+                "--stats {}: cannot write: No such file or directory (os error 2)",
+                missing.display()
+            ))
+        );
+        assert_eq!(
+            StatsFile::create(&dir).map(|_| ()),
+            Err(format!(
+                "--stats {}: cannot write: Is a directory (os error 21)",
+                dir.display()
+            ))
+        );
+        let p = dir.join("s.json");
+        std::fs::write(&p, "an older, longer report").expect("old");
+        StatsFile::create(&p)
+            .expect("opens")
+            .write("{}")
+            .expect("writes");
+        assert_eq!(std::fs::read_to_string(&p).expect("read"), "{}");
+        std::fs::remove_file(&p).expect("rm");
+        drop(StatsFile::create(&p).expect("opens"));
+        assert!(!p.exists(), "an unused file made for the run is removed");
+        std::fs::remove_dir_all(&dir).expect("clean");
+    }
+}

@@ -112,8 +112,9 @@ pub struct ShellOptions {
     pub command: Vec<String>,
     /// Print addresses and the final report on stderr.
     pub verbose: bool,
-    /// Write the final report as JSON to this file.
-    pub stats_file: Option<std::path::PathBuf>,
+    /// Write the final report as JSON to this file (opened, so checked,
+    /// before the run).
+    pub stats_file: Option<crate::report::StatsFile>,
     /// The emulation's name for `pipelab --target` (default
     /// `shell-PID`).
     pub name: Option<String>,
@@ -158,6 +159,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let compiled = Compiled::new(spec, opts.runner.seed)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    crate::privilege::require("the shell", crate::privilege::NAMESPACES)?;
     // The name is taken before anything else (a second emulation of that
     // name is refused now), and before any thread starts.
     let name = match &opts.name {
@@ -335,11 +337,8 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             serde_json::to_string_pretty(&report).unwrap_or_default()
         );
     }
-    if let Some(path) = &opts.stats_file {
-        std::fs::write(
-            path,
-            serde_json::to_string_pretty(&report).unwrap_or_default(),
-        )?;
+    if let Some(file) = opts.stats_file.take() {
+        file.write(&serde_json::to_string_pretty(&report).unwrap_or_default())?;
     }
     drop(live);
     drop(record);

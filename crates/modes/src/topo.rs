@@ -152,11 +152,14 @@ impl TopoState {
             })
     }
 
-    /// True if `key` names a node (by name or id).
+    /// True if `key` names a node: by name (`n<ID>` for an unnamed
+    /// node, as [`pipelab_topo::Topology::node_name`]) or id.
     pub fn has_node(&self, key: &str) -> bool {
-        self.nodes
-            .iter()
-            .any(|n| n.name == key || key.parse() == Ok(n.id))
+        self.nodes.iter().any(|n| {
+            n.name == key
+                || (n.name.is_empty() && key.strip_prefix('n') == Some(&n.id.to_string()))
+                || key.parse() == Ok(n.id)
+        })
     }
 }
 
@@ -254,11 +257,8 @@ pub fn plan(name: &str, topo: &Topology, prefix: (Ipv4Addr, u8)) -> io::Result<V
     let mut out = Vec::with_capacity(vns.len());
     for (i, &v) in vns.iter().enumerate() {
         let node = &topo.nodes[v];
-        let vn = if node.name.is_empty() {
-            format!("n{}", node.id)
-        } else {
-            node.name.clone()
-        };
+        // The name commands resolve it by, too (`n<ID>` if unnamed).
+        let vn = topo.node_name(v);
         if vn.len() > 200
             || !vn
                 .bytes()
@@ -849,6 +849,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let t0 = Instant::now();
     let name = opts.name.clone();
     check_name(&name)?;
+    crate::privilege::require("a live topology", crate::privilege::NAMESPACES)?;
     // Block the stop signals first, so every thread inherits the mask and
     // they reach the signalfd.
     let signals = StopSignals::block()?;

@@ -194,3 +194,61 @@ fn json_has_the_stable_field_names() {
         assert!(p[k].is_number(), "pipes[].{k}");
     }
 }
+
+/// `bw 1bit/s`: each 1000-byte packet takes 8000 s on the link, so the
+/// ten packets of a 10 pps second leave 8000 s apart and wait 8000 s to
+/// 80 000 s (less their 0.1 s spacing). A pass proves p50 and p99 are
+/// where the delays are (within 0.1 %) at any delay: they used to be
+/// clamped at 2 hours, which put p50 at the minimum (8000 s) and p99
+/// below the maximum.
+#[test]
+fn percentiles_are_right_at_delays_of_days() {
+    let r = sim(
+        "pipe 1 config bw 1bit/s\nadd 100 pipe 1 ip from any to any\n",
+        &["cbr rate 10pps size 1000B duration 1s"],
+        1,
+    );
+    let f = &r.flows[0];
+    assert_eq!((f.sent, f.received), (10, 10));
+    let d = f.delay_ms.expect("delivered");
+    // Packet k (0-based) is sent at 0.1·k s and leaves at 8000·(k+1) s.
+    let delay_ms = |k: u64| (8_000_000 * (k + 1) - 100 * k) as f64;
+    assert_eq!(d.min, delay_ms(0));
+    assert_eq!(d.max, delay_ms(9));
+    for (got, want, what) in [(d.p50, delay_ms(4), "p50"), (d.p99, delay_ms(9), "p99")] {
+        assert!(
+            (got - want).abs() <= want * 1e-3,
+            "{what}: {got} ms, want {want} ms within 0.1 %"
+        );
+    }
+}
+
+/// `bw 0` is no bandwidth limit (dummynet's convention, and `bw
+/// unlimited`): a pass proves every packet takes exactly the pipe's
+/// delay, none waits or is dropped at 1.2 Gbit/s offered, and the pipe
+/// prints as `bw unlimited`.
+#[test]
+fn bw_0_is_no_limit() {
+    for words in ["bw 0 delay 10ms", "bw unlimited delay 10ms"] {
+        let r = sim(
+            &format!("pipe 1 config {words}\nadd 100 pipe 1 ip from any to any\n"),
+            &["cbr rate 100000pps size 1500B duration 1s"],
+            1,
+        );
+        let f = &r.flows[0];
+        assert_eq!(
+            (f.sent, f.received, f.lost),
+            (100_000, 100_000, 0),
+            "{words}"
+        );
+        let d = f.delay_ms.expect("delivered");
+        assert_eq!((d.min, d.max), (10.0, 10.0), "{words}");
+        assert_eq!(r.pipes[0].config, "bw unlimited delay 10ms", "{words}");
+        // Only the packet on the link, which takes no time: none waits.
+        assert_eq!(
+            (r.pipes[0].max_backlog, r.pipes[0].drops),
+            (1, 0),
+            "{words}"
+        );
+    }
+}

@@ -797,6 +797,48 @@ mod tests {
         }
     }
 
+    /// ModelNet's GML leaves clients unnamed (`examples/dumbbell.gml`):
+    /// `topo status` shows them as `n<ID>` (their namespaces are
+    /// `pl-NAME-n2`), and a command must take the name it shows. A pass
+    /// proves `cross n2 n4` resolves to nodes 2 and 4 (it was refused as
+    /// "no VN 'n2'"), ids still work, and a named node keeps its name.
+    #[test]
+    fn unnamed_nodes_go_by_the_name_status_shows() {
+        let t = crate::gml::parse_gml(
+            "graph [ node [ id 0 role \"transit\" ] node [ id 2 role \"client\" ]\n\
+             node [ id 4 role \"client\" name \"c4\" ]\n\
+             edge [ source 0 target 2 ] edge [ source 0 target 4 ] ]",
+        )
+        .expect("parses");
+        assert_eq!(
+            (t.node_name(0), t.node_name(1), t.node_name(2)),
+            ("n0".to_string(), "n2".to_string(), "c4".to_string())
+        );
+        let want = Ok(Resolved::Cross(vec![Demand {
+            src: 1,
+            dst: 2,
+            rate: Rate::from_bps(1_000_000),
+        }]));
+        for line in ["cross n2 c4 1Mbit/s", "cross 2 4 1Mbit/s"] {
+            assert_eq!(ok(line).resolve(&t), want, "{line}");
+        }
+        assert_eq!(
+            ok("link n0 n2 down").resolve(&t),
+            Ok(Resolved::Link {
+                a: 0,
+                b: 2,
+                action: LinkAction::Down
+            })
+        );
+        // A named node does not also answer to `n<ID>`.
+        assert_eq!(
+            ok("cross n2 n4 1Mbit/s")
+                .resolve(&t)
+                .map_err(|e| e.to_string()),
+            Err("no VN 'n4'".to_string())
+        );
+    }
+
     /// A pass proves `execute` changes the network: a link's delay, a
     /// failure, the cross matrix, and answers status and stop.
     #[test]

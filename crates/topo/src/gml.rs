@@ -376,6 +376,18 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
         topo.nodes.push(Node { id, role, name });
         node_line.push(e.line);
     }
+    if let Some((a, b)) = topo.duplicate_name() {
+        return Err(err(
+            node_line[b],
+            "name",
+            format!(
+                "{}; node {} is on line {}",
+                topo.duplicate_name_message(a, b),
+                topo.nodes[a].id,
+                node_line[a]
+            ),
+        ));
+    }
     for e in items.iter().filter(|e| e.key == "edge") {
         let Value::List(attrs) = &e.value else {
             return Err(err(e.line, "edge", "expected `[`"));
@@ -508,6 +520,26 @@ graph [
   edge [ source 2 target 7 bandwidth "10Mbit/s" delay "250us" loss "1%" queue "64KB" ]
 ]
 "#;
+
+    /// `topo up` refused two VNs of one name while `topo distill` took
+    /// them. A pass proves the reader refuses two nodes of one name
+    /// (routers too, and a name that is an unnamed node's `n<ID>`),
+    /// naming both nodes and lines, so every command refuses them alike.
+    #[test]
+    fn duplicate_node_names_are_refused() {
+        for (text, want) in [
+            (
+                "graph [\n node [ id 1 role \"client\" name \"a\" ]\n node [ id 2 role \"client\" name \"a\" ]\n]",
+                "line 3: field `name`: nodes 1 and 2 are both named 'a' (names must be unique: commands name nodes by them); node 1 is on line 2",
+            ),
+            (
+                "graph [\n node [ id 3 role \"stub\" ]\n node [ id 5 role \"stub\" name \"n3\" ]\n]",
+                "line 3: field `name`: nodes 3 and 5 are both named 'n3' (node 3 has no name and goes by 'n3'; names must be unique: commands name nodes by them); node 3 is on line 2",
+            ),
+        ] {
+            assert_eq!(parse_gml(text).map(|_| ()).map_err(|e| e.to_string()), Err(want.to_string()));
+        }
+    }
 
     /// A pass proves nodes, roles and edge attributes in both bare and
     /// unit forms are read as documented.

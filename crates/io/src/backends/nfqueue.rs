@@ -443,6 +443,45 @@ fn nl_socket() -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
+/// The netlink port id of the socket bound to queue `qn` in this network
+/// namespace, from `/proc/net/netfilter/nfnetlink_queue` (one line per
+/// bound queue: its number, then the peer's port id, ...), if bound.
+fn queue_holder(qn: u16) -> Option<u32> {
+    let text = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").ok()?;
+    holder_in(&text, qn)
+}
+
+/// [`queue_holder`] on the file's text.
+fn holder_in(text: &str, qn: u16) -> Option<u32> {
+    text.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        let q: u16 = w.next()?.parse().ok()?;
+        (q == qn).then(|| w.next()?.parse().ok())?
+    })
+}
+
+/// The error of binding queue `qn`, refused with `e`, the queue being
+/// held by the socket of port id `holder` (if any). The kernel answers
+/// EPERM both to a process without CAP_NET_ADMIN and to a bind of a
+/// queue another socket holds (EBUSY on older kernels): the listing of
+/// bound queues tells them apart.
+fn bind_error(qn: u16, e: io::Error, holder: Option<u32>) -> io::Error {
+    let refused = matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EBUSY));
+    match holder {
+        Some(port) if refused => io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!(
+                "netfilter queue {qn} is in use: another socket (netlink port id {port}, usually its process id) is bound to it; stop that process or choose another queue number"
+            ),
+        ),
+        _ if e.raw_os_error() == Some(libc::EPERM) => io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("binding netfilter queue {qn} needs root or CAP_NET_ADMIN: {e}"),
+        ),
+        _ => io::Error::new(e.kind(), format!("binding netfilter queue {qn}: {e}")),
+    }
+}
+
 impl NfQueue {
     /// Bind queue `opts.queue_num`: copy whole packets (up to the copy
     /// range), attach the owning uid and gid, never fail open, no GSO
@@ -483,16 +522,7 @@ impl NfQueue {
             put_attr(m, NFQA_CFG_MASK, &mask.to_be_bytes());
             put_attr(m, NFQA_CFG_FLAGS, &NFQA_CFG_F_UID_GID.to_be_bytes());
         })
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::EBUSY) {
-                io::Error::new(
-                    io::ErrorKind::AddrInUse,
-                    format!("netfilter queue {qn} is bound by another process"),
-                )
-            } else {
-                io::Error::new(e.kind(), format!("binding netfilter queue {qn}: {e}"))
-            }
-        })?;
+        .map_err(|e| bind_error(qn, e, queue_holder(qn)))?;
         Ok(q)
     }
 
@@ -832,6 +862,67 @@ mod tests {
         put_attr(&mut m, NFQA_PAYLOAD, payload);
         finish_message(&mut m);
         m
+    }
+
+    /// The listing of bound queues (`/proc/net/netfilter/nfnetlink_queue`):
+    /// a pass proves the holder of a queue is read by its number.
+    #[test]
+    fn the_holder_of_a_queue_is_read_from_the_listing() {
+        let text = "    0   4242     0 2 65531     0     0        0  1\n 7400 123456     3 2  4082     0     0       17  1\n";
+        assert_eq!(holder_in(text, 7400), Some(123_456));
+        assert_eq!(holder_in(text, 0), Some(4242));
+        assert_eq!(holder_in(text, 7401), None);
+        assert_eq!(holder_in("", 7400), None);
+    }
+
+    /// The kernel answers EPERM to a bind of a queue another socket holds
+    /// and to a process without CAP_NET_ADMIN alike: a pass proves each
+    /// gets its own message (it was "Operation not permitted" for both).
+    #[test]
+    fn a_refused_bind_says_why() {
+        let eperm = || io::Error::from_raw_os_error(libc::EPERM);
+        let e = bind_error(7400, eperm(), Some(4242));
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
+        assert_eq!(
+            e.to_string(),
+            "netfilter queue 7400 is in use: another socket (netlink port id 4242, usually its process id) is bound to it; stop that process or choose another queue number"
+        );
+        let e = bind_error(7400, eperm(), None);
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            e.to_string(),
+            "binding netfilter queue 7400 needs root or CAP_NET_ADMIN: Operation not permitted (os error 1)"
+        );
+        let e = bind_error(7400, io::Error::from_raw_os_error(libc::EINVAL), Some(1));
+        assert_eq!(
+            e.to_string(),
+            "binding netfilter queue 7400: Invalid argument (os error 22)"
+        );
+    }
+
+    /// A second socket binding a queue the first holds: a pass proves the
+    /// kernel's refusal reaches the caller as "in use", naming the first
+    /// socket's port id as the listing shows it.
+    #[test]
+    #[cfg_attr(
+        not(pipelab_live),
+        ignore = "live: needs root (CAP_NET_ADMIN); run as root or with PIPELAB_LIVE=1"
+    )]
+    fn a_queue_in_use_is_refused_as_in_use() {
+        let opts = QueueOptions {
+            queue_num: 7391,
+            max_len: 16,
+            copy_range: 128,
+        };
+        let first = NfQueue::open(opts).expect("first bind");
+        let holder = queue_holder(7391).expect("listed once bound");
+        let e = NfQueue::open(opts).err().expect("second bind refused");
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse, "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!("netfilter queue 7391 is in use: another socket (netlink port id {holder}, usually its process id) is bound to it; stop that process or choose another queue number")
+        );
+        drop(first);
     }
 
     #[test]

@@ -63,10 +63,15 @@ pub struct StatsArgs {
 #[derive(Args, Debug)]
 pub struct TopArgs {
     /// Seconds between refreshes.
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     interval: f64,
     /// Stop after this many refreshes (default: until interrupted).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     count: Option<u64>,
 }
 

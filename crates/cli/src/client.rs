@@ -119,7 +119,8 @@ fn unreachable_target(name: &str, socket: &Path, e: &ClientError) -> Failure {
             if source.kind() == std::io::ErrorKind::PermissionDenied =>
         {
             format!(
-                "error: permission denied on {}: emulation {name} is for its owner, root and                  the group '{}' (ask an administrator to add you: usermod -aG {} $USER)",
+                "error: permission denied on {}: emulation {name} is for its owner, root and \
+                 the group '{}' (ask an administrator to add you: usermod -aG {} $USER)",
                 socket.display(),
                 pipelab_control::DEFAULT_GROUP,
                 pipelab_control::DEFAULT_GROUP

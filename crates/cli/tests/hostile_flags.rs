@@ -803,6 +803,47 @@ fn bad_flags_are_refused_naming_the_flag_and_the_value() {
     all_pass(failures, FLAGS.len());
 }
 
+/// A uid with no account and no group.
+const NOBODY: u32 = 4_000_112;
+
+/// A user who may not open a running emulation's socket is told whose
+/// it is and how to be let in, in one line (the words used to carry a
+/// run of spaces from a broken line continuation).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "needs root (to run pipelab under another uid); run as root or with PIPELAB_LIVE=1"
+)]
+fn a_target_the_user_may_not_open_is_named_with_the_way_in() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path().join("run");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    for p in [dir.path(), run.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let sock = run.join("locked.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind");
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let entry = serde_json::json!({
+        "name": "locked", "mode": "bridge", "pid": std::process::id(), "owner": 0,
+        "socket": sock, "started": 0,
+    });
+    std::fs::write(run.join("locked.json"), entry.to_string()).expect("write entry");
+    let mut cmd = Command::new(PIPELAB);
+    cmd.args(["--target", "locked", "show"])
+        .env("PIPELAB_RUN_DIR", &run)
+        .uid(NOBODY)
+        .gid(NOBODY);
+    let ran = run_bounded(cmd, Duration::from_secs(10));
+    let want = format!(
+        "error: permission denied on {}: emulation locked is for its owner, root and the group 'pipelab' (ask an administrator to add you: usermod -aG pipelab $USER)\n",
+        sock.display()
+    );
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(1), want.as_str()));
+}
+
 /// A dumbbell: two routers, two VNs on each.
 const GML: &str = "graph [
   node [ id 0 role \"stub\" name \"r0\" ]
@@ -823,5 +864,6 @@ const GML: &str = "graph [
 #[test]
 fn case_count() {
     let rejections = FLAGS.iter().filter(|c| c.3.is_checked_rejection()).count();
-    tally("hostile_flags", FLAGS.len(), rejections, 90, 85);
+    // The table, and the user refused a target's socket.
+    tally("hostile_flags", FLAGS.len() + 1, rejections + 1, 90, 85);
 }

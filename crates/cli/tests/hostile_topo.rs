@@ -32,6 +32,21 @@ use Outcome::{Accepted, Rejected};
 /// distill FILE`)
 const FILES: &[(&str, &str, &str, Outcome)] = &[
     (
+        "an unknown role",
+        "gml",
+        "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"switch\" name \"r\" ]\n  edge [ source 0 target 1 ]\n]\n",
+        Rejected(
+            2,
+            "error: FILE: line 3: field `role`: unknown role \"switch\" (client, stub or transit)",
+        ),
+    ),
+    (
+        "a router, the other name of a stub",
+        "gml",
+        "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"router\" name \"r\" ]\n  node [ id 2 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 ]\n  edge [ source 2 target 1 ]\n]\n",
+        Accepted("nodes: 3 (2 VNs), links: 2\npipes: 4 (2 bidirectional)\nroutes: 2 (0 unreachable)"),
+    ),
+    (
         "a valid GML topology",
         "gml",
         "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"stub\" name \"r\" ]\n  node [ id 2 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 bandwidth \"10Mbit/s\" delay 5 ]\n  edge [ source 1 target 2 bandwidth \"10Mbit/s\" delay 5 ]\n]\n",

@@ -25,7 +25,7 @@ mod hostile;
 use hostile::{all_pass, pipelab, tally, verdict, Outcome, BOUND};
 use pipelab_topo::command::execute;
 use pipelab_topo::{parse_gml, Metric, Mode, Network};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use Outcome::{Accepted, Rejected};
 
 /// (case, file suffix, the topology's text, outcome of `pipelab topo

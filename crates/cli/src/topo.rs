@@ -199,9 +199,6 @@ pub enum TopoCmd {
         /// down, up, or set.
         state: String,
         /// After `set`: attribute-value pairs (bw, delay, loss, queue).
-        /// A value may start with `-` (`delay -5ms` is refused by the
-        /// command's own check, naming the value).
-        #[arg(allow_hyphen_values = true)]
         attrs: Vec<String>,
     },
     /// Fail or restore a node (name or id), now.
@@ -226,7 +223,7 @@ pub enum TopoCmd {
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
         /// `SRC DST RATE` triples (VN names or ids), or `clear`.
-        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        #[arg(required = true, num_args = 1..)]
         demands: Vec<String>,
     },
     /// Run an experiment file: timed `exec`, `link`, `node` and `cross`

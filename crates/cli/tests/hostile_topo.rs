@@ -346,6 +346,22 @@ fn topology_files_are_refused_naming_the_fault_or_distilled() {
 /// for that, after it was checked.
 const LINES: &[(&str, &[&str], Outcome)] = &[
     (
+        "a negative value without --: the argument parser says how to pass it",
+        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "-5ms"],
+        Rejected(
+            2,
+            "error: unexpected argument '-5' found\n\n  tip: to pass '-5' as a value, use '-- -5'",
+        ),
+    ),
+    (
+        "--name after the attributes (checked, then refused for the topology)",
+        &["link", "r0", "r1", "set", "delay", "5ms", "--name", "h11none"],
+        Rejected(
+            2,
+            "error: topology 'h11none' is not running (no running emulation is named 'h11none'",
+        ),
+    ),
+    (
         "a unit apart from its number",
         &["link", "--name", "h11none", "r0", "r1", "set", "delay", "5", "ms"],
         Rejected(
@@ -377,8 +393,8 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
         Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  link r0 r1 set bw 10Mbps\n                    ^"),
     ),
     (
-        "a negative delay",
-        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "-5ms"],
+        "a negative delay (after --)",
+        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "--", "-5ms"],
         Rejected(2, "error: negative value '-5ms' is not allowed\n  link r0 r1 set delay -5ms\n                       ^"),
     ),
     (
@@ -442,13 +458,13 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
         Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  cross a b 10Mbps\n            ^"),
     ),
     (
-        "a negative demand",
-        &["cross", "--name", "h11none", "a", "b", "-1Mbit/s"],
+        "a negative demand (after --)",
+        &["cross", "--name", "h11none", "--", "a", "b", "-1Mbit/s"],
         Rejected(2, "error: negative value '-1Mbit/s' is not allowed\n  cross a b -1Mbit/s\n            ^"),
     ),
     (
-        "a negative zero",
-        &["link", "--name", "h11none", "r0", "r1", "set", "bw", "1Mbit/s", "delay", "-0ms"],
+        "a negative zero (after --)",
+        &["link", "--name", "h11none", "r0", "r1", "set", "--", "bw", "1Mbit/s", "delay", "-0ms"],
         Rejected(2, "error: negative value '-0ms' is not allowed\n  link r0 r1 set bw 1Mbit/s delay -0ms\n                                  ^"),
     ),
     (

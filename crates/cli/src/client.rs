@@ -63,10 +63,15 @@ pub struct StatsArgs {
 #[derive(Args, Debug)]
 pub struct TopArgs {
     /// Seconds between refreshes.
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     interval: f64,
     /// Stop after this many refreshes (default: until interrupted).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     count: Option<u64>,
 }
 
@@ -114,7 +119,8 @@ fn unreachable_target(name: &str, socket: &Path, e: &ClientError) -> Failure {
             if source.kind() == std::io::ErrorKind::PermissionDenied =>
         {
             format!(
-                "error: permission denied on {}: emulation {name} is for its owner, root and                  the group '{}' (ask an administrator to add you: usermod -aG {} $USER)",
+                "error: permission denied on {}: emulation {name} is for its owner, root and \
+                 the group '{}' (ask an administrator to add you: usermod -aG {} $USER)",
                 socket.display(),
                 pipelab_control::DEFAULT_GROUP,
                 pipelab_control::DEFAULT_GROUP

@@ -15,11 +15,16 @@ pub struct RunArgs {
     #[arg(long)]
     busy_poll: bool,
     /// Cap on buffered frame memory (e.g. 512MB).
-    #[arg(long, value_name = "SIZE", default_value = "512MB")]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "512MB",
+        allow_hyphen_values = true
+    )]
     mem_cap: String,
     /// Seed of every random decision: a number, or `random` (a fresh one,
     /// printed at start and in the report, so the run can be repeated).
-    #[arg(long, default_value = "1", value_parser = crate::seed_arg)]
+    #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = crate::seed_arg)]
     seed: u64,
     /// Run the emulator's thread at real-time priority (SCHED_FIFO, where
     /// allowed), so CPU-bound processes do not delay departures; it steps
@@ -50,7 +55,7 @@ impl RunArgs {
 
     fn runner(&self) -> Result<RunnerOptions, String> {
         let mem_cap = pipelab_lang::units::parse_size(&self.mem_cap)
-            .map_err(|e| format!("--mem-cap '{}': {}", self.mem_cap, e.message))?;
+            .map_err(|e| flag_error("mem-cap", &self.mem_cap, &e))?;
         Ok(RunnerOptions {
             busy_poll: self.busy_poll,
             mem_cap,
@@ -101,7 +106,7 @@ pub struct BridgeArgs {
     #[arg(short = 'f', long = "file", value_name = "CONFIG")]
     pub config: PathBuf,
     /// Stop after this long (default: run until Ctrl-C).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     duration: Option<String>,
     /// How frames are moved: AF_XDP where it can be set up, else AF_PACKET
     /// (auto, with a log line saying why), or one of them forced.
@@ -158,7 +163,7 @@ pub fn bridge(
     let duration = match &a.duration {
         Some(d) => Some(
             pipelab_lang::units::parse_duration(d)
-                .map_err(|e| BridgeError::Run(format!("--duration '{d}': {}", e.message)))?,
+                .map_err(|e| BridgeError::Run(flag_error("duration", d, &e)))?,
         ),
         None => None,
     };
@@ -213,13 +218,13 @@ pub enum ProbeCmd {
         /// The receiver, ADDR:PORT.
         to: SocketAddr,
         /// Packets per second, e.g. 1000pps or 10kpps.
-        #[arg(long, default_value = "1000pps")]
+        #[arg(long, default_value = "1000pps", allow_hyphen_values = true)]
         rate: String,
         /// IP packet size, e.g. 100B.
-        #[arg(long, default_value = "100B")]
+        #[arg(long, default_value = "100B", allow_hyphen_values = true)]
         size: String,
         /// How long to send, e.g. 10s.
-        #[arg(long, default_value = "10s")]
+        #[arg(long, default_value = "10s", allow_hyphen_values = true)]
         duration: String,
         /// Print the report as JSON.
         #[arg(long)]
@@ -235,7 +240,13 @@ pub enum ProbeCmd {
 /// The pipe parameters of `--WHAT TEXT` (the words after `pipe N
 /// config`), errors naming the flag, with a caret under the word.
 fn pipe_params(what: &str, text: &str) -> Result<PipeSpec, String> {
-    parse_pipe_params(text).map_err(|e| format!("--{what}: {}", crate::caret(text, &e)))
+    parse_pipe_params(text).map_err(|e| format!("error: --{what}: {}", crate::caret(text, &e)))
+}
+
+/// A flag's value refused by the unit layer: the flag, the value, the
+/// message and its hint.
+fn flag_error(flag: &str, value: &str, e: &pipelab_lang::units::UnitError) -> String {
+    format!("error: --{flag} '{value}': {e}")
 }
 
 /// The shell's configuration: pipes 1 and 2 from the link words (unless
@@ -318,14 +329,15 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), String> {
             burst,
         } => {
             let r = pipelab_lang::units::parse_packet_rate(&rate)
-                .map_err(|e| format!("--rate '{rate}': {}", e.message))?;
+                .map_err(|e| flag_error("rate", &rate, &e))?;
             let s = pipelab_lang::units::parse_size(&size)
-                .map_err(|e| format!("--size '{size}': {}", e.message))?;
+                .map_err(|e| flag_error("size", &size, &e))?;
             let d = pipelab_lang::units::parse_duration(&duration)
-                .map_err(|e| format!("--duration '{duration}': {}", e.message))?;
+                .map_err(|e| flag_error("duration", &duration, &e))?;
             let opts = SendOptions {
                 rate_pps: r.millipps() as f64 / 1000.0,
-                size: u32::try_from(s).map_err(|_| format!("--size '{size}' is too large"))?,
+                size: u32::try_from(s)
+                    .map_err(|_| format!("error: --size '{size}' is too large"))?,
                 duration: std::time::Duration::from_nanos(d.as_nanos()),
             };
             let report =

@@ -139,7 +139,7 @@ struct OutputArgs {
     json: bool,
     /// Seed of every random decision: a number, or `random` (a fresh one,
     /// printed in the report so the run can be repeated).
-    #[arg(long, default_value = "1", value_parser = seed_arg)]
+    #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = seed_arg)]
     seed: u64,
 }
 

@@ -139,10 +139,10 @@ pub enum TopoCmd {
         #[arg(long)]
         foreground: bool,
         /// Threads creating namespaces.
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
         threads: usize,
         /// Seed of every random decision (loss): a number, or `random`.
-        #[arg(long, default_value = "1", value_parser = crate::seed_arg)]
+        #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = crate::seed_arg)]
         seed: u64,
         /// A configuration of the language for the VNs' traffic (pipes,
         /// schedulers, flow queues, rules, tables): rules see a VN's frames
@@ -379,7 +379,7 @@ fn check_names(file: &str, steps: &[Step], st: &live::TopoState) -> Result<(), S
                 return Err(format!("{file}: line {}: no VN '{vn}'", s.line));
             }
             Action::Control(c) => {
-                c.resolve(&nodes)
+                c.resolve_names(&nodes)
                     .map_err(|e| format!("{file}: line {}: {e}", s.line))?;
             }
             Action::Exec { .. } => {}

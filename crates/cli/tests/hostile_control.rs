@@ -995,3 +995,56 @@ fn odd_but_valid_text_is_accepted() {
         assert_eq!(d.save(), *canonical);
     }
 }
+
+mod hostile;
+
+/// The count of this file's cases (docs/HOSTILE.md): the rows of its
+/// tables, and the cases each other test holds.
+#[test]
+fn case_count() {
+    // (test, its cases, of which rejections whose message is checked)
+    let others: &[(&str, usize, usize)] = &[
+        (
+            "malformed requests: JSON nested 100,000 deep, in and out of an object",
+            2,
+            2,
+        ),
+        ("oversized lines, with and without a newline", 2, 2),
+        ("a flood of 2000 pipelined requests", 1, 0),
+        ("an idle connection", 1, 0),
+        ("a slow client", 1, 1),
+        ("a client that does not read", 1, 0),
+        (
+            "clients leaving mid-request, and without a final newline",
+            2,
+            0,
+        ),
+        ("8 concurrent clients", 1, 0),
+        ("a request over the time cap", 1, 1),
+        ("174,000 errors rendered outside the lock", 1, 1),
+        (
+            "a user's connection quota: the cap, root, another user",
+            3,
+            1,
+        ),
+        (
+            "root's reserve: a user refused, root served, root refused at the total",
+            3,
+            2,
+        ),
+        (
+            "users confined: four refusals in a block, one of an owned emulation",
+            5,
+            5,
+        ),
+        (
+            "a 1 MB line and 40,000 errors, each through check and -f",
+            4,
+            4,
+        ),
+        ("odd but valid text", 5, 0),
+    ];
+    let cases = PROTOCOL.len() + TEXT.len() + others.iter().map(|o| o.1).sum::<usize>();
+    let rejections = PROTOCOL.len() + TEXT.len() + others.iter().map(|o| o.2).sum::<usize>();
+    hostile::tally("hostile_control", cases, rejections, 73, 59);
+}

@@ -303,11 +303,12 @@ impl WirelessSpec {
             }
         };
         let count = |v: &str| -> Result<u32, WirelessError> {
-            v.bytes()
-                .all(|b| b.is_ascii_digit())
-                .then(|| v.parse().ok())
-                .flatten()
-                .ok_or_else(|| Link(format!("`{v}` is not a non-negative integer")))
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(Link(format!("`{v}` is not a non-negative integer")));
+            }
+            // Digits only: too large for a count if it does not parse.
+            v.parse()
+                .map_err(|_| Link(format!("`{v}` is out of range 0..{}", u32::MAX)))
         };
         let (mut cw, mut cwmax) = (None, None);
         for (k, v) in words {
@@ -757,7 +758,13 @@ impl Files<'_> {
             Files::Skip => Ok(None),
             Files::Load(f) => f(path).map(Some).map_err(|e| ConfigError {
                 param,
-                reason: format!("cannot read '{path}': {e}"),
+                // A loader's error names the path it read (the path as
+                // written, resolved): name the written one once.
+                reason: if e.starts_with(&format!("'{path}': ")) {
+                    format!("cannot read {e}")
+                } else {
+                    format!("cannot read '{path}': {e}")
+                },
             }),
         }
     }

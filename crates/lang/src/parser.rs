@@ -297,6 +297,21 @@ impl<'t, 'a> Parser<'t, 'a> {
         t
     }
 
+    /// When `word` (just read) is a unit written apart from the number
+    /// before it (`bw 10 Mbit/s`, `delay 5 ms`), the hint that joins them.
+    fn unit_apart(&self, word: &str) -> Option<String> {
+        let number = self.pos.checked_sub(2).and_then(|i| self.toks.get(i))?.text;
+        let numeric = !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && word.starts_with(|c: char| c.is_ascii_alphabetic());
+        let joined = format!("{number}{word}");
+        let is_value = units::parse_rate(&joined).is_ok()
+            || units::parse_delay(&joined).is_ok()
+            || units::parse_size(&joined).is_ok();
+        (numeric && is_value)
+            .then(|| format!("a unit follows its number without a space: write {joined}"))
+    }
+
     /// The text of the token before the cursor.
     fn prev_text(&self) -> &'a str {
         self.pos
@@ -509,7 +524,9 @@ impl<'t, 'a> Parser<'t, 'a> {
                     return Err(self.err_at(
                         tok,
                         format!("unknown pipe parameter '{}'", tok.text),
-                        Some(format!("known parameters: {}", PipeSpec::PARAMS.join(", "))),
+                        Some(self.unit_apart(tok.text).unwrap_or_else(|| {
+                            format!("known parameters: {}", PipeSpec::PARAMS.join(", "))
+                        })),
                     ))
                 }
             };

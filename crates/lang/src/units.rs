@@ -618,7 +618,21 @@ fn parse_bytes(word: &str) -> Result<(Number<'_>, Option<u128>), UnitError> {
 /// Parses a queue bound: a bare number is slots (`queue 20`), a size is
 /// bytes (`queue 100KB`, K = 1024 as in ipfw; also `KiB`, `MiB`).
 pub fn parse_queue(word: &str) -> Result<QueueLimit, UnitError> {
-    match parse_bytes(word)? {
+    let parsed = parse_bytes(word).map_err(|e| match split_number(word) {
+        // `10slots`, `10pkts`: slots are written as a bare number.
+        Ok(n)
+            if ["slot", "slots", "pkt", "pkts", "packet", "packets"]
+                .contains(&n.unit.to_ascii_lowercase().as_str()) =>
+        {
+            let number = &word[..word.len() - n.unit.len()];
+            UnitError::with_hint(
+                e.message,
+                format!("a queue in slots is a bare number: write {number}"),
+            )
+        }
+        _ => e,
+    })?;
+    match parsed {
         (n, None) => {
             let slots = exact(word, &n, 1, "slots")?;
             u32::try_from(slots)

@@ -421,11 +421,21 @@ impl<'a> Cursor<'a> {
                 None => (tok.text, None),
             };
             let Some(attr) = LinkAttr::from_key(key) else {
+                // `bw 10 Mbit/s`: the unit written apart from its number.
+                let apart = seen.last().and_then(|&(last, _, _, number)| {
+                    let joined = format!("{number}{key}");
+                    let numeric = number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                        && key.starts_with(|c: char| c.is_ascii_alphabetic());
+                    let mut probe = LinkSet::default();
+                    (numeric && probe.set_word(last, &joined).is_ok()).then(|| {
+                        format!("a unit follows its number without a space: write {joined}")
+                    })
+                });
                 return Err(self.at(
                     tok.column,
                     key,
                     format!("unknown link attribute '{key}'"),
-                    Some(format!("link attributes: {ATTR_NAMES}")),
+                    Some(apart.unwrap_or_else(|| format!("link attributes: {ATTR_NAMES}"))),
                 ));
             };
             if let Some(&(_, first, _, _)) = seen.iter().find(|s| s.0 == attr) {
@@ -524,10 +534,36 @@ pub enum Resolved {
 
 impl TopoCommand {
     /// Looks the node names up in `topo` (a node by name, else by id; a
-    /// cross demand's ends must be VNs, distinct). `every` lines are
-    /// refused: they run in experiment files, which turn them into
-    /// `link A B set` commands ([`crate::script`]).
+    /// cross demand's ends must be VNs, distinct) and checks that a
+    /// link command names two distinct nodes joined by a link, so that a
+    /// request of several commands is refused whole before any of them
+    /// runs. `every` lines are refused: they run in experiment files,
+    /// which turn them into `link A B set` commands ([`crate::script`]).
     pub fn resolve(&self, topo: &Topology) -> Result<Resolved, TopoError> {
+        if let TopoCommand::Link { a, b, .. } = self {
+            let index = |k: &str| {
+                topo.find_node(k)
+                    .ok_or_else(|| TopoError::Invalid(format!("no node '{k}'")))
+            };
+            let (x, y) = (index(a)?, index(b)?);
+            if x == y {
+                return Err(TopoError::Invalid(format!(
+                    "'{a}' and '{b}' are one node: a link joins two nodes"
+                )));
+            }
+            if topo.find_link(x, y).is_none() {
+                return Err(TopoError::Invalid(format!(
+                    "no link between '{a}' and '{b}'"
+                )));
+            }
+        }
+        self.resolve_names(topo)
+    }
+
+    /// [`TopoCommand::resolve`] without looking at the links: the names
+    /// only, for a table of a topology's nodes without its links (an
+    /// experiment file checked against a running topology's state).
+    pub fn resolve_names(&self, topo: &Topology) -> Result<Resolved, TopoError> {
         let node = |k: &str| {
             topo.find_node(k)
                 .map(|i| topo.nodes[i].id)
@@ -703,7 +739,7 @@ mod tests {
             ("link a b set", "1:13: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 (any of bw, delay, loss, queue)"),
             ("link a b set bw 10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
             ("link a b set bw=10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
-            ("link a b set delay 5 ms", "1:22: unknown link attribute 'ms': link attributes: bw, delay, loss, queue"),
+            ("link a b set delay 5 ms", "1:22: unknown link attribute 'ms': a unit follows its number without a space: write 5ms"),
             ("link a b set delay -1ms", "1:20: negative value '-1ms' is not allowed"),
             ("link a b set jitter 3ms", "1:14: unknown link attribute 'jitter': link attributes: bw, delay, loss, queue"),
             ("link a b set bw 1Mbit/s bw 2Mbit/s", "1:25: duplicate attribute 'bw': 'bw' was already given at column 14"),

@@ -117,12 +117,12 @@ fn table() -> Vec<(P, &'static str, Want)> {
             "10 Mbit/s",
             Each(
                 [
-                    Err("unknown pipe parameter 'Mbit/s': known parameters: …".into()),
-                    Err("unknown pipe parameter 'Mbit/s': known parameters: …".into()),
+                    Err("unknown pipe parameter 'Mbit/s': a unit follows its number without a space: write 10Mbit/s".into()),
+                    Err("unknown pipe parameter 'Mbit/s': a unit follows its number without a space: write 10Mbit/s".into()),
                     Err("space in '10 Mbit/s': write the value as one word: 10Mbit/s".into()),
                     Err("space in '10 Mbit/s': write the value as one word: 10Mbit/s".into()),
                     Err(
-                        "unknown link attribute 'Mbit/s': link attributes: bw, delay, loss, queue"
+                        "unknown link attribute 'Mbit/s': a unit follows its number without a space: write 10Mbit/s"
                             .into(),
                     ),
                 ],

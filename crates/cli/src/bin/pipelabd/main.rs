@@ -54,7 +54,12 @@ struct Args {
     #[arg(long, value_enum, default_value = "host")]
     plane: PlaneKind,
     /// Host mode: the netfilter queue number.
-    #[arg(long, value_name = "N", default_value_t = 7400)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 7400,
+        allow_negative_numbers = true
+    )]
     queue_num: u16,
     /// Host mode: the nftables table (family inet) the daemon owns.
     #[arg(long, value_name = "NAME", default_value = "pipelab_host")]
@@ -111,6 +116,20 @@ fn drop_privileges() -> Result<(), String> {
 }
 
 fn run(args: Args) -> Result<(), String> {
+    // Every flag's value is checked before anything is made (state
+    // directory, socket, registration).
+    pipelab_control::registry::check_name(&args.name).map_err(|e| e.to_string())?;
+    let scope = args
+        .scope
+        .iter()
+        .map(|s| parse_net(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !scope.is_empty() && matches!(args.plane, PlaneKind::None) {
+        return Err(format!(
+            "--scope {}: a scope limits host mode's traffic; --plane none has none",
+            args.scope.join(" --scope ")
+        ));
+    }
     // Signals are taken by the main thread (below); block them everywhere
     // before any thread starts.
     let mut signals = SigSet::empty();
@@ -156,12 +175,6 @@ fn run(args: Args) -> Result<(), String> {
     let plane: Box<dyn Plane> = match args.plane {
         PlaneKind::None => Box::new(ControlOnly::default()),
         PlaneKind::Host => {
-            let scope = args
-                .scope
-                .iter()
-                .map(|s| parse_net(s))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(fail)?;
             let opts = HostOptions {
                 queue_num: args.queue_num,
                 runner: RunnerOptions {

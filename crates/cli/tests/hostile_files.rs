@@ -37,7 +37,7 @@ enum Reader {
     Config,
     /// Traffic: `pipelab sim CONF --traffic-file PATH`.
     Traffic,
-    /// An experiment: `pipelab topo run --name h11none PATH`.
+    /// An experiment: `pipelab topo run --name plnone PATH`.
     Experiment,
 }
 
@@ -232,8 +232,8 @@ const KINDS: &[Kind] = &[
         suffix: ".txt",
         good: "0s link r0 r1 down\n1s link r0 r1 up\n",
         // Read and parsed: refused only because the topology is not up.
-        good_outcome: Rejected(2, "error: topology 'h11none' is not up"),
-        empty_outcome: Rejected(2, "error: topology 'h11none' is not up"),
+        good_outcome: Rejected(2, "error: topology 'plnone' is not up"),
+        empty_outcome: Rejected(2, "error: topology 'plnone' is not up"),
         bad: "0s link r0 r1 down\n1s link r0 r1 sideways\n",
         bad_outcome: Rejected(
             2,
@@ -374,7 +374,7 @@ fn command(dir: &Path, kind: &Kind, path: &Path) -> Command {
             cmd.arg("sim").arg(conf).args(["--traffic-file", &p]);
         }
         Reader::Experiment => {
-            cmd.args(["topo", "run", "--name", "h11none", &p]);
+            cmd.args(["topo", "run", "--name", "plnone", &p]);
         }
     }
     cmd

@@ -41,8 +41,8 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
     (
         "--target naming no emulation",
         Bin::Pipelab,
-        &["--target", "no-such-emulation-h11", "show"],
-        Rejected(1, "error: no running emulation is named 'no-such-emulation-h11'; none is running (see `pipelab list`)"),
+        &["--target", "no-such-emulation", "show"],
+        Rejected(1, "error: no running emulation is named 'no-such-emulation'; none is running (see `pipelab list`)"),
     ),
     (
         "--target with a slash",
@@ -257,8 +257,8 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
     (
         "bridge on interfaces that do not exist",
         Bin::Pipelab,
-        &["bridge", "nosuch-h11a", "nosuch-h11b", "-f", "CONF", "--duration", "1s"],
-        Rejected(1, "pipelab bridge: nosuch-h11a: interface nosuch-h11a: ENODEV: No such device"),
+        &["bridge", "pl-nosuch-a", "pl-nosuch-b", "-f", "CONF", "--duration", "1s"],
+        Rejected(1, "pipelab bridge: pl-nosuch-a: no such interface (ENODEV: No such device)"),
     ),
     (
         "probe send --rate in Mbps",
@@ -515,61 +515,61 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
     (
         "up --prefix /33",
         Bin::Pipelab,
-        &["topo", "up", "GML", "--name", "h11flags", "--prefix", "10.0.0.0/33"],
+        &["topo", "up", "GML", "--name", "plflags", "--prefix", "10.0.0.0/33"],
         Rejected(2, "error: --prefix: prefix '10.0.0.0/33': length '33' must be 0 to 30"),
     ),
     (
         "up --prefix a word",
         Bin::Pipelab,
-        &["topo", "up", "GML", "--name", "h11flags", "--prefix", "garbage"],
+        &["topo", "up", "GML", "--name", "plflags", "--prefix", "garbage"],
         Rejected(2, "error: --prefix: prefix 'garbage': expected A.B.C.D/LEN"),
     ),
     (
         "up --prefix too small for the VNs",
         Bin::Pipelab,
-        &["topo", "up", "GML", "--name", "h11flags", "--prefix", "10.0.0.0/31"],
+        &["topo", "up", "GML", "--name", "plflags", "--prefix", "10.0.0.0/31"],
         Rejected(2, "error: --prefix: prefix '10.0.0.0/31': length '31' must be 0 to 30"),
     ),
     (
         "up --distill unknown",
         Bin::Pipelab,
-        &["topo", "up", "GML", "--name", "h11flags", "--distill", "sideways"],
+        &["topo", "up", "GML", "--name", "plflags", "--distill", "sideways"],
         Rejected(2, "error: --distill 'sideways': unknown distillation `sideways` (hop-by-hop, end-to-end, last-mile, walk-in K, walk-out K, walk-in K walk-out W)"),
     ),
     (
         "up --threads negative",
         Bin::Pipelab,
-        &["topo", "up", "GML", "--name", "h11flags", "--threads", "-1"],
+        &["topo", "up", "GML", "--name", "plflags", "--threads", "-1"],
         Rejected(2, "error: invalid value '-1' for '--threads <THREADS>': invalid digit found in string"),
     ),
     (
         "up --config missing",
         Bin::Pipelab,
-        &["topo", "up", "GML", "--name", "h11flags", "--config", "MISSING"],
+        &["topo", "up", "GML", "--name", "plflags", "--config", "MISSING"],
         Rejected(2, "error: cannot read 'DIR/missing': No such file or directory (os error 2)"),
     ),
     (
         "status of a topology not running",
         Bin::Pipelab,
-        &["topo", "status", "--name", "h11none"],
-        Rejected(2, "error: topology 'h11none' is not up (/run/pipelab/topo/h11none.json: No such file or directory (os error 2))"),
+        &["topo", "status", "--name", "plnone"],
+        Rejected(2, "error: topology 'plnone' is not up (/run/pipelab/topo/plnone.json: No such file or directory (os error 2))"),
     ),
     (
         "exec in a topology not running",
         Bin::Pipelab,
-        &["topo", "exec", "--name", "h11none", "vn1", "--", "true"],
-        Rejected(2, "error: topology 'h11none' is not up (/run/pipelab/topo/h11none.json: No such file or directory (os error 2))"),
+        &["topo", "exec", "--name", "plnone", "vn1", "--", "true"],
+        Rejected(2, "error: topology 'plnone' is not up (/run/pipelab/topo/plnone.json: No such file or directory (os error 2))"),
     ),
     (
         "exec without a command",
         Bin::Pipelab,
-        &["topo", "exec", "--name", "h11none", "vn1"],
+        &["topo", "exec", "--name", "plnone", "vn1"],
         Rejected(2, "error: the following required arguments were not provided:\n  <COMMAND>..."),
     ),
     (
         "cross without demands",
         Bin::Pipelab,
-        &["topo", "cross", "--name", "h11none"],
+        &["topo", "cross", "--name", "plnone"],
         Rejected(2, "error: the following required arguments were not provided:\n  <DEMANDS>..."),
     ),
     (
@@ -725,19 +725,19 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
     (
         "link without its state",
         Bin::Pipelab,
-        &["topo", "link", "--name", "h11none", "r0", "r1"],
+        &["topo", "link", "--name", "plnone", "r0", "r1"],
         Rejected(2, "error: the following required arguments were not provided:\n  <STATE>"),
     ),
     (
         "run without a file",
         Bin::Pipelab,
-        &["topo", "run", "--name", "h11none"],
+        &["topo", "run", "--name", "plnone"],
         Rejected(2, "error: the following required arguments were not provided:\n  <SCRIPT>"),
     ),
     (
         "up of a missing file",
         Bin::Pipelab,
-        &["topo", "up", "MISSING", "--name", "h11flags"],
+        &["topo", "up", "MISSING", "--name", "plflags"],
         Rejected(2, "error: cannot read 'DIR/missing': No such file or directory (os error 2)"),
     ),
     (
@@ -798,7 +798,7 @@ fn bad_flags_are_refused_naming_the_flag_and_the_value() {
     // Had a `topo up` case been accepted, its topology would run in the
     // background: take it down (a no-op when none runs).
     let mut down = Command::new(PIPELAB);
-    down.args(["topo", "down", "--name", "h11flags"]);
+    down.args(["topo", "down", "--name", "plflags"]);
     let _ = run_bounded(down, Duration::from_secs(20));
     all_pass(failures, FLAGS.len());
 }

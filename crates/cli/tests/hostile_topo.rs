@@ -347,7 +347,7 @@ fn topology_files_are_refused_naming_the_fault_or_distilled() {
 const LINES: &[(&str, &[&str], Outcome)] = &[
     (
         "a negative value without --: the argument parser says how to pass it",
-        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "-5ms"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "delay", "-5ms"],
         Rejected(
             2,
             "error: unexpected argument '-5' found\n\n  tip: to pass '-5' as a value, use '-- -5'",
@@ -355,15 +355,15 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
     ),
     (
         "--name after the attributes (checked, then refused for the topology)",
-        &["link", "r0", "r1", "set", "delay", "5ms", "--name", "h11none"],
+        &["link", "r0", "r1", "set", "delay", "5ms", "--name", "plnone"],
         Rejected(
             2,
-            "error: topology 'h11none' is not running (no running emulation is named 'h11none'",
+            "error: topology 'plnone' is not running (no running emulation is named 'plnone'",
         ),
     ),
     (
         "a unit apart from its number",
-        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "5", "ms"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "delay", "5", "ms"],
         Rejected(
             2,
             "error: unknown link attribute 'ms': a unit follows its number without a space: write 5ms\n  link r0 r1 set delay 5 ms\n                         ^",
@@ -371,7 +371,7 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
     ),
     (
         "an attribute written key=value with a bad unit",
-        &["link", "--name", "h11none", "r0", "r1", "set", "bw=10Mbps"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "bw=10Mbps"],
         Rejected(
             2,
             "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  link r0 r1 set bw=10Mbps\n                    ^",
@@ -379,103 +379,103 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
     ),
     (
         "an unknown link action",
-        &["link", "--name", "h11none", "r0", "r1", "sideways"],
+        &["link", "--name", "plnone", "r0", "r1", "sideways"],
         Rejected(2, "error: unknown link action 'sideways': expected 'down', 'up' or 'set ATTR VALUE...'\n  link r0 r1 sideways\n             ^"),
     ),
     (
         "set without attributes",
-        &["link", "--name", "h11none", "r0", "r1", "set"],
+        &["link", "--name", "plnone", "r0", "r1", "set"],
         Rejected(2, "error: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 (any of bw, delay, loss, queue)\n  link r0 r1 set\n                ^"),
     ),
     (
         "a bandwidth in Mbps",
-        &["link", "--name", "h11none", "r0", "r1", "set", "bw", "10Mbps"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "bw", "10Mbps"],
         Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  link r0 r1 set bw 10Mbps\n                    ^"),
     ),
     (
         "a negative delay (after --)",
-        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "--", "-5ms"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "delay", "--", "-5ms"],
         Rejected(2, "error: negative value '-5ms' is not allowed\n  link r0 r1 set delay -5ms\n                       ^"),
     ),
     (
         "a delay above an hour",
-        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "2h"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "delay", "2h"],
         Rejected(2, "error: unknown unit 'h' in '2h': hours are written in seconds, e.g. 3600s\n  link r0 r1 set delay 2h\n                       ^"),
     ),
     (
         "a loss of 2",
-        &["link", "--name", "h11none", "r0", "r1", "set", "loss", "2"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "loss", "2"],
         Rejected(2, "error: probability '2' is outside 0..1: a loss rate is a probability (0.01) or a percentage (2%)\n  link r0 r1 set loss 2\n                      ^"),
     ),
     (
         "NaN as a loss",
-        &["link", "--name", "h11none", "r0", "r1", "set", "loss", "NaN"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "loss", "NaN"],
         Rejected(2, "error: invalid probability 'NaN': write a number between 0 and 1, or a percentage like 5%\n  link r0 r1 set loss NaN\n                      ^"),
     ),
     (
         "a queue of 0",
-        &["link", "--name", "h11none", "r0", "r1", "set", "queue", "0"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "queue", "0"],
         Rejected(2, "error: invalid queue '0': a queue must hold at least one packet\n  link r0 r1 set queue 0\n                       ^"),
     ),
     (
         "a huge bandwidth",
-        &["link", "--name", "h11none", "r0", "r1", "set", "bw", "1e30Gbit/s"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "bw", "1e30Gbit/s"],
         Rejected(2, "error: value '1e30Gbit/s' is too large\n  link r0 r1 set bw 1e30Gbit/s\n                    ^"),
     ),
     (
         "an attribute twice",
-        &["link", "--name", "h11none", "r0", "r1", "set", "bw", "1Mbit/s", "bw", "2Mbit/s"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "bw", "1Mbit/s", "bw", "2Mbit/s"],
         Rejected(2, "error: duplicate attribute 'bw': 'bw' was already given at column 16\n  link r0 r1 set bw 1Mbit/s bw 2Mbit/s\n                            ^"),
     ),
     (
         "an unknown attribute",
-        &["link", "--name", "h11none", "r0", "r1", "set", "jitter", "5ms"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "jitter", "5ms"],
         Rejected(2, "error: unknown link attribute 'jitter': link attributes: bw, delay, loss, queue\n  link r0 r1 set jitter 5ms\n                 ^"),
     ),
     (
         "a range outside every",
-        &["link", "--name", "h11none", "r0", "r1", "set", "delay", "5ms..50ms"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "delay", "5ms..50ms"],
         Rejected(2, "error: a range '5ms..50ms' is only for `every` lines: e.g. every 2s until 30s link A B set delay 5ms..50ms\n  link r0 r1 set delay 5ms..50ms\n                       ^"),
     ),
     (
         "an attribute without its value",
-        &["link", "--name", "h11none", "r0", "r1", "set", "delay"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "delay"],
         Rejected(2, "error: missing value after 'delay': e.g. delay 20ms\n  link r0 r1 set delay\n                      ^"),
     ),
     (
         "a node state that is neither",
-        &["node", "--name", "h11none", "r0", "sideways"],
+        &["node", "--name", "plnone", "r0", "sideways"],
         Rejected(2, "error: expected `node N down|up`, found 'sideways'\n  node r0 sideways\n          ^"),
     ),
     (
         "a demand without its rate",
-        &["cross", "--name", "h11none", "a", "b"],
+        &["cross", "--name", "plnone", "a", "b"],
         Rejected(2, "error: expected `cross SRC DST RATE [SRC DST RATE ...]` or `cross clear`: missing the rate after 'b'\n  cross a b\n           ^"),
     ),
     (
         "a demand in Mbps",
-        &["cross", "--name", "h11none", "a", "b", "10Mbps"],
+        &["cross", "--name", "plnone", "a", "b", "10Mbps"],
         Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  cross a b 10Mbps\n            ^"),
     ),
     (
         "a negative demand (after --)",
-        &["cross", "--name", "h11none", "--", "a", "b", "-1Mbit/s"],
+        &["cross", "--name", "plnone", "--", "a", "b", "-1Mbit/s"],
         Rejected(2, "error: negative value '-1Mbit/s' is not allowed\n  cross a b -1Mbit/s\n            ^"),
     ),
     (
         "a negative zero (after --)",
-        &["link", "--name", "h11none", "r0", "r1", "set", "--", "bw", "1Mbit/s", "delay", "-0ms"],
+        &["link", "--name", "plnone", "r0", "r1", "set", "--", "bw", "1Mbit/s", "delay", "-0ms"],
         Rejected(2, "error: negative value '-0ms' is not allowed\n  link r0 r1 set bw 1Mbit/s delay -0ms\n                                  ^"),
     ),
     (
         "a valid demand (refused only for the topology)",
-        &["cross", "--name", "h11none", "vn1", "vn2", "1Mbit/s"],
-        Rejected(2, "error: topology 'h11none' is not running (no running emulation is named 'h11none'"),
+        &["cross", "--name", "plnone", "vn1", "vn2", "1Mbit/s"],
+        Rejected(2, "error: topology 'plnone' is not running (no running emulation is named 'plnone'"),
     ),
     (
         "keywords in capitals (refused only for the topology)",
-        &["node", "--name", "h11none", "r0", "DOWN"],
-        Rejected(2, "error: topology 'h11none' is not running (no running emulation is named 'h11none'"),
+        &["node", "--name", "plnone", "r0", "DOWN"],
+        Rejected(2, "error: topology 'plnone' is not running (no running emulation is named 'plnone'"),
     ),
 ];
 
@@ -493,7 +493,7 @@ fn control_lines_are_refused_at_their_word() {
 }
 
 /// (case, the experiment file, outcome of `pipelab topo run --name
-/// h11none FILE`): a file that parses is refused only because
+/// plnone FILE`): a file that parses is refused only because
 /// the topology is not running.
 const SCRIPTS: &[(&str, &str, Outcome)] = &[
     (
@@ -589,12 +589,12 @@ const SCRIPTS: &[(&str, &str, Outcome)] = &[
     (
         "a valid script (refused only for the topology)",
         "# an experiment\n0s exec vn1 iperf3 -s -D\n1s link r0 r1 down\n2s node r0 up\n3s cross vn1 vn2 1Mbit/s\n4s cross clear\n5s every 1s until 10s link r0 r1 set delay 5ms..50ms bw 1Mbit/s..2Mbit/s\n",
-        Rejected(2, "error: topology 'h11none' is not up"),
+        Rejected(2, "error: topology 'plnone' is not up"),
     ),
     (
         "an every reaching the largest time",
         "0s every 10000000000s until 18446744073s link r0 r1 set delay 5ms\n",
-        Rejected(2, "error: topology 'h11none' is not up"),
+        Rejected(2, "error: topology 'plnone' is not up"),
     ),
     (
         "a period of a nanosecond for a second",
@@ -612,7 +612,7 @@ fn experiment_files_are_refused_at_their_line() {
     let mut failures = Vec::new();
     for (case, text, want) in SCRIPTS {
         std::fs::write(&f, text).expect("write");
-        let ran = pipelab(&["topo", "run", "--name", "h11none", &name]);
+        let ran = pipelab(&["topo", "run", "--name", "plnone", &name]);
         if let Err(e) = verdict(&ran, *want, &name, BOUND) {
             failures.push(format!("{case}: {e}"));
         }
@@ -634,7 +634,7 @@ fn a_huge_experiment_file_is_read_whole_and_refused_at_its_line() {
     std::fs::write(&f, &text).expect("write");
     let name = f.display().to_string();
     let t0 = Instant::now();
-    let ran = pipelab(&["topo", "run", "--name", "h11none", &name]);
+    let ran = pipelab(&["topo", "run", "--name", "plnone", &name]);
     eprintln!("200,000-line experiment: refused in {:?}", t0.elapsed());
     if let Err(e) = verdict(
         &ran,

@@ -158,6 +158,13 @@ fn open_port(name: &str, backend: Backend) -> io::Result<(SendPort, String)> {
             AfPacket::open(name).map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
         Ok((Box::new(p), "af_packet".to_string()))
     };
+    // A missing interface is the error to report, whatever the backend.
+    nix::net::if_::if_nametoindex(name).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{name}: no such interface ({e})"),
+        )
+    })?;
     match backend {
         Backend::AfPacket => packet(),
         Backend::AfXdp => AfXdp::open(name)

@@ -688,9 +688,9 @@ const TEXT: &[(&str, &[u8], Outcome)] = &[
         Accepted("set one_pass 1\nadd 65534 allow ip from any to any\n"),
     ),
     (
-        "a bandwidth of 0",
+        "a bandwidth of 0 (no limit)",
         b"pipe 1 config bw 0\n",
-        Accepted("set one_pass 1\npipe 1 config bw 0bit/s\n"),
+        Accepted("set one_pass 1\npipe 1 config bw unlimited\n"),
     ),
     (
         "ipfw before each command",

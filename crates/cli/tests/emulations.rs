@@ -342,10 +342,12 @@ fn ids(name: &str) -> (u32, u32) {
     ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
 )]
 fn owner_changes_others_read() {
-    if !is_root() {
-        eprintln!("skipped: this test creates users (useradd), which needs root");
-        return;
-    }
+    // Built to run (as root, PIPELAB_LIVE=1 or CI) but not root: a
+    // mistake to report, never a silent pass.
+    assert!(
+        is_root(),
+        "this test creates users (useradd), which needs root: run it as root, or build without PIPELAB_LIVE=1 to have it ignored"
+    );
     let pid = std::process::id() % 100_000;
     let group = format!("plg{pid}");
     let (owner, reader, outsider) = (

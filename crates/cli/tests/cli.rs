@@ -49,6 +49,32 @@ fn config_errors_name_line_column_and_word() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--seed random` draws a fresh seed, says it in the report, and that
+/// seed replays the run byte for byte; two random runs differ.
+#[test]
+fn a_random_seed_is_recorded_and_replays_the_run() {
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/two-links.conf");
+    let traffic = "poisson rate 2000pps size 500B duration 2s";
+    let sim = |seed: &str| {
+        let (code, out, err) = run(&["sim", conf, "--traffic", traffic, "--seed", seed, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+        let seed = v["seed"].as_u64().expect("the report says its seed");
+        (seed, out)
+    };
+    let (s1, a) = sim("random");
+    let (s2, b) = sim("random");
+    assert_ne!(s1, s2, "two random seeds in a row");
+    assert_ne!(a, b, "two random runs gave the same report");
+    let (r1, replay) = sim(&s1.to_string());
+    assert_eq!(r1, s1);
+    assert_eq!(replay, a, "seed {s1} did not replay its run");
+    // The table says it too.
+    let (code, out, _) = run(&["sim", conf, "--traffic", traffic, "--seed", &s2.to_string()]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("seed {s2}")), "{out}");
+}
+
 /// `pipelab topo distill` counts pipes and hops of the bundled dumbbell.
 #[test]
 fn topo_distill_reports_pipes_and_hops() {

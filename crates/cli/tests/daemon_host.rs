@@ -30,8 +30,20 @@ fn host_mode_delays_ping_and_fails_closed() {
             "7433",
             "--scope",
             "127.0.0.1",
+            "--seed",
+            "4242",
         ],
     );
+    // The seed is said at start and in the stats.
+    let log = std::fs::read_to_string(&d.log).unwrap_or_default();
+    assert!(log.contains("seed 4242"), "{log}");
+    let st = d
+        .client()
+        .request(None, pipelab_control::protocol::Op::Stats)
+        .unwrap()
+        .data
+        .unwrap();
+    assert!(st.to_string().contains("\"seed\":4242"), "{st}");
     // After start-up only CAP_NET_ADMIN (12) and CAP_NET_RAW (13) are
     // left, in every thread, with no_new_privs.
     let pid = d.child.as_ref().unwrap().id();

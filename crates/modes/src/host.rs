@@ -120,6 +120,9 @@ pub struct HostStats {
     pub pipes: Vec<PipeCounters>,
     /// Per flow queue.
     pub queues: Vec<crate::report::QueueCounters>,
+    /// The seed of every random decision (`pipelabd --seed`), so a run
+    /// can be repeated.
+    pub seed: u64,
 }
 
 /// The host-mode data plane. See the module documentation.
@@ -423,6 +426,7 @@ fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
             .collect(),
         pipes,
         queues,
+        seed: emu.seed(),
     }
 }
 
@@ -494,6 +498,7 @@ impl HostPlane {
             .with(move |r| plane_stats(r, &counters))
             .unwrap_or_else(|_| HostStats {
                 verdicts: self.counters.snapshot(),
+                seed: self.seed,
                 ..HostStats::default()
             })
     }

@@ -7,6 +7,8 @@
 #![forbid(unsafe_code)]
 
 mod host;
+#[path = "../../seed.rs"]
+mod seed;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,6 +70,11 @@ struct Args {
     /// emulator (repeatable; default: all of the host's IP traffic).
     #[arg(long, value_name = "NET")]
     scope: Vec<String>,
+    /// Seed of every random decision of the data plane (loss, delay
+    /// draws, `prob` rules): a number, or `random` (a fresh one, printed at
+    /// start and in `pipelab stats`, so a run can be repeated).
+    #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = seed::seed_arg)]
+    seed: u64,
 }
 
 fn parse_net(s: &str) -> Result<IpNet, String> {
@@ -179,6 +186,7 @@ fn run(args: Args) -> Result<(), String> {
                 queue_num: args.queue_num,
                 runner: RunnerOptions {
                     realtime: true,
+                    seed: args.seed,
                     ..RunnerOptions::default()
                 },
                 table: args.table.clone(),
@@ -204,9 +212,10 @@ fn run(args: Args) -> Result<(), String> {
         eprintln!("pipelabd: warning: {w}");
     }
     eprintln!(
-        "pipelabd: listening on {} as {} (plane {mode}, journal restored in {restore_ms:.1} ms)",
+        "pipelabd: listening on {} as {} (plane {mode}, seed {}, journal restored in {restore_ms:.1} ms)",
         args.socket.display(),
         args.name,
+        args.seed,
     );
     let sig = signals.wait();
     // Stop serving, remove the registration, stop the plane (host mode

@@ -8,7 +8,7 @@
 //! | feature | what is checked in every mode |
 //! |---|---|
 //! | scheduler + flow queues | two queues weighted 3:1 under `wf2q+` on a 4 Mbit/s pipe share it 3:1 (sim: within 0.2 %; live: within 2 %) |
-//! | mask | the masked queue made one instance per masked key (one flow: 1) |
+//! | mask | the masked queue made one instance per masked key (two flows to two ports: 2) |
 //! | AQM on a flow queue | CoDel on queue 10 drops there (`aqm_drops` > 0, no tail drop), queue 11 tail-drops |
 //! | `prob` rule | its counter is the same number in every mode (its draws depend on its own stream only) |
 //! | table | a rule matching `table(1)` counts exactly the data packets sent |
@@ -37,7 +37,7 @@ table 1 add 100.64.0.0/10
 add 100 prob 0.5 count udp from any to table(1) 5001-5002 iplen 500
 add 150 count udp from any to table(1) 5001-5003 iplen 100,500
 add 200 queue 10 udp from any to table(1) 5001
-add 300 queue 11 udp from any to table(1) 5002
+add 300 queue 11 udp from any to table(1) 5002,5004
 add 400 pipe 2 udp from any to table(1) 5003
 add 500 pipe 3 udp from any to table(1) 5003
 set one_pass 0
@@ -47,7 +47,9 @@ set one_pass 0
 /// (queue 10: 3.4 Mbit/s against its 3 Mbit/s share, so CoDel keeps its
 /// standing queue near the target), 1000/s to 5002 (queue 11: 4 Mbit/s
 /// against 1 Mbit/s, tail drops), 100/s of 100 bytes to 5003
-/// (reinjection).
+/// (reinjection), and 10/s of 100 bytes to 5004 (queue 11's second
+/// instance under its mask: far below any share, so it leaves the 3:1
+/// between the two backlogged queues as it is).
 const SECS: u64 = 8;
 
 /// What a mode reports of a run.
@@ -119,6 +121,8 @@ fn sim() -> Cell {
         .arg(flow(5002, "1000pps", "500B"))
         .arg("--traffic")
         .arg(flow(5003, "100pps", "100B"))
+        .arg("--traffic")
+        .arg(flow(5004, "10pps", "100B"))
         .output()
         .expect("pipelab sim");
     let _ = std::fs::remove_file(&conf);
@@ -154,7 +158,7 @@ fn sim() -> Cell {
     }
 }
 
-/// The three probe senders of a live run, started together by one shell
+/// The four probe senders of a live run, started together by one shell
 /// in the source's namespace, to `dst`; their reports in `tag`-named
 /// files.
 fn senders(dst: &str, tag: &str) -> String {
@@ -163,6 +167,7 @@ fn senders(dst: &str, tag: &str) -> String {
         (5001, "850pps", "500B"),
         (5002, "1000pps", "500B"),
         (5003, "100pps", "100B"),
+        (5004, "10pps", "100B"),
     ] {
         s.push_str(&format!(
             "{BIN} probe send {dst}:{port} --rate {rate} --size {size} --duration {SECS}s --json > {} & ",
@@ -175,7 +180,7 @@ fn senders(dst: &str, tag: &str) -> String {
 
 /// The probe reports of a live run (written by [`senders`]).
 fn reports(tag: &str) -> Vec<Value> {
-    [5001, 5002, 5003]
+    [5001, 5002, 5003, 5004]
         .iter()
         .map(|p| {
             let f = tmp(&format!("{tag}-{p}.json"));
@@ -186,9 +191,9 @@ fn reports(tag: &str) -> Vec<Value> {
         .collect()
 }
 
-/// Three probe receivers (`--once`), run by `prefix` (a namespace).
+/// Four probe receivers (`--once`), run by `prefix` (a namespace).
 fn receivers(prefix: &[&str]) -> Vec<Bg> {
-    let r = [5001, 5002, 5003]
+    let r = [5001, 5002, 5003, 5004]
         .iter()
         .map(|p| {
             let listen = format!("0.0.0.0:{p}");
@@ -421,9 +426,9 @@ fn check(cell: &Cell, sim: &Cell) -> Result<(), String> {
         ));
     }
     let q = |n: u64, k: &str| cell.queues.get(&n).map_or(0, |q| num(q, k));
-    if q(11, "instances") != 1 {
+    if q(11, "instances") != 2 {
         return Err(format!(
-            "{m}: masked queue 11 has {} instances, not 1",
+            "{m}: masked queue 11 has {} instances, not 2 (one per destination port)",
             q(11, "instances")
         ));
     }

@@ -5,8 +5,10 @@
 //! after the command returned has the new delay (none keeps the old one,
 //! the median is the new one ± 0.5 ms, and the first of them arrives
 //! within the new one-way delay + 5 ms of the change), every packet sent
-//! before it the old one; that `pipelab list` shows the emulation; and that a
-//! user who is not its owner (nor root) may read it but not change it.
+//! before it the old one; that `pipelab list` shows the emulation (and
+//! `pipelab --target NAME top` reads it); and that a user of the group
+//! who is not its owner (nor root) may read it but not change it, in all
+//! three.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -206,6 +208,28 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// As this user: `pipelab --target NAME pipe show` (its listing, which
+    /// must succeed) and `pipelab --target NAME CHANGE` (its error, which
+    /// must refuse).
+    fn read_but_not_change(&self, name: &str, change: &[&str]) -> (String, String) {
+        let show = self.run(&["--target", name, "pipe", "show"]);
+        assert!(
+            show.status.success(),
+            "a reader's pipe show: {}",
+            String::from_utf8_lossy(&show.stderr)
+        );
+        let mut args = vec!["--target", name];
+        args.extend_from_slice(change);
+        let c = self.run(&args);
+        assert!(!c.status.success(), "a reader changed {name}: {change:?}");
+        (
+            String::from_utf8_lossy(&show.stdout).into_owned(),
+            String::from_utf8_lossy(&c.stderr).into_owned(),
+        )
+    }
+}
+
 impl Drop for Reader {
     fn drop(&mut self) {
         let _ = Command::new("userdel").arg(&self.user).output();
@@ -303,6 +327,8 @@ fn a_bridge_pipe_changes_under_traffic() {
     )
     .expect("config");
     let name = format!("rc-bridge-{}", std::process::id());
+    // Made first: the socket is given to the group when it is created.
+    let reader = Reader::new();
     let br = Bg(Command::new(BIN)
         .args(["bridge", &hosts.ports[0], &hosts.ports[1], "-f", &conf])
         .args(["--name", &name])
@@ -323,6 +349,19 @@ fn a_bridge_pipe_changes_under_traffic() {
         30.0,
     );
     drop(rx);
+    let list = String::from_utf8_lossy(&pl(&["list"]).stdout).into_owned();
+    let top = pl(&[
+        "--target",
+        &name,
+        "top",
+        "--count",
+        "1",
+        "--interval",
+        "0.1",
+    ]);
+    let (show, change) =
+        reader.read_but_not_change(&name, &["pipe", "1", "config", "delay", "1ms"]);
+    drop(reader);
     assert!(br.stop().success());
     drop(hosts);
     let _ = std::fs::remove_file(&conf);
@@ -330,6 +369,22 @@ fn a_bridge_pipe_changes_under_traffic() {
     if let Err(e) = r {
         panic!("{e}");
     }
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with(&name) && l.contains("bridge")),
+        "{list}"
+    );
+    let top_out = String::from_utf8_lossy(&top.stdout);
+    assert!(
+        top.status.success() && top_out.contains(&name) && top_out.contains("1 pipes, 1 rules"),
+        "top --target: {top_out}{}",
+        String::from_utf8_lossy(&top.stderr)
+    );
+    assert!(show.contains("pipe 1 config delay 30ms"), "{show}");
+    assert!(
+        change.contains("only its owner or root may change it"),
+        "{change}"
+    );
 }
 
 #[test]
@@ -340,6 +395,8 @@ fn a_bridge_pipe_changes_under_traffic() {
 fn a_topology_link_changes_under_traffic() {
     let Some(_g) = live() else { return };
     let name = "rctopo";
+    // Made first: the socket is given to the group when it is created.
+    let reader = Reader::new();
     let file = tmp("two.gml");
     std::fs::write(
         &file,
@@ -377,6 +434,9 @@ fn a_topology_link_changes_under_traffic() {
         22.0,
     );
     let list = String::from_utf8_lossy(&pl(&["list"]).stdout).into_owned();
+    let (show, change) =
+        reader.read_but_not_change(name, &["link", "r", "vn1", "set", "delay", "1ms"]);
+    drop(reader);
     drop(rx);
     let _ = pl(&["topo", "down", "--name", name]);
     let _ = std::fs::remove_file(&file);
@@ -388,5 +448,12 @@ fn a_topology_link_changes_under_traffic() {
         list.lines()
             .any(|l| l.starts_with(name) && l.contains("topo")),
         "{list}"
+    );
+    // A topology's pipes are its own, not the language's: the reader's
+    // `pipe show` succeeded (checked) and lists none of them.
+    assert!(!show.contains("error"), "{show}");
+    assert!(
+        change.contains("only its owner or root may change it"),
+        "{change}"
     );
 }

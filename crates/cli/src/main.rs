@@ -11,6 +11,8 @@
 #![forbid(unsafe_code)]
 
 mod client;
+mod daemon_args;
+mod install;
 mod live;
 mod seed;
 mod topo;
@@ -42,7 +44,7 @@ const DEMO_TRAFFIC: &str = include_str!("../../../examples/two-links.traffic");
                   pipelab -f links.conf          (a whole file, all or nothing)\n  \
                   pipelab --target lab link r0 r1 down   (an emulation's own commands)"
 )]
-struct Cli {
+pub(crate) struct Cli {
     /// pipelabd's control socket [default: /run/pipelab/pipelab.sock].
     #[arg(long, value_name = "PATH", conflicts_with = "target")]
     socket: Option<PathBuf>,
@@ -128,6 +130,21 @@ enum Cmd {
     Netconfig(client::NetconfigArgs),
     /// pipelabd (root): per-user limits, `limit user NAME pipes 10 rules 20 memory 1MB`, `limit list`.
     Limit(client::LimitArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish,
+    /// powershell).
+    ///
+    /// Example:
+    ///   pipelab completions bash > /etc/bash_completion.d/pipelab
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (pipelab.1, pipelab-SUBCOMMAND.1,
+    /// pipelabd.8) into DIR.
+    Man {
+        /// Where to write them (made if missing).
+        dir: PathBuf,
+    },
     /// Any command of the language (or of the target's own), sent to pipelabd or --target.
     #[command(external_subcommand)]
     Lang(Vec<String>),
@@ -428,6 +445,21 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
         }
         Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),
         Cmd::Cleanup { dry_run } => cleanup(dry_run),
+        Cmd::Completions { shell } => emit(&install::completions(shell)),
+        Cmd::Man { dir } => {
+            let written = install::man_pages(&dir).map_err(|e| Failure {
+                message: format!(
+                    "error: cannot write manual pages into {}: {e}",
+                    dir.display()
+                ),
+                code: 1,
+            })?;
+            emit(&format!(
+                "{} manual pages in {}\n",
+                written.len(),
+                dir.display()
+            ))
+        }
         Cmd::Check { config } => {
             let name = config.display().to_string();
             let text = read(&config)?;

@@ -75,6 +75,54 @@ fn a_random_seed_is_recorded_and_replays_the_run() {
     assert!(out.contains(&format!("seed {s2}")), "{out}");
 }
 
+/// `pipelab man DIR` writes a page per subcommand (nested ones too) and
+/// pipelabd(8), each a roff page naming its command; `pipelab completions
+/// SHELL` prints a script that names every subcommand; an unknown shell
+/// is refused naming the ones there are.
+#[test]
+fn manual_pages_and_completions_come_from_the_cli() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (code, out, err) = run(&["man", dir.path().to_str().expect("path")]);
+    assert_eq!(code, 0, "{err}");
+    let pages: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("pages")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        out.contains(&format!("{} manual pages", pages.len())),
+        "{out}"
+    );
+    for p in [
+        "pipelab.1",
+        "pipelab-shell.1",
+        "pipelab-sim.1",
+        "pipelab-topo-up.1",
+        "pipelabd.8",
+    ] {
+        assert!(pages.iter().any(|x| x == p), "no {p} in {pages:?}");
+    }
+    let shell = std::fs::read_to_string(dir.path().join("pipelab-shell.1")).expect("page");
+    assert!(shell.contains(".TH PIPELAB-SHELL 1"), "{shell}");
+    assert!(shell.contains("\\-\\-link"), "{shell}");
+    let daemon = std::fs::read_to_string(dir.path().join("pipelabd.8")).expect("page");
+    assert!(daemon.contains(".TH PIPELABD 8"), "{daemon}");
+    for (sh, needle) in [
+        ("bash", "complete -F _pipelab"),
+        ("zsh", "#compdef pipelab"),
+        ("fish", "complete -c pipelab"),
+    ] {
+        let (code, out, err) = run(&["completions", sh]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(needle), "{sh}: {out}");
+        for sub in ["shell", "bridge", "topo", "sim", "probe"] {
+            assert!(out.contains(sub), "{sh} completion lacks {sub}");
+        }
+    }
+    let (code, _, err) = run(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bash") && err.contains("fish"), "{err}");
+}
+
 /// `pipelab topo distill` counts pipes and hops of the bundled dumbbell.
 #[test]
 fn topo_distill_reports_pipes_and_hops() {

@@ -6,76 +6,26 @@
 
 #![forbid(unsafe_code)]
 
+#[path = "../../daemon_args.rs"]
+mod daemon_args;
 mod host;
 #[path = "../../seed.rs"]
 mod seed;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+use daemon_args::{Args, PlaneKind};
 use nix::sys::signal::{SigSet, Signal};
 use pipelab_control::journal::Journal;
 use pipelab_control::plane::{ControlOnly, Plane};
 use pipelab_control::registry::{EmulationInfo, Registry, RegistryError};
 use pipelab_control::server::{bind, Access, Server, ServerHandle};
-use pipelab_control::{DEFAULT_GROUP, DEFAULT_SOCKET, DEFAULT_STATE_DIR};
 use pipelab_io::runner::RunnerOptions;
 use pipelab_lang::IpNet;
 use pipelab_modes::host::HostOptions;
 
 use host::Host;
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum PlaneKind {
-    /// This host's own traffic, through the netfilter queue (fail-closed).
-    Host,
-    /// No packets: configurations are checked, kept and journaled.
-    None,
-}
-
-/// pipelabd: owns the emulator's data plane and serves `pipelab` commands
-/// on a Unix socket.
-#[derive(Parser, Debug)]
-#[command(name = "pipelabd", version, long_about = None)]
-struct Args {
-    /// The control socket (mode 0660, group --group).
-    #[arg(long, value_name = "PATH", default_value = DEFAULT_SOCKET)]
-    socket: PathBuf,
-    /// Where the journal (state.json) is kept.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
-    state_dir: PathBuf,
-    /// The group whose members may use the socket.
-    #[arg(long, value_name = "NAME", default_value = DEFAULT_GROUP)]
-    group: String,
-    /// The name it registers under (`pipelab list`, `pipelab --target
-    /// NAME`), in /run/pipelab/emu ($PIPELAB_RUN_DIR).
-    #[arg(long, value_name = "NAME", default_value = "pipelabd")]
-    name: String,
-    /// The data plane.
-    #[arg(long, value_enum, default_value = "host")]
-    plane: PlaneKind,
-    /// Host mode: the netfilter queue number.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 7400,
-        allow_negative_numbers = true
-    )]
-    queue_num: u16,
-    /// Host mode: the nftables table (family inet) the daemon owns.
-    #[arg(long, value_name = "NAME", default_value = "pipelab_host")]
-    table: String,
-    /// Host mode: only traffic with peers in this network goes through the
-    /// emulator (repeatable; default: all of the host's IP traffic).
-    #[arg(long, value_name = "NET")]
-    scope: Vec<String>,
-    /// Seed of every random decision of the data plane (loss, delay
-    /// draws, `prob` rules): a number, or `random` (a fresh one, printed at
-    /// start and in `pipelab stats`, so a run can be repeated).
-    #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = seed::seed_arg)]
-    seed: u64,
-}
 
 fn parse_net(s: &str) -> Result<IpNet, String> {
     let (a, p) = match s.split_once('/') {

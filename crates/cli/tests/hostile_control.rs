@@ -500,7 +500,7 @@ fn many_errors_are_rendered_without_holding_the_lock() {
     let alone = pipelab_control::state::State::default()
         .exec(pipelab_control::state::Target::Root, &script)
         .err()
-        .map(|e| e.len());
+        .map(|e| e.to_string().len());
     let work = t0.elapsed();
     assert!(alone.is_some());
     let sock = d.sock.clone();

@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
                 let mut cfg = pipelab_lang::Config::new();
                 assert!(cfg.apply_script(&text).is_ok(), "{text}");
             }
-            Err(e) => assert!(!e.is_empty()),
+            Err(e) => assert!(!e.to_string().is_empty()),
         }
     }
 });

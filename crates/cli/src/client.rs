@@ -16,7 +16,8 @@ use pipelab_control::registry::{EmulationInfo, Registry};
 use pipelab_control::{Client, ClientError, Op, Response};
 use serde_json::Value;
 
-use crate::{emit, Failure};
+use crate::emit;
+use crate::error::CliError;
 
 /// Where a command goes, and as whom.
 pub struct Conn<'a> {
@@ -31,12 +32,9 @@ pub struct Conn<'a> {
 impl Conn<'_> {
     /// The socket to connect to: the target's (through the registry), the
     /// one given, or pipelabd's default.
-    fn socket(&self) -> Result<PathBuf, Failure> {
+    fn socket(&self) -> Result<PathBuf, CliError> {
         match (self.target, self.socket) {
-            (Some(name), _) => Registry::new().resolve(name).map_err(|e| Failure {
-                message: format!("error: {e}"),
-                code: 1,
-            }),
+            (Some(name), _) => Ok(Registry::new().resolve(name)?),
             (None, Some(s)) => Ok(s.to_path_buf()),
             (None, None) => Ok(PathBuf::from(pipelab_control::DEFAULT_SOCKET)),
         }
@@ -105,95 +103,68 @@ pub struct LimitArgs {
     words: Vec<String>,
 }
 
-fn connect(c: &Conn<'_>) -> Result<Client, Failure> {
+fn connect(c: &Conn<'_>) -> Result<Client, CliError> {
     let socket = c.socket()?;
     Client::connect(&socket).map_err(|e| match c.target {
-        Some(name) => unreachable_target(name, &socket, &e),
-        None => no_daemon(&socket, &e),
+        Some(name) => unreachable_target(name, socket.clone(), e),
+        None => no_daemon(socket.clone(), e),
     })
 }
 
-fn unreachable_target(name: &str, socket: &Path, e: &ClientError) -> Failure {
-    let message = match e {
+fn unreachable_target(name: &str, socket: PathBuf, e: ClientError) -> CliError {
+    match e {
         ClientError::Connect { source, .. }
             if source.kind() == std::io::ErrorKind::PermissionDenied =>
         {
-            format!(
-                "error: permission denied on {}: emulation {name} is for its owner, root and \
-                 the group '{}' (ask an administrator to add you: usermod -aG {} $USER)",
-                socket.display(),
-                pipelab_control::DEFAULT_GROUP,
-                pipelab_control::DEFAULT_GROUP
-            )
+            CliError::TargetDenied {
+                name: name.to_string(),
+                socket,
+            }
         }
-        ClientError::Connect { source, .. } => format!(
-            "error: emulation {name} does not answer on {} ({source}); see `pipelab list`",
-            socket.display()
-        ),
-        other => format!("error: {other}"),
-    };
-    Failure { message, code: 1 }
+        ClientError::Connect { source, .. } => CliError::TargetSilent {
+            name: name.to_string(),
+            socket,
+            source,
+        },
+        other => CliError::Client(other),
+    }
 }
 
-fn no_daemon(socket: &Path, e: &ClientError) -> Failure {
-    let message = match e {
+fn no_daemon(socket: PathBuf, e: ClientError) -> CliError {
+    match e {
         ClientError::Connect { source, .. }
             if matches!(
                 source.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
             ) =>
         {
-            let mut start = String::from("pipelabd");
-            if socket != Path::new(pipelab_control::DEFAULT_SOCKET) {
-                start.push_str(&format!(" --socket {}", socket.display()));
-            }
-            let m = format!(
-                "error: pipelabd is not running (nothing listens on {}).\n\
-                 Start it as root: `{start}` (options: --state-dir DIR, --plane host|none; \
-                 see `pipelabd --help`).",
-                socket.display()
-            );
-            m
+            CliError::NoDaemon { socket }
         }
         ClientError::Connect { source, .. }
             if source.kind() == std::io::ErrorKind::PermissionDenied =>
         {
-            format!(
-                "error: permission denied on {}: the socket is for root and the group '{}' \
-                 (ask an administrator to add you: usermod -aG {} $USER)",
-                socket.display(),
-                pipelab_control::DEFAULT_GROUP,
-                pipelab_control::DEFAULT_GROUP
-            )
+            CliError::SocketDenied { socket }
         }
-        other => format!("error: {other}"),
-    };
-    Failure { message, code: 1 }
+        other => CliError::Client(other),
+    }
 }
 
-fn call(c: &Conn<'_>, client: &mut Client, op: Op) -> Result<Response, Failure> {
-    client.request(c.user, op).map_err(|e| Failure {
-        message: format!("error: {e}"),
-        code: 1,
-    })
+fn call(c: &Conn<'_>, client: &mut Client, op: Op) -> Result<Response, CliError> {
+    Ok(client.request(c.user, op)?)
 }
 
 /// The response's text, or its error as a failure.
-fn answer(resp: Response, file: Option<&str>) -> Result<String, Failure> {
+fn answer(resp: Response, file: Option<&str>) -> Result<String, CliError> {
     if resp.ok {
         return Ok(resp.output);
     }
-    let mut message = resp.error.unwrap_or_else(|| "the emulation refused".into());
-    if let Some(f) = file {
-        message = message.replace(" --> command:", &format!(" --> {f}:"));
-    }
-    if !message.starts_with("error") {
-        message = format!("error: {message}");
-    }
-    Err(Failure { message, code: 1 })
+    Err(CliError::Refused {
+        message: resp.error.unwrap_or_default(),
+        file: file.map(str::to_string),
+    })
 }
 
-fn once(c: &Conn<'_>, op: Op, file: Option<&str>) -> Result<(), Failure> {
+fn once(c: &Conn<'_>, op: Op, file: Option<&str>) -> Result<(), CliError> {
     let mut client = connect(c)?;
     let resp = call(c, &mut client, op)?;
     emit(&answer(resp, file)?)
@@ -201,40 +172,40 @@ fn once(c: &Conn<'_>, op: Op, file: Option<&str>) -> Result<(), Failure> {
 
 /// A command of the language given as words: `pipelab pipe 3 config bw
 /// 640Kbit/s`.
-pub fn lang(c: &Conn<'_>, words: &[String]) -> Result<(), Failure> {
+pub fn lang(c: &Conn<'_>, words: &[String]) -> Result<(), CliError> {
     let script = words.join(" ");
     once(c, Op::Exec { script }, None)
 }
 
 /// `pipelab -f FILE`: the file's commands, all or nothing.
-pub fn file(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
+pub fn file(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     let script = crate::read(path)?;
     let name = path.display().to_string();
     once(c, Op::Exec { script }, Some(&name))
 }
 
 /// `pipelab save FILE` (`-` for standard output).
-pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
+pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     let mut client = connect(c)?;
     let text = answer(call(c, &mut client, Op::Save)?, None)?;
     if path == Path::new("-") {
         return emit(&text);
     }
-    std::fs::write(path, text).map_err(|e| Failure {
-        message: format!("error: cannot write {}: {e}", path.display()),
-        code: 1,
+    std::fs::write(path, text).map_err(|source| CliError::Write {
+        path: path.to_path_buf(),
+        source,
     })
 }
 
 /// `pipelab restore FILE`: replaces the configuration, all or nothing.
-pub fn restore(c: &Conn<'_>, path: &Path) -> Result<(), Failure> {
+pub fn restore(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     let script = crate::read(path)?;
     let name = path.display().to_string();
     once(c, Op::Restore { script }, Some(&name))
 }
 
 /// `pipelab netconfig ...`.
-pub fn netconfig(c: &Conn<'_>, a: &NetconfigArgs) -> Result<(), Failure> {
+pub fn netconfig(c: &Conn<'_>, a: &NetconfigArgs) -> Result<(), CliError> {
     let mut dry_run = a.dry_run;
     let words: Vec<&str> = a
         .words
@@ -251,12 +222,12 @@ pub fn netconfig(c: &Conn<'_>, a: &NetconfigArgs) -> Result<(), Failure> {
 }
 
 /// `pipelab limit ...` (root).
-pub fn limit(c: &Conn<'_>, a: &LimitArgs) -> Result<(), Failure> {
+pub fn limit(c: &Conn<'_>, a: &LimitArgs) -> Result<(), CliError> {
     let args = a.words.join(" ");
     once(c, Op::Limit { args }, None)
 }
 
-fn stats_value(c: &Conn<'_>, client: &mut Client) -> Result<Value, Failure> {
+fn stats_value(c: &Conn<'_>, client: &mut Client) -> Result<Value, CliError> {
     let resp = call(c, client, Op::Stats)?;
     let data = resp.data.clone();
     answer(resp, None)?;
@@ -264,7 +235,7 @@ fn stats_value(c: &Conn<'_>, client: &mut Client) -> Result<Value, Failure> {
 }
 
 /// `pipelab stats [--json]`.
-pub fn stats(c: &Conn<'_>, a: &StatsArgs) -> Result<(), Failure> {
+pub fn stats(c: &Conn<'_>, a: &StatsArgs) -> Result<(), CliError> {
     let mut client = connect(c)?;
     let v = stats_value(c, &mut client)?;
     if a.json {
@@ -418,12 +389,9 @@ fn render(v: &Value, prev: Option<&Value>, secs: f64) -> String {
 }
 
 /// `pipelab top`: the counters, refreshed in place.
-pub fn top(c: &Conn<'_>, a: &TopArgs) -> Result<(), Failure> {
+pub fn top(c: &Conn<'_>, a: &TopArgs) -> Result<(), CliError> {
     if !(a.interval > 0.0 && a.interval <= 3600.0) {
-        return Err(Failure::usage(format!(
-            "error: --interval {} must be between 0 and 3600 seconds",
-            a.interval
-        )));
+        return Err(CliError::Interval(a.interval));
     }
     let mut client = connect(c)?;
     let tty = std::io::stdout().is_terminal();
@@ -465,13 +433,10 @@ pub fn top(c: &Conn<'_>, a: &TopArgs) -> Result<(), Failure> {
 
 /// `pipelab list`: the running emulations (stale entries are removed on
 /// the way).
-pub fn list(a: &ListArgs) -> Result<(), Failure> {
+pub fn list(a: &ListArgs) -> Result<(), CliError> {
     let entries = Registry::new().list();
     if a.json {
-        let text = serde_json::to_string_pretty(&entries).map_err(|e| Failure {
-            message: format!("error: cannot encode the list: {e}"),
-            code: 1,
-        })?;
+        let text = serde_json::to_string_pretty(&entries).map_err(CliError::Encode)?;
         return emit(&(text + "\n"));
     }
     // What dead pipelab processes left on the host, named in one line.

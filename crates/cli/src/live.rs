@@ -2,11 +2,118 @@
 
 use clap::{Args, Subcommand};
 use pipelab_io::runner::RunnerOptions;
-use pipelab_lang::{parse_pipe_params, PipeSpec};
+use pipelab_lang::units::UnitError;
+use pipelab_lang::{parse_pipe_params, ParseError, PipeSpec};
 use pipelab_modes::probe::{self, SendOptions};
 use pipelab_modes::shell::{link_config, run_shell, ShellOptions};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use crate::error::ConfigFileError;
+
+/// A flag's value the unit layer refuses: the flag, the value, the
+/// message and its hint.
+#[derive(Debug, thiserror::Error)]
+#[error("error: --{flag} '{value}': {error}")]
+pub struct FlagError {
+    /// The flag, without its dashes.
+    pub flag: &'static str,
+    /// The value given.
+    pub value: String,
+    /// Why.
+    pub error: UnitError,
+}
+
+/// Why `pipelab shell` could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    /// The pipe parameters of `--link`, `--uplink`, `--downlink` or
+    /// `--shared` do not parse (a caret under the word).
+    #[error("error: --{flag}: {}", crate::caret(text, error))]
+    LinkWords {
+        /// The flag, without its dashes.
+        flag: &'static str,
+        /// Its words.
+        text: String,
+        /// Why, at its column.
+        error: Box<ParseError>,
+    },
+    /// The link words make no configuration (the mode's message).
+    #[error("{0}")]
+    Link(String),
+    /// The `--config` file cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigFileError),
+    /// A flag's value is refused.
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    /// The `--stats` file cannot be written.
+    #[error(transparent)]
+    Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// The shell failed while setting up or running.
+    #[error("pipelab shell: {0}")]
+    Run(std::io::Error),
+}
+
+/// Why `pipelab bridge` could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// The configuration cannot be lowered (a usage error).
+    #[error("error: {name}: {error}")]
+    Lower {
+        /// The configuration file.
+        name: String,
+        /// Why.
+        error: pipelab_emu::LowerError,
+    },
+    /// The configuration's references do not resolve (a usage error).
+    #[error("error: {name}: {error}")]
+    Spec {
+        /// The configuration file.
+        name: String,
+        /// Why.
+        error: pipelab_emu::SpecError,
+    },
+    /// A flag's value is refused.
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    /// The `--stats` file cannot be written.
+    #[error(transparent)]
+    Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// The bridge failed while setting up or running.
+    #[error("pipelab bridge: {0}")]
+    Run(std::io::Error),
+}
+
+impl BridgeError {
+    /// The exit status: 2 for a configuration that cannot run, else 1.
+    pub fn code(&self) -> u8 {
+        match self {
+            BridgeError::Lower { .. } | BridgeError::Spec { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Why `pipelab probe` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// A flag's value is refused.
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    /// `--size` does not fit a packet.
+    #[error("error: --size '{0}' is too large")]
+    Size(String),
+    /// The receiver failed.
+    #[error("probe recv: {0}")]
+    Recv(std::io::Error),
+    /// The sender failed.
+    #[error("probe send: {0}")]
+    Send(std::io::Error),
+    /// The report could not be encoded.
+    #[error("{0}")]
+    Json(serde_json::Error),
+}
 
 /// Flags shared by the commands that run live packets.
 #[derive(Args, Debug)]
@@ -46,16 +153,19 @@ pub struct RunArgs {
 impl RunArgs {
     /// The `--stats` file, opened now: a path that cannot be written is
     /// refused before the run, naming it.
-    fn stats_file(&self) -> Result<Option<pipelab_modes::report::StatsFile>, String> {
+    fn stats_file(
+        &self,
+    ) -> Result<Option<pipelab_modes::report::StatsFile>, pipelab_modes::report::StatsFileError>
+    {
         self.stats
             .as_deref()
             .map(pipelab_modes::report::StatsFile::create)
             .transpose()
     }
 
-    fn runner(&self) -> Result<RunnerOptions, String> {
+    fn runner(&self) -> Result<RunnerOptions, FlagError> {
         let mem_cap = pipelab_lang::units::parse_size(&self.mem_cap)
-            .map_err(|e| flag_error("mem-cap", &self.mem_cap, &e))?;
+            .map_err(|e| flag_error("mem-cap", &self.mem_cap, e))?;
         Ok(RunnerOptions {
             busy_poll: self.busy_poll,
             mem_cap,
@@ -142,36 +252,31 @@ pub enum BackendArg {
     AfPacket,
 }
 
-/// Why `pipelab bridge` could not run.
-#[derive(Debug)]
-pub enum BridgeError {
-    /// The configuration cannot be built into an engine (a usage error).
-    Config(String),
-    /// A flag is invalid or the run failed.
-    Run(String),
-}
-
 /// Run `pipelab bridge` with an applied configuration; files named by
 /// pipes are read with `load`.
 pub fn bridge(
     a: BridgeArgs,
     cfg: &pipelab_lang::Config,
-    mut load: pipelab_emu::FileLoader,
+    load: pipelab_emu::FileLoader,
 ) -> Result<(), BridgeError> {
-    let runner = a.run.runner().map_err(BridgeError::Run)?;
-    let stats_file = a.run.stats_file().map_err(BridgeError::Run)?;
+    let runner = a.run.runner()?;
+    let stats_file = a.run.stats_file()?;
     let duration = match &a.duration {
-        Some(d) => Some(
-            pipelab_lang::units::parse_duration(d)
-                .map_err(|e| BridgeError::Run(flag_error("duration", d, &e)))?,
-        ),
+        Some(d) => {
+            Some(pipelab_lang::units::parse_duration(d).map_err(|e| flag_error("duration", d, e))?)
+        }
         None => None,
     };
+    let name = a.config.display().to_string();
     // Interface ids: port A is 0, port B is 1 (what `recv`/`xmit`/`via` see).
-    let spec = pipelab_modes::bridge::bridge_spec(cfg, &a.port_a, &a.port_b, &mut load)
-        .map_err(|e| BridgeError::Config(e.to_string()))?;
+    let spec = pipelab_modes::bridge::bridge_spec(cfg, &a.port_a, &a.port_b, &mut &*load).map_err(
+        |error| BridgeError::Lower {
+            name: name.clone(),
+            error,
+        },
+    )?;
     let compiled = pipelab_emu::Compiled::new(spec, runner.seed)
-        .map_err(|e| BridgeError::Config(e.to_string()))?;
+        .map_err(|error| BridgeError::Spec { name, error })?;
     let opts = pipelab_modes::bridge::BridgeOptions {
         ports: [a.port_a, a.port_b],
         backend: match a.backend {
@@ -194,7 +299,7 @@ pub fn bridge(
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
-        .map_err(|e| BridgeError::Run(format!("pipelab bridge: {e}")))
+        .map_err(BridgeError::Run)
 }
 
 /// `pipelab probe` subcommands.
@@ -239,25 +344,34 @@ pub enum ProbeCmd {
 
 /// The pipe parameters of `--WHAT TEXT` (the words after `pipe N
 /// config`), errors naming the flag, with a caret under the word.
-fn pipe_params(what: &str, text: &str) -> Result<PipeSpec, String> {
-    parse_pipe_params(text).map_err(|e| format!("error: --{what}: {}", crate::caret(text, &e)))
+fn pipe_params(flag: &'static str, text: &str) -> Result<PipeSpec, ShellError> {
+    parse_pipe_params(text).map_err(|error| ShellError::LinkWords {
+        flag,
+        text: text.to_string(),
+        error: Box::new(error),
+    })
 }
 
-/// A flag's value refused by the unit layer: the flag, the value, the
-/// message and its hint.
-fn flag_error(flag: &str, value: &str, e: &pipelab_lang::units::UnitError) -> String {
-    format!("error: --{flag} '{value}': {e}")
+/// A flag's value refused by the unit layer.
+fn flag_error(flag: &'static str, value: &str, error: UnitError) -> FlagError {
+    FlagError {
+        flag,
+        value: value.to_string(),
+        error,
+    }
 }
 
 /// The shell's configuration: pipes 1 and 2 from the link words (unless
 /// only `--config` is given), then the `--config` file on top.
-fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
+fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, ShellError> {
     let words =
         a.link.is_some() || a.uplink.is_some() || a.downlink.is_some() || a.shared.is_some();
     let mut cfg = if words || a.config.is_none() {
         let both = a.link.as_deref().unwrap_or("");
         match a.shared.as_deref() {
-            Some(text) => link_config(pipe_params("shared", text)?, None)?,
+            Some(text) => {
+                link_config(pipe_params("shared", text)?, None).map_err(ShellError::Link)?
+            }
             None => {
                 // Errors name the flag the words came from.
                 let side = |flag: &'static str, text: &Option<String>| match text {
@@ -267,7 +381,8 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
                 link_config(
                     side("uplink", &a.uplink)?,
                     Some(side("downlink", &a.downlink)?),
-                )?
+                )
+                .map_err(ShellError::Link)?
             }
         }
     } else {
@@ -276,21 +391,15 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, String> {
     if let Some(path) = &a.config {
         let name = path.display().to_string();
         let text = crate::read_text(path)?;
-        cfg.apply_script(&text).map_err(|errs| {
-            let mut msg = pipelab_lang::render_errors(&errs, &name, &text);
-            msg.push_str(&format!(
-                "{} error{} in {name}; nothing was applied",
-                errs.len(),
-                if errs.len() == 1 { "" } else { "s" }
-            ));
-            msg
-        })?;
+        if let Err(errors) = cfg.apply_script(&text) {
+            return Err(ConfigFileError::Script { name, errors, text }.into());
+        }
     }
     Ok(cfg)
 }
 
 /// Run `pipelab shell`; returns the command's exit code.
-pub fn shell(a: ShellArgs) -> Result<i32, String> {
+pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
     let config = shell_config(&a)?;
     let runner = a.run.runner()?;
     let stats_file = a.run.stats_file()?;
@@ -307,19 +416,17 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
         stats_file,
         name: a.run.name,
     };
-    run_shell(opts).map_err(|e| format!("pipelab shell: {e}"))
+    run_shell(opts).map_err(ShellError::Run)
 }
 
 /// Run a probe command.
-pub fn probe(cmd: ProbeCmd) -> Result<(), String> {
+pub fn probe(cmd: ProbeCmd) -> Result<(), ProbeError> {
     match cmd {
         ProbeCmd::Recv {
             listen,
             once,
             series,
-        } => {
-            probe::receive(listen, once, series.as_deref()).map_err(|e| format!("probe recv: {e}"))
-        }
+        } => probe::receive(listen, once, series.as_deref()).map_err(ProbeError::Recv),
         ProbeCmd::Send {
             to,
             rate,
@@ -329,23 +436,21 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), String> {
             burst,
         } => {
             let r = pipelab_lang::units::parse_packet_rate(&rate)
-                .map_err(|e| flag_error("rate", &rate, &e))?;
-            let s = pipelab_lang::units::parse_size(&size)
-                .map_err(|e| flag_error("size", &size, &e))?;
+                .map_err(|e| flag_error("rate", &rate, e))?;
+            let s =
+                pipelab_lang::units::parse_size(&size).map_err(|e| flag_error("size", &size, e))?;
             let d = pipelab_lang::units::parse_duration(&duration)
-                .map_err(|e| flag_error("duration", &duration, &e))?;
+                .map_err(|e| flag_error("duration", &duration, e))?;
             let opts = SendOptions {
                 rate_pps: r.millipps() as f64 / 1000.0,
-                size: u32::try_from(s)
-                    .map_err(|_| format!("error: --size '{size}' is too large"))?,
+                size: u32::try_from(s).map_err(|_| ProbeError::Size(size.clone()))?,
                 duration: std::time::Duration::from_nanos(d.as_nanos()),
             };
-            let report =
-                probe::send_burst(to, opts, burst).map_err(|e| format!("probe send: {e}"))?;
+            let report = probe::send_burst(to, opts, burst).map_err(ProbeError::Send)?;
             if json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+                    serde_json::to_string_pretty(&report).map_err(ProbeError::Json)?
                 );
             } else {
                 print!("{}", report.to_table());

@@ -12,12 +12,14 @@
 
 mod client;
 mod daemon_args;
+mod error;
 mod install;
 mod live;
 mod seed;
 mod topo;
 
 use clap::{Args, Parser, Subcommand};
+use error::{CliError, ConfigFileError};
 use pipelab_lang::files::read_named_file;
 use pipelab_lang::{parse_traffic, Config, TrafficSpec};
 use pipelab_sim::{simulate_with_loader, SimOptions};
@@ -179,71 +181,49 @@ struct SimArgs {
     out: OutputArgs,
 }
 
-/// An error already formatted for the user, and the exit code to use.
-struct Failure {
-    message: String,
-    code: u8,
-}
-
-impl Failure {
-    fn usage(message: String) -> Failure {
-        Failure { message, code: 2 }
-    }
-}
-
-fn read(path: &Path) -> Result<String, Failure> {
-    read_text(path).map_err(Failure::usage)
+fn read(path: &Path) -> Result<String, CliError> {
+    Ok(read_text(path)?)
 }
 
 /// A configuration file's text, or the message to print: read as every
 /// named file is (a regular file under the size cap, within the time
 /// budget); a file that is not UTF-8 is refused at its first bad byte,
 /// with its line, column and byte offset.
-pub(crate) fn read_text(path: &Path) -> Result<String, String> {
-    let name = path.display().to_string();
-    let bytes = pipelab_lang::files::read_named_bytes(path)
-        .map_err(|e| format!("error: cannot read {e}"))?;
+pub(crate) fn read_text(path: &Path) -> Result<String, ConfigFileError> {
+    let bytes = pipelab_lang::files::read_named_bytes(path).map_err(ConfigFileError::Read)?;
     match pipelab_lang::source::decode(&bytes) {
         Ok(text) => Ok(text.to_string()),
-        Err(e) => {
-            let shown = String::from_utf8_lossy(&bytes);
-            Err(format!(
-                "{}1 error in {name}; nothing was applied",
-                e.render(&name, &shown)
-            ))
-        }
+        Err(error) => Err(ConfigFileError::Encoding {
+            name: path.display().to_string(),
+            error: Box::new(error),
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+        }),
     }
 }
 
-fn load_config(name: &str, text: &str) -> Result<Config, Failure> {
+fn load_config(name: &str, text: &str) -> Result<Config, ConfigFileError> {
     let mut cfg = Config::new();
-    cfg.apply_script(text).map_err(|errs| {
-        let mut msg = pipelab_lang::render_errors(&errs, name, text);
-        msg.push_str(&format!(
-            "{} error{} in {name}; nothing was applied",
-            errs.len(),
-            if errs.len() == 1 { "" } else { "s" }
-        ));
-        Failure::usage(msg)
-    })?;
+    cfg.apply_script(text)
+        .map_err(|errors| ConfigFileError::Script {
+            name: name.to_string(),
+            errors,
+            text: text.to_string(),
+        })?;
     Ok(cfg)
 }
 
 /// Traffic specs from a file's lines (blank lines and `#` comments skipped).
-fn traffic_lines(name: &str, text: &str) -> Result<Vec<TrafficSpec>, Failure> {
+fn traffic_lines(name: &str, text: &str) -> Result<Vec<TrafficSpec>, CliError> {
     let mut specs = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        let spec = parse_traffic(line).map_err(|e| {
-            Failure::usage(format!(
-                "error: {name}:{}:{}: {}",
-                n + 1,
-                e.column,
-                with_hint(&e)
-            ))
+        let spec = parse_traffic(line).map_err(|error| CliError::TrafficLine {
+            name: name.to_string(),
+            line: n + 1,
+            error: Box::new(error),
         })?;
         specs.push(spec);
     }
@@ -286,12 +266,17 @@ fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
 /// A configuration file read and applied, checked by lowering it (files
 /// its pipes name read relative to it), with the loader that reads them;
 /// or the error to print.
-pub(crate) fn config_file(path: &Path) -> Result<(Config, pipelab_emu::FileLoader), String> {
+pub(crate) fn config_file(
+    path: &Path,
+) -> Result<(Config, pipelab_emu::FileLoader), ConfigFileError> {
     let name = path.display().to_string();
     let text = read_text(path)?;
-    let cfg = load_config(&name, &text).map_err(|f| f.message)?;
+    let cfg = load_config(&name, &text)?;
     let mut load = file_loader(config_dir(path));
-    pipelab_emu::lower_config(&cfg, &mut load).map_err(|e| format!("{name}: {e}"))?;
+    pipelab_emu::lower_config(&cfg, &mut load).map_err(|error| ConfigFileError::Lower {
+        name,
+        error: Box::new(error),
+    })?;
     Ok((cfg, load))
 }
 
@@ -305,16 +290,13 @@ fn run_sim(
     traffic: &[TrafficSpec],
     out: &OutputArgs,
     base: Option<PathBuf>,
-) -> Result<(), Failure> {
+) -> Result<(), CliError> {
     let opts = SimOptions {
         seed: out.seed,
         ..SimOptions::default()
     };
     let mut load = file_loader(base);
-    let report = simulate_with_loader(cfg, traffic, &opts, &mut load).map_err(|e| Failure {
-        message: format!("error: {e}"),
-        code: 1,
-    })?;
+    let report = simulate_with_loader(cfg, traffic, &opts, &mut load).map_err(CliError::Sim)?;
     let text = if out.json {
         report.to_json() + "\n"
     } else {
@@ -324,20 +306,17 @@ fn run_sim(
 }
 
 /// Write to stdout; a closed pipe (`pipelab demo | head`) is not an error.
-fn emit(text: &str) -> Result<(), Failure> {
+fn emit(text: &str) -> Result<(), CliError> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure {
-            message: format!("error: cannot write output: {e}"),
-            code: 1,
-        }),
+        Err(e) => Err(CliError::Output(e)),
     }
 }
 
-fn main_inner(cli: Cli) -> Result<(), Failure> {
+fn main_inner(cli: Cli) -> Result<(), CliError> {
     let conn = client::Conn {
         socket: cli.socket.as_deref(),
         target: cli.target.as_deref(),
@@ -345,25 +324,15 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
     };
     let addressed = cli.socket.is_some() || cli.target.is_some();
     let command = match (cli.command, &cli.file) {
-        (Some(_), Some(_)) => {
-            return Err(Failure::usage(
-                "error: -f FILE takes no command: the file holds the commands".into(),
-            ))
-        }
+        (Some(_), Some(_)) => return Err(CliError::FileAndCommand),
         (Some(c), None) => c,
         (None, Some(f)) => return client::file(&conn, f),
-        (None, None) => {
-            return Err(Failure::usage(
-                "error: give a command (see pipelab --help)".into(),
-            ))
-        }
+        (None, None) => return Err(CliError::NoCommand),
     };
     match command {
         Cmd::List(a) if addressed => {
             if a.json {
-                return Err(Failure::usage(
-                    "error: `list --json` lists the running emulations: give it without --target or --socket".into(),
-                ));
+                return Err(CliError::ListJsonAddressed);
             }
             client::lang(&conn, &["list".to_string()])
         }
@@ -381,14 +350,10 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             let cfg = load_config(&name, &text)?;
             let mut traffic = Vec::new();
             for (i, t) in args.traffic.iter().enumerate() {
-                let spec = parse_traffic(t).map_err(|e| {
-                    Failure::usage(format!(
-                        "error: --traffic #{}: column {}: {}\n  {t}\n  {}^",
-                        i + 1,
-                        e.column,
-                        with_hint(&e),
-                        " ".repeat((e.column as usize).saturating_sub(1))
-                    ))
+                let spec = parse_traffic(t).map_err(|error| CliError::Traffic {
+                    index: i + 1,
+                    text: t.clone(),
+                    error: Box::new(error),
                 })?;
                 traffic.push(spec);
             }
@@ -414,45 +379,25 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             }
             run_sim(&cfg, &traffic, &out, None)
         }
-        Cmd::Shell(a) => match live::shell(a) {
-            Ok(0) => Ok(()),
-            Ok(code) => Err(Failure {
-                message: String::new(),
-                code: u8::try_from(code).unwrap_or(1),
-            }),
-            Err(message) => Err(Failure { message, code: 1 }),
+        Cmd::Shell(a) => match live::shell(a)? {
+            0 => Ok(()),
+            code => Err(CliError::Exit(u8::try_from(code).unwrap_or(1))),
         },
         Cmd::Bridge(a) => {
             let name = a.config.display().to_string();
             let text = read(&a.config)?;
             let cfg = load_config(&name, &text)?;
             let load = file_loader(config_dir(&a.config));
-            live::bridge(a, &cfg, load).map_err(|e| match e {
-                live::BridgeError::Config(m) => Failure::usage(format!("error: {name}: {m}")),
-                live::BridgeError::Run(message) => Failure { message, code: 1 },
-            })
+            Ok(live::bridge(a, &cfg, load)?)
         }
-        Cmd::Topo(t) => {
-            let text = topo::run(t).map_err(|message| {
-                // A configuration's rendered errors carry their own prefix.
-                if message.starts_with("error: ") {
-                    Failure::usage(message)
-                } else {
-                    Failure::usage(format!("error: {message}"))
-                }
-            })?;
-            emit(&text)
-        }
-        Cmd::Probe(p) => live::probe(p).map_err(|message| Failure { message, code: 1 }),
+        Cmd::Topo(t) => emit(&topo::run(t)?),
+        Cmd::Probe(p) => Ok(live::probe(p)?),
         Cmd::Cleanup { dry_run } => cleanup(dry_run),
         Cmd::Completions { shell } => emit(&install::completions(shell)),
         Cmd::Man { dir } => {
-            let written = install::man_pages(&dir).map_err(|e| Failure {
-                message: format!(
-                    "error: cannot write manual pages into {}: {e}",
-                    dir.display()
-                ),
-                code: 1,
+            let written = install::man_pages(&dir).map_err(|source| CliError::ManPages {
+                dir: dir.clone(),
+                source,
             })?;
             emit(&format!(
                 "{} manual pages in {}\n",
@@ -465,9 +410,13 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             let text = read(&config)?;
             let cfg = load_config(&name, &text)?;
             let mut load = file_loader(config_dir(&config));
-            for (id, spec) in &cfg.pipes {
+            for (&pipe, spec) in &cfg.pipes {
                 spec.to_config_with(&mut load)
-                    .map_err(|e| Failure::usage(format!("error: {name}: pipe {id}: {e}")))?;
+                    .map_err(|error| CliError::CheckPipe {
+                        name: name.clone(),
+                        pipe,
+                        error,
+                    })?;
             }
             emit(&cfg.to_script())
         }
@@ -476,12 +425,9 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
 
 /// `pipelab cleanup [--dry-run]`: one line per thing restored (or that
 /// would be, or could not be); exit 1 if anything could not.
-fn cleanup(dry_run: bool) -> Result<(), Failure> {
+fn cleanup(dry_run: bool) -> Result<(), CliError> {
     let ledger = pipelab_modes::ledger::Ledger::new();
-    let done = ledger.recover(true, dry_run).map_err(|e| Failure {
-        message: format!("error: {e}"),
-        code: 1,
-    })?;
+    let done = ledger.recover(true, dry_run).map_err(CliError::Cleanup)?;
     // Stale entries of the registry of emulations go too.
     if !dry_run {
         let _ = pipelab_control::registry::list();
@@ -503,12 +449,9 @@ fn cleanup(dry_run: bool) -> Result<(), Failure> {
     }
     emit(&text)?;
     if failed > 0 {
-        return Err(Failure {
-            message: format!(
-                "error: {failed} changes could not be restored (see above); they stay in {}",
-                ledger.dir().display()
-            ),
-            code: 1,
+        return Err(CliError::NotRestored {
+            count: failed,
+            dir: ledger.dir().to_path_buf(),
         });
     }
     Ok(())
@@ -517,11 +460,12 @@ fn cleanup(dry_run: bool) -> Result<(), Failure> {
 fn main() -> ExitCode {
     match main_inner(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(f) => {
-            if !f.message.is_empty() {
-                eprintln!("{}", f.message);
+        Err(e) => {
+            let message = e.to_string();
+            if !message.is_empty() {
+                eprintln!("{message}");
             }
-            ExitCode::from(f.code)
+            ExitCode::from(e.code())
         }
     }
 }

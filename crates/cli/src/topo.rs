@@ -19,6 +19,186 @@ use std::time::{Duration, Instant};
 /// The name used when `--name` is not given.
 const DEFAULT_NAME: &str = "main";
 
+/// Why a `pipelab topo` command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TopoError {
+    /// A topology or experiment file cannot be read.
+    #[error("cannot read {0}")]
+    Read(pipelab_lang::files::FileError),
+    /// A GML topology does not parse.
+    #[error("{name}: {error}")]
+    Gml {
+        /// The file.
+        name: String,
+        /// Why.
+        error: Box<pipelab_topo::GmlError>,
+    },
+    /// A topology is refused (TOML that does not parse, a topology that
+    /// does not validate or distil).
+    #[error("{name}: {error}")]
+    Topology {
+        /// The file.
+        name: String,
+        /// Why.
+        error: pipelab_topo::TopoError,
+    },
+    /// A distillation mode does not parse.
+    #[error("{flag} '{value}': {error}")]
+    Mode {
+        /// `--mode` or `--distill`.
+        flag: &'static str,
+        /// The value given.
+        value: String,
+        /// Why.
+        error: pipelab_topo::TopoError,
+    },
+    /// `--config` cannot be used.
+    #[error(transparent)]
+    Config(#[from] crate::error::ConfigFileError),
+    /// `--prefix` is refused (the mode's message).
+    #[error("--prefix: {0}")]
+    Prefix(String),
+    /// The VNs cannot be laid out in the prefix.
+    #[error("{}: {source}", file.display())]
+    Plan {
+        /// The topology file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The topology is up already.
+    #[error("topology '{name}' is already up (pid {pid})")]
+    AlreadyUp {
+        /// The topology.
+        name: String,
+        /// Its emulator.
+        pid: u32,
+    },
+    /// A file or directory of the emulator cannot be made.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The emulator's log cannot be shared with its stderr.
+    #[error("{}: {source}", path.display())]
+    Log {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The pipelab binary cannot be found.
+    #[error("cannot find pipelab: {0}")]
+    Exe(std::io::Error),
+    /// The emulator cannot be started.
+    #[error("cannot start the emulator: {0}")]
+    Spawn(std::io::Error),
+    /// The background emulator exited before it was up.
+    #[error("the emulator exited ({status}): {last}")]
+    Exited {
+        /// How.
+        status: std::process::ExitStatus,
+        /// The last line of its log.
+        last: String,
+    },
+    /// The background emulator did not come up in time.
+    #[error("the topology did not come up within {} s", .0.as_secs())]
+    NotUp(Duration),
+    /// An experiment file does not parse.
+    #[error("{}", error.render(file, text))]
+    Script {
+        /// The file.
+        file: String,
+        /// Why, at its position.
+        error: Box<pipelab_topo::script::ScriptError>,
+        /// Its text.
+        text: String,
+    },
+    /// An experiment names a VN the topology does not have.
+    #[error("{file}: line {line}: no VN '{vn}'")]
+    NoVn {
+        /// The experiment file.
+        file: String,
+        /// The step's line.
+        line: usize,
+        /// The VN.
+        vn: String,
+    },
+    /// An experiment's command names what the topology does not have.
+    #[error("{file}: line {line}: {error}")]
+    Names {
+        /// The experiment file.
+        file: String,
+        /// The step's line.
+        line: usize,
+        /// Why.
+        error: pipelab_topo::TopoError,
+    },
+    /// An experiment's command could not be started in its VN.
+    #[error("{file}: line {line}: {source}")]
+    Step {
+        /// The experiment file.
+        file: String,
+        /// The step's line.
+        line: usize,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An experiment's control command was refused.
+    #[error("{file}: line {line}: {command}: {source}")]
+    StepControl {
+        /// The experiment file.
+        file: String,
+        /// The step's line.
+        line: usize,
+        /// The command.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Commands of an experiment failed.
+    #[error(
+        "{file}: commands failed: {}",
+        failed.iter().map(|(l, why)| format!("line {l}: {why}")).collect::<Vec<_>>().join(", ")
+    )]
+    Failed {
+        /// The experiment file.
+        file: String,
+        /// Each failed command's line and how it ended.
+        failed: Vec<(usize, String)>,
+    },
+    /// A topology command on the command line does not parse.
+    #[error("{}", crate::caret(text, error))]
+    Command {
+        /// The words.
+        text: String,
+        /// Why, at its column.
+        error: Box<pipelab_topo::CommandError>,
+    },
+    /// The status's JSON cannot be read.
+    #[error("{0}")]
+    Json(serde_json::Error),
+    /// What dead pipelab processes left could not be undone.
+    #[error("{0}")]
+    Ledger(pipelab_modes::ledger::LedgerError),
+    /// The live topology refused or failed (a name, its socket, its
+    /// namespaces).
+    #[error("{0}")]
+    Live(std::io::Error),
+    /// `topo up` lacks the privileges it needs.
+    #[error("{0}")]
+    Privilege(pipelab_modes::error::ModeError),
+    /// `topo gen` failed.
+    #[error(transparent)]
+    Gen(#[from] generate::GenError),
+    /// `topo assign` failed.
+    #[error(transparent)]
+    Assign(#[from] assign::AssignError),
+}
+
 /// What routes minimise (`--metric`).
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MetricArg {
@@ -239,15 +419,22 @@ pub enum TopoCmd {
 
 /// A topology file read and checked ([`Topology::validate`]: ids and
 /// names unique, links sound), so every command refuses the same files.
-fn load(file: &Path) -> Result<Topology, String> {
-    let text = read_named_file(file).map_err(|e| format!("cannot read {e}"))?;
+fn load(file: &Path) -> Result<Topology, TopoError> {
+    let text = read_named_file(file).map_err(TopoError::Read)?;
     let name = file.display().to_string();
-    let topo = if name.ends_with(".toml") {
-        pipelab_topo::native::parse_toml(&text).map_err(|e| format!("{name}: {e}"))?
-    } else {
-        pipelab_topo::gml::parse_gml(&text).map_err(|e| format!("{name}: {e}"))?
+    let refused = |error| TopoError::Topology {
+        name: name.clone(),
+        error,
     };
-    topo.validate().map_err(|e| format!("{name}: {e}"))?;
+    let topo = if name.ends_with(".toml") {
+        pipelab_topo::native::parse_toml(&text).map_err(refused)?
+    } else {
+        pipelab_topo::gml::parse_gml(&text).map_err(|error| TopoError::Gml {
+            name: name.clone(),
+            error: Box::new(error),
+        })?
+    };
+    topo.validate().map_err(refused)?;
     Ok(topo)
 }
 
@@ -267,9 +454,13 @@ fn distill(
     metric: Metric,
     routes: Routes,
     file: &Path,
-) -> Result<Distilled, String> {
-    distill_with_routes(topo, mode, metric, routes, &Faults::none(topo))
-        .map_err(|e| format!("{}: {e}", file.display()))
+) -> Result<Distilled, TopoError> {
+    distill_with_routes(topo, mode, metric, routes, &Faults::none(topo)).map_err(|error| {
+        TopoError::Topology {
+            name: file.display().to_string(),
+            error,
+        }
+    })
 }
 
 fn summary(st: &live::TopoState) -> String {
@@ -297,27 +488,35 @@ fn vn_table(st: &live::TopoState) -> String {
 
 /// Start `pipelab topo up ... --foreground` in the background and wait
 /// until its state file says forwarding runs.
-fn up_background(args: &[String], name: &str) -> Result<String, String> {
+fn up_background(args: &[String], name: &str) -> Result<String, TopoError> {
     use std::os::unix::process::CommandExt;
     // What dead pipelab processes left (a crashed emulator's namespaces)
     // is removed first, and said here, where the user reads it (the
     // emulator's own output goes to its log).
     let restored = pipelab_modes::ledger::Ledger::new()
         .recover(false, false)
-        .map_err(|e| e.to_string())?;
+        .map_err(TopoError::Ledger)?;
     pipelab_modes::ledger::notice(&restored);
     if let Some(pid) = live::running(name) {
-        return Err(format!("topology '{name}' is already up (pid {pid})"));
+        return Err(TopoError::AlreadyUp {
+            name: name.to_string(),
+            pid,
+        });
     }
-    std::fs::create_dir_all(live::STATE_DIR)
-        .map_err(|e| format!("cannot create {}: {e}", live::STATE_DIR))?;
+    std::fs::create_dir_all(live::STATE_DIR).map_err(|source| TopoError::Create {
+        path: PathBuf::from(live::STATE_DIR),
+        source,
+    })?;
     let log_path = live::log_path(name);
-    let log = std::fs::File::create(&log_path)
-        .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
-    let log2 = log
-        .try_clone()
-        .map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find pipelab: {e}"))?;
+    let log = std::fs::File::create(&log_path).map_err(|source| TopoError::Create {
+        path: log_path.clone(),
+        source,
+    })?;
+    let log2 = log.try_clone().map_err(|source| TopoError::Log {
+        path: log_path.clone(),
+        source,
+    })?;
+    let exe = std::env::current_exe().map_err(TopoError::Exe)?;
     let mut child = std::process::Command::new(exe)
         .args(args)
         .arg("--foreground")
@@ -326,7 +525,7 @@ fn up_background(args: &[String], name: &str) -> Result<String, String> {
         .stderr(log2)
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot start the emulator: {e}"))?;
+        .map_err(TopoError::Spawn)?;
     let t0 = Instant::now();
     loop {
         if let Ok(st) = live::read_state(name) {
@@ -336,15 +535,21 @@ fn up_background(args: &[String], name: &str) -> Result<String, String> {
         }
         if let Ok(Some(status)) = child.try_wait() {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-            return Err(format!(
-                "the emulator exited ({status}): {}",
-                log.trim().lines().last().unwrap_or("no message")
-            ));
+            return Err(TopoError::Exited {
+                status,
+                last: log
+                    .trim()
+                    .lines()
+                    .last()
+                    .unwrap_or("no message")
+                    .to_string(),
+            });
         }
-        if t0.elapsed() > Duration::from_secs(600) {
+        let bound = Duration::from_secs(600);
+        if t0.elapsed() > bound {
             let _ = child.kill();
             let _ = live::down(name);
-            return Err("the topology did not come up within 600 s".into());
+            return Err(TopoError::NotUp(bound));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -371,16 +576,23 @@ fn node_table(st: &live::TopoState) -> Topology {
 
 /// Check every VN and node name of an experiment (from `file`) against
 /// the running topology `st`, before anything starts.
-fn check_names(file: &str, steps: &[Step], st: &live::TopoState) -> Result<(), String> {
+fn check_names(file: &str, steps: &[Step], st: &live::TopoState) -> Result<(), TopoError> {
     let nodes = node_table(st);
     for s in steps {
         match &s.action {
             Action::Exec { vn, .. } if st.vn(vn).is_none() => {
-                return Err(format!("{file}: line {}: no VN '{vn}'", s.line));
+                return Err(TopoError::NoVn {
+                    file: file.to_string(),
+                    line: s.line,
+                    vn: vn.clone(),
+                });
             }
             Action::Control(c) => {
-                c.resolve_names(&nodes)
-                    .map_err(|e| format!("{file}: line {}: {e}", s.line))?;
+                c.resolve_names(&nodes).map_err(|error| TopoError::Names {
+                    file: file.to_string(),
+                    line: s.line,
+                    error,
+                })?;
             }
             Action::Exec { .. } => {}
         }
@@ -388,11 +600,20 @@ fn check_names(file: &str, steps: &[Step], st: &live::TopoState) -> Result<(), S
     Ok(())
 }
 
-fn run_script(name: &str, script: &Path) -> Result<String, String> {
-    let text = read_named_file(script).map_err(|e| format!("cannot read {e}"))?;
+fn run_script(name: &str, script: &Path) -> Result<String, TopoError> {
+    let text = read_named_file(script).map_err(TopoError::Read)?;
     let file = script.display().to_string();
-    let steps = parse_script(&text).map_err(|e| e.render(&file, &text))?;
-    let st = live::read_state(name).map_err(|e| e.to_string())?;
+    let steps = match parse_script(&text) {
+        Ok(steps) => steps,
+        Err(error) => {
+            return Err(TopoError::Script {
+                file,
+                error: Box::new(error),
+                text,
+            })
+        }
+    };
+    let st = live::read_state(name).map_err(TopoError::Live)?;
     check_names(&file, &steps, &st)?;
     let t0 = Instant::now();
     let mut children = Vec::new();
@@ -408,16 +629,25 @@ fn run_script(name: &str, script: &Path) -> Result<String, String> {
                 cmd.arg("-c").arg(command);
                 match live::spawn_in_vn(name, vn, cmd) {
                     Ok(c) => children.push((s.line, c)),
-                    Err(e) => {
-                        failure = Some(format!("{file}: line {}: {e}", s.line));
+                    Err(source) => {
+                        failure = Some(TopoError::Step {
+                            file: file.clone(),
+                            line: s.line,
+                            source,
+                        });
                         break;
                     }
                 }
             }
             Action::Control(c) => match live::control(name, &c.to_string()) {
                 Ok(reply) => eprintln!("{:.3}s {c}: {reply}", t0.elapsed().as_secs_f64()),
-                Err(e) => {
-                    failure = Some(format!("{file}: line {}: {c}: {e}", s.line));
+                Err(source) => {
+                    failure = Some(TopoError::StepControl {
+                        file: file.clone(),
+                        line: s.line,
+                        command: c.to_string(),
+                        source,
+                    });
                     break;
                 }
             },
@@ -432,15 +662,15 @@ fn run_script(name: &str, script: &Path) -> Result<String, String> {
     for (line, mut c) in children {
         match c.wait() {
             Ok(st) if st.success() => {}
-            Ok(st) => failed.push(format!("line {line}: {st}")),
-            Err(e) => failed.push(format!("line {line}: {e}")),
+            Ok(st) => failed.push((line, st.to_string())),
+            Err(e) => failed.push((line, e.to_string())),
         }
     }
     if let Some(f) = failure {
         return Err(f);
     }
     if !failed.is_empty() {
-        return Err(format!("{file}: commands failed: {}", failed.join(", ")));
+        return Err(TopoError::Failed { file, failed });
     }
     Ok(format!(
         "{file}: {} steps in {:.2} s\n",
@@ -451,24 +681,31 @@ fn run_script(name: &str, script: &Path) -> Result<String, String> {
 
 /// Parse a topology command given as words on the command line (errors
 /// point at the word) and send its canonical text to topology `name`.
-fn send(name: &str, text: &str) -> Result<String, String> {
-    let cmd = parse_command(text).map_err(|e| crate::caret(text, &e))?;
+fn send(name: &str, text: &str) -> Result<String, TopoError> {
+    let cmd = parse_command(text).map_err(|error| TopoError::Command {
+        text: text.to_string(),
+        error: Box::new(error),
+    })?;
     live::control(name, &cmd.to_string())
         .map(|r| r + "\n")
-        .map_err(|e| e.to_string())
+        .map_err(TopoError::Live)
 }
 
 /// Run a topo command.
-pub fn run(cmd: TopoCmd) -> Result<String, String> {
+pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
     match cmd {
-        TopoCmd::Gen { kind } => generate::run(kind),
+        TopoCmd::Gen { kind } => Ok(generate::run(kind)?),
         TopoCmd::Distill {
             file,
             mode,
             metric,
             routes,
         } => {
-            let mode: Mode = mode.parse().map_err(|e| format!("--mode '{mode}': {e}"))?;
+            let mode: Mode = mode.parse().map_err(|error| TopoError::Mode {
+                flag: "--mode",
+                value: mode.clone(),
+                error,
+            })?;
             let topo = load(&file)?;
             warn_disconnected(&topo, &file);
             let d = distill(&topo, mode, metric.into(), routes.into(), &file)?;
@@ -476,7 +713,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
         }
         TopoCmd::Assign(a) => {
             let topo = load(&a.file)?;
-            assign::run(&topo, &a)
+            Ok(assign::run(&topo, &a)?)
         }
         TopoCmd::Up {
             file,
@@ -490,7 +727,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             seed,
             config,
         } => {
-            live::check_name(&name).map_err(|e| e.to_string())?;
+            live::check_name(&name).map_err(TopoError::Live)?;
             let topology = load(&file)?;
             // Checked before anything is created (and before forking).
             let (config_cfg, config_load) = match &config {
@@ -500,12 +737,16 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     Box::new(pipelab_emu::read_files) as pipelab_emu::FileLoader,
                 ),
             };
-            let mode: Mode = distill
-                .parse()
-                .map_err(|e| format!("--distill '{distill}': {e}"))?;
-            let prefix_v = live::parse_prefix(&prefix).map_err(|e| format!("--prefix: {e}"))?;
-            live::plan(&name, &topology, prefix_v)
-                .map_err(|e| format!("{}: {e}", file.display()))?;
+            let mode: Mode = distill.parse().map_err(|error| TopoError::Mode {
+                flag: "--distill",
+                value: distill.clone(),
+                error,
+            })?;
+            let prefix_v = live::parse_prefix(&prefix).map_err(TopoError::Prefix)?;
+            live::plan(&name, &topology, prefix_v).map_err(|source| TopoError::Plan {
+                file: file.clone(),
+                source,
+            })?;
             // The foreground emulator of a background `topo up` says it in
             // its log too; the caller sees it here.
             warn_disconnected(&topology, &file);
@@ -514,7 +755,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                 "pipelab topo up",
                 pipelab_modes::privilege::NAMESPACES,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(TopoError::Privilege)?;
             if !foreground {
                 let args: Vec<String> = vec![
                     "topo".into(),
@@ -569,11 +810,11 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(TopoError::Live)?;
             Ok(String::new())
         }
         TopoCmd::Down { name } => {
-            let r = live::down(&name).map_err(|e| e.to_string())?;
+            let r = live::down(&name).map_err(TopoError::Live)?;
             Ok(format!(
                 "topology {name} down: emulator {}, {} namespaces removed, {} processes killed\n",
                 if r.killed_emulator {
@@ -587,7 +828,9 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                 r.killed_processes
             ))
         }
-        TopoCmd::Exec { name, vn, command } => Err(live::exec(&name, &vn, &command).to_string()),
+        TopoCmd::Exec { name, vn, command } => {
+            Err(TopoError::Live(live::exec(&name, &vn, &command)))
+        }
         TopoCmd::List => {
             let mut s = String::new();
             for st in live::list() {
@@ -596,11 +839,11 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             Ok(s)
         }
         TopoCmd::Status { name, json } => {
-            let st = live::read_state(&name).map_err(|e| e.to_string())?;
-            let status = live::control(&name, "status").map_err(|e| e.to_string())?;
+            let st = live::read_state(&name).map_err(TopoError::Live)?;
+            let status = live::control(&name, "status").map_err(TopoError::Live)?;
             if json {
                 let v: serde_json::Value =
-                    serde_json::from_str(&status).map_err(|e| e.to_string())?;
+                    serde_json::from_str(&status).map_err(TopoError::Json)?;
                 let out = serde_json::json!({ "state": st, "status": v });
                 return Ok(format!(
                     "{}\n",
@@ -664,7 +907,7 @@ mod tests {
         let st = state();
         let ok = "0s exec a true\n1s link r1 a down\n2s cross a b 1Mbit/s\n3s cross clear\n4s node 0 up\n";
         let steps = parse_script(ok).expect("parses");
-        assert_eq!(check_names("x", &steps, &st), Ok(()));
+        assert!(check_names("x", &steps, &st).is_ok());
         for (text, want) in [
             ("0s exec nobody true\n", "x: line 1: no VN 'nobody'"),
             ("1s cross a r1 1Mbit/s\n", "x: line 1: no VN 'r1'"),
@@ -672,7 +915,7 @@ mod tests {
         ] {
             let steps = parse_script(text).expect("parses");
             assert_eq!(
-                check_names("x", &steps, &st),
+                check_names("x", &steps, &st).map_err(|e| e.to_string()),
                 Err(want.to_string()),
                 "{text}"
             );

@@ -243,7 +243,10 @@ fn registrations_vanish_on_exit_and_after_kill9() {
 struct TopoStats;
 
 impl Plane for TopoStats {
-    fn apply(&mut self, _cfg: &pipelab_lang::Config) -> Result<(), String> {
+    fn preparer(&self) -> pipelab_control::Preparer {
+        std::sync::Arc::new(|_: &pipelab_lang::Config| Ok(pipelab_control::Prepared::new(())))
+    }
+    fn commit(&mut self, _: pipelab_control::Prepared) -> Result<(), pipelab_control::PlaneError> {
         Ok(())
     }
     fn stats(&self) -> serde_json::Value {
@@ -257,7 +260,7 @@ impl Plane for TopoStats {
                        "dropped_loss": 0, "dropped_memory": 0},
         })
     }
-    fn stop(self: Box<Self>) -> Result<(), String> {
+    fn stop(self: Box<Self>) -> Result<(), pipelab_control::PlaneError> {
         Ok(())
     }
     fn mode(&self) -> &'static str {

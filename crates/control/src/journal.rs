@@ -70,20 +70,20 @@ fn block_file(b: &Block) -> BlockFile {
     }
 }
 
-fn load_block(f: BlockFile, what: &str, path: &Path) -> Result<Block, String> {
+fn load_block(f: BlockFile, what: &str, path: &Path) -> Result<Block, JournalError> {
     let mut cfg = Config::new();
-    cfg.apply_script(&f.script).map_err(|errs| {
-        let mut m = format!(
-            "{}: the {what} configuration does not apply:\n",
-            path.display()
-        );
-        m.push_str(&pipelab_lang::render_errors(&errs, what, &f.script));
-        m
-    })?;
+    cfg.apply_script(&f.script)
+        .map_err(|errors| JournalError::Block {
+            path: path.to_path_buf(),
+            what: what.to_string(),
+            errors,
+            script: f.script.clone(),
+        })?;
     Ok(Block { cfg, net: f.net })
 }
 
-/// Why a state directory cannot be opened.
+/// Why a state directory cannot be opened, or its journal read or
+/// written.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// The directory cannot be created.
@@ -117,6 +117,61 @@ pub enum JournalError {
         path: PathBuf,
         /// Who holds it: `pid N (NAME)`, as its lock file says.
         holder: String,
+    },
+    /// The journal exists but cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The journal file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The journal is not JSON of the journal's shape.
+    #[error("{}: not a pipelabd journal: {source}", path.display())]
+    NotJournal {
+        /// The journal file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The journal is of another format.
+    #[error(
+        "{}: journal format {found} is not supported (this pipelabd reads format {FORMAT})",
+        path.display()
+    )]
+    Format {
+        /// The journal file.
+        path: PathBuf,
+        /// Its format.
+        found: u32,
+    },
+    /// A block of the journal does not apply (the language changed, or
+    /// the file was edited).
+    #[error(
+        "{}: the {what} configuration does not apply:\n{}",
+        path.display(),
+        pipelab_lang::render_errors(errors, what, script)
+    )]
+    Block {
+        /// The journal file.
+        path: PathBuf,
+        /// Whose block: `root`, `uid N`.
+        what: String,
+        /// The errors of its script.
+        errors: Vec<pipelab_lang::ScriptError>,
+        /// Its script.
+        script: String,
+    },
+    /// The state cannot be encoded.
+    #[error("cannot encode the journal: {0}")]
+    Encode(serde_json::Error),
+    /// The journal cannot be written.
+    #[error("cannot write the journal in {}: {source}", dir.display())]
+    Write {
+        /// The state directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
     },
 }
 
@@ -207,21 +262,22 @@ impl Journal {
     /// The committed state, or an empty one if there is no journal yet.
     /// A journal that cannot be read or applied is an error: the daemon
     /// must not start with less than what was committed.
-    pub fn load(&self) -> Result<State, String> {
+    pub fn load(&self) -> Result<State, JournalError> {
         let path = self.path();
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            Err(source) => return Err(JournalError::Read { path, source }),
         };
-        let f: StateFile = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a pipelabd journal: {e}", path.display()))?;
+        let f: StateFile = match serde_json::from_str(&text) {
+            Ok(f) => f,
+            Err(source) => return Err(JournalError::NotJournal { path, source }),
+        };
         if f.format != FORMAT {
-            return Err(format!(
-                "{}: journal format {} is not supported (this pipelabd reads format {FORMAT})",
-                path.display(),
-                f.format
-            ));
+            return Err(JournalError::Format {
+                path,
+                found: f.format,
+            });
         }
         let mut state = State {
             root: load_block(f.root, "root", &path)?,
@@ -244,7 +300,7 @@ impl Journal {
     }
 
     /// Commits `state`: temp file, fsync, rename, fsync of the directory.
-    pub fn save(&self, state: &State) -> Result<(), String> {
+    pub fn save(&self, state: &State) -> Result<(), JournalError> {
         let f = StateFile {
             format: FORMAT,
             root: block_file(&state.root),
@@ -263,8 +319,7 @@ impl Journal {
                 .map(|(&uid, &limits)| LimitFile { uid, limits })
                 .collect(),
         };
-        let text = serde_json::to_string_pretty(&f)
-            .map_err(|e| format!("cannot encode the journal: {e}"))?;
+        let text = serde_json::to_string_pretty(&f).map_err(JournalError::Encode)?;
         let tmp = self.dir.join("state.json.tmp");
         let write = || -> std::io::Result<()> {
             use std::os::unix::fs::OpenOptionsExt;
@@ -279,7 +334,10 @@ impl Journal {
             fs::rename(&tmp, self.path())?;
             File::open(&self.dir)?.sync_all()
         };
-        write().map_err(|e| format!("cannot write the journal in {}: {e}", self.dir.display()))
+        write().map_err(|source| JournalError::Write {
+            dir: self.dir.clone(),
+            source,
+        })
     }
 }
 
@@ -316,7 +374,9 @@ mod tests {
         assert!(!dir.path().join("state.json.tmp").exists());
         // A damaged journal is an error, not an empty state.
         fs::write(j.path(), "{").unwrap();
-        assert!(j.load().unwrap_err().contains("not a pipelabd journal"));
+        let e = j.load().unwrap_err();
+        assert!(matches!(e, JournalError::NotJournal { .. }), "{e}");
+        assert!(e.to_string().contains("not a pipelabd journal"), "{e}");
     }
 
     /// Two daemons on one state directory lost each other's commits: the

@@ -10,6 +10,8 @@
 //!
 //! * [`protocol`]: one JSON request and one JSON response per line,
 //!   versioned;
+//! * [`error`]: why a request is refused ([`RequestError`]), typed; its
+//!   `Display` is the response's error text;
 //! * [`state`]: root's block, the users' blocks (own numbering, rules
 //!   confined to the uid, limits), `netconfig` links, and the merged
 //!   configuration the plane runs;
@@ -95,6 +97,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod journal;
 pub mod plane;
 pub mod protocol;
@@ -106,10 +109,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-pub use plane::{ControlOnly, Effect, Plane};
+pub use error::{LimitError, PlaneLineError, RequestError};
+pub use plane::{ControlOnly, Effect, Plane, PlaneError, Prepared, Preparer};
 pub use protocol::{Op, Request, Response, VERSION};
 pub use registry::{EmulationInfo, Registration, Registry, RegistryError};
-pub use server::{serve, Access, ServeError, Server, ServerHandle};
+pub use server::{serve, Access, BindError, ConnectionError, ServeError, Server, ServerHandle};
 
 /// The control socket's default path.
 pub const DEFAULT_SOCKET: &str = "/run/pipelab/pipelab.sock";

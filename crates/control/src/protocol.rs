@@ -113,30 +113,63 @@ impl Response {
     }
 }
 
+/// Why a request line is not a request of this protocol.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    /// The line is longer than [`MAX_REQUEST`].
+    #[error("request of {len} bytes is longer than the limit of {MAX_REQUEST} bytes")]
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// The line is not UTF-8.
+    #[error("request is not UTF-8 (at byte {at})")]
+    NotUtf8 {
+        /// The offset of its first invalid byte.
+        at: usize,
+    },
+    /// The line is not JSON.
+    #[error("request is not JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// The request speaks another version of the protocol.
+    #[error("protocol version {found} is not supported: this pipelabd speaks version {VERSION}")]
+    Version {
+        /// The version it gave.
+        found: u64,
+    },
+    /// The request has no `v`.
+    #[error("request has no protocol version (\"v\")")]
+    NoVersion,
+    /// A field the request's op does not take.
+    #[error("bad request: unknown field `{field}` for op `{op}`")]
+    UnknownField {
+        /// The field.
+        field: String,
+        /// The op (empty if none was given).
+        op: String,
+    },
+    /// Not a request: an unknown op, a missing or mistyped field.
+    #[error("bad request: {0}")]
+    Bad(serde_json::Error),
+}
+
 /// Parses one request line (without its newline). Never panics: any
 /// input that is not a well-formed request of this version is an error
 /// saying what is wrong.
-pub fn parse_request(line: &[u8]) -> Result<Request, String> {
+pub fn parse_request(line: &[u8]) -> Result<Request, ProtocolError> {
     if line.len() > MAX_REQUEST {
-        return Err(format!(
-            "request of {} bytes is longer than the limit of {MAX_REQUEST} bytes",
-            line.len()
-        ));
+        return Err(ProtocolError::TooLong { len: line.len() });
     }
-    let text = std::str::from_utf8(line)
-        .map_err(|e| format!("request is not UTF-8 (at byte {})", e.valid_up_to()))?;
+    let text = std::str::from_utf8(line).map_err(|e| ProtocolError::NotUtf8 {
+        at: e.valid_up_to(),
+    })?;
     // Look at the version first, so that a client of another version gets
     // a version error rather than a confusing field error.
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("request is not JSON: {e}"))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(ProtocolError::NotJson)?;
     match value.get("v").and_then(serde_json::Value::as_u64) {
         Some(v) if v == u64::from(VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "protocol version {v} is not supported: this pipelabd speaks version {VERSION}"
-            ))
-        }
-        None => return Err("request has no protocol version (\"v\")".into()),
+        Some(found) => return Err(ProtocolError::Version { found }),
+        None => return Err(ProtocolError::NoVersion),
     }
     // Unknown fields are refused, not ignored (a misspelt `dry_run` must
     // not apply for real).
@@ -153,11 +186,14 @@ pub fn parse_request(line: &[u8]) -> Result<Request, String> {
         };
         for k in obj.keys() {
             if !matches!(k.as_str(), "v" | "user" | "op") && !fields.contains(&k.as_str()) {
-                return Err(format!("bad request: unknown field `{k}` for op `{op}`"));
+                return Err(ProtocolError::UnknownField {
+                    field: k.clone(),
+                    op: op.to_string(),
+                });
             }
         }
     }
-    serde_json::from_value(value).map_err(|e| format!("bad request: {e}"))
+    serde_json::from_value(value).map_err(ProtocolError::Bad)
 }
 
 /// A request as one line of JSON, with its newline.
@@ -200,7 +236,7 @@ mod tests {
         ];
         for r in reqs {
             let line = encode(&r);
-            assert_eq!(parse_request(line.trim_end().as_bytes()), Ok(r));
+            assert_eq!(parse_request(line.trim_end().as_bytes()).unwrap(), r);
         }
     }
 
@@ -217,7 +253,7 @@ mod tests {
             (b"{\"v\":1,\"op\":\"save\",\"x\":1}", "bad request"),
         ];
         for (input, want) in cases {
-            let e = parse_request(input).unwrap_err();
+            let e = parse_request(input).unwrap_err().to_string();
             assert!(e.contains(want), "{input:?}: {e}");
         }
     }

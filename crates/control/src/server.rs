@@ -56,8 +56,9 @@ use hdrhistogram::Histogram;
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use pipelab_lang::{parse_script, Config};
 
-use crate::journal::Journal;
-use crate::plane::{Effect, Plane};
+use crate::error::{PlaneLineError, RequestError};
+use crate::journal::{Journal, JournalError};
+use crate::plane::{Effect, Plane, PlaneError, Preparer};
 use crate::protocol::{encode, parse_request, Op, Request, Response, MAX_REQUEST};
 use crate::registry::{Registration, RegistryError};
 use crate::state::{is_query, Block, Change, State, Target};
@@ -145,15 +146,22 @@ pub enum ServeError {
     /// The registry refused.
     #[error(transparent)]
     Registry(#[from] RegistryError),
-    /// The configuration to start with is refused.
+    /// The configuration to start with is refused (out of range for
+    /// root's block).
     #[error("the initial configuration does not apply: {0}")]
-    Initial(String),
+    Initial(RequestError),
+    /// The configuration to start with is refused by the plane.
+    #[error("the initial configuration does not apply: {0}")]
+    InitialPlane(PlaneError),
     /// The journal cannot be read or written.
-    #[error("{0}")]
-    Journal(String),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     /// The journaled configuration is refused by the plane.
     #[error("the journaled configuration does not apply: {0}")]
-    Restore(String),
+    Restore(PlaneError),
+    /// The latency histogram could not be made.
+    #[error("latency histogram: {0}")]
+    Histogram(hdrhistogram::CreationError),
     /// The registration's socket was taken out already.
     #[error("the registration of '{0}' has no socket left to serve")]
     NoSocket(String),
@@ -162,7 +170,102 @@ pub enum ServeError {
     Thread(std::io::Error),
     /// The plane did not stop cleanly.
     #[error("stopping the data plane: {0}")]
-    Stop(String),
+    Stop(PlaneError),
+}
+
+/// Why a connection is refused or closed before its request is read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// Every connection is taken.
+    #[error("{emulation} is serving {max} connections, its limit; try again")]
+    Full {
+        /// The emulation.
+        emulation: String,
+        /// Its limit of connections.
+        max: usize,
+    },
+    /// Only connections kept for root are left.
+    #[error(
+        "{emulation} is serving {total} connections; the last {reserved} are kept for root; try again"
+    )]
+    KeptForRoot {
+        /// The emulation.
+        emulation: String,
+        /// The connections it serves.
+        total: usize,
+        /// Those kept for root.
+        reserved: usize,
+    },
+    /// The user holds their limit of connections.
+    #[error(
+        "{} already has {count} connections to {emulation}, the limit per user; close one and try again",
+        describe_uid(*uid)
+    )]
+    PerUser {
+        /// The user.
+        uid: u32,
+        /// The connections they hold.
+        count: usize,
+        /// The emulation.
+        emulation: String,
+    },
+    /// A request line over [`MAX_REQUEST`].
+    #[error("request longer than the limit of {MAX_REQUEST} bytes")]
+    TooLong,
+    /// A request line not received whole in time.
+    #[error(
+        "request not received whole within {} of its first byte; closing the connection",
+        describe_duration(*limit)
+    )]
+    TooSlow {
+        /// The read timeout.
+        limit: Duration,
+    },
+}
+
+/// Why pipelabd's socket cannot be bound.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// Its directory cannot be created.
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Something other than a socket is at the path.
+    #[error("{} exists and is not a socket; not replacing it", .0.display())]
+    NotASocket(PathBuf),
+    /// A daemon answers at the path.
+    #[error("another pipelabd is already listening on {}", .0.display())]
+    InUse(PathBuf),
+    /// A stale socket cannot be removed.
+    #[error("cannot remove stale socket {}: {source}", path.display())]
+    RemoveStale {
+        /// The socket.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The socket cannot be made.
+    #[error("cannot listen on {}: {source}", path.display())]
+    Listen {
+        /// The socket.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The socket cannot be given to the group.
+    #[error("cannot give {} to group {group}: {errno}", path.display())]
+    Chown {
+        /// The socket.
+        path: PathBuf,
+        /// The group.
+        group: String,
+        /// Why.
+        errno: nix::errno::Errno,
+    },
 }
 
 struct Inner {
@@ -181,6 +284,14 @@ pub struct Server {
     mode: &'static str,
     access: Access,
     limits: Limits,
+    /// The plane's preparation of configurations, called without the
+    /// lock.
+    preparer: Preparer,
+    /// Changes hold it shared while they prepare and commit; a change
+    /// that lost the race to others [`LOST_RACES`] times holds it
+    /// exclusively for its last attempt, so it cannot starve. Queries
+    /// never take it.
+    changes: std::sync::RwLock<()>,
     inner: Mutex<Inner>,
     latency_us: Mutex<Histogram<u64>>,
     requests: AtomicU64,
@@ -195,6 +306,22 @@ pub struct Server {
     restore_ms: f64,
 }
 
+/// How many times a change may find that another was committed while it
+/// prepared before it prepares alone (see [`Server`]'s `changes`).
+const LOST_RACES: u32 = 2;
+
+/// A change's hold on [`Server`]'s `changes` lock.
+enum ChangeTurn<'a> {
+    /// With other changes.
+    Shared {
+        _guard: std::sync::RwLockReadGuard<'a, ()>,
+    },
+    /// Alone.
+    Alone {
+        _guard: std::sync::RwLockWriteGuard<'a, ()>,
+    },
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding the lock leaves consistent data (every change
     // is computed on a copy and swapped in), so keep serving.
@@ -202,14 +329,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A user name or numeric uid to a uid.
-pub fn resolve_user(name: &str) -> Result<u32, String> {
+pub fn resolve_user(name: &str) -> Result<u32, RequestError> {
     if let Ok(n) = name.parse::<u32>() {
         return Ok(n);
     }
     match nix::unistd::User::from_name(name) {
         Ok(Some(u)) => Ok(u.uid.as_raw()),
-        Ok(None) => Err(format!("no user named '{name}'")),
-        Err(e) => Err(format!("cannot look up user '{name}': {e}")),
+        Ok(None) => Err(RequestError::NoSuchUser(name.to_string())),
+        Err(errno) => Err(RequestError::UserLookup {
+            name: name.to_string(),
+            errno,
+        }),
     }
 }
 
@@ -225,7 +355,7 @@ pub fn describe_uid(uid: u32) -> String {
 struct PlaneLine<'a> {
     number: usize,
     text: &'a str,
-    checked: Result<Effect, String>,
+    checked: Result<Effect, PlaneError>,
 }
 
 /// The lines of a request: the language's, or the plane's own.
@@ -245,7 +375,7 @@ fn script_lines(script: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// Sorts a script's lines into the language's and the plane's own;
 /// refuses a mix, naming the first line of the other kind.
-fn classify<'a>(plane: Option<&dyn Plane>, script: &'a str) -> Result<Lines<'a>, String> {
+fn classify<'a>(plane: Option<&dyn Plane>, script: &'a str) -> Result<Lines<'a>, RequestError> {
     let Some(plane) = plane else {
         return Ok(Lines::Language);
     };
@@ -269,27 +399,13 @@ fn classify<'a>(plane: Option<&dyn Plane>, script: &'a str) -> Result<Lines<'a>,
     let Some((n, text)) = first_lang else {
         return Ok(Lines::Plane(own));
     };
-    let mode = plane.mode();
-    let (first, other) = if n < first_own.number {
-        (
-            format!("line {n} is a command of the language (`{text}`)"),
-            format!(
-                "line {} is one of {mode}'s own commands (`{}`)",
-                first_own.number, first_own.text
-            ),
-        )
-    } else {
-        (
-            format!(
-                "line {} is one of {mode}'s own commands (`{}`)",
-                first_own.number, first_own.text
-            ),
-            format!("line {n} is a command of the language (`{text}`)"),
-        )
-    };
-    Err(format!(
-        "a request is all commands of the language or all of the emulation's own commands, not both: {first}, but {other}; send them apart (nothing was applied)"
-    ))
+    Err(RequestError::Mixed {
+        mode: plane.mode(),
+        language: n,
+        language_text: text.to_string(),
+        own: first_own.number,
+        own_text: first_own.text.to_string(),
+    })
 }
 
 impl Server {
@@ -313,7 +429,7 @@ impl Server {
         };
         let restored = journal.as_ref().is_some_and(Journal::has_state);
         let state = match &journal {
-            Some(j) if restored => j.load().map_err(ServeError::Journal),
+            Some(j) if restored => j.load().map_err(ServeError::from),
             _ => State::default()
                 .with_block(
                     target,
@@ -331,12 +447,15 @@ impl Server {
                 return Err(e);
             }
         };
+        // Nothing else is served yet: the start's configuration is
+        // prepared and committed in line (a file gone bad is refused by
+        // the reader at once, or within its time budget).
         if let Err(e) = plane.apply(&state.merged()) {
             let _ = plane.stop();
             return Err(if restored {
                 ServeError::Restore(e)
             } else {
-                ServeError::Initial(e)
+                ServeError::InitialPlane(e)
             });
         }
         if let Some(j) = &journal {
@@ -348,13 +467,14 @@ impl Server {
             }
         }
         let restore_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let hist = Histogram::new_with_bounds(1, 60_000_000, 3)
-            .map_err(|e| ServeError::Initial(format!("latency histogram: {e}")))?;
+        let hist = Histogram::new_with_bounds(1, 60_000_000, 3).map_err(ServeError::Histogram)?;
         Ok(Server {
             name: name.to_string(),
             mode: plane.mode(),
             access,
             limits: Limits::default(),
+            preparer: plane.preparer(),
+            changes: std::sync::RwLock::new(()),
             inner: Mutex::new(Inner {
                 state: Arc::new(state),
                 plane: Some(plane),
@@ -425,7 +545,7 @@ impl Server {
         let t0 = Instant::now();
         let resp = match parse_request(line) {
             Ok(req) => self.handle(uid, req, ticket),
-            Err(e) => Response::err(e),
+            Err(e) => RequestError::from(e).into(),
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
         if !resp.ok {
@@ -437,7 +557,7 @@ impl Server {
     }
 
     /// Whom a request from `uid` acts for.
-    fn target(&self, uid: u32, user: Option<&str>) -> Result<Target, String> {
+    fn target(&self, uid: u32, user: Option<&str>) -> Result<Target, RequestError> {
         match self.access {
             Access::Blocks => match (user, uid) {
                 (None, 0) => Ok(Target::Root),
@@ -446,14 +566,11 @@ impl Server {
                     0 => Ok(Target::Root),
                     u => Ok(Target::User(u)),
                 },
-                (Some(_), _) => Err("only root may act in another user's block".into()),
+                (Some(_), _) => Err(RequestError::NotYourBlock),
             },
             Access::Owner(_) => match user {
                 None => Ok(Target::Whole),
-                Some(_) => Err(format!(
-                    "emulation {} has no users' blocks (--user is for pipelabd)",
-                    self.name
-                )),
+                Some(_) => Err(RequestError::NoBlocks(self.name.clone())),
             },
         }
     }
@@ -468,61 +585,59 @@ impl Server {
     }
 
     /// The refusal of a change by someone who may only read.
-    fn read_only(&self) -> Response {
+    fn read_only(&self) -> RequestError {
         let owner = match self.access {
             Access::Owner(o) => o,
             Access::Blocks => 0,
         };
-        Response::err(format!(
-            "emulation {} belongs to {}: only its owner or root may change it",
-            self.name,
-            describe_uid(owner)
-        ))
+        RequestError::ReadOnly {
+            emulation: self.name.clone(),
+            owner,
+        }
     }
 
     fn handle(&self, uid: u32, req: Request, ticket: &Ticket) -> Response {
         let target = match self.target(uid, req.user.as_deref()) {
             Ok(t) => t,
-            Err(e) => return Response::err(e),
+            Err(e) => return e.into(),
         };
         let may = self.may_change(uid);
-        match req.op {
+        let done = match req.op {
             Op::Exec { script } => self.exec(uid, target, &script, ticket),
-            Op::Restore { script } => {
-                if !may {
-                    return self.read_only();
-                }
-                self.change(uid, may, ticket, |s| s.restore(target, &script))
-            }
+            Op::Restore { .. } if !may => Err(self.read_only()),
+            Op::Restore { script } => self.change(uid, may, ticket, |s| s.restore(target, &script)),
             Op::Netconfig { args, dry_run } => {
                 self.change(uid, may, ticket, |s| s.netconfig(target, &args, dry_run))
             }
             Op::Limit { args } => match self.access {
-                Access::Owner(_) => Response::err(format!(
-                    "emulation {} has no users' blocks: limits are pipelabd's",
-                    self.name
-                )),
-                Access::Blocks if uid != 0 => Response::err("only root may set limits"),
+                Access::Owner(_) => Err(RequestError::NoLimits(self.name.clone())),
+                Access::Blocks if uid != 0 => Err(RequestError::LimitsForRoot),
                 Access::Blocks => self.change(uid, may, ticket, |s| s.limit(&args, &resolve_user)),
             },
-            Op::Save => Response::ok(self.snapshot().save(target)),
+            Op::Save => Ok(self.snapshot().save(target)),
             Op::Stats => {
                 let mut r = Response::ok("");
                 r.data = Some(self.stats(uid, target));
-                r
+                return r;
             }
+        };
+        match done {
+            Ok(output) => Response::ok(output),
+            Err(e) => e.into(),
         }
     }
 
     /// `exec`: commands of the language, or the plane's own.
-    fn exec(&self, uid: u32, target: Target, script: &str, ticket: &Ticket) -> Response {
+    fn exec(
+        &self,
+        uid: u32,
+        target: Target,
+        script: &str,
+        ticket: &Ticket,
+    ) -> Result<String, RequestError> {
         let may = self.may_change(uid);
         let mut inner = lock(&self.inner);
-        let lines = match classify(inner.plane.as_deref(), script) {
-            Ok(l) => l,
-            Err(e) => return Response::err(e),
-        };
-        let own = match lines {
+        let own = match classify(inner.plane.as_deref(), script)? {
             Lines::Plane(own) => own,
             Lines::Language => {
                 drop(inner);
@@ -531,34 +646,35 @@ impl Server {
                     // its parse errors (it changes nothing either way).
                     if let Ok(cmds) = parse_script(script) {
                         if cmds.iter().any(|c| !is_query(&c.node)) {
-                            return self.read_only();
+                            return Err(self.read_only());
                         }
                     }
                 }
                 return self.change(uid, may, ticket, |s| s.exec(target, script));
             }
         };
-        let bad: Vec<String> = own
-            .iter()
-            .filter_map(|l| match &l.checked {
-                Err(why) => Some(format!("line {} (`{}`): {why}", l.number, l.text)),
-                Ok(_) => None,
-            })
-            .collect();
-        if !bad.is_empty() {
-            return Response::err(format!("{}\nnothing was applied", bad.join("\n")));
+        let mut bad = Vec::new();
+        let mut lines = Vec::new();
+        for l in own {
+            match l.checked {
+                Ok(effect) => lines.push((l.number, l.text, effect)),
+                Err(error) => bad.push(PlaneLineError {
+                    number: l.number,
+                    text: l.text.to_string(),
+                    error,
+                }),
+            }
         }
-        let changes = own.iter().any(|l| l.checked == Ok(Effect::Change));
+        if !bad.is_empty() {
+            return Err(RequestError::PlaneLines(bad));
+        }
+        let changes = lines.iter().any(|l| l.2 == Effect::Change);
         if changes && !may {
-            return self.read_only();
+            return Err(self.read_only());
         }
         if changes && !matches!(target, Target::Root | Target::Whole) {
-            return Response::err(format!(
-                "only root may run the {} plane's own commands",
-                self.mode
-            ));
+            return Err(RequestError::PlaneCommandsForRoot(self.mode));
         }
-        let name = self.name.clone();
         let Inner {
             state,
             plane,
@@ -566,43 +682,44 @@ impl Server {
             ..
         } = &mut *inner;
         let Some(plane) = plane.as_mut() else {
-            return Response::err(format!("emulation {name} is stopping"));
+            return Err(RequestError::Stopping(self.name.clone()));
         };
         if !ticket.commit() {
-            return Response::err(GAVE_UP);
+            return Err(RequestError::GaveUp);
         }
         let mut output = String::new();
-        for (i, l) in own.iter().enumerate() {
-            let ran = if i == 0 {
-                String::new()
-            } else {
-                format!(
-                    " (the {i} line{} before it ran)",
-                    if i == 1 { "" } else { "s" }
-                )
-            };
-            match plane.command(l.text) {
+        for (ran, (number, text, _)) in lines.into_iter().enumerate() {
+            match plane.command(text) {
                 Some(Ok(out)) => output.push_str(&out),
-                Some(Err(why)) => {
-                    return Response::err(format!("line {} (`{}`): {why}{ran}", l.number, l.text))
+                Some(Err(error)) => {
+                    let line = PlaneLineError {
+                        number,
+                        text: text.to_string(),
+                        error,
+                    };
+                    return Err(RequestError::PlaneCommand { line, ran });
                 }
                 None => {
-                    return Response::err(format!(
-                        "line {} (`{}`): the {} plane did not take it{ran}",
-                        l.number, l.text, self.mode
-                    ))
+                    return Err(RequestError::PlaneDidNotTake {
+                        number,
+                        text: text.to_string(),
+                        mode: self.mode,
+                        ran,
+                    })
                 }
             }
         }
         if changes {
             note_pipes(registrations, state, plane.as_ref());
         }
-        Response::ok(output)
+        Ok(output)
     }
 
-    /// Computes a change on a snapshot of the state without the lock,
-    /// then, under the lock, applies it to the plane, journals it and
-    /// commits it, if the state is still the snapshot (else computes it
+    /// Computes a change on a snapshot of the state and prepares the
+    /// plane's configuration for it (lowering, reading the files pipes
+    /// name, compiling), all without the lock; then, under the lock,
+    /// journals it, commits it to the plane and swaps the state in, if
+    /// the state is still the snapshot (else computes and prepares it
     /// again on the new state). Nothing changes on any error, or if the
     /// connection gave up on the request (`ticket`).
     fn change(
@@ -610,34 +727,52 @@ impl Server {
         uid: u32,
         may: bool,
         ticket: &Ticket,
-        f: impl Fn(&State) -> Result<Change, String>,
-    ) -> Response {
+        f: impl Fn(&State) -> Result<Change, RequestError>,
+    ) -> Result<String, RequestError> {
+        let mut lost = 0;
         loop {
-            let snapshot = self.snapshot();
-            let change = match f(&snapshot) {
-                Ok(c) => c,
-                Err(e) => return Response::err(e),
+            // Held until this attempt commits or gives up.
+            let _turn = if lost < LOST_RACES {
+                ChangeTurn::Shared {
+                    _guard: self.changes.read().unwrap_or_else(|e| e.into_inner()),
+                }
+            } else {
+                ChangeTurn::Alone {
+                    _guard: self.changes.write().unwrap_or_else(|e| e.into_inner()),
+                }
             };
+            let snapshot = self.snapshot();
+            let change = f(&snapshot)?;
             if change.next == *snapshot {
-                return Response::ok(change.output);
+                return Ok(change.output);
             }
             if !may {
-                return self.read_only();
+                return Err(self.read_only());
             }
             let merged = change.next.merged();
             let current = snapshot.merged();
             if uid != 0 {
-                if let Err(e) = files_unchanged(&merged, &current) {
-                    return Response::err(e);
-                }
+                files_unchanged(&merged, &current)?;
             }
+            // The plane's slow part, on this connection's thread: a file
+            // that takes long to read delays this request only.
+            let prepared = if merged != current {
+                if ticket.abandoned() {
+                    return Err(RequestError::GaveUp);
+                }
+                Some((self.preparer)(&merged).map_err(RequestError::PlaneRefused)?)
+            } else {
+                None
+            };
             let mut inner = lock(&self.inner);
             if !Arc::ptr_eq(&inner.state, &snapshot) {
-                // Another change was committed meanwhile.
+                // Another change was committed meanwhile: prepare again
+                // on it (alone, once this has happened LOST_RACES times).
                 drop(inner);
                 if ticket.abandoned() {
-                    return Response::err(GAVE_UP);
+                    return Err(RequestError::GaveUp);
                 }
+                lost += 1;
                 continue;
             }
             let Inner {
@@ -647,25 +782,32 @@ impl Server {
                 registrations,
             } = &mut *inner;
             let Some(plane) = plane.as_mut() else {
-                return Response::err(format!("emulation {} is stopping", self.name));
+                return Err(RequestError::Stopping(self.name.clone()));
             };
             if !ticket.commit() {
-                return Response::err(GAVE_UP);
+                return Err(RequestError::GaveUp);
             }
-            if merged != current {
-                if let Err(e) = plane.apply(&merged) {
-                    return Response::err(format!("the data plane refused the change: {e}"));
-                }
+            // Journaled first: a journal that cannot be written leaves
+            // the plane as it was, with nothing to undo.
+            if let Some(journal) = journal.as_ref() {
+                journal.save(&change.next).map_err(RequestError::Journal)?;
             }
-            if let Some(journal) = journal {
-                if let Err(e) = journal.save(&change.next) {
-                    let _ = plane.apply(&current);
-                    return Response::err(format!("{e}; nothing was applied"));
+            if let Some(prepared) = prepared {
+                if let Err(e) = plane.commit(prepared) {
+                    if let Some(journal) = journal.as_ref() {
+                        if let Err(j) = journal.save(&snapshot) {
+                            return Err(RequestError::JournalAhead {
+                                plane: e,
+                                journal: j,
+                            });
+                        }
+                    }
+                    return Err(RequestError::PlaneRefused(e));
                 }
             }
             *state = Arc::new(change.next);
             note_pipes(registrations, state, plane.as_ref());
-            return Response::ok(change.output);
+            return Ok(change.output);
         }
     }
 
@@ -744,7 +886,7 @@ impl Server {
                 // let a client that never reads hold the accept loop.
                 let mut s = stream;
                 let _ = s.set_write_timeout(Some(Duration::from_millis(100)));
-                let _ = s.write_all(encode(&Response::err(why)).as_bytes());
+                let _ = s.write_all(encode(&Response::err(why.to_string())).as_bytes());
                 continue;
             }
             let d = Arc::clone(self);
@@ -761,31 +903,32 @@ impl Server {
     }
 
     /// Counts a new connection of `uid`, or says why it is refused.
-    fn admit(&self, uid: u32) -> Result<(), String> {
+    fn admit(&self, uid: u32) -> Result<(), ConnectionError> {
         let l = &self.limits;
         let mut per_uid = lock(&self.per_uid);
         let total = self.connections.load(Ordering::Relaxed);
         let mine = per_uid.get(&uid).copied().unwrap_or(0);
         if total >= l.max_connections {
-            return Err(format!(
-                "{} is serving {} connections, its limit; try again",
-                self.name, l.max_connections
-            ));
+            return Err(ConnectionError::Full {
+                emulation: self.name.clone(),
+                max: l.max_connections,
+            });
         }
         if uid != 0 {
             let for_users = l.max_connections.saturating_sub(l.root_reserved);
             if total >= for_users {
-                return Err(format!(
-                    "{} is serving {total} connections; the last {} are kept for root; try again",
-                    self.name, l.root_reserved
-                ));
+                return Err(ConnectionError::KeptForRoot {
+                    emulation: self.name.clone(),
+                    total,
+                    reserved: l.root_reserved,
+                });
             }
             if mine >= l.per_user {
-                return Err(format!(
-                    "{} already has {mine} connections to {}, the limit per user; close one and try again",
-                    describe_uid(uid),
-                    self.name
-                ));
+                return Err(ConnectionError::PerUser {
+                    uid,
+                    count: mine,
+                    emulation: self.name.clone(),
+                });
             }
         }
         per_uid.insert(uid, mine + 1);
@@ -830,7 +973,7 @@ impl Server {
                 Read::Closed | Read::Idle => return,
                 Read::Refused(why) => {
                     self.errors.fetch_add(1, Ordering::Relaxed);
-                    let _ = out.write_all(encode(&Response::err(why)).as_bytes());
+                    let _ = out.write_all(encode(&Response::err(why.to_string())).as_bytes());
                     return;
                 }
             };
@@ -866,30 +1009,20 @@ impl Server {
             Ok(w) => w,
             Err(e) => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
-                let why = format!("cannot start a thread for the request: {e}");
-                return (Response::err(why), None);
+                return (RequestError::Thread(e).into(), None);
             }
         };
         let cap = self.limits.request_timeout;
         let resp = match rx.recv_timeout(cap) {
             Ok(r) => r,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                Response::err("the request failed inside the emulation; nothing was applied")
-            }
-            Err(_) if ticket.abandon() => Response::err(format!(
-                "the request took longer than the limit of {}; nothing was applied",
-                describe_duration(cap)
-            )),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => RequestError::Failed.into(),
+            Err(_) if ticket.abandon() => RequestError::TimedOut { limit: cap }.into(),
             // Committing: its answer comes.
-            Err(_) => rx.recv().unwrap_or_else(|_| Response::err(GAVE_UP)),
+            Err(_) => rx.recv().unwrap_or_else(|_| RequestError::GaveUp.into()),
         };
         (resp, Some(worker))
     }
 }
-
-/// The answer of work its connection gave up on (never sent: the
-/// connection answered already).
-const GAVE_UP: &str = "the request was given up; nothing was applied";
 
 /// Whether a request's work may still commit: its connection gives up on
 /// it at the time cap, and the work then commits nothing. Whichever
@@ -929,7 +1062,7 @@ impl Ticket {
 }
 
 /// `10 s`, `250 ms`.
-fn describe_duration(d: Duration) -> String {
+pub fn describe_duration(d: Duration) -> String {
     if d.subsec_millis() == 0 && d.as_secs() > 0 {
         format!("{} s", d.as_secs())
     } else {
@@ -946,7 +1079,7 @@ enum Read {
     /// No request began within the idle timeout.
     Idle,
     /// Too long, or too slow: the error to answer before closing.
-    Refused(String),
+    Refused(ConnectionError),
 }
 
 /// Reads one request line: the first byte may take up to the idle
@@ -995,9 +1128,7 @@ fn read_request(reader: &mut BufReader<UnixStream>, sock: &UnixStream, l: &Limit
         buf.extend_from_slice(avail.get(..take).unwrap_or_default());
         reader.consume(if done { take + 1 } else { take });
         if buf.len() > MAX_REQUEST {
-            return Read::Refused(format!(
-                "request longer than the limit of {MAX_REQUEST} bytes"
-            ));
+            return Read::Refused(ConnectionError::TooLong);
         }
         if done {
             return Read::Line(buf);
@@ -1006,10 +1137,9 @@ fn read_request(reader: &mut BufReader<UnixStream>, sock: &UnixStream, l: &Limit
 }
 
 fn slow(l: &Limits) -> Read {
-    Read::Refused(format!(
-        "request not received whole within {} of its first byte; closing the connection",
-        describe_duration(l.read_timeout)
-    ))
+    Read::Refused(ConnectionError::TooSlow {
+        limit: l.read_timeout,
+    })
 }
 
 /// Records the pipes the emulation runs in its registry entries (best
@@ -1027,15 +1157,17 @@ fn note_pipes(registrations: &mut [Registration], state: &State, plane: &dyn Pla
 /// Refuses pipes that read files (`distribution file:`, `loss trace:`,
 /// ...) new or changed by someone other than root: the emulation runs as
 /// root and would read them for the caller.
-fn files_unchanged(next: &Config, current: &Config) -> Result<(), String> {
-    for (id, spec) in &next.pipes {
-        if current.pipes.get(id) == Some(spec) {
+fn files_unchanged(next: &Config, current: &Config) -> Result<(), RequestError> {
+    for (&pipe, spec) in &next.pipes {
+        if current.pipes.get(&pipe) == Some(spec) {
             continue;
         }
         if let Some((what, path)) = spec.files().first() {
-            return Err(format!(
-                "pipe {id}: {what} file {path}: only root may have an emulation read files"
-            ));
+            return Err(RequestError::FilesForRoot {
+                pipe,
+                what: what.to_string(),
+                path: path.to_string(),
+            });
         }
     }
     Ok(())
@@ -1204,40 +1336,44 @@ pub fn serve(
 /// replaces a stale socket (refusing if a daemon answers there), and
 /// gives it mode 0660 and group `group` if that group exists (else only
 /// root can connect: the warning returned says so).
-pub fn bind(path: &Path, group: &str) -> Result<(UnixListener, Option<String>), String> {
+pub fn bind(path: &Path, group: &str) -> Result<(UnixListener, Option<String>), BindError> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() && !dir.exists() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|source| BindError::CreateDir {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
             let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
         }
     }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
-            return Err(format!(
-                "{} exists and is not a socket; not replacing it",
-                path.display()
-            ));
+            return Err(BindError::NotASocket(path.to_path_buf()));
         }
         if UnixStream::connect(path).is_ok() {
-            return Err(format!(
-                "another pipelabd is already listening on {}",
-                path.display()
-            ));
+            return Err(BindError::InUse(path.to_path_buf()));
         }
-        std::fs::remove_file(path)
-            .map_err(|e| format!("cannot remove stale socket {}: {e}", path.display()))?;
+        std::fs::remove_file(path).map_err(|source| BindError::RemoveStale {
+            path: path.to_path_buf(),
+            source,
+        })?;
     }
     // No moment where the socket is open to all: create it 0660.
     let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o117));
     let listener = UnixListener::bind(path);
     nix::sys::stat::umask(old);
-    let listener = listener.map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    let listener = listener.map_err(|source| BindError::Listen {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660));
     let warning = match nix::unistd::Group::from_name(group) {
         Ok(Some(g)) => {
-            nix::unistd::chown(path, None, Some(g.gid))
-                .map_err(|e| format!("cannot give {} to group {group}: {e}", path.display()))?;
+            nix::unistd::chown(path, None, Some(g.gid)).map_err(|errno| BindError::Chown {
+                path: path.to_path_buf(),
+                group: group.to_string(),
+                errno,
+            })?;
             None
         }
         _ => Some(format!(
@@ -1266,19 +1402,22 @@ mod tests {
     }
 
     impl Plane for TestPlane {
-        fn apply(&mut self, _cfg: &Config) -> Result<(), String> {
-            Ok(())
+        fn preparer(&self) -> crate::plane::Preparer {
+            Arc::new(|_: &Config| Ok(crate::plane::Prepared::new(())))
+        }
+        fn commit(&mut self, prepared: crate::plane::Prepared) -> Result<(), PlaneError> {
+            Ok(prepared.take::<()>()?)
         }
         fn stats(&self) -> serde_json::Value {
             serde_json::json!({"plane": "topo", "pipes": [{"number": 65536, "arrivals": 3}], "rules": []})
         }
-        fn stop(self: Box<Self>) -> Result<(), String> {
+        fn stop(self: Box<Self>) -> Result<(), PlaneError> {
             Ok(())
         }
         fn mode(&self) -> &'static str {
             "topo"
         }
-        fn check_command(&self, line: &str) -> Option<Result<Effect, String>> {
+        fn check_command(&self, line: &str) -> Option<Result<Effect, PlaneError>> {
             let w: Vec<&str> = line.split_whitespace().collect();
             match w.as_slice() {
                 ["status"] => Some(Ok(Effect::Query)),
@@ -1290,7 +1429,7 @@ mod tests {
                 _ => None,
             }
         }
-        fn command(&mut self, line: &str) -> Option<Result<String, String>> {
+        fn command(&mut self, line: &str) -> Option<Result<String, PlaneError>> {
             if let Err(e) = self.check_command(line)? {
                 return Some(Err(e));
             }
@@ -1495,6 +1634,113 @@ mod tests {
         assert!(exec(&s, 1001, "status").ok);
         let e = exec(&s, 0, "pipe 40000 config").error.unwrap();
         assert!(e.contains("belong to users' blocks"), "{e}");
+    }
+
+    /// A plane whose preparation of a configuration naming a file takes
+    /// `SLOW` (a big file, a slow file system), counting preparations and
+    /// commits.
+    struct SlowPlane {
+        slow_preparations: Arc<AtomicUsize>,
+        commits: Arc<AtomicUsize>,
+    }
+
+    const SLOW: Duration = Duration::from_millis(1500);
+
+    impl Plane for SlowPlane {
+        fn preparer(&self) -> crate::plane::Preparer {
+            let slow = Arc::clone(&self.slow_preparations);
+            Arc::new(move |cfg: &Config| {
+                if cfg.pipes.values().any(|p| !p.files().is_empty()) {
+                    std::thread::sleep(SLOW);
+                    slow.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(crate::plane::Prepared::new(cfg.clone()))
+            })
+        }
+        fn commit(&mut self, prepared: crate::plane::Prepared) -> Result<(), PlaneError> {
+            prepared.take::<Config>()?;
+            self.commits.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+        fn stats(&self) -> serde_json::Value {
+            serde_json::json!({"plane": "none"})
+        }
+        fn stop(self: Box<Self>) -> Result<(), PlaneError> {
+            Ok(())
+        }
+        fn mode(&self) -> &'static str {
+            "none"
+        }
+    }
+
+    /// Pass proves: the plane's slow work (reading the files a request's
+    /// pipes name) runs without the server's lock. While one request's
+    /// preparation takes 1.5 s, `show`, `stats` and a change of another
+    /// pipe are each answered within 500 ms; the slow request, whose
+    /// snapshot another change replaced meanwhile, is prepared again and
+    /// committed, with both changes in the configuration.
+    #[test]
+    fn a_slow_preparation_blocks_no_other_request() {
+        let slow = Arc::new(AtomicUsize::new(0));
+        let commits = Arc::new(AtomicUsize::new(0));
+        let plane = SlowPlane {
+            slow_preparations: Arc::clone(&slow),
+            commits: Arc::clone(&commits),
+        };
+        let s = Arc::new(
+            Server::new("slow", Box::new(plane), Config::new(), Access::Blocks, None).unwrap(),
+        );
+        assert!(exec(&s, 0, "pipe 2 config delay 1ms").ok);
+        let t0 = Instant::now();
+        let big = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                let r = exec(
+                    &s,
+                    0,
+                    "pipe 1 config delay 5ms distribution file:/slow/file",
+                );
+                (r, t0.elapsed())
+            })
+        };
+        std::thread::sleep(Duration::from_millis(200));
+        let mut slowest = Duration::ZERO;
+        let mut timed = |what: &str, r: &dyn Fn() -> Response| {
+            let t = Instant::now();
+            let resp = r();
+            let took = t.elapsed();
+            assert!(resp.ok, "{what}: {:?}", resp.error);
+            assert!(took < Duration::from_millis(500), "{what} took {took:?}");
+            slowest = slowest.max(took);
+            resp
+        };
+        let shown = timed("show", &|| exec(&s, 0, "pipe show"));
+        assert_eq!(shown.output, "pipe 2 config delay 1ms\n");
+        timed("stats", &|| req(&s, 0, Op::Stats));
+        timed("a change of pipe 2", &|| {
+            exec(&s, 0, "pipe 2 config delay 2ms")
+        });
+        assert!(
+            t0.elapsed() < SLOW,
+            "answered while the slow preparation ran"
+        );
+        let (r, took) = big.join().unwrap();
+        assert!(r.ok, "{:?}", r.error);
+        eprintln!("slow request: {took:?}; the others meanwhile at most {slowest:?}");
+        assert_eq!(
+            slow.load(Ordering::SeqCst),
+            2,
+            "prepared again on the new state"
+        );
+        assert_eq!(
+            commits.load(Ordering::SeqCst),
+            4,
+            "the start, pipe 2 twice, then pipe 1"
+        );
+        assert_eq!(
+            s.config().to_script(),
+            "set one_pass 1\npipe 1 config delay 5ms distribution file:/slow/file\npipe 2 config delay 2ms\n"
+        );
     }
 
     #[test]

@@ -34,6 +34,8 @@ use pipelab_lang::ast::{Action, AddrMatch, Command, OptionKind, RuleOption, User
 use pipelab_lang::{parse_netconfig, parse_script, Config, NetCommand, NetSpec, Outcome};
 use serde::{Deserialize, Serialize};
 
+use crate::error::{LimitError, RequestError};
+
 /// First global pipe and rule number of the users' blocks.
 pub const USER_BASE: u32 = 32768;
 /// Pipes (and rules) per user block.
@@ -170,26 +172,21 @@ pub fn queue_memory(cfg: &Config) -> u64 {
         .fold(0u64, u64::saturating_add)
 }
 
-/// The errors of a request's script (the first
-/// [`pipelab_lang::MAX_RENDERED_ERRORS`] in full, then a count), in one
-/// pass over it.
-fn render_errors(errs: &[pipelab_lang::ScriptError], source: &str) -> String {
-    let mut msg = pipelab_lang::render_errors(errs, "command", source);
-    msg.push_str(&format!(
-        "{} error{}; nothing was applied",
-        errs.len(),
-        if errs.len() == 1 { "" } else { "s" }
-    ));
-    msg
+/// The errors of a request's script.
+fn script_errors(errors: Vec<pipelab_lang::ScriptError>, script: &str) -> RequestError {
+    RequestError::Script {
+        errors,
+        script: script.to_string(),
+    }
 }
 
-fn render_parse_errors(errs: &[pipelab_lang::ParseError], source: &str) -> String {
-    let se: Vec<pipelab_lang::ScriptError> = errs
-        .iter()
-        .cloned()
-        .map(pipelab_lang::ScriptError::Parse)
-        .collect();
-    render_errors(&se, source)
+fn parse_errors(errs: Vec<pipelab_lang::ParseError>, script: &str) -> RequestError {
+    script_errors(
+        errs.into_iter()
+            .map(pipelab_lang::ScriptError::Parse)
+            .collect(),
+        script,
+    )
 }
 
 /// Why a user may not give a command, if not.
@@ -255,28 +252,30 @@ fn user_refusal(cmd: &Command, uid: u32) -> Option<String> {
 }
 
 /// Checks a root block's numbers stay below the users' blocks.
-fn check_root_ranges(cfg: &Config) -> Result<(), String> {
-    if let Some((&p, _)) = cfg.pipes.range(USER_BASE..).next() {
-        return Err(format!(
-            "pipe {p}: pipe numbers from {USER_BASE} on belong to users' blocks (root uses 1..{})",
-            USER_BASE - 1
-        ));
+fn check_root_ranges(cfg: &Config) -> Result<(), RequestError> {
+    if let Some((&number, _)) = cfg.pipes.range(USER_BASE..).next() {
+        return Err(RequestError::RootRange {
+            what: "pipe",
+            number,
+        });
     }
-    if let Some((&r, _)) = cfg.rules.range(USER_BASE..).next() {
-        return Err(format!(
-            "rule {r}: rule numbers from {USER_BASE} on belong to users' blocks (root uses 1..{})",
-            USER_BASE - 1
-        ));
+    if let Some((&number, _)) = cfg.rules.range(USER_BASE..).next() {
+        return Err(RequestError::RootRange {
+            what: "rule",
+            number,
+        });
     }
-    if let Some((&s, _)) = cfg.scheds.range(USER_BASE..).next() {
-        return Err(format!(
-            "sched {s}: numbers from {USER_BASE} on belong to users' blocks"
-        ));
+    if let Some((&number, _)) = cfg.scheds.range(USER_BASE..).next() {
+        return Err(RequestError::RootRangeOther {
+            what: "sched",
+            number,
+        });
     }
-    if let Some((&q, _)) = cfg.queues.range(USER_BASE..).next() {
-        return Err(format!(
-            "queue {q}: numbers from {USER_BASE} on belong to users' blocks"
-        ));
+    if let Some((&number, _)) = cfg.queues.range(USER_BASE..).next() {
+        return Err(RequestError::RootRangeOther {
+            what: "queue",
+            number,
+        });
     }
     Ok(())
 }
@@ -331,7 +330,7 @@ impl State {
 
     /// A copy of the state with `t`'s block replaced (allocating or
     /// freeing the user's slot), checked against ranges and limits.
-    pub fn with_block(&self, t: Target, block: Block) -> Result<State, String> {
+    pub fn with_block(&self, t: Target, block: Block) -> Result<State, RequestError> {
         let mut next = self.clone();
         match t {
             Target::Root => {
@@ -341,26 +340,27 @@ impl State {
             Target::Whole => next.root = block,
             Target::User(uid) => {
                 let lim = self.limits_of(uid);
-                let n = block.cfg.pipes.len() as u64;
-                if n > u64::from(lim.pipes.min(BLOCK)) {
-                    return Err(format!(
-                        "limit exceeded: {n} pipes, the limit of uid {uid} is {}",
-                        lim.pipes.min(BLOCK)
-                    ));
+                for (what, count, limit) in [
+                    ("pipes", block.cfg.pipes.len(), lim.pipes.min(BLOCK)),
+                    ("rules", block.cfg.rules.len(), lim.rules.min(BLOCK)),
+                ] {
+                    let count = count as u64;
+                    if count > u64::from(limit) {
+                        return Err(RequestError::LimitExceeded {
+                            what,
+                            count,
+                            uid,
+                            limit,
+                        });
+                    }
                 }
-                let n = block.cfg.rules.len() as u64;
-                if n > u64::from(lim.rules.min(BLOCK)) {
-                    return Err(format!(
-                        "limit exceeded: {n} rules, the limit of uid {uid} is {}",
-                        lim.rules.min(BLOCK)
-                    ));
-                }
-                let mem = queue_memory(&block.cfg);
-                if mem > lim.memory {
-                    return Err(format!(
-                        "limit exceeded: the pipes' queues may hold {mem} bytes, the limit of uid {uid} is {} bytes (a queue of N slots counts {SLOT_BYTES} bytes per slot)",
-                        lim.memory
-                    ));
+                let bytes = queue_memory(&block.cfg);
+                if bytes > lim.memory {
+                    return Err(RequestError::MemoryExceeded {
+                        bytes,
+                        uid,
+                        limit: lim.memory,
+                    });
                 }
                 if block.is_empty() {
                     next.users.remove(&uid);
@@ -371,7 +371,7 @@ impl State {
                         self.users.values().map(|u| u.slot).collect();
                     let slot = (0..MAX_SLOTS)
                         .find(|s| !used.contains(s))
-                        .ok_or_else(|| format!("all {MAX_SLOTS} user blocks are in use"))?;
+                        .ok_or(RequestError::NoFreeBlock)?;
                     next.users.insert(uid, UserBlock { slot, block });
                 }
             }
@@ -381,12 +381,12 @@ impl State {
 
     /// Executes commands of the language for `t`, all or nothing. A single
     /// query answers with its listing and changes nothing.
-    pub fn exec(&self, t: Target, script: &str) -> Result<Change, String> {
+    pub fn exec(&self, t: Target, script: &str) -> Result<Change, RequestError> {
         let hidden = pipelab_lang::source::check_text(script);
         if !hidden.is_empty() {
-            return Err(render_parse_errors(&hidden, script));
+            return Err(parse_errors(hidden, script));
         }
-        let cmds = parse_script(script).map_err(|e| render_parse_errors(&e, script))?;
+        let cmds = parse_script(script).map_err(|e| parse_errors(e, script))?;
         let current = self.block(t);
         if let [one] = cmds.as_slice() {
             if is_query(&one.node) {
@@ -394,7 +394,7 @@ impl State {
                 let out = match scratch.apply(&one.node) {
                     Ok(Outcome::Listing(s)) => s,
                     Ok(_) => String::new(),
-                    Err(e) => return Err(format!("error: {e}")),
+                    Err(e) => return Err(RequestError::Query(e)),
                 };
                 return Ok(Change {
                     next: self.clone(),
@@ -412,14 +412,14 @@ impl State {
                 }
             }
             if !errs.is_empty() {
-                return Err(render_parse_errors(&errs, script));
+                return Err(parse_errors(errs, script));
             }
         }
         let mut block = current.clone();
         block
             .cfg
             .apply_script(script)
-            .map_err(|e| render_errors(&e, script))?;
+            .map_err(|e| script_errors(e, script))?;
         // Rules added: print them as ipfw does.
         let mut output = String::new();
         for (n, r) in &block.cfg.rules {
@@ -435,7 +435,7 @@ impl State {
 
     /// Replaces `t`'s configuration with `script` (all or nothing);
     /// `netconfig` links are forgotten.
-    pub fn restore(&self, t: Target, script: &str) -> Result<Change, String> {
+    pub fn restore(&self, t: Target, script: &str) -> Result<Change, RequestError> {
         let empty = State {
             limits: self.limits.clone(),
             ..State::default()
@@ -451,9 +451,11 @@ impl State {
     }
 
     /// `netconfig ...` for `t`.
-    pub fn netconfig(&self, t: Target, args: &str, dry_run: bool) -> Result<Change, String> {
-        let cmd = parse_netconfig(args)
-            .map_err(|e| format!("{}nothing was applied", e.render("netconfig", args)))?;
+    pub fn netconfig(&self, t: Target, args: &str, dry_run: bool) -> Result<Change, RequestError> {
+        let cmd = parse_netconfig(args).map_err(|error| RequestError::Netconfig {
+            error,
+            args: args.to_string(),
+        })?;
         let current = self.block(t);
         match cmd {
             NetCommand::List => {
@@ -474,7 +476,7 @@ impl State {
             NetCommand::Delete(sel) => {
                 let key = sel.to_string();
                 let Some(entry) = current.net.get(&key) else {
-                    return Err(format!("netconfig: no link {key} (see netconfig list)"));
+                    return Err(RequestError::NoLink(key));
                 };
                 let mut script = String::new();
                 let rules: Vec<u32> = entry
@@ -503,7 +505,7 @@ impl State {
         current: &Block,
         spec: &NetSpec,
         dry_run: bool,
-    ) -> Result<Change, String> {
+    ) -> Result<Change, RequestError> {
         let key = spec.key();
         let old = current.net.get(&key);
         let mut script = String::new();
@@ -566,7 +568,7 @@ impl State {
         // A user's `uid` is added when the block is merged.
         let cmds = spec
             .translate(&pipes, &rules, &[])
-            .ok_or_else(|| "netconfig: internal numbering error".to_string())?;
+            .ok_or(RequestError::Numbering)?;
         let mut full = script;
         for c in &cmds {
             full.push_str(&format!("{c}\n"));
@@ -589,7 +591,7 @@ impl State {
         entry: Option<NetEntry>,
         script: &str,
         dry_run: bool,
-    ) -> Result<Change, String> {
+    ) -> Result<Change, RequestError> {
         let applied = self.exec(t, script)?;
         let mut block = applied.next.block(t);
         match entry {
@@ -652,8 +654,8 @@ impl State {
     pub fn limit(
         &self,
         args: &str,
-        resolve: &dyn Fn(&str) -> Result<u32, String>,
-    ) -> Result<Change, String> {
+        resolve: &dyn Fn(&str) -> Result<u32, RequestError>,
+    ) -> Result<Change, RequestError> {
         let w: Vec<&str> = args.split_whitespace().collect();
         match w.as_slice() {
             ["list"] | [] => {
@@ -679,26 +681,29 @@ impl State {
             ["user", name, rest @ ..] => {
                 let uid = resolve(name)?;
                 if uid == 0 {
-                    return Err("limit: root has no limits".into());
+                    return Err(LimitError::Root.into());
                 }
                 if rest.is_empty() {
-                    return Err("limit user NAME needs pipes N, rules N or memory SIZE".into());
+                    return Err(LimitError::Nothing.into());
                 }
                 let mut l = self.limits_of(uid);
                 let mut it = rest.iter();
                 while let Some(&k) = it.next() {
                     let Some(&v) = it.next() else {
-                        return Err(format!("limit: '{k}' needs a value"));
+                        return Err(LimitError::NoValue(k.to_string()).into());
                     };
                     match k {
                         "pipes" | "rules" => {
-                            let n: u32 = v.parse().map_err(|_| {
-                                format!("limit: {k} '{v}' is not a number 0..{BLOCK}")
+                            let n: u32 = v.parse().map_err(|_| LimitError::NotANumber {
+                                what: k.to_string(),
+                                value: v.to_string(),
                             })?;
                             if n > BLOCK {
-                                return Err(format!(
-                                    "limit: {k} {n} is more than a user's block holds ({BLOCK})"
-                                ));
+                                return Err(LimitError::OverBlock {
+                                    what: k.to_string(),
+                                    count: n,
+                                }
+                                .into());
                             }
                             if k == "pipes" {
                                 l.pipes = n;
@@ -707,14 +712,14 @@ impl State {
                             }
                         }
                         "memory" => {
-                            l.memory = pipelab_lang::units::parse_size(v)
-                                .map_err(|e| format!("limit: memory '{v}': {e}"))?;
+                            l.memory = pipelab_lang::units::parse_size(v).map_err(|error| {
+                                LimitError::Memory {
+                                    value: v.to_string(),
+                                    error,
+                                }
+                            })?;
                         }
-                        other => {
-                            return Err(format!(
-                                "limit: unknown limit '{other}': expected pipes, rules or memory"
-                            ))
-                        }
+                        other => return Err(LimitError::Unknown(other.to_string()).into()),
                     }
                 }
                 let mut next = self.clone();
@@ -729,9 +734,7 @@ impl State {
                     ),
                 })
             }
-            _ => {
-                Err("usage: limit user NAME [pipes N] [rules N] [memory SIZE] | limit list".into())
-            }
+            _ => Err(LimitError::Usage.into()),
         }
     }
 
@@ -857,7 +860,11 @@ mod tests {
             "00100 pipe 1 ip from any to any dst-port 5000\n65535 allow ip from any to any\n"
         );
         // Deleting a rule the user does not have is refused.
-        let e = s.exec(Target::User(1001), "delete 200").err().unwrap();
+        let e = s
+            .exec(Target::User(1001), "delete 200")
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("rule 200 does not exist"), "{e}");
         // An emptied block frees its slot.
         let s = ok(&s, Target::User(1001), "delete 100\npipe 1 delete");
@@ -885,12 +892,17 @@ mod tests {
             ),
             ("sched 1 config type fifo", "schedulers are for root only"),
         ] {
-            let e = s.exec(Target::User(1001), script).err().unwrap_or_default();
+            let e = s
+                .exec(Target::User(1001), script)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(e.contains(want), "{script}: {e}");
         }
         let e = s
             .exec(Target::Root, "pipe 40000 config")
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("belong to users' blocks"), "{e}");
         // An emulation without users' blocks has every number.
@@ -907,7 +919,8 @@ mod tests {
         let s = State::default();
         let s = s
             .limit("user 1001 pipes 2 rules 1 memory 100KB", &|n| {
-                n.parse().map_err(|_| "bad".into())
+                n.parse()
+                    .map_err(|_| RequestError::NoSuchUser(n.to_string()))
             })
             .unwrap()
             .next;
@@ -917,7 +930,8 @@ mod tests {
                 "pipe 1 config\npipe 2 config\npipe 3 config",
             )
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("limit exceeded: 3 pipes, the limit of uid 1001 is 2"),
             "{e}"
@@ -925,17 +939,27 @@ mod tests {
         let e = s
             .exec(Target::User(1001), "pipe 1 config queue 100")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("may hold 151400 bytes"), "{e}");
         let e = s
             .exec(Target::User(1001), "pipe 1 config\nadd pipe 1\nadd pipe 1")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("2 rules"), "{e}");
         assert!(s
             .exec(Target::User(1001), "pipe 1 config queue 50KB\nadd pipe 1")
             .is_ok());
         let e = s.limit("user 1001 pipes 65", &|_| Ok(1001)).err().unwrap();
+        assert!(
+            matches!(
+                e,
+                RequestError::Limit(LimitError::OverBlock { count: 65, .. })
+            ),
+            "{e}"
+        );
+        let e = e.to_string();
         assert!(e.contains("more than a user's block holds"), "{e}");
     }
 
@@ -995,7 +1019,8 @@ mod tests {
         let e = s
             .netconfig(Target::Root, "delete client 80,443@10.21.0.0/24", false)
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("no link client 80,443@10.21.0.0/24"), "{e}");
     }
 
@@ -1039,7 +1064,7 @@ mod fuzz {
                 for input in [text.as_str(), joined.as_str()] {
                     match s.exec(t, input) {
                         Ok(_) => {}
-                        Err(e) => proptest::prop_assert!(!e.is_empty()),
+                        Err(e) => proptest::prop_assert!(!e.to_string().is_empty()),
                     }
                     let _ = s.netconfig(t, input, true);
                     let _ = s.limit(input, &|_| Ok(1000));

@@ -47,7 +47,7 @@ fn daemon_request_corpus() {
                     let mut cfg = pipelab_lang::Config::new();
                     assert!(cfg.apply_script(&text).is_ok(), "{name}: {text}");
                 }
-                Err(e) => assert!(!e.is_empty(), "{name}"),
+                Err(e) => assert!(!e.to_string().is_empty(), "{name}"),
             }
         }
     }

@@ -35,7 +35,7 @@ fn restore_with(dir: &std::path::Path, bad: &str) -> String {
         "the restore took long"
     );
     match r {
-        Err(ServeError::Restore(why)) => why,
+        Err(ServeError::Restore(why)) => why.to_string(),
         Err(other) => panic!("refused for another reason: {other}"),
         Ok(_) => panic!("restored a configuration naming {bad}"),
     }

@@ -52,9 +52,10 @@ pub enum LowerError {
 /// why it cannot be read.
 pub type Loader<'a> = &'a mut dyn FnMut(&str) -> Result<String, String>;
 
-/// An owned loader, to hand to a mode that lowers later (on another
-/// thread).
-pub type FileLoader = Box<dyn FnMut(&str) -> Result<String, String> + Send>;
+/// An owned loader, to hand to a mode that lowers later (on other
+/// threads, several at once: a control server prepares configurations
+/// on the requesting connections' threads).
+pub type FileLoader = Box<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
 
 /// Lower `config` to a spec with no ports (see the module documentation).
 /// Nothing is half-done: any error returns before a spec exists.

@@ -237,9 +237,9 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         opts.runner,
     )?);
     let (a, b) = (opts.ports[0].clone(), opts.ports[1].clone());
-    let mut load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
+    let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
     let lower: crate::plane::Lower =
-        Box::new(move |cfg: &Config| Ok(bridge_spec(cfg, &a, &b, &mut load)?));
+        Box::new(move |cfg: &Config| Ok(bridge_spec(cfg, &a, &b, &mut &*load)?));
     let plane = crate::plane::ModePlane::new("bridge", live.clone(), lower, opts.runner.seed);
     let control =
         crate::plane::serve(reg, Box::new(plane), opts.config.clone()).map_err(io::Error::other)?;

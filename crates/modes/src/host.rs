@@ -486,8 +486,26 @@ impl HostPlane {
     /// steps; returns once it is in effect. See the module documentation
     /// for what happens to existing, new and removed pipes.
     pub fn apply(&self, cfg: &Config) -> Result<(), ModeError> {
-        let c = compile(cfg, self.seed)?;
+        self.apply_compiled(HostPlane::compile(cfg, self.seed)?)
+    }
+
+    /// The first half of [`HostPlane::apply`]: `cfg` lowered (the files
+    /// its pipes name read) and compiled with `seed`, on the caller's
+    /// thread; nothing is changed, and the plane is not needed (a control
+    /// server does this without its lock).
+    pub fn compile(cfg: &Config, seed: u64) -> Result<Compiled, ModeError> {
+        compile(cfg, seed)
+    }
+
+    /// The second half of [`HostPlane::apply`]: `c` handed to the runner,
+    /// in effect between two of its steps when this returns.
+    pub fn apply_compiled(&self, c: Compiled) -> Result<(), ModeError> {
         self.live.apply(c).map(|_| ())
+    }
+
+    /// The seed the plane compiles with.
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// Counters now. If the runner thread has stopped, only the verdict

@@ -7,25 +7,30 @@
 //! else who can connect may only read. [`ModePlane`] is the
 //! [`Plane`] the server drives: it lowers each configuration the server
 //! commits with the mode's own port plan and names (a closure the mode
-//! gives), compiles it on the server's thread, and applies it to the
-//! [`LiveRunner`] between two runner steps, so a bad request changes
-//! nothing and a good one keeps every queued packet.
+//! gives), compiles it on the requesting connection's thread, without
+//! the server's lock (its [`Preparer`]), and applies it to the
+//! [`LiveRunner`] between two runner steps (its commit), so a bad
+//! request changes nothing, a slow file delays no other client, and a
+//! good request keeps every queued packet.
 
 use crate::error::ModeError;
 use crate::live::LiveRunner;
-use pipelab_control::{registry, Access, EmulationInfo, Plane, ServerHandle};
+use pipelab_control::{
+    registry, Access, EmulationInfo, Plane, PlaneError, Prepared, Preparer, ServerHandle,
+};
 use pipelab_emu::{Compiled, Spec};
 use pipelab_lang::Config;
 use std::sync::Arc;
 
-/// Lowers a configuration to a mode's spec.
-pub type Lower = Box<dyn FnMut(&Config) -> Result<Spec, ModeError> + Send>;
+/// Lowers a configuration to a mode's spec (from any thread, several at
+/// once).
+pub type Lower = Box<dyn Fn(&Config) -> Result<Spec, ModeError> + Send + Sync>;
 
 /// A live mode as a plane of the control protocol.
 pub struct ModePlane {
     mode: &'static str,
     live: Arc<LiveRunner>,
-    lower: Lower,
+    lower: Arc<Lower>,
     seed: u64,
 }
 
@@ -36,20 +41,26 @@ impl ModePlane {
         ModePlane {
             mode,
             live,
-            lower,
+            lower: Arc::new(lower),
             seed,
         }
     }
 }
 
 impl Plane for ModePlane {
-    fn apply(&mut self, cfg: &Config) -> Result<(), String> {
-        let mut run = || -> Result<(), ModeError> {
-            let spec = (self.lower)(cfg)?;
-            let c = Compiled::new(spec, self.seed)?;
-            self.live.apply(c).map(|_| ())
-        };
-        run().map_err(|e| e.to_string())
+    fn preparer(&self) -> Preparer {
+        let (lower, seed) = (Arc::clone(&self.lower), self.seed);
+        Arc::new(move |cfg: &Config| {
+            let spec = lower(cfg)?;
+            let c = Compiled::new(spec, seed).map_err(ModeError::from)?;
+            Ok(Prepared::new(c))
+        })
+    }
+
+    fn commit(&mut self, prepared: Prepared) -> Result<(), PlaneError> {
+        let c = prepared.take::<Compiled>()?;
+        self.live.apply(c)?;
+        Ok(())
     }
 
     fn stats(&self) -> serde_json::Value {
@@ -59,7 +70,7 @@ impl Plane for ModePlane {
             .unwrap_or_else(|e| serde_json::json!({ "plane": mode, "error": e.to_string() }))
     }
 
-    fn stop(self: Box<Self>) -> Result<(), String> {
+    fn stop(self: Box<Self>) -> Result<(), PlaneError> {
         // The mode stops its runner itself (it drains it first).
         Ok(())
     }

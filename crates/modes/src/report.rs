@@ -130,9 +130,19 @@ pub struct StatsFile {
     created: bool,
 }
 
+/// The `--stats` file cannot be opened for writing.
+#[derive(Debug, thiserror::Error)]
+#[error("--stats {}: cannot write: {source}", path.display())]
+pub struct StatsFileError {
+    /// The path given.
+    pub path: std::path::PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
 impl StatsFile {
     /// Open `path` for writing (made if absent); the error names the path.
-    pub fn create(path: &std::path::Path) -> Result<StatsFile, String> {
+    pub fn create(path: &std::path::Path) -> Result<StatsFile, StatsFileError> {
         let created = !path.exists();
         std::fs::OpenOptions::new()
             .write(true)
@@ -144,7 +154,10 @@ impl StatsFile {
                 file: Some(file),
                 created,
             })
-            .map_err(|e| format!("--stats {}: cannot write: {e}", path.display()))
+            .map_err(|source| StatsFileError {
+                path: path.to_path_buf(),
+                source,
+            })
     }
 
     /// Replace the file's contents with `text`; the error names the path.
@@ -188,14 +201,18 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let missing = dir.join("no/such/dir/s.json");
         assert_eq!(
-            StatsFile::create(&missing).map(|_| ()),
+            StatsFile::create(&missing)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
             Err(format!(
                 "--stats {}: cannot write: No such file or directory (os error 2)",
                 missing.display()
             ))
         );
         assert_eq!(
-            StatsFile::create(&dir).map(|_| ()),
+            StatsFile::create(&dir)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
             Err(format!(
                 "--stats {}: cannot write: Is a directory (os error 21)",
                 dir.display()

@@ -267,10 +267,10 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         opts.runner,
     )?);
     // `pipelab --target NAME ...` reconfigures it from now on.
-    let mut load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
+    let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
     let host_if = out_name.clone();
     let lower: crate::plane::Lower =
-        Box::new(move |cfg: &Config| Ok(shell_spec(cfg, &host_if, &mut load)?));
+        Box::new(move |cfg: &Config| Ok(shell_spec(cfg, &host_if, &mut &*load)?));
     let plane = crate::plane::ModePlane::new("shell", live.clone(), lower, opts.runner.seed);
     let control =
         crate::plane::serve(reg, Box::new(plane), opts.config.clone()).map_err(io::Error::other)?;

@@ -300,8 +300,8 @@ struct Live {
     paths_changed: usize,
     /// The configuration for the VNs' traffic, lowered.
     config: pipelab_emu::Spec,
-    /// Reads the files its pipes name.
-    load: pipelab_emu::FileLoader,
+    /// Reads the files its pipes name (shared with the plane's preparer).
+    load: Arc<pipelab_emu::FileLoader>,
     /// The runner.
     runner: Arc<LiveRunner>,
 }
@@ -391,21 +391,35 @@ const TOPO_WORDS: [&str; 6] = ["link", "node", "cross", "every", "status", "stop
 struct TopoPlane(Live);
 
 impl pipelab_control::Plane for TopoPlane {
-    fn apply(&mut self, cfg: &pipelab_lang::Config) -> Result<(), String> {
+    /// Lowers the configuration (reading the files its pipes name),
+    /// without the server's lock.
+    fn preparer(&self) -> pipelab_control::Preparer {
+        let load = Arc::clone(&self.0.load);
+        Arc::new(move |cfg: &pipelab_lang::Config| {
+            let spec = pipelab_emu::lower_config(cfg, &mut &**load).map_err(ModeError::from)?;
+            Ok(pipelab_control::Prepared::new(spec))
+        })
+    }
+
+    /// Compiles the network's spec with the configuration's: the
+    /// topology's own commands change the network under the server's
+    /// lock, so it is compiled with the network as it is now (no file is
+    /// read).
+    fn commit(
+        &mut self,
+        prepared: pipelab_control::Prepared,
+    ) -> Result<(), pipelab_control::PlaneError> {
         let live = &mut self.0;
-        let spec = pipelab_emu::lower_config(cfg, &mut live.load).map_err(|e| e.to_string())?;
+        let spec = prepared.take::<pipelab_emu::Spec>()?;
         let before = std::mem::replace(&mut live.config, spec);
-        let compiled = match live.compiled() {
-            Ok(c) => c,
-            Err(e) => {
-                live.config = before;
-                return Err(e.to_string());
-            }
-        };
-        live.runner
-            .apply(compiled)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        let applied = live
+            .compiled()
+            .and_then(|compiled| live.runner.apply(compiled));
+        if let Err(e) = applied {
+            live.config = before;
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     fn stats(&self) -> serde_json::Value {
@@ -422,7 +436,7 @@ impl pipelab_control::Plane for TopoPlane {
         v
     }
 
-    fn stop(self: Box<Self>) -> Result<(), String> {
+    fn stop(self: Box<Self>) -> Result<(), pipelab_control::PlaneError> {
         Ok(())
     }
 
@@ -430,7 +444,10 @@ impl pipelab_control::Plane for TopoPlane {
         "topo"
     }
 
-    fn check_command(&self, line: &str) -> Option<Result<pipelab_control::Effect, String>> {
+    fn check_command(
+        &self,
+        line: &str,
+    ) -> Option<Result<pipelab_control::Effect, pipelab_control::PlaneError>> {
         use pipelab_control::Effect;
         let first = line.split_whitespace().next()?.to_ascii_lowercase();
         if !TOPO_WORDS.contains(&first.as_str()) {
@@ -438,10 +455,10 @@ impl pipelab_control::Plane for TopoPlane {
         }
         let cmd = match pipelab_topo::parse_command(line) {
             Ok(c) => c,
-            Err(e) => return Some(Err(e.to_string())),
+            Err(e) => return Some(Err(ModeError::Command(e.to_string()).into())),
         };
         if let Err(e) = cmd.resolve(self.0.net.topology()) {
-            return Some(Err(e.to_string()));
+            return Some(Err(ModeError::Command(e.to_string()).into()));
         }
         Some(Ok(match cmd {
             pipelab_topo::TopoCommand::Status => Effect::Query,
@@ -449,8 +466,8 @@ impl pipelab_control::Plane for TopoPlane {
         }))
     }
 
-    fn command(&mut self, line: &str) -> Option<Result<String, String>> {
-        Some(self.0.command(line).map_err(|e| e.to_string()))
+    fn command(&mut self, line: &str) -> Option<Result<String, pipelab_control::PlaneError>> {
+        Some(self.0.command(line).map_err(Into::into))
     }
 
     fn own_pipes(&self) -> usize {
@@ -924,7 +941,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         cross: Vec::new(),
         paths_changed: 0,
         config,
-        load,
+        load: Arc::new(load),
         runner: Arc::new(LiveRunner::spawn(
             "pipelab-topo",
             // Replaced at once by the spec of the whole network.

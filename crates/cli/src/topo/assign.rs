@@ -74,12 +74,30 @@ struct Row {
     handoffs: u64,
 }
 
+/// Why `pipelab topo assign` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AssignError {
+    /// The topology cannot be distilled (`--mode`, or the topology).
+    #[error(transparent)]
+    Topo(Box<super::TopoError>),
+    /// The JSON report cannot be written.
+    #[error("cannot write JSON: {0}")]
+    Json(serde_json::Error),
+}
+
+impl From<super::TopoError> for AssignError {
+    fn from(e: super::TopoError) -> AssignError {
+        AssignError::Topo(Box::new(e))
+    }
+}
+
 /// Run `pipelab topo assign` on an already loaded topology.
-pub fn run(topo: &Topology, a: &AssignArgs) -> Result<String, String> {
-    let mode: pipelab_topo::Mode = a
-        .mode
-        .parse()
-        .map_err(|e| format!("--mode '{}': {e}", a.mode))?;
+pub fn run(topo: &Topology, a: &AssignArgs) -> Result<String, AssignError> {
+    let mode: pipelab_topo::Mode = a.mode.parse().map_err(|error| super::TopoError::Mode {
+        flag: "--mode",
+        value: a.mode.clone(),
+        error,
+    })?;
     let d = super::distill(topo, mode, a.metric.into(), a.routes.into(), &a.file)?;
     let methods = match a.method {
         Some(m) => vec![m],
@@ -118,7 +136,7 @@ pub fn run(topo: &Topology, a: &AssignArgs) -> Result<String, String> {
         });
         return serde_json::to_string_pretty(&v)
             .map(|s| s + "\n")
-            .map_err(|e| format!("cannot write JSON: {e}"));
+            .map_err(AssignError::Json);
     }
     let routing = match d.routing {
         pipelab_topo::Routes::Symmetric => String::new(),

@@ -19,27 +19,87 @@ fn count(min: u64) -> RangedU64ValueParser<usize> {
     RangedU64ValueParser::new().range(min..=MAX_COUNT)
 }
 
-fn probability(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
+/// A value of a `topo gen` option that is refused (clap shows it after
+/// the option's name).
+#[derive(Debug, thiserror::Error)]
+pub enum ValueError {
+    /// Not a number.
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// A probability outside [0, 1].
+    #[error("{0} is not in [0, 1]")]
+    NotAProbability(f64),
+    /// Not a positive number.
+    #[error("{0} is not a positive number")]
+    NotPositive(f64),
+    /// A link class's attributes that do not parse (a caret under the
+    /// word).
+    #[error("{}", crate::caret(text, error))]
+    LinkSet {
+        /// The words.
+        text: String,
+        /// Why, at its column.
+        error: Box<pipelab_topo::CommandError>,
+    },
+}
+
+/// Why `pipelab topo gen` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    /// The topology would have too many nodes.
+    #[error("{what} makes {nodes} nodes, more than {MAX_NODES}")]
+    TooBig {
+        /// The generator and its sizes.
+        what: String,
+        /// Its nodes.
+        nodes: u128,
+    },
+    /// The topology would have more nodes than can be counted.
+    #[error("{what} makes more than {MAX_NODES} nodes")]
+    Uncounted {
+        /// The generator and its sizes.
+        what: String,
+    },
+    /// The generator refused its parameters, or the topology cannot be
+    /// written as TOML.
+    #[error("{what}: {error}")]
+    Topology {
+        /// The generator and its sizes.
+        what: String,
+        /// Why.
+        error: pipelab_topo::TopoError,
+    },
+    /// `-o FILE` cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn number(s: &str) -> Result<f64, ValueError> {
+    s.trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
+        .map_err(|_| ValueError::NotANumber(s.to_string()))
+}
+
+fn probability(s: &str) -> Result<f64, ValueError> {
+    let v = number(s)?;
     if v.is_finite() && (0.0..=1.0).contains(&v) {
         Ok(v)
     } else {
-        Err(format!("{v} is not in [0, 1]"))
+        Err(ValueError::NotAProbability(v))
     }
 }
 
-fn positive(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
+fn positive(s: &str) -> Result<f64, ValueError> {
+    let v = number(s)?;
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
-        Err(format!("{v} is not a positive number"))
+        Err(ValueError::NotPositive(v))
     }
 }
 
@@ -48,8 +108,11 @@ fn positive(s: &str) -> Result<f64, String> {
 /// topology command grammar's [`LinkSet`] (values read by the command
 /// language's units, as in `link A B set`); an error shows the words with
 /// a caret.
-fn parse_link_set(s: &str) -> Result<LinkSet, String> {
-    pipelab_topo::command::parse_link_set(s).map_err(|e| crate::caret(s, &e))
+fn parse_link_set(s: &str) -> Result<LinkSet, ValueError> {
+    pipelab_topo::command::parse_link_set(s).map_err(|error| ValueError::LinkSet {
+        text: s.to_string(),
+        error: Box::new(error),
+    })
 }
 
 /// The access links of the VNs (client–stub class).
@@ -259,11 +322,16 @@ fn role_attrs(
 
 /// Refuse a topology of more than [`MAX_NODES`] nodes before making it;
 /// `what` names the options that set its size.
-fn check_size(nodes: Option<u128>, what: &str) -> Result<(), String> {
+fn check_size(nodes: Option<u128>, what: &str) -> Result<(), GenError> {
     match nodes {
         Some(n) if n <= MAX_NODES => Ok(()),
-        Some(n) => Err(format!("{what} makes {n} nodes, more than {MAX_NODES}")),
-        None => Err(format!("{what} makes more than {MAX_NODES} nodes")),
+        Some(nodes) => Err(GenError::TooBig {
+            what: what.to_string(),
+            nodes,
+        }),
+        None => Err(GenError::Uncounted {
+            what: what.to_string(),
+        }),
     }
 }
 
@@ -293,10 +361,10 @@ fn tree_nodes(depth: usize, fanout: usize, clients: usize) -> Option<u128> {
 
 /// Make the topology; returns it, the command that made it (kind and
 /// sizes) and where to write it.
-fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), String> {
+fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), GenError> {
     let lib = |what: &str| {
         let what = what.to_string();
-        move |e: pipelab_topo::TopoError| format!("{what}: {e}")
+        move |error: pipelab_topo::TopoError| GenError::Topology { what, error }
     };
     Ok(match kind {
         GenKind::Ring {
@@ -420,7 +488,7 @@ pub fn describe(t: &Topology) -> String {
 
 /// Run `pipelab topo gen`: the file's text on stdout, or a summary when
 /// it was written to `-o FILE`.
-pub fn run(kind: GenKind) -> Result<String, String> {
+pub fn run(kind: GenKind) -> Result<String, GenError> {
     let (topo, what, out) = make(kind)?;
     let format = match (out.format, &out.output) {
         (Some(f), _) => f,
@@ -431,13 +499,20 @@ pub fn run(kind: GenKind) -> Result<String, String> {
     let text = match format {
         Format::Gml => header + &pipelab_topo::gml::to_gml(&topo),
         Format::Toml => {
-            header + &pipelab_topo::to_toml(&topo).map_err(|e| format!("{what}: {e}"))?
+            header
+                + &pipelab_topo::to_toml(&topo).map_err(|error| GenError::Topology {
+                    what: what.clone(),
+                    error,
+                })?
         }
     };
     match out.output {
         None => Ok(text),
         Some(p) => {
-            std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            std::fs::write(&p, text).map_err(|source| GenError::Write {
+                path: p.clone(),
+                source,
+            })?;
             Ok(format!("{}: {}\n", p.display(), describe(&topo)))
         }
     }
@@ -461,7 +536,7 @@ mod tests {
         assert_eq!(a.loss, 0.015);
         assert_eq!(a.queue, QueueLimit::Slots(50));
         assert_eq!(
-            parse_link_set("bw fast").expect_err("bad rate"),
+            parse_link_set("bw fast").expect_err("bad rate").to_string(),
             "invalid rate 'fast': rates are written like 10Mbit/s\n  bw fast\n     ^"
         );
         for bad in ["bw", "", "colour red", "loss 150%", "bw 10Mbps"] {

@@ -3,7 +3,10 @@
 //! pipelabd is not running. It lives here, beside the binary, because the
 //! control crate does not depend on the modes.
 
-use pipelab_control::plane::{load_file, Plane};
+use std::sync::Arc;
+
+use pipelab_control::plane::{check_pipes, Plane, PlaneError, Prepared, Preparer};
+use pipelab_emu::Compiled;
 use pipelab_lang::{Config, IpNet};
 use pipelab_modes::host::{HostOptions, HostPlane};
 
@@ -12,25 +15,49 @@ pub struct Host {
     plane: HostPlane,
 }
 
+/// Why host mode could not start or stop.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The table, the queue or the runner could not be set up.
+    #[error("cannot start host mode (nftables table {table}): {source}")]
+    Start {
+        /// The nftables table.
+        table: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The plane did not stop cleanly.
+    #[error("stopping host mode: {0}")]
+    Stop(std::io::Error),
+}
+
 impl Host {
     /// Starts the host plane (installs the nftables table and the queue);
     /// `scope` limits it to traffic with peers in these networks (empty:
     /// all of the host's IP traffic).
-    pub fn start(opts: HostOptions, scope: &[IpNet]) -> Result<Host, String> {
+    pub fn start(opts: HostOptions, scope: &[IpNet]) -> Result<Host, HostError> {
         let table = opts.table.clone();
         let plane = HostPlane::start_scoped(opts, scope)
-            .map_err(|e| format!("cannot start host mode (nftables table {table}): {e}"))?;
+            .map_err(|source| HostError::Start { table, source })?;
         Ok(Host { plane })
     }
 }
 
 impl Plane for Host {
-    fn apply(&mut self, cfg: &Config) -> Result<(), String> {
-        for (id, spec) in &cfg.pipes {
-            spec.to_config_with(&mut load_file)
-                .map_err(|e| format!("pipe {id}: {e}"))?;
-        }
-        self.plane.apply(cfg).map_err(|e| e.to_string())
+    /// Checks the files pipes name as the daemon reads them (absolute
+    /// paths, regular files, within the time budget), then lowers and
+    /// compiles: all without the server's lock.
+    fn preparer(&self) -> Preparer {
+        let seed = self.plane.seed();
+        Arc::new(move |cfg: &Config| {
+            check_pipes(cfg)?;
+            Ok(Prepared::new(HostPlane::compile(cfg, seed)?))
+        })
+    }
+
+    fn commit(&mut self, prepared: Prepared) -> Result<(), PlaneError> {
+        self.plane.apply_compiled(prepared.take::<Compiled>()?)?;
+        Ok(())
     }
 
     fn stats(&self) -> serde_json::Value {
@@ -39,10 +66,9 @@ impl Plane for Host {
         v
     }
 
-    fn stop(self: Box<Self>) -> Result<(), String> {
-        self.plane
-            .stop()
-            .map_err(|e| format!("stopping host mode: {e}"))
+    fn stop(self: Box<Self>) -> Result<(), PlaneError> {
+        self.plane.stop().map_err(HostError::Stop)?;
+        Ok(())
     }
 
     fn mode(&self) -> &'static str {

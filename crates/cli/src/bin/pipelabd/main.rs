@@ -25,30 +25,101 @@ use pipelab_io::runner::RunnerOptions;
 use pipelab_lang::IpNet;
 use pipelab_modes::host::HostOptions;
 
-use host::Host;
+use host::{Host, HostError};
 
-fn parse_net(s: &str) -> Result<IpNet, String> {
+/// Why pipelabd could not start, or did not stop cleanly.
+#[derive(Debug, thiserror::Error)]
+enum DaemonError {
+    /// `--name` is not a name the registry takes.
+    #[error(transparent)]
+    Name(RegistryError),
+    /// A `--scope` network is not one.
+    #[error(transparent)]
+    Scope(#[from] ScopeError),
+    /// `--scope` with `--plane none`.
+    #[error("--scope {0}: a scope limits host mode's traffic; --plane none has none")]
+    ScopeWithoutHost(String),
+    /// The signals could not be blocked.
+    #[error("cannot block signals: {0}")]
+    Signals(nix::errno::Errno),
+    /// The state directory cannot be owned.
+    #[error(transparent)]
+    Journal(#[from] pipelab_control::journal::JournalError),
+    /// The socket cannot be bound.
+    #[error(transparent)]
+    Bind(#[from] pipelab_control::BindError),
+    /// The name cannot be registered.
+    #[error(transparent)]
+    Registry(RegistryError),
+    /// The privileges cannot be dropped.
+    #[error(transparent)]
+    Privileges(#[from] PrivilegeError),
+    /// Host mode cannot start.
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The server could not start or stop.
+    #[error(transparent)]
+    Serve(#[from] pipelab_control::ServeError),
+}
+
+/// A `--scope` value that is not a network.
+#[derive(Debug, thiserror::Error)]
+enum ScopeError {
+    /// The address part is not an IP address.
+    #[error("--scope {value}: '{addr}' is not an IP address")]
+    Address {
+        /// The value given.
+        value: String,
+        /// Its address part.
+        addr: String,
+    },
+    /// The mask length is not one for the address.
+    #[error("--scope {value}: '{mask}' is not a valid mask length")]
+    Mask {
+        /// The value given.
+        value: String,
+        /// Its mask part.
+        mask: String,
+    },
+}
+
+/// Why the privileges could not be dropped.
+#[derive(Debug, thiserror::Error)]
+enum PrivilegeError {
+    /// A capability set could not be changed.
+    #[error("cannot drop privileges: {0}")]
+    Caps(caps::errors::CapsError),
+    /// `no_new_privs` could not be set.
+    #[error("cannot set no_new_privs: {0}")]
+    NoNewPrivs(nix::errno::Errno),
+}
+
+fn parse_net(s: &str) -> Result<IpNet, ScopeError> {
     let (a, p) = match s.split_once('/') {
         Some((a, p)) => (a, Some(p)),
         None => (s, None),
     };
-    let addr: std::net::IpAddr = a
-        .parse()
-        .map_err(|_| format!("--scope {s}: '{a}' is not an IP address"))?;
+    let addr: std::net::IpAddr = a.parse().map_err(|_| ScopeError::Address {
+        value: s.to_string(),
+        addr: a.to_string(),
+    })?;
     match p {
         None => Ok(IpNet::host(addr)),
         Some(p) => p
             .parse::<u8>()
             .ok()
             .and_then(|p| IpNet::new(addr, p))
-            .ok_or_else(|| format!("--scope {s}: '{p}' is not a valid mask length")),
+            .ok_or_else(|| ScopeError::Mask {
+                value: s.to_string(),
+                mask: p.to_string(),
+            }),
     }
 }
 
 /// Keeps only CAP_NET_ADMIN and CAP_NET_RAW (effective, permitted and
 /// bounding sets; nothing inheritable or ambient) and sets no_new_privs, so
 /// neither this process nor anything it runs (`nft`) can regain more.
-fn drop_privileges() -> Result<(), String> {
+fn drop_privileges() -> Result<(), PrivilegeError> {
     use caps::{CapSet, Capability, CapsHashSet};
     let keep: CapsHashSet = [Capability::CAP_NET_ADMIN, Capability::CAP_NET_RAW]
         .into_iter()
@@ -56,10 +127,9 @@ fn drop_privileges() -> Result<(), String> {
     if !nix::unistd::geteuid().is_root() {
         // Started by a user (e.g. `--plane none` for trying things out):
         // nothing to drop.
-        return nix::sys::prctl::set_no_new_privs()
-            .map_err(|e| format!("cannot set no_new_privs: {e}"));
+        return nix::sys::prctl::set_no_new_privs().map_err(PrivilegeError::NoNewPrivs);
     }
-    let err = |e: caps::errors::CapsError| format!("cannot drop privileges: {e}");
+    let err = PrivilegeError::Caps;
     for c in caps::all() {
         if !keep.contains(&c) && caps::has_cap(None, CapSet::Bounding, c).unwrap_or(false) {
             caps::drop(None, CapSet::Bounding, c).map_err(err)?;
@@ -69,23 +139,20 @@ fn drop_privileges() -> Result<(), String> {
     caps::clear(None, CapSet::Inheritable).map_err(err)?;
     caps::set(None, CapSet::Effective, &keep).map_err(err)?;
     caps::set(None, CapSet::Permitted, &keep).map_err(err)?;
-    nix::sys::prctl::set_no_new_privs().map_err(|e| format!("cannot set no_new_privs: {e}"))
+    nix::sys::prctl::set_no_new_privs().map_err(PrivilegeError::NoNewPrivs)
 }
 
-fn run(args: Args) -> Result<(), String> {
+fn run(args: Args) -> Result<(), DaemonError> {
     // Every flag's value is checked before anything is made (state
     // directory, socket, registration).
-    pipelab_control::registry::check_name(&args.name).map_err(|e| e.to_string())?;
+    pipelab_control::registry::check_name(&args.name).map_err(DaemonError::Name)?;
     let scope = args
         .scope
         .iter()
         .map(|s| parse_net(s))
         .collect::<Result<Vec<_>, _>>()?;
     if !scope.is_empty() && matches!(args.plane, PlaneKind::None) {
-        return Err(format!(
-            "--scope {}: a scope limits host mode's traffic; --plane none has none",
-            args.scope.join(" --scope ")
-        ));
+        return Err(DaemonError::ScopeWithoutHost(args.scope.join(" --scope ")));
     }
     // Signals are taken by the main thread (below); block them everywhere
     // before any thread starts.
@@ -93,17 +160,15 @@ fn run(args: Args) -> Result<(), String> {
     for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
         signals.add(s);
     }
-    signals
-        .thread_block()
-        .map_err(|e| format!("cannot block signals: {e}"))?;
-    let journal = Journal::open(&args.state_dir).map_err(|e| e.to_string())?;
+    signals.thread_block().map_err(DaemonError::Signals)?;
+    let journal = Journal::open(&args.state_dir)?;
     // The sockets are made (and given to their group) while all
     // privileges are there; then only CAP_NET_ADMIN and CAP_NET_RAW stay,
     // before any thread starts (capabilities are per thread and
     // inherited).
     let (listener, warning) = bind(&args.socket, &args.group)?;
     let socket = args.socket.clone();
-    let fail = |e: String| {
+    let fail = |e: DaemonError| {
         let _ = std::fs::remove_file(&socket);
         e
     };
@@ -126,9 +191,9 @@ fn run(args: Args) -> Result<(), String> {
             eprintln!("pipelabd: warning: not registered as {}: {e}", args.name);
             None
         }
-        Err(e) => return Err(fail(e.to_string())),
+        Err(e) => return Err(fail(DaemonError::Registry(e))),
     };
-    drop_privileges().map_err(fail)?;
+    drop_privileges().map_err(|e| fail(e.into()))?;
     let plane: Box<dyn Plane> = match args.plane {
         PlaneKind::None => Box::new(ControlOnly::default()),
         PlaneKind::Host => {
@@ -141,7 +206,7 @@ fn run(args: Args) -> Result<(), String> {
                 },
                 table: args.table.clone(),
             };
-            Box::new(Host::start(opts, &scope).map_err(fail)?)
+            Box::new(Host::start(opts, &scope).map_err(|e| fail(e.into()))?)
         }
     };
     let server = Server::new(
@@ -151,12 +216,12 @@ fn run(args: Args) -> Result<(), String> {
         Access::Blocks,
         Some(journal),
     )
-    .map_err(|e| fail(e.to_string()))?;
+    .map_err(|e| fail(e.into()))?;
     let restore_ms = server.restore_ms();
     let mut handle = ServerHandle::new(server);
-    handle.listen(listener).map_err(|e| fail(e.to_string()))?;
+    handle.listen(listener).map_err(|e| fail(e.into()))?;
     if let Some(r) = registration {
-        handle.attach(r).map_err(|e| fail(e.to_string()))?;
+        handle.attach(r).map_err(|e| fail(e.into()))?;
     }
     if let Some(w) = warning {
         eprintln!("pipelabd: warning: {w}");
@@ -173,7 +238,7 @@ fn run(args: Args) -> Result<(), String> {
     let stopped = handle.close();
     let _ = std::fs::remove_file(&args.socket);
     match (sig, stopped) {
-        (_, Err(e)) => Err(e.to_string()),
+        (_, Err(e)) => Err(e.into()),
         (Ok(s), Ok(())) => {
             eprintln!("pipelabd: {s}: stopped");
             Ok(())

@@ -88,6 +88,12 @@ pub struct ShellArgs {
     /// link words, only the file's rules shape traffic.
     #[arg(long, short = 'c', value_name = "FILE")]
     config: Option<PathBuf>,
+    /// GSO super-frames: with `on` the TAPs take checksum offload, TSO
+    /// and USO, so TCP bulk crosses as frames of up to 64 KB, cut into
+    /// segments wherever anything but a fixed delay acts on them; `off`
+    /// moves MTU-sized frames only (the kernel segments before pipelab).
+    #[arg(long, value_enum, default_value_t = OffloadArg::On)]
+    offload: OffloadArg,
     #[command(flatten)]
     run: RunArgs,
     /// The command to run inside (default: $SHELL).
@@ -120,6 +126,15 @@ pub struct BridgeArgs {
     port_loss: PortLossArg,
     #[command(flatten)]
     run: RunArgs,
+}
+
+/// `--offload` of `pipelab shell` and `pipelab bridge`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffloadArg {
+    /// Super-frames with virtio-net headers.
+    On,
+    /// MTU-sized frames only.
+    Off,
 }
 
 /// `--port-loss` of `pipelab bridge`.
@@ -306,6 +321,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
         verbose: a.run.verbose,
         stats_file,
         name: a.run.name,
+        offload: a.offload == OffloadArg::On,
     };
     run_shell(opts).map_err(|e| format!("pipelab shell: {e}"))
 }

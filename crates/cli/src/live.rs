@@ -124,6 +124,12 @@ pub struct BridgeArgs {
     /// meanwhile are counted as dropped_tx.
     #[arg(long, value_enum, default_value_t = PortLossArg::Wait)]
     port_loss: PortLossArg,
+    /// GSO super-frames on AF_PACKET ports: with `on` the sockets take
+    /// virtio-net headers and GRO stays on, super-frames being cut into
+    /// segments wherever anything but a fixed delay acts on them; `off`
+    /// turns GRO off on the ports for the run (as AF_XDP ports always do).
+    #[arg(long, value_enum, default_value_t = OffloadArg::On)]
+    offload: OffloadArg,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -206,6 +212,7 @@ pub fn bridge(
             PortLossArg::Wait => pipelab_modes::bridge::PortLoss::Wait,
             PortLossArg::Exit => pipelab_modes::bridge::PortLoss::Exit,
         },
+        offload: a.offload == OffloadArg::On,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())

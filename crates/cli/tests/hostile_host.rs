@@ -372,6 +372,9 @@ fn start_bridge(d: &Dirs, a: &str, b: &str, name: &str, conf: &Path) -> Child {
                 name,
                 "--backend",
                 "af-packet",
+                // GRO is turned off (and must come back) without offloads.
+                "--offload",
+                "off",
             ],
         )
         .stderr(Stdio::piped())

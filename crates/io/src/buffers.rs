@@ -408,6 +408,41 @@ impl BufferPool {
     }
 }
 
+impl BufferPool {
+    /// A new buffer holding the first `body` bytes of `ids[0]` (its
+    /// headers) followed by the bytes past `body` of each of `ids` (their
+    /// payloads), with the first's origin and annotation: a super-frame
+    /// made of segments, one counted copy each. `None` at the cap or if
+    /// it would not fit a large buffer.
+    pub fn merge(&mut self, ids: &[BufId], body: usize) -> Option<BufId> {
+        let first = *ids.first()?;
+        let total = body
+            + ids
+                .iter()
+                .map(|&i| self.frame(i).len().saturating_sub(body))
+                .sum::<usize>();
+        let size = size_for(total)?;
+        let (origin, annotation) = {
+            let m = self.meta(first);
+            (m.origin, m.annotation)
+        };
+        let m = self.take(origin, annotation, size)?;
+        let mut mem = self.slots[m as usize].mem.take()?;
+        mem[..body].copy_from_slice(&self.frame(first)[..body]);
+        let mut n = body;
+        for &i in ids {
+            let p = &self.frame(i)[body.min(self.frame(i).len())..];
+            mem[n..n + p.len()].copy_from_slice(p);
+            n += p.len();
+            self.count_copy();
+        }
+        let s = &mut self.slots[m as usize];
+        s.mem = Some(mem);
+        s.len = n as u32;
+        Some(m)
+    }
+}
+
 /// A port's way into the pool while it receives: it lends every waiting
 /// frame here (see the module documentation). The runner reads the
 /// buffers taken, in arrival order, when the port returns.

@@ -62,7 +62,7 @@
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
 use crate::clock::Clock;
-use crate::gso::{GsoStats, Offloads};
+use crate::gso::{GsoStats, Leaving, Offloads};
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
@@ -216,6 +216,10 @@ pub struct Runner {
     gso: Offloads,
     /// What the frame just received became (itself, or its segments).
     segs: Vec<BufId>,
+    /// Frames leaving in the current round, before they are sent.
+    leaving: Vec<Leaving>,
+    /// Buffers whose frames left as part of a coalesced one.
+    spent: Vec<BufId>,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -307,7 +311,7 @@ impl Runner {
         let clock = Clock::start();
         let rt = RtGuard::start(opts.realtime && !opts.busy_poll, clock.now());
         let n = ports.len();
-        let gso = Offloads::new(emu.spec(), ports.iter().all(|p| p.offloads()));
+        let gso = Offloads::new(emu.spec(), ports.iter().map(|p| p.offloads()).collect());
         Runner {
             clock,
             emu,
@@ -327,6 +331,8 @@ impl Runner {
             rt,
             gso,
             segs: Vec::with_capacity(64),
+            leaving: Vec::with_capacity(1024),
+            spent: Vec::with_capacity(1024),
         }
     }
 
@@ -401,8 +407,8 @@ impl Runner {
             *slot = port;
             self.lost[i] = None;
         }
-        let all_vnet = self.ports.iter().all(|p| p.offloads());
-        self.gso.respec(self.emu.spec(), Some(all_vnet));
+        let vnet = self.ports.iter().map(|p| p.offloads()).collect();
+        self.gso.respec(self.emu.spec(), Some(vnet));
     }
 
     /// Buffer memory allocated so far, bytes.
@@ -494,19 +500,39 @@ impl Runner {
                         }
                     }
                     // Lateness of the departure decision, before the
-                    // transmit syscall (which may run the far stack).
+                    // transmit syscalls (which may run the far stack).
                     let late = self.clock.now().saturating_since(d.at).as_nanos();
-                    if self.transmit(port as usize, buf) {
-                        self.stats.delivered += 1;
-                        self.lateness.saturating_record(late.max(1));
-                    } else {
-                        self.stats.dropped_tx += 1;
-                    }
+                    self.lateness.saturating_record(late.max(1));
+                    self.leaving.push(Leaving {
+                        port: port as usize,
+                        buf,
+                        segments: 1,
+                        intact: d.pkt.flags & Packet::CORRUPT == 0,
+                    });
+                    continue;
                 }
             }
             self.release(buf);
         }
         self.out = out;
+        // TCP segments of one flow leaving together by a port that takes
+        // super-frames go as one (see `crate::gso`); then every frame.
+        let mut leaving = std::mem::take(&mut self.leaving);
+        let mut spent = std::mem::take(&mut self.spent);
+        self.gso.coalesce(&mut self.bufs, &mut leaving, &mut spent);
+        for l in leaving.drain(..) {
+            if self.transmit(l.port, l.buf) {
+                self.stats.delivered += l.segments as u64;
+            } else {
+                self.stats.dropped_tx += l.segments as u64;
+            }
+            self.release(l.buf);
+        }
+        for buf in spent.drain(..) {
+            self.release(buf);
+        }
+        self.leaving = leaving;
+        self.spent = spent;
     }
 
     /// Send the frame in `buf` out of port `port`; false if it could not.

@@ -753,19 +753,17 @@ impl Offloads {
     }
 
     /// Complete the partial checksum of the frame in `buf`, if it has
-    /// one (before its bytes are corrupted, so the receiver's check
-    /// sees the corruption).
+    /// one, and drop a "checksum verified" mark (before its bytes are
+    /// corrupted, so the receiver's check sees the corruption).
     pub fn settle(&mut self, bufs: &mut BufferPool, buf: BufId) {
         let hdr = bufs.meta(buf).vnet;
+        let mut flags = hdr.flags & !F_DATA_VALID;
         if hdr.needs_csum() && complete_checksum(bufs.frame_mut(buf), &hdr) {
             self.stats.csum_completed += 1;
-            bufs.set_vnet(
-                buf,
-                VnetHdr {
-                    flags: hdr.flags & !F_NEEDS_CSUM,
-                    ..hdr
-                },
-            );
+            flags &= !F_NEEDS_CSUM;
+        }
+        if flags != hdr.flags {
+            bufs.set_vnet(buf, VnetHdr { flags, ..hdr });
         }
     }
 }

@@ -476,3 +476,39 @@ fn what_breaks_a_run_is_not_coalesced() {
     assert_eq!(shape, vec![(1, 2), (1, 1), (0, 1), (1, 1)]);
     assert_eq!(spent, got[..2].to_vec());
 }
+
+#[test]
+fn a_frame_to_be_corrupted_loses_its_partial_checksum_and_verified_mark() {
+    use crate::buffers::{Annotation, Rx};
+    let s = build(
+        false,
+        true,
+        0,
+        (0..500u32).map(|i| i as u8).collect(),
+        1448,
+        0x18,
+    );
+    let mut pool = BufferPool::with_cap(1 << 20);
+    let mut got = Vec::new();
+    let mut rx = Rx::new(&mut pool, 0, 10, &mut got);
+    for flags in [F_NEEDS_CSUM | F_DATA_VALID, F_DATA_VALID] {
+        rx.copy(&[&s.frame], Annotation::default()).expect("room");
+        rx.set_vnet(VnetHdr {
+            flags,
+            gso_type: GSO_NONE,
+            ..s.hdr
+        });
+    }
+    let mut gso = Offloads::default();
+    for &b in &got {
+        gso.settle(&mut pool, b);
+        assert_eq!(pool.meta(b).vnet.flags, 0);
+    }
+    // The partial one was completed: it verifies.
+    let f = pool.frame(got[0]);
+    let mut pseudo = f[s.l3 + 12..s.l3 + 20].to_vec();
+    pseudo.extend_from_slice(&[0, 6]);
+    pseudo.extend_from_slice(&((f.len() - s.l4) as u16).to_be_bytes());
+    assert_eq!(textbook_sum(&[&pseudo, &f[s.l4..]]), 0xffff);
+    assert_eq!(gso.stats.csum_completed, 1);
+}

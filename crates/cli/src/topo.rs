@@ -150,6 +150,11 @@ pub enum TopoCmd {
         /// to a pipe or queue takes its topology path when it leaves it.
         #[arg(long, short = 'c', value_name = "FILE")]
         config: Option<PathBuf>,
+        /// GSO super-frames on the VNs' TAPs (virtio-net headers, TSO,
+        /// USO), cut into segments wherever anything but a fixed delay
+        /// acts on them; `off`: MTU-sized frames only.
+        #[arg(long, value_enum, default_value_t = crate::live::OffloadArg::On)]
+        offload: crate::live::OffloadArg,
     },
     /// Stop a topology and remove its namespaces (also after a crash).
     Down {
@@ -489,6 +494,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
             threads,
             seed,
             config,
+            offload,
         } => {
             live::check_name(&name).map_err(|e| e.to_string())?;
             let topology = load(&file)?;
@@ -534,6 +540,13 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                     threads.to_string(),
                     "--seed".into(),
                     seed.to_string(),
+                    "--offload".into(),
+                    if offload == crate::live::OffloadArg::On {
+                        "on"
+                    } else {
+                        "off"
+                    }
+                    .into(),
                 ];
                 let mut args = args;
                 if let Some(c) = &config {
@@ -565,6 +578,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, String> {
                 threads,
                 config: config_cfg,
                 load: config_load,
+                offload: offload == crate::live::OffloadArg::On,
             };
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));

@@ -710,33 +710,39 @@ impl Offloads {
 
     /// A frame just received in `buf`: push what the emulation is to be
     /// offered onto `out`, the frame itself or its segments (in new
-    /// buffers; `buf` is then released). Returns the segments refused at
-    /// the memory cap.
-    pub fn on_receive(&mut self, bufs: &mut BufferPool, buf: BufId, out: &mut Vec<BufId>) -> u64 {
+    /// buffers). Returns `Some(refused)` if it was cut (`refused`
+    /// segments refused at the memory cap): the caller then releases
+    /// `buf` (a frame a port lent goes back to it), `None` if `buf` itself
+    /// was pushed.
+    pub fn on_receive(
+        &mut self,
+        bufs: &mut BufferPool,
+        buf: BufId,
+        out: &mut Vec<BufId>,
+    ) -> Option<u64> {
         let hdr = bufs.meta(buf).vnet;
         if !hdr.is_gso() {
             out.push(buf);
-            return 0;
+            return None;
         }
         self.stats.superframes += 1;
         if self.whole {
             self.stats.kept_whole += 1;
             out.push(buf);
-            return 0;
+            return None;
         }
         let plan = match Plan::new(bufs.frame(buf), &hdr) {
             Ok(p) => p,
             Err(_) => {
                 self.stats.uncut += 1;
                 out.push(buf);
-                return 0;
+                return None;
             }
         };
         let before = out.len();
         let refused = bufs.segment(buf, &plan, out);
         self.stats.segments += (out.len() - before) as u64;
-        let _ = bufs.release(buf);
-        refused
+        Some(refused)
     }
 
     /// Before the frame in `buf` is changed in place (corrupted) or sent

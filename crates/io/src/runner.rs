@@ -597,9 +597,12 @@ impl Runner {
         // its segments, unless it may cross whole.
         let mut segs = std::mem::take(&mut self.segs);
         for &buf in &arrived {
-            let refused = self.gso.on_receive(&mut self.bufs, buf, &mut segs);
-            self.stats.received += refused;
-            self.stats.dropped_memory += refused;
+            if let Some(refused) = self.gso.on_receive(&mut self.bufs, buf, &mut segs) {
+                // Cut: the super-frame's buffer is done with.
+                self.stats.received += refused;
+                self.stats.dropped_memory += refused;
+                self.release(buf);
+            }
             for seg in segs.drain(..) {
                 self.offer(p, seg);
             }

@@ -401,7 +401,8 @@ fn round_trip(s: &Super) -> (Vec<u8>, VnetHdr, Vec<BufId>, GsoStats) {
     ]);
     let mut gso = Offloads::new(&spec, vec![true, true]);
     let mut segs = Vec::new();
-    assert_eq!(gso.on_receive(&mut pool, got[0], &mut segs), 0);
+    assert_eq!(gso.on_receive(&mut pool, got[0], &mut segs), Some(0));
+    assert!(pool.release(got[0]).is_none());
     let mut leaving: Vec<Leaving> = segs
         .iter()
         .map(|&buf| Leaving {

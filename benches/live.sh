@@ -25,7 +25,14 @@
 # 5. TCP through `pipelab shell` with no limits: `iperf3 -c $PIPELAB_OUTSIDE
 #    -t $TCP_SECS` from the shell's namespace to `iperf3 -s` on the host
 #    (two TAP devices, the runner between them), beside iperf3 over a plain
-#    veth pair between two namespaces; $TCP_RUNS runs each, interleaved.
+#    veth pair between two namespaces; $TCP_RUNS runs each, interleaved;
+#    the shell with GSO super-frames (`--offload on`, the default) and
+#    without (`--offload off`: MTU-sized frames).
+# 7. GSO fidelity (ONLY=gso): iperf3 TCP through `pipelab shell --link
+#    'bw 100Mbit/s delay 10ms loss 0.5%'` and `--link 'bw 1Gbit/s delay
+#    10ms queue 3MB'`, offloads on and off, $GSO_RUNS runs each,
+#    interleaved: goodput, and the fraction of segments the loss model
+#    dropped (from the shell's --stats report).
 #
 # Usage: benches/live.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
@@ -36,7 +43,7 @@ A=plbA$ID; B=plbB$ID; PA=pbxa$ID; PB=pbxb$ID
 DUR=${DUR:-2s}
 BURST=${BURST:-32}
 TRIES=${TRIES:-2}
-# ONLY=precision|mlffr|lateness|realtime|tcp|cpu runs one table.
+# ONLY=precision|mlffr|lateness|realtime|tcp|cpu|gso runs one table.
 ONLY=${ONLY:-}
 # BACKENDS: the bridge backends the MLFFR and lateness tables measure.
 BACKENDS=${BACKENDS:-af-packet af-xdp}
@@ -237,9 +244,42 @@ for i in $(seq "$TCP_RUNS"); do
     echo "| veth pair | $i | $r |"
     iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
     sleep 0.5
-    r=$("$BIN" shell -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $TCP_SECS -J" 2>/dev/null | iperf_json)
-    wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
-    echo "| pipelab shell | $i | $r |"
+    for off in on off; do
+        iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
+        sleep 0.5
+        r=$("$BIN" shell --offload $off -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $TCP_SECS -J" 2>/dev/null | iperf_json)
+        wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
+        echo "| pipelab shell --offload $off | $i | $r |"
+    done
 done
 fi
-rm -f /tmp/plb$ID.json /tmp/plb$ID.conf
+
+if want gso; then
+GSO_RUNS=${GSO_RUNS:-5}
+GSO_SECS=${GSO_SECS:-10}
+echo
+echo "## GSO fidelity: iperf3 -t $GSO_SECS through pipelab shell, $GSO_RUNS runs each"
+echo
+echo "| link | offload | run | Mbit/s (receiver) | loss drops / segments | queue drops | cut | coalesced |"
+echo "|---|---|---|---|---|---|---|---|"
+for link in "bw 100Mbit/s delay 10ms loss 0.5%" "bw 1Gbit/s delay 10ms queue 3MB"; do
+    for i in $(seq "$GSO_RUNS"); do
+        for off in on off; do
+            iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
+            sleep 0.5
+            "$BIN" shell --offload $off --link "$link" --stats /tmp/plb$ID.json -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $GSO_SECS -J > /tmp/plb$ID.iperf" 2>/dev/null
+            wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
+            python3 - "$link" $off $i /tmp/plb$ID.json /tmp/plb$ID.iperf <<'PY'
+import json, sys
+link, off, i, stats, iperf = sys.argv[1:6]
+s = json.load(open(stats))["stats"]; r = json.load(open(iperf))["end"]
+g = s["gso"]
+print("| %s | %s | %s | %.1f | %d / %d = %.3f %% | %d | %d | %d |" % (
+    link, off, i, r["sum_received"]["bits_per_second"] / 1e6, s["dropped_loss"], s["received"],
+    100.0 * s["dropped_loss"] / max(1, s["received"]), s["dropped_queue"], g["segments"], g["segments_coalesced"]))
+PY
+        done
+    done
+done
+fi
+rm -f /tmp/plb$ID.json /tmp/plb$ID.conf /tmp/plb$ID.iperf

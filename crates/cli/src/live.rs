@@ -198,6 +198,12 @@ pub struct ShellArgs {
     /// link words, only the file's rules shape traffic.
     #[arg(long, short = 'c', value_name = "FILE")]
     config: Option<PathBuf>,
+    /// GSO super-frames: with `on` the TAPs take checksum offload, TSO
+    /// and USO, so TCP bulk crosses as frames of up to 64 KB, cut into
+    /// segments wherever anything but a fixed delay acts on them; `off`
+    /// moves MTU-sized frames only (the kernel segments before pipelab).
+    #[arg(long, value_enum, default_value_t = OffloadArg::On)]
+    offload: OffloadArg,
     #[command(flatten)]
     run: RunArgs,
     /// The command to run inside (default: $SHELL).
@@ -228,8 +234,23 @@ pub struct BridgeArgs {
     /// meanwhile are counted as dropped_tx.
     #[arg(long, value_enum, default_value_t = PortLossArg::Wait)]
     port_loss: PortLossArg,
+    /// GSO super-frames on AF_PACKET ports: with `on` the sockets take
+    /// virtio-net headers and GRO stays on, super-frames being cut into
+    /// segments wherever anything but a fixed delay acts on them; `off`
+    /// turns GRO off on the ports for the run (as AF_XDP ports always do).
+    #[arg(long, value_enum, default_value_t = OffloadArg::On)]
+    offload: OffloadArg,
     #[command(flatten)]
     run: RunArgs,
+}
+
+/// `--offload` of `pipelab shell` and `pipelab bridge`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffloadArg {
+    /// Super-frames with virtio-net headers.
+    On,
+    /// MTU-sized frames only.
+    Off,
 }
 
 /// `--port-loss` of `pipelab bridge`.
@@ -296,6 +317,7 @@ pub fn bridge(
             PortLossArg::Wait => pipelab_modes::bridge::PortLoss::Wait,
             PortLossArg::Exit => pipelab_modes::bridge::PortLoss::Exit,
         },
+        offload: a.offload == OffloadArg::On,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
@@ -415,6 +437,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         verbose: a.run.verbose,
         stats_file,
         name: a.run.name,
+        offload: a.offload == OffloadArg::On,
     };
     run_shell(opts).map_err(ShellError::Run)
 }

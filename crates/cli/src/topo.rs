@@ -330,6 +330,11 @@ pub enum TopoCmd {
         /// to a pipe or queue takes its topology path when it leaves it.
         #[arg(long, short = 'c', value_name = "FILE")]
         config: Option<PathBuf>,
+        /// GSO super-frames on the VNs' TAPs (virtio-net headers, TSO,
+        /// USO), cut into segments wherever anything but a fixed delay
+        /// acts on them; `off`: MTU-sized frames only.
+        #[arg(long, value_enum, default_value_t = crate::live::OffloadArg::On)]
+        offload: crate::live::OffloadArg,
     },
     /// Stop a topology and remove its namespaces (also after a crash).
     Down {
@@ -726,6 +731,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             threads,
             seed,
             config,
+            offload,
         } => {
             live::check_name(&name).map_err(TopoError::Live)?;
             let topology = load(&file)?;
@@ -775,6 +781,13 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                     threads.to_string(),
                     "--seed".into(),
                     seed.to_string(),
+                    "--offload".into(),
+                    if offload == crate::live::OffloadArg::On {
+                        "on"
+                    } else {
+                        "off"
+                    }
+                    .into(),
                 ];
                 let mut args = args;
                 if let Some(c) = &config {
@@ -806,6 +819,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 threads,
                 config: config_cfg,
                 load: config_load,
+                offload: offload == crate::live::OffloadArg::On,
             };
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));

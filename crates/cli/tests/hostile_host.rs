@@ -372,6 +372,9 @@ fn start_bridge(d: &Dirs, a: &str, b: &str, name: &str, conf: &Path) -> Child {
                 name,
                 "--backend",
                 "af-packet",
+                // GRO is turned off (and must come back) without offloads.
+                "--offload",
+                "off",
             ],
         )
         .stderr(Stdio::piped())
@@ -805,6 +808,10 @@ fn kill9_at_every_stage_of_a_bridge_leaves_nothing_after_cleanup() {
                     conf.to_str().expect("utf-8"),
                     "--backend",
                     "af-packet",
+                    // Without offloads GRO is turned off (with them it
+                    // is left alone: tests/gso.rs).
+                    "--offload",
+                    "off",
                 ],
             )
             .stderr(Stdio::null())

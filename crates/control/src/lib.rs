@@ -83,7 +83,10 @@
 //!   "rules": [[100, 12, 18000], ...],      // [number, packets, bytes]; 65535 last
 //!   "runner": {"received", "delivered", "dropped_queue", "dropped_loss", "dropped_aqm",
 //!              "dropped_link", "dropped_memory", "dropped_rule", "dropped_loop",
-//!              "dropped_tx", "inside"},    // pipelab_io::runner::RunnerStats
+//!              "dropped_tx", "inside",
+//!              "gso": {"superframes", "segments", "kept_whole", "sent_whole",
+//!                      "uncut", "csum_completed", "coalesced",
+//!                      "segments_coalesced"}},  // pipelab_io::runner::RunnerStats
 //!   "lateness": {"count", "mean_us", "p50_us", "p99_us", "p999_us", "max_us",
 //!                "realtime", "rt_demotions"}   // pipelab_io::runner::Lateness
 //! }

@@ -21,18 +21,35 @@
 //!   the lent frame itself ([`Rx::lend`]). At the cap the frame is refused
 //!   and counted (the runner's `dropped_memory`).
 //! * **Copies.** Every user-space copy of frame bytes the pool makes
-//!   ([`Rx::copy`], [`BufferPool::copy_out`]) is counted
-//!   ([`BufferPool::copies`]); backends copy frames only through these, so
-//!   the count is every copy between the kernel's hand-over and its
-//!   take-back. The tests check it is at most one per forwarded frame.
+//!   ([`Rx::copy`], [`BufferPool::copy_out`], a super-frame's head moved
+//!   into its large buffer, each segment cut from a super-frame) is
+//!   counted ([`BufferPool::copies`]); backends copy frames only through
+//!   these, so the count is every copy between the kernel's hand-over and
+//!   its take-back. The tests check it is at most one per forwarded frame
+//!   (a super-frame cut into N segments: N + 1 at most).
+//! * **Two sizes.** A buffer holds an MTU-1500 frame ([`BUF_SIZE`]) or a
+//!   GSO super-frame of up to 64 KB ([`BIG_BUF_SIZE`]). The cap counts
+//!   bytes: a large buffer in use weighs [`BIG_BUF_SIZE`], a lent frame
+//!   [`BUF_SIZE`]; memory freed by one size is dropped before the other
+//!   size allocates past the cap, so what is allocated never exceeds it.
+//!   A port that may receive super-frames reads each frame into a small
+//!   buffer followed by a large one's tail ([`Rx::read_vnet`]): a frame
+//!   that fits stays in the small one (no copy), a longer one moves its
+//!   first [`BUF_SIZE`] bytes into the large buffer (one counted copy of
+//!   2 KB).
 
 use crate::backends::lend::LentFrame;
+use crate::gso::{Plan, VnetHdr, VNET_HDR_LEN};
 use pipelab_classify::{Direction, PacketView};
 use std::cell::Cell;
-use std::io;
+use std::io::{self, IoSliceMut};
 
 /// Size of one buffer: an MTU-1500 Ethernet frame with VLAN tags, rounded.
 pub const BUF_SIZE: usize = 2048;
+
+/// Size of a large buffer: a GSO super-frame (an IP packet of up to
+/// 64 KB) with its Ethernet header and VLAN tags, rounded.
+pub const BIG_BUF_SIZE: usize = 65536 + 2048;
 
 /// A buffer of the pool (a packet descriptor's `buf`).
 pub type BufId = u32;
@@ -93,6 +110,10 @@ pub struct BufMeta {
     refs: u8,
     /// What the port said of the frame.
     pub annotation: Annotation,
+    /// The virtio-net header the frame came with (a super-frame, a
+    /// checksum left to complete), or all zero: a plain, complete frame.
+    /// Ports that write virtio-net headers send it with the frame.
+    pub vnet: VnetHdr,
 }
 
 impl BufMeta {
@@ -105,26 +126,32 @@ impl BufMeta {
 /// One buffer of the pool.
 #[derive(Default)]
 struct Slot {
-    /// Memory of the pool's own, allocated the first time the slot holds a
-    /// frame that is not lent.
-    heap: Option<Box<[u8; BUF_SIZE]>>,
+    /// Memory of the pool's own ([`BUF_SIZE`] or [`BIG_BUF_SIZE`] bytes)
+    /// while the slot holds a frame that is not lent.
+    mem: Option<Box<[u8]>>,
     /// A frame a port lent, while the slot holds it.
     lent: Option<LentFrame>,
-    len: u16,
+    len: u32,
+    /// Bytes the slot weighs against the cap while in use.
+    charge: u64,
     meta: BufMeta,
 }
 
 /// Buffers, their metadata, their free lists, and the cap.
 pub struct BufferPool {
     slots: Vec<Slot>,
-    /// Free slots with memory of their own.
+    /// Free slots.
     free: Vec<BufId>,
-    /// Free slots without (they held only lent frames so far).
-    bare: Vec<BufId>,
+    /// Free memory of [`BUF_SIZE`] bytes.
+    small: Vec<Box<[u8]>>,
+    /// Free memory of [`BIG_BUF_SIZE`] bytes.
+    big: Vec<Box<[u8]>>,
     in_use: usize,
-    /// Slots with memory of their own.
-    allocated: usize,
-    max: usize,
+    /// Bytes the buffers in use weigh.
+    held: u64,
+    /// Bytes of memory allocated (in slots and free).
+    allocated: u64,
+    cap: u64,
     /// Frame copies made so far.
     copies: Cell<u64>,
     /// Where a frame refused at the cap is read, to drain it.
@@ -135,32 +162,45 @@ impl std::fmt::Debug for BufferPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BufferPool")
             .field("in_use", &self.in_use)
+            .field("held", &self.held)
             .field("allocated", &self.allocated)
-            .field("max", &self.max)
+            .field("cap", &self.cap)
             .field("copies", &self.copies.get())
             .finish()
+    }
+}
+
+/// The size of memory a frame of `len` bytes needs, if any fits it.
+fn size_for(len: usize) -> Option<usize> {
+    if len <= BUF_SIZE {
+        Some(BUF_SIZE)
+    } else if len <= BIG_BUF_SIZE {
+        Some(BIG_BUF_SIZE)
+    } else {
+        None
     }
 }
 
 impl BufferPool {
     /// A pool that holds at most `cap_bytes` of buffers.
     pub fn with_cap(cap_bytes: u64) -> BufferPool {
-        let max = (cap_bytes / BUF_SIZE as u64).clamp(1, u32::MAX as u64) as usize;
         BufferPool {
             slots: Vec::new(),
             free: Vec::new(),
-            bare: Vec::new(),
+            small: Vec::new(),
+            big: Vec::new(),
             in_use: 0,
+            held: 0,
             allocated: 0,
-            max,
+            cap: cap_bytes.max(BUF_SIZE as u64),
             copies: Cell::new(0),
             scratch: Box::new([0u8; BUF_SIZE]),
         }
     }
 
-    /// The most buffers the pool will hold.
+    /// The most small buffers the pool will hold.
     pub fn max_buffers(&self) -> usize {
-        self.max
+        (self.cap / BUF_SIZE as u64).min(u32::MAX as u64) as usize
     }
 
     /// Buffers holding a frame now (lent ones included).
@@ -170,27 +210,62 @@ impl BufferPool {
 
     /// Bytes of buffer memory allocated so far (never more than the cap).
     pub fn allocated_bytes(&self) -> u64 {
-        (self.allocated * BUF_SIZE) as u64
+        self.allocated
     }
 
     /// User-space copies of frame bytes made so far (one per frame copied
-    /// in on receive or out on transmit).
+    /// in on receive or out on transmit, per super-frame head moved, per
+    /// segment cut).
     pub fn copies(&self) -> u64 {
         self.copies.get()
     }
 
-    /// A free slot, marked in use with one reference; `heap` asks for one
-    /// with memory of its own. `None` at the cap.
-    fn take(&mut self, origin: u16, annotation: Annotation, heap: bool) -> Option<BufId> {
-        if self.in_use >= self.max {
+    fn count_copy(&self) {
+        self.copies.set(self.copies.get() + 1);
+    }
+
+    /// Free memory of `size` bytes ([`BUF_SIZE`] or [`BIG_BUF_SIZE`]):
+    /// recycled, or allocated after dropping free memory until the cap
+    /// has room. `None` if it has none.
+    fn memory(&mut self, size: usize) -> Option<Box<[u8]>> {
+        let list = if size == BIG_BUF_SIZE {
+            &mut self.big
+        } else {
+            &mut self.small
+        };
+        if let Some(m) = list.pop() {
+            return Some(m);
+        }
+        while self.allocated + size as u64 > self.cap {
+            let m = self.small.pop().or_else(|| self.big.pop())?;
+            self.allocated -= m.len() as u64;
+        }
+        self.allocated += size as u64;
+        Some(vec![0u8; size].into_boxed_slice())
+    }
+
+    /// Memory no longer used, back on its free list.
+    fn unuse(&mut self, m: Box<[u8]>) {
+        if m.len() == BIG_BUF_SIZE {
+            self.big.push(m);
+        } else {
+            self.small.push(m);
+        }
+    }
+
+    /// A free slot, marked in use with one reference, with memory of
+    /// `size` bytes of its own, or none (`size` 0: it will hold a lent
+    /// frame, weighing a small buffer). `None` at the cap.
+    fn take(&mut self, origin: u16, annotation: Annotation, size: usize) -> Option<BufId> {
+        let charge = size.max(BUF_SIZE) as u64;
+        if self.held + charge > self.cap {
             return None;
         }
-        let i = if heap {
-            self.free.pop().or_else(|| self.bare.pop())
-        } else {
-            self.bare.pop().or_else(|| self.free.pop())
+        let mem = match size {
+            0 => None,
+            _ => Some(self.memory(size)?),
         };
-        let i = match i {
+        let i = match self.free.pop() {
             Some(i) => i,
             None => {
                 self.slots.push(Slot::default());
@@ -198,29 +273,31 @@ impl BufferPool {
             }
         };
         let s = &mut self.slots[i as usize];
-        if heap && s.heap.is_none() {
-            s.heap = Some(Box::new([0u8; BUF_SIZE]));
-            self.allocated += 1;
-        }
+        s.mem = mem;
         s.len = 0;
+        s.charge = charge;
         s.meta = BufMeta {
             origin,
             refs: 1,
             annotation,
+            vnet: VnetHdr::default(),
         };
         self.in_use += 1;
+        self.held += charge;
         Some(i)
     }
 
-    /// Put slot `i`, holding nothing, back on its free list.
+    /// Put slot `i` back on the free list, its memory on its own.
     fn put(&mut self, i: BufId) {
         let s = &mut self.slots[i as usize];
         s.meta.refs = 0;
+        let charge = std::mem::take(&mut s.charge);
+        let mem = s.mem.take();
         self.in_use -= 1;
-        if s.heap.is_some() {
-            self.free.push(i);
-        } else {
-            self.bare.push(i);
+        self.held -= charge;
+        self.free.push(i);
+        if let Some(m) = mem {
+            self.unuse(m);
         }
     }
 
@@ -228,7 +305,7 @@ impl BufferPool {
     pub fn frame(&self, i: BufId) -> &[u8] {
         let s = &self.slots[i as usize];
         let n = s.len as usize;
-        match (&s.lent, &s.heap) {
+        match (&s.lent, &s.mem) {
             (Some(l), _) => l.bytes(n),
             (None, Some(h)) => &h[..n],
             (None, None) => &[],
@@ -240,7 +317,7 @@ impl BufferPool {
     pub fn frame_mut(&mut self, i: BufId) -> &mut [u8] {
         let s = &mut self.slots[i as usize];
         let n = s.len as usize;
-        match (&mut s.lent, &mut s.heap) {
+        match (&mut s.lent, &mut s.mem) {
             (Some(l), _) => l.bytes_mut(n),
             (None, Some(h)) => &mut h[..n],
             (None, None) => &mut [],
@@ -250,6 +327,11 @@ impl BufferPool {
     /// The metadata of buffer `i`.
     pub fn meta(&self, i: BufId) -> &BufMeta {
         &self.slots[i as usize].meta
+    }
+
+    /// Replace the virtio-net header of buffer `i` (a checksum completed).
+    pub fn set_vnet(&mut self, i: BufId, vnet: VnetHdr) {
+        self.slots[i as usize].meta.vnet = vnet;
     }
 
     /// One more reference to buffer `i` (a duplicate, a transmission
@@ -283,8 +365,81 @@ impl BufferPool {
         let src = self.frame(i);
         let n = src.len().min(dst.len());
         dst[..n].copy_from_slice(&src[..n]);
-        self.copies.set(self.copies.get() + 1);
+        self.count_copy();
         n
+    }
+
+    /// Cut the super-frame in buffer `src` as `plan` says (made of that
+    /// frame): each segment into a new buffer of the same origin and
+    /// annotation, complete (no virtio-net header), appended to `out`,
+    /// one counted copy each. `src` is left as it was. Returns the
+    /// segments refused at the cap (or longer than a large buffer).
+    pub fn segment(&mut self, src: BufId, plan: &Plan, out: &mut Vec<BufId>) -> u64 {
+        let s = &mut self.slots[src as usize];
+        let (origin, annotation) = (s.meta.origin, s.meta.annotation);
+        let len = s.len as usize;
+        // The super-frame's memory, out of its slot while segments are
+        // taken from the pool.
+        let (mem, lent) = (s.mem.take(), s.lent.take());
+        let frame: &[u8] = match (&lent, &mem) {
+            (Some(l), _) => l.bytes(len),
+            (None, Some(m)) => &m[..len],
+            (None, None) => &[],
+        };
+        let mut refused = 0;
+        for k in 0..plan.segments() {
+            let taken =
+                size_for(plan.segment_len(k)).and_then(|size| self.take(origin, annotation, size));
+            let Some(i) = taken else {
+                refused += 1;
+                continue;
+            };
+            let d = &mut self.slots[i as usize];
+            if let Some(dst) = d.mem.as_deref_mut() {
+                d.len = plan.write(frame, k, dst) as u32;
+            }
+            self.count_copy();
+            out.push(i);
+        }
+        let s = &mut self.slots[src as usize];
+        s.mem = mem;
+        s.lent = lent;
+        refused
+    }
+}
+
+impl BufferPool {
+    /// A new buffer holding the first `body` bytes of `ids[0]` (its
+    /// headers) followed by the bytes past `body` of each of `ids` (their
+    /// payloads), with the first's origin and annotation: a super-frame
+    /// made of segments, one counted copy each. `None` at the cap or if
+    /// it would not fit a large buffer.
+    pub fn merge(&mut self, ids: &[BufId], body: usize) -> Option<BufId> {
+        let first = *ids.first()?;
+        let total = body
+            + ids
+                .iter()
+                .map(|&i| self.frame(i).len().saturating_sub(body))
+                .sum::<usize>();
+        let size = size_for(total)?;
+        let (origin, annotation) = {
+            let m = self.meta(first);
+            (m.origin, m.annotation)
+        };
+        let m = self.take(origin, annotation, size)?;
+        let mut mem = self.slots[m as usize].mem.take()?;
+        mem[..body].copy_from_slice(&self.frame(first)[..body]);
+        let mut n = body;
+        for &i in ids {
+            let p = &self.frame(i)[body.min(self.frame(i).len())..];
+            mem[n..n + p.len()].copy_from_slice(p);
+            n += p.len();
+            self.count_copy();
+        }
+        let s = &mut self.slots[m as usize];
+        s.mem = Some(mem);
+        s.len = n as u32;
+        Some(m)
     }
 }
 
@@ -329,29 +484,39 @@ impl<'a> Rx<'a> {
         self.refused
     }
 
+    /// Give the frame taken last the virtio-net header it came with.
+    pub fn set_vnet(&mut self, vnet: VnetHdr) {
+        if let Some(&i) = self.got.last() {
+            self.pool.set_vnet(i, vnet);
+        }
+    }
+
     /// Take a frame by copying it, from `parts` laid end to end (a VLAN
     /// tag put back between addresses and ethertype, a synthetic header
-    /// before a packet), into a buffer: the frame's one copy. Longer than
-    /// a buffer, it is truncated. Returns the buffer's bytes, for changes
-    /// in place (a checksum completed); `None` when refused at the cap
-    /// (the port then releases whatever it holds for the frame).
+    /// before a packet), into a buffer (a large one if it needs it): the
+    /// frame's one copy. Longer than a large buffer, it is truncated.
+    /// Returns the buffer's bytes, for changes in place (a checksum
+    /// completed); `None` when refused at the cap (the port then releases
+    /// whatever it holds for the frame).
     pub fn copy(&mut self, parts: &[&[u8]], annotation: Annotation) -> Option<&mut [u8]> {
-        let Some(i) = self.pool.take(self.origin, annotation, true) else {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let size = size_for(total).unwrap_or(BIG_BUF_SIZE);
+        let Some(i) = self.pool.take(self.origin, annotation, size) else {
             self.refused += 1;
             return None;
         };
         self.got.push(i);
         let pool = &mut *self.pool;
-        pool.copies.set(pool.copies.get() + 1);
+        pool.count_copy();
         let s = &mut pool.slots[i as usize];
-        let dst = s.heap.as_deref_mut()?;
+        let dst = s.mem.as_deref_mut()?;
         let mut n = 0;
         for p in parts {
-            let k = p.len().min(BUF_SIZE - n);
+            let k = p.len().min(size - n);
             dst[n..n + k].copy_from_slice(&p[..k]);
             n += k;
         }
-        s.len = n as u16;
+        s.len = n as u32;
         Some(&mut dst[..n])
     }
 
@@ -366,7 +531,7 @@ impl<'a> Rx<'a> {
         annotation: Annotation,
         read: impl FnOnce(&mut [u8]) -> io::Result<Option<usize>>,
     ) -> io::Result<Option<usize>> {
-        let Some(i) = self.pool.take(self.origin, annotation, true) else {
+        let Some(i) = self.pool.take(self.origin, annotation, BUF_SIZE) else {
             let n = read(&mut self.pool.scratch[..])?;
             if n.is_some() {
                 self.refused += 1;
@@ -374,13 +539,13 @@ impl<'a> Rx<'a> {
             return Ok(n);
         };
         let s = &mut self.pool.slots[i as usize];
-        let r = match s.heap.as_deref_mut() {
-            Some(dst) => read(&mut dst[..]),
+        let r = match s.mem.as_deref_mut() {
+            Some(dst) => read(dst),
             None => Ok(None),
         };
         match r {
             Ok(Some(n)) => {
-                s.len = n.min(BUF_SIZE) as u16;
+                s.len = n.min(BUF_SIZE) as u32;
                 self.got.push(i);
                 Ok(Some(n))
             }
@@ -389,6 +554,97 @@ impl<'a> Rx<'a> {
                 other
             }
         }
+    }
+
+    /// Take a frame that comes after a virtio-net header and may be a
+    /// super-frame, by letting `read` scatter them (a `readv`: the
+    /// kernel's copy) into: the header, a small buffer, and the tail of
+    /// a large one (past its first [`BUF_SIZE`] bytes). A frame that fits
+    /// the small buffer stays there; a longer one becomes the large
+    /// buffer's, its first [`BUF_SIZE`] bytes moved in front of the rest
+    /// (one counted copy). `read` returns the bytes read (header
+    /// included) or `None` if nothing was waiting. At the cap the frame
+    /// is drained into scratch memory and refused. Returns the frame's
+    /// length.
+    pub fn read_vnet(
+        &mut self,
+        annotation: Annotation,
+        read: impl FnOnce(&mut [IoSliceMut<'_>]) -> io::Result<Option<usize>>,
+    ) -> io::Result<Option<usize>> {
+        let mut hdr = [0u8; VNET_HDR_LEN];
+        let Some(i) = self.pool.take(self.origin, annotation, BUF_SIZE) else {
+            let mut iov = [
+                IoSliceMut::new(&mut hdr),
+                IoSliceMut::new(&mut self.pool.scratch[..]),
+            ];
+            let n = read(&mut iov)?;
+            if n.is_some() {
+                self.refused += 1;
+            }
+            return Ok(n.map(|n| n.saturating_sub(VNET_HDR_LEN)));
+        };
+        // The large buffer for the tail, if the cap has room for one
+        // beside the small one (else a super-frame is refused).
+        let room = self.pool.held + (BIG_BUF_SIZE - BUF_SIZE) as u64 <= self.pool.cap;
+        let mut tail = if room {
+            self.pool.memory(BIG_BUF_SIZE)
+        } else {
+            None
+        };
+        let s = &mut self.pool.slots[i as usize];
+        let r = match (s.mem.as_deref_mut(), tail.as_deref_mut()) {
+            (Some(head), Some(t)) => read(&mut [
+                IoSliceMut::new(&mut hdr),
+                IoSliceMut::new(head),
+                IoSliceMut::new(&mut t[BUF_SIZE..]),
+            ]),
+            (Some(head), None) => read(&mut [IoSliceMut::new(&mut hdr), IoSliceMut::new(head)]),
+            (None, _) => Ok(None),
+        };
+        let n = match r {
+            Ok(Some(n)) => n.saturating_sub(VNET_HDR_LEN),
+            other => {
+                if let Some(t) = tail {
+                    self.pool.unuse(t);
+                }
+                self.pool.put(i);
+                return other;
+            }
+        };
+        s.meta.vnet = VnetHdr::parse(&hdr).unwrap_or_default();
+        // Without a tail, a frame that filled the small buffer may have
+        // been cut short: refused below.
+        if n < BUF_SIZE || (n == BUF_SIZE && tail.is_some()) {
+            s.len = n as u32;
+            if let Some(t) = tail {
+                self.pool.unuse(t);
+            }
+            self.got.push(i);
+            return Ok(Some(n));
+        }
+        match (tail, s.mem.take()) {
+            (Some(mut big), Some(head)) if n <= BIG_BUF_SIZE => {
+                big[..BUF_SIZE].copy_from_slice(&head);
+                s.mem = Some(big);
+                s.len = n as u32;
+                s.charge = BIG_BUF_SIZE as u64;
+                self.pool.held += (BIG_BUF_SIZE - BUF_SIZE) as u64;
+                self.pool.unuse(head);
+                self.pool.count_copy();
+                self.got.push(i);
+            }
+            (tail, head) => {
+                // Cut short (no room for the tail, or longer than a
+                // large buffer): refused.
+                s.mem = head;
+                if let Some(t) = tail {
+                    self.pool.unuse(t);
+                }
+                self.pool.put(i);
+                self.refused += 1;
+            }
+        }
+        Ok(Some(n))
     }
 
     /// Take a frame of `len` bytes the port lends without a copy; returns
@@ -401,12 +657,12 @@ impl<'a> Rx<'a> {
         len: usize,
         annotation: Annotation,
     ) -> Result<BufId, LentFrame> {
-        let Some(i) = self.pool.take(self.origin, annotation, false) else {
+        let Some(i) = self.pool.take(self.origin, annotation, 0) else {
             self.refused += 1;
             return Err(frame);
         };
         let s = &mut self.pool.slots[i as usize];
-        s.len = len.min(frame.room()).min(u16::MAX as usize) as u16;
+        s.len = len.min(frame.room()).min(u32::MAX as usize) as u32;
         s.lent = Some(frame);
         self.got.push(i);
         Ok(i)
@@ -418,27 +674,36 @@ impl<'a> Rx<'a> {
     /// memory back before the pool is done with the frame (a receive ring
     /// the kernel fills in order). The buffer keeps its id, bytes and
     /// metadata. `None` if `i` does not hold a frame lent at `addr` of
-    /// this port (it was released since).
+    /// this port (it was released since), or no memory is free.
     pub fn unlend(&mut self, i: BufId, addr: u64) -> Option<LentFrame> {
         let origin = self.origin;
         let pool = &mut *self.pool;
-        let s = pool.slots.get_mut(i as usize)?;
+        let s = pool.slots.get(i as usize)?;
         if s.meta.refs == 0
             || s.meta.origin != origin
             || s.lent.as_ref().map(LentFrame::addr) != Some(addr)
         {
             return None;
         }
-        if s.heap.is_none() {
-            s.heap = Some(Box::new([0u8; BUF_SIZE]));
-            pool.allocated += 1;
-        }
-        let lent = s.lent.take()?;
         let n = s.len as usize;
-        if let Some(h) = s.heap.as_deref_mut() {
+        if s.mem.is_none() {
+            let size = size_for(n).unwrap_or(BIG_BUF_SIZE);
+            let m = pool.memory(size)?;
+            // A lent frame weighs a small buffer; a longer one now weighs
+            // its large buffer.
+            let s = &mut pool.slots[i as usize];
+            let extra = (size as u64).saturating_sub(s.charge);
+            s.charge += extra;
+            s.mem = Some(m);
+            pool.held += extra;
+        }
+        let s = &mut pool.slots[i as usize];
+        let lent = s.lent.take()?;
+        if let Some(h) = s.mem.as_deref_mut() {
+            let n = n.min(h.len());
             h[..n].copy_from_slice(lent.bytes(n));
         }
-        pool.copies.set(pool.copies.get() + 1);
+        pool.count_copy();
         Some(lent)
     }
 }
@@ -473,15 +738,117 @@ mod tests {
     }
 
     #[test]
-    fn parts_are_laid_end_to_end_and_truncated_to_a_buffer() {
+    fn parts_are_laid_end_to_end_and_truncated_to_a_large_buffer() {
         let mut p = BufferPool::with_cap(1 << 20);
         let mut got = Vec::new();
         let mut rx = Rx::new(&mut p, 0, 10, &mut got);
         let _ = rx.copy(&[&[1, 2], &[3], &[4, 5]], Annotation::default());
         let _ = rx.copy(&[&[7; BUF_SIZE], &[8; 10]], Annotation::default());
+        let _ = rx.copy(&[&[7; BIG_BUF_SIZE], &[8; 10]], Annotation::default());
         assert_eq!(p.frame(got[0]), &[1, 2, 3, 4, 5]);
-        assert_eq!(p.frame(got[1]).len(), BUF_SIZE);
-        assert_eq!(p.copies(), 2);
+        assert_eq!(p.frame(got[1]).len(), BUF_SIZE + 10);
+        assert_eq!(p.frame(got[1])[BUF_SIZE..], [8; 10]);
+        assert_eq!(p.frame(got[2]).len(), BIG_BUF_SIZE);
+        assert_eq!(p.copies(), 3);
+        assert_eq!(p.allocated_bytes(), (BUF_SIZE + 2 * BIG_BUF_SIZE) as u64);
+    }
+
+    /// A readv as a TAP with virtio-net headers does it: the header, the
+    /// small buffer, the large one's tail.
+    fn scatter(iov: &mut [IoSliceMut<'_>], hdr: &VnetHdr, frame: &[u8]) -> usize {
+        let h = hdr.to_bytes();
+        let mut src = h.iter().chain(frame).copied();
+        let mut n = 0;
+        for v in iov.iter_mut() {
+            for b in v.iter_mut() {
+                match src.next() {
+                    Some(x) => {
+                        *b = x;
+                        n += 1;
+                    }
+                    None => return n,
+                }
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn a_super_frame_read_moves_its_head_into_a_large_buffer() {
+        let mut p = BufferPool::with_cap(1 << 20);
+        let hdr = VnetHdr {
+            gso_type: crate::gso::GSO_TCPV4,
+            gso_size: 1448,
+            ..VnetHdr::default()
+        };
+        let big: Vec<u8> = (0..40_000u32).map(|i| (i % 253) as u8).collect();
+        let small = [5u8; 100];
+        let mut got = Vec::new();
+        let mut rx = Rx::new(&mut p, 1, 10, &mut got);
+        let a = rx.read_vnet(Annotation::default(), |iov| {
+            Ok(Some(scatter(iov, &hdr, &big)))
+        });
+        let b = rx.read_vnet(Annotation::default(), |iov| {
+            Ok(Some(scatter(iov, &VnetHdr::default(), &small)))
+        });
+        assert_eq!((a.ok(), b.ok()), (Some(Some(40_000)), Some(Some(100))));
+        assert_eq!(p.frame(got[0]), &big[..]);
+        assert_eq!(p.meta(got[0]).vnet, hdr);
+        assert_eq!(p.frame(got[1]), &small[..]);
+        assert_eq!(p.meta(got[1]).vnet, VnetHdr::default());
+        // The super-frame's head moved: one copy; the small frame none.
+        assert_eq!(p.copies(), 1);
+        // Freed, buffers are reused: reading super-frames one at a time
+        // allocates nothing after the first rounds.
+        let mut last = got[0];
+        let mut sizes = Vec::new();
+        for _ in 0..4 {
+            let _ = p.release(last);
+            let mut again = Vec::new();
+            let mut rx = Rx::new(&mut p, 1, 10, &mut again);
+            let _ = rx.read_vnet(Annotation::default(), |iov| {
+                Ok(Some(scatter(iov, &hdr, &big)))
+            });
+            assert_eq!(p.frame(again[0]), &big[..]);
+            last = again[0];
+            sizes.push(p.allocated_bytes());
+        }
+        assert_eq!(sizes[1], sizes[3]);
+    }
+
+    #[test]
+    fn the_cap_counts_a_large_buffer_by_its_bytes() {
+        // Room for one large buffer and two small ones, not two large.
+        let mut p = BufferPool::with_cap((BIG_BUF_SIZE + 2 * BUF_SIZE) as u64);
+        let hdr = VnetHdr {
+            gso_type: crate::gso::GSO_TCPV4,
+            gso_size: 1448,
+            ..VnetHdr::default()
+        };
+        let big = vec![1u8; 30_000];
+        let mut got = Vec::new();
+        let mut rx = Rx::new(&mut p, 0, 10, &mut got);
+        let read = |rx: &mut Rx<'_>| {
+            rx.read_vnet(Annotation::default(), |iov| {
+                Ok(Some(scatter(iov, &hdr, &big)))
+            })
+        };
+        assert_eq!(read(&mut rx).ok(), Some(Some(30_000)));
+        // No room for a second large buffer: the read is cut short at the
+        // small buffer, and refused.
+        assert!(read(&mut rx).is_ok());
+        assert_eq!(rx.refused(), 1);
+        assert_eq!(got.len(), 1);
+        assert!(p.allocated_bytes() <= (BIG_BUF_SIZE + 2 * BUF_SIZE) as u64);
+        // Freed, its memory makes room for small buffers again.
+        let _ = p.release(got[0]);
+        let mut small = Vec::new();
+        let mut rx = Rx::new(&mut p, 0, 40, &mut small);
+        for _ in 0..40 {
+            let _ = rx.copy(&[&[1; 60]], Annotation::default());
+        }
+        assert_eq!(small.len(), (BIG_BUF_SIZE + 2 * BUF_SIZE) / BUF_SIZE);
+        assert!(p.allocated_bytes() <= (BIG_BUF_SIZE + 2 * BUF_SIZE) as u64);
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
 //!   with its lateness meter;
 //! * [`ecn`]: CE marks written into frames;
+//! * [`gso`]: GSO super-frames: virtio-net headers, segmentation in user
+//!   space, and when a super-frame may cross whole;
 //! * [`signals`]: SIGINT/SIGTERM as a descriptor to poll.
 //!
 //! What it deliberately does not do: know which mode it serves (a shell,
@@ -25,6 +27,7 @@ pub mod backends;
 pub mod buffers;
 pub mod clock;
 pub mod ecn;
+pub mod gso;
 pub mod netlink;
 pub mod netns;
 pub mod runner;

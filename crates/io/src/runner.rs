@@ -50,10 +50,19 @@
 //!
 //! Accounting, checked by the tests: `received = delivered + dropped (by
 //! reason: queue, loss, aqm, link, memory, rule, tx) + inside`, with copies from duplication counted as received.
+//!
+//! GSO super-frames ([`crate::gso`]): a port that writes virtio-net headers
+//! may hand over a super-frame of up to 64 KB. The receive path passes
+//! every frame through [`Offloads::on_receive`], which cuts a super-frame
+//! into its segments unless nothing but a fixed delay can act on it; the
+//! accounting then counts segments (`received` counts each). The
+//! report's `gso` counts super-frames received, segments cut, kept and
+//! sent whole.
 
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
 use crate::clock::Clock;
+use crate::gso::{GsoStats, Leaving, Offloads};
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
@@ -148,6 +157,9 @@ pub struct RunnerStats {
     pub dropped_tx: u64,
     /// Still inside the emulator.
     pub inside: u64,
+    /// GSO super-frames: received, cut into segments, kept and sent
+    /// whole (a debug counter; see [`crate::gso`]).
+    pub gso: GsoStats,
 }
 
 /// Lateness percentiles, in microseconds.
@@ -200,6 +212,14 @@ pub struct Runner {
     retired: Vec<PortStats>,
     /// Real-time priority and its guard against the kernel's throttling.
     rt: RtGuard,
+    /// GSO super-frames: cut at reception, or kept whole.
+    gso: Offloads,
+    /// What the frame just received became (itself, or its segments).
+    segs: Vec<BufId>,
+    /// Frames leaving in the current round, before they are sent.
+    leaving: Vec<Leaving>,
+    /// Buffers whose frames left as part of a coalesced one.
+    spent: Vec<BufId>,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -291,6 +311,7 @@ impl Runner {
         let clock = Clock::start();
         let rt = RtGuard::start(opts.realtime && !opts.busy_poll, clock.now());
         let n = ports.len();
+        let gso = Offloads::new(emu.spec(), ports.iter().map(|p| p.offloads()).collect());
         Runner {
             clock,
             emu,
@@ -308,6 +329,10 @@ impl Runner {
             lost: vec![None; n],
             retired: vec![PortStats::default(); n],
             rt,
+            gso,
+            segs: Vec::with_capacity(64),
+            leaving: Vec::with_capacity(1024),
+            spent: Vec::with_capacity(1024),
         }
     }
 
@@ -324,7 +349,9 @@ impl Runner {
     /// Bring the emulation to a new spec between two steps (see
     /// [`Emulation::apply`]): queued packets are kept.
     pub fn apply(&mut self, c: Compiled) -> pipelab_emu::Applied {
-        self.emu.apply(c)
+        let applied = self.emu.apply(c);
+        self.gso.respec(self.emu.spec(), None);
+        applied
     }
 
     /// The clock in use.
@@ -341,6 +368,7 @@ impl Runner {
     pub fn stats(&self) -> RunnerStats {
         let mut s = self.stats;
         s.inside = self.emu.in_flight() as u64;
+        s.gso = self.gso.stats;
         s
     }
 
@@ -379,6 +407,8 @@ impl Runner {
             *slot = port;
             self.lost[i] = None;
         }
+        let vnet = self.ports.iter().map(|p| p.offloads()).collect();
+        self.gso.respec(self.emu.spec(), Some(vnet));
     }
 
     /// Buffer memory allocated so far, bytes.
@@ -460,6 +490,9 @@ impl Runner {
                         crate::ecn::mark_ce(self.bufs.frame_mut(buf));
                     }
                     if d.pkt.flags & Packet::CORRUPT != 0 {
+                        // A checksum left to the device is completed
+                        // first, so that the receiver sees the damage.
+                        self.gso.settle(&mut self.bufs, buf);
                         let f = self.bufs.frame_mut(buf);
                         if !f.is_empty() {
                             let bit = self.corrupt_rng.gen_range(0..f.len() as u64 * 8);
@@ -467,19 +500,39 @@ impl Runner {
                         }
                     }
                     // Lateness of the departure decision, before the
-                    // transmit syscall (which may run the far stack).
+                    // transmit syscalls (which may run the far stack).
                     let late = self.clock.now().saturating_since(d.at).as_nanos();
-                    if self.transmit(port as usize, buf) {
-                        self.stats.delivered += 1;
-                        self.lateness.saturating_record(late.max(1));
-                    } else {
-                        self.stats.dropped_tx += 1;
-                    }
+                    self.lateness.saturating_record(late.max(1));
+                    self.leaving.push(Leaving {
+                        port: port as usize,
+                        buf,
+                        segments: 1,
+                        intact: d.pkt.flags & Packet::CORRUPT == 0,
+                    });
+                    continue;
                 }
             }
             self.release(buf);
         }
         self.out = out;
+        // TCP segments of one flow leaving together by a port that takes
+        // super-frames go as one (see `crate::gso`); then every frame.
+        let mut leaving = std::mem::take(&mut self.leaving);
+        let mut spent = std::mem::take(&mut self.spent);
+        self.gso.coalesce(&mut self.bufs, &mut leaving, &mut spent);
+        for l in leaving.drain(..) {
+            if self.transmit(l.port, l.buf) {
+                self.stats.delivered += l.segments as u64;
+            } else {
+                self.stats.dropped_tx += l.segments as u64;
+            }
+            self.release(l.buf);
+        }
+        for buf in spent.drain(..) {
+            self.release(buf);
+        }
+        self.leaving = leaving;
+        self.spent = spent;
     }
 
     /// Send the frame in `buf` out of port `port`; false if it could not.
@@ -488,7 +541,10 @@ impl Runner {
     fn transmit(&mut self, port: usize, buf: BufId) -> bool {
         let lost = self.lost.get(port).is_none_or(|w| w.is_some());
         let sent = match self.ports.get_mut(port) {
-            Some(p) if !lost => p.send(&self.bufs, buf).is_ok(),
+            Some(p) if !lost => {
+                self.gso.before_send(&mut self.bufs, buf, p.offloads());
+                p.send(&self.bufs, buf).is_ok()
+            }
             _ => false,
         };
         if sent {
@@ -537,10 +593,21 @@ impl Runner {
         let refused = rx.refused();
         self.stats.received += refused;
         self.stats.dropped_memory += refused;
-        // Frames lent before an error are still offered.
+        // Frames lent before an error are still offered; a super-frame as
+        // its segments, unless it may cross whole.
+        let mut segs = std::mem::take(&mut self.segs);
         for &buf in &arrived {
-            self.offer(p, buf);
+            if let Some(refused) = self.gso.on_receive(&mut self.bufs, buf, &mut segs) {
+                // Cut: the super-frame's buffer is done with.
+                self.stats.received += refused;
+                self.stats.dropped_memory += refused;
+                self.release(buf);
+            }
+            for seg in segs.drain(..) {
+                self.offer(p, seg);
+            }
         }
+        self.segs = segs;
         self.arrived = arrived;
         r
     }

@@ -124,12 +124,17 @@ impl Bed {
     /// Two TAP devices made in the ports namespace (the runner holds
     /// their descriptors), moved to A and B as `eth0`.
     fn taps(&self) -> Vec<Box<dyn Port + Send>> {
+        self.taps_with(Tap::create)
+    }
+
+    /// TAP devices opened with `create` (with or without offloads).
+    fn taps_with(&self, create: fn(&str) -> io::Result<Tap>) -> Vec<Box<dyn Port + Send>> {
         let (fa, fb) = (self.a.fd(), self.b.fd());
         let taps = self
             .ports
             .run(move || {
-                let ta = Tap::create("ta")?;
-                let tb = Tap::create("tb")?;
+                let ta = create("ta")?;
+                let tb = create("tb")?;
                 let nl = Netlink::connect()?;
                 for (t, ns) in [("ta", fa), ("tb", fb)] {
                     let i = nl.index(t)?;
@@ -448,6 +453,42 @@ fn tap_forwards_without_a_copy() {
     r.assert_forwarded("TAP");
     // None in user space: the kernel reads into and writes from the pool.
     assert_eq!(r.copies, 0, "TAP copies");
+}
+
+/// TAPs with virtio-net headers and offloads (what `pipelab shell` opens
+/// by default): frames that fit a small buffer are still read into and
+/// written from it, with no copy in user space.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn offloaded_taps_forward_without_a_copy() {
+    let Some(_g) = live() else { return };
+    let bed = Bed::new().expect("namespaces");
+    let r = run(&bed, bed.taps_with(Tap::create_offloaded));
+    r.assert_forwarded("TAP with offloads");
+    assert_eq!(r.copies, 0, "TAP copies");
+}
+
+/// AF_PACKET with virtio-net headers (the bridge's default): still one
+/// copy per forwarded frame, the header read from the slot and written
+/// before the frame in the transmit slot.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn offloaded_af_packet_copies_each_forwarded_frame_once() {
+    let Some(_g) = live() else { return };
+    let bed = Bed::new().expect("namespaces");
+    bed.veths();
+    let r = run(&bed, bed.open(AfPacket::open_offloaded));
+    r.assert_forwarded("AF_PACKET with offloads");
+    // As without offloads (see above): one per frame, plus the last of
+    // each receive batch.
+    let (c, d) = (r.copies, r.stats.delivered);
+    assert!(c >= d && 2 * c < 3 * d, "{c} copies for {d} frames");
 }
 
 /// Frames held longer than the receiving UMEM can lend (a 1 s pipe at

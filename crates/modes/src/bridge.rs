@@ -12,12 +12,18 @@
 //! Rules see the frame as `in`, received on its port (`recv`) and to be
 //! transmitted on the other (`xmit`); `via` matches either. The link charges the IP packet's length
 //! (Dummynet's L3 accounting), or the frame less its Ethernet header for
-//! non-IP frames. GRO is turned off on both ports for the run (the kernel
-//! would otherwise merge segments into super-frames) and restored on exit,
-//! also on Ctrl-C; it is written in the host ledger ([`crate::ledger`])
-//! first, so after a `kill -9` the next pipelab command (or `pipelab
-//! cleanup`) turns it back on. The ports are claimed there too: a second
-//! emulation on either is refused, naming the bridge that has it.
+//! non-IP frames. An AF_PACKET port opened with offloads (`--offload on`,
+//! the default) reads and writes virtio-net headers: GRO stays on, and
+//! its super-frames (and TSO super-frames a veth peer hands over) are cut
+//! into their segments wherever anything but a fixed delay acts on them
+//! ([`pipelab_io::gso`]), so pipes account per segment. On any other port
+//! (AF_XDP, which carries no GSO metadata, or `--offload off`) GRO is
+//! turned off for the run (the kernel would otherwise merge segments into
+//! super-frames the port cannot describe) and restored on exit, also on
+//! Ctrl-C; it is written in the host ledger ([`crate::ledger`]) first, so
+//! after a `kill -9` the next pipelab command (or `pipelab cleanup`)
+//! turns it back on. The ports are claimed there too: a second emulation
+//! on either is refused, naming the bridge that has it.
 //!
 //! Backends ([`Backend`]): AF_XDP where it can be set up (an XDP program
 //! redirecting every frame to an AF_XDP socket, native XDP where the driver
@@ -98,6 +104,9 @@ pub struct BridgeOptions {
     pub verbose: bool,
     /// What to do when a port's interface is deleted.
     pub port_loss: PortLoss,
+    /// AF_PACKET ports with virtio-net headers (GSO super-frames, GRO left
+    /// on); else MTU-sized frames and GRO off.
+    pub offload: bool,
 }
 
 /// What the bridge does when a port's interface is deleted.
@@ -144,8 +153,9 @@ fn gro_off(record: &mut Record, port: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// Open one port with `backend`: the port and a name for its backend.
-fn open_port(name: &str, backend: Backend) -> io::Result<(SendPort, String)> {
+/// Open one port with `backend` (AF_PACKET with virtio-net headers if
+/// `offload`): the port and a name for its backend.
+fn open_port(name: &str, backend: Backend, offload: bool) -> io::Result<(SendPort, String)> {
     let xdp = |x: AfXdp| {
         let kind = match x.mode() {
             pipelab_io::backends::af_xdp::XdpMode::Native => "af_xdp native",
@@ -154,9 +164,13 @@ fn open_port(name: &str, backend: Backend) -> io::Result<(SendPort, String)> {
         (Box::new(x) as SendPort, kind.to_string())
     };
     let packet = || -> io::Result<(SendPort, String)> {
-        let p =
-            AfPacket::open(name).map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
-        Ok((Box::new(p), "af_packet".to_string()))
+        let (p, kind) = if offload {
+            (AfPacket::open_offloaded(name), "af_packet vnet")
+        } else {
+            (AfPacket::open(name), "af_packet")
+        };
+        let p = p.map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+        Ok((Box::new(p), kind.to_string()))
     };
     // A missing interface is the error to report, whatever the backend.
     nix::net::if_::if_nametoindex(name).map_err(|e| {
@@ -203,15 +217,16 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         record.claim(p)?;
     }
     let reg = crate::plane::register_recorded(&mut record, &name, "bridge")?;
-    for p in &opts.ports {
-        gro_off(&mut record, p)?;
-    }
     let mut ports: Vec<SendPort> = Vec::new();
     let mut backends = Vec::new();
     for name in &opts.ports {
-        let (port, kind) = open_port(name, opts.backend)?;
+        let (port, kind) = open_port(name, opts.backend, opts.offload)?;
         if opts.verbose {
             eprintln!("pipelab: {name}: {kind}");
+        }
+        // GRO stays on where the port takes super-frames.
+        if !port.offloads() {
+            gro_off(&mut record, name)?;
         }
         ports.push(port);
         backends.push((name.clone(), kind));
@@ -282,10 +297,12 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             if !pipelab_io::backends::interface_is_up(name) {
                 continue;
             }
-            if let Ok((port, kind)) = open_port(name, opts.backend) {
+            if let Ok((port, kind)) = open_port(name, opts.backend, opts.offload) {
                 // A new interface of that name: its own GRO setting.
-                if let Err(e) = gro_off(&mut record, name) {
-                    eprintln!("pipelab: {name}: GRO stays on: {e}");
+                if !port.offloads() {
+                    if let Err(e) = gro_off(&mut record, name) {
+                        eprintln!("pipelab: {name}: GRO stays on: {e}");
+                    }
                 }
                 let i = *i;
                 let _ = live.with(move |r| r.replace_port(i, port));

@@ -29,6 +29,12 @@
 //! (held by every shell of the namespace, restored by the last) are
 //! written in the ledger before they are changed and restored on exit, or
 //! by the next pipelab command (or `pipelab cleanup`) after a crash.
+//!
+//! With offloads (the default; `--offload off` turns them off) both TAPs
+//! carry virtio-net headers and advertise checksum offload, TSO and USO,
+//! so TCP bulk crosses as GSO super-frames of up to 64 KB, cut into
+//! their segments wherever anything but a fixed delay acts on them
+//! ([`pipelab_io::gso`]).
 
 use crate::ledger::{host_networks, Change, Ledger, NsId, SHELL_SUBNETS};
 use crate::live::{LiveRunner, SendPort};
@@ -118,6 +124,10 @@ pub struct ShellOptions {
     /// The emulation's name for `pipelab --target` (default
     /// `shell-PID`).
     pub name: Option<String>,
+    /// GSO super-frames: TAPs with virtio-net headers and offloads
+    /// (checksum, TSO, USO), see [`pipelab_io::gso`]; else MTU-sized
+    /// frames only.
+    pub offload: bool,
 }
 
 /// The report written at exit.
@@ -189,8 +199,15 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         Change::NetnsProcesses,
     )?;
 
-    let tap_in = Tap::create(&in_name)?;
-    let tap_out = Tap::create(&out_name)?;
+    // With offloads, both TAPs take super-frames (their own features,
+    // gone with them: nothing on the host to restore).
+    let tap = if opts.offload {
+        Tap::create_offloaded
+    } else {
+        Tap::create
+    };
+    let tap_in = tap(&in_name)?;
+    let tap_out = tap(&out_name)?;
     // Fixed MACs and permanent neighbour entries on both sides: no ARP
     // exchange crosses the emulated link, so the first packet of a run is
     // delayed like every other one.

@@ -192,6 +192,9 @@ pub struct UpOptions {
     pub config: pipelab_lang::Config,
     /// Reads the files the configuration's pipes name.
     pub load: pipelab_emu::FileLoader,
+    /// GSO super-frames on the VNs' TAPs ([`pipelab_io::gso`]); else
+    /// MTU-sized frames only.
+    pub offload: bool,
 }
 
 fn invalid(msg: impl Into<String>) -> io::Error {
@@ -754,7 +757,7 @@ pub fn spawn_in_vn(name: &str, vn: &str, mut cmd: Command) -> io::Result<Child> 
 
 /// Create VN `v`'s namespace on the calling thread (which stays in it),
 /// its TAP and its configuration.
-fn make_vn(v: &VnState, len: u8, rt: &tokio::runtime::Runtime) -> io::Result<Tap> {
+fn make_vn(v: &VnState, len: u8, offload: bool, rt: &tokio::runtime::Runtime) -> io::Result<Tap> {
     use rtnetlink::{LinkUnspec, RouteMessageBuilder};
     let ctx = |what: &str, e: &dyn std::fmt::Display| {
         io::Error::other(format!("VN {} ({}): {what}: {e}", v.name, v.netns))
@@ -777,7 +780,12 @@ fn make_vn(v: &VnState, len: u8, rt: &tokio::runtime::Runtime) -> io::Result<Tap
     for k in ["default", "all"] {
         let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6"), "1");
     }
-    let tap = Tap::create("eth0").map_err(|e| ctx("create TAP", &e))?;
+    let tap = if offload {
+        Tap::create_offloaded("eth0")
+    } else {
+        Tap::create("eth0")
+    }
+    .map_err(|e| ctx("create TAP", &e))?;
     let idx = nix::net::if_::if_nametoindex("eth0").map_err(|e| ctx("eth0 index", &e))?;
     let lo = nix::net::if_::if_nametoindex("lo").map_err(|e| ctx("lo index", &e))?;
     let addr = v.addr;
@@ -810,7 +818,7 @@ fn make_vn(v: &VnState, len: u8, rt: &tokio::runtime::Runtime) -> io::Result<Tap
 
 /// Create every VN with `threads` workers; on error, removes what was
 /// made.
-fn make_vns(vns: &[VnState], len: u8, threads: usize) -> io::Result<Vec<Tap>> {
+fn make_vns(vns: &[VnState], len: u8, offload: bool, threads: usize) -> io::Result<Vec<Tap>> {
     let threads = threads.clamp(1, 64).min(vns.len().max(1));
     let chunk = vns.len().div_ceil(threads).max(1);
     let results: Vec<io::Result<Vec<Tap>>> = std::thread::scope(|s| {
@@ -821,7 +829,7 @@ fn make_vns(vns: &[VnState], len: u8, threads: usize) -> io::Result<Vec<Tap>> {
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .enable_io()
                         .build()?;
-                    part.iter().map(|v| make_vn(v, len, &rt)).collect()
+                    part.iter().map(|v| make_vn(v, len, offload, &rt)).collect()
                 })
             })
             .collect();
@@ -931,7 +939,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         path: sock_path(&name),
     });
     record.record_all_in(NsId::current()?, made)?;
-    let taps = make_vns(&vns, opts.prefix.1, opts.threads)?;
+    let taps = make_vns(&vns, opts.prefix.1, opts.offload, opts.threads)?;
     let ports: Vec<SendPort> = taps.into_iter().map(|t| Box::new(t) as SendPort).collect();
     let live = Live {
         net,

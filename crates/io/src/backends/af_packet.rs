@@ -42,11 +42,31 @@
 //! * frames whose checksum the sender left to offload
 //!   (`TP_STATUS_CSUMNOTREADY`) get their TCP/UDP checksum computed here;
 //! * frames larger than a pool buffer (a GSO/GRO super-frame) are dropped
-//!   and counted as `rx_oversize`: disable TSO/GSO/GRO on the path.
+//!   and counted as `rx_oversize`: disable TSO/GSO/GRO on the path, or
+//!   open the port with virtio-net headers ([`AfPacket::open_offloaded`]).
+//!
+//! **Super-frames** ([`AfPacket::open_offloaded`], `PACKET_VNET_HDR`):
+//! the kernel writes a virtio-net header before every frame, in the
+//! receive ring (TPACKET_V2 takes it: `tpacket_rcv` writes it just
+//! before the frame in the slot, `tpacket_snd` reads it at the start of
+//! a transmit slot's data; checked in `net/packet/af_packet.c` for this
+//! kernel's 6.18). A GRO super-frame (or a TSO one from a veth peer) does
+//! not fit a 2 KB slot: with `PACKET_COPY_THRESH` the kernel leaves a
+//! truncated copy in the slot, marked `TP_STATUS_COPY`, and queues the
+//! whole frame on the socket, where it is read (`readv`: the header, a
+//! small pool buffer, a large one's tail; no copy in user space but the
+//! 2 KB head's) in its turn. A super-frame kept whole is sent through a
+//! second, ring-less socket (`writev` of header and frame, after the
+//! transmit ring is handed over, so the order holds); everything else
+//! goes through the ring with its header (`gso_type` NONE for a
+//! segment). VLAN tags of super-frames read from the socket are not
+//! put back (the kernel reports them beside the frame; veth keeps them
+//! in it).
 
 use super::lend::{LentFrame, Mapping};
 use super::{Port, PortStats};
 use crate::buffers::{Annotation, BufId, BufferPool, Rx, BUF_SIZE};
+use crate::gso::{VnetHdr, VNET_HDR_LEN};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -72,6 +92,17 @@ const TX_BLOCK_NR: usize = 2;
 const TX_FRAME_NR: usize = BLOCK_SIZE / TX_FRAME_SIZE * TX_BLOCK_NR;
 /// Where a transmit slot's frame starts (TPACKET2_HDRLEN, aligned).
 const TX_DATA: usize = 32;
+/// `PACKET_COPY_THRESH`: frames too long for a receive slot are also
+/// queued whole on the socket.
+const PACKET_COPY_THRESH: libc::c_int = 7;
+/// `PACKET_VNET_HDR`: a virtio-net header before every frame.
+const PACKET_VNET_HDR: libc::c_int = 15;
+/// `TP_STATUS_COPY`: the slot holds a truncated copy; the whole frame
+/// waits on the socket.
+const TP_STATUS_COPY: u32 = 1 << 1;
+/// Receive buffer asked for the super-frames queued on the socket: room
+/// for a few hundred of them.
+const VNET_RCVBUF: libc::c_int = 32 << 20;
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
@@ -139,16 +170,28 @@ pub struct AfPacket {
     /// Ring overflows reported by the kernel so far (reading resets them
     /// in the kernel, so they are accumulated here).
     kernel_drops: std::cell::Cell<u64>,
+    /// Frames come and go with a virtio-net header; super-frames kept
+    /// whole leave by this ring-less socket.
+    vnet: Option<OwnedFd>,
+    /// Super-frames read whole from the socket (`TP_STATUS_COPY`).
+    pub rx_superframes: u64,
 }
 
 impl AfPacket {
     /// Open a promiscuous AF_PACKET socket with receive and transmit rings
     /// on `ifname`.
     pub fn open(ifname: &str) -> io::Result<AfPacket> {
-        let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
-            io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
-        })?;
-        let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
+        AfPacket::open_with(ifname, false)
+    }
+
+    /// Open it as [`AfPacket::open`] does, with virtio-net headers: GRO
+    /// and TSO super-frames come whole (see the module documentation).
+    pub fn open_offloaded(ifname: &str) -> io::Result<AfPacket> {
+        AfPacket::open_with(ifname, true)
+    }
+
+    /// A packet socket of protocol `proto` (network order), non-blocking.
+    fn socket(proto: libc::c_int) -> io::Result<OwnedFd> {
         // SAFETY: plain socket(2) call; the result is checked.
         let raw = unsafe {
             libc::socket(
@@ -161,11 +204,52 @@ impl AfPacket {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+    }
+
+    /// Bind packet socket `fd` to interface `ifindex`, protocol `proto`
+    /// (network order; 0 receives nothing).
+    fn bind(fd: RawFd, ifindex: u32, proto: u16) -> io::Result<()> {
+        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = ifindex as i32;
+        // SAFETY: `sll` is a valid sockaddr_ll and its size is passed.
+        check(unsafe {
+            libc::bind(
+                fd,
+                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })
+    }
+
+    fn open_with(ifname: &str, vnet: bool) -> io::Result<AfPacket> {
+        let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
+            io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
+        })?;
+        let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
+        let fd = AfPacket::socket(proto)?;
         let s = fd.as_raw_fd();
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V2)?;
         let one: libc::c_int = 1;
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &one)?;
+        // Before the rings (the kernel refuses it after).
+        let side = if vnet {
+            setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
+            setsockopt(s, libc::SOL_PACKET, PACKET_COPY_THRESH, &one)?;
+            if setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &VNET_RCVBUF).is_err() {
+                setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUF, &VNET_RCVBUF)?;
+            }
+            // Protocol 0: it sends, and receives nothing.
+            let side = AfPacket::socket(0)?;
+            setsockopt(side.as_raw_fd(), libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
+            AfPacket::bind(side.as_raw_fd(), ifindex, 0)?;
+            Some(side)
+        } else {
+            None
+        };
         let req = libc::tpacket_req {
             tp_block_size: BLOCK_SIZE as u32,
             tp_block_nr: BLOCK_NR as u32,
@@ -203,20 +287,10 @@ impl AfPacket {
             csum_fixed: 0,
             rx_unlent: 0,
             kernel_drops: std::cell::Cell::new(0),
+            vnet: side,
+            rx_superframes: 0,
         };
-        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: `sll` is a valid sockaddr_ll and its size is passed.
-        check(unsafe {
-            libc::bind(
-                s,
-                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        })?;
+        AfPacket::bind(s, ifindex, (libc::ETH_P_ALL as u16).to_be())?;
         // SAFETY: packet_mreq is plain old data; all-zero is valid.
         let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
         mreq.mr_ifindex = ifindex as i32;
@@ -427,6 +501,26 @@ impl Port for AfPacket {
             // Order the reads of the frame after the status read.
             fence(Ordering::Acquire);
             self.cur = (i + 1) % FRAME_NR;
+            if self.vnet.is_some() && status & TP_STATUS_COPY != 0 {
+                // A super-frame: its slot holds a truncated copy, the
+                // whole frame waits on the socket, in order.
+                self.give_back(i);
+                let fd = self.fd.as_fd();
+                let got =
+                    rx.read_vnet(Annotation::default(), |iov| {
+                        match nix::sys::uio::readv(fd, iov) {
+                            Ok(n) => Ok(Some(n)),
+                            Err(nix::errno::Errno::EAGAIN) => Ok(None),
+                            Err(e) => Err(io::Error::from(e)),
+                        }
+                    })?;
+                if let Some(n) = got {
+                    self.stats.rx_frames += 1;
+                    self.stats.rx_bytes += n as u64;
+                    self.rx_superframes += 1;
+                }
+                continue;
+            }
             // SAFETY: the kernel handed this slot to us (TP_STATUS_USER):
             // its header is stable until we give the slot back.
             let (len, snap, mac, tci, tpid) = unsafe {
@@ -443,6 +537,26 @@ impl Port for AfPacket {
             // 4 bytes towards the slot's start, into the room the kernel
             // leaves before the frame (past the header).
             let vlan = status & libc::TP_STATUS_VLAN_VALID != 0;
+            // The virtio-net header, just before the frame (read before
+            // a VLAN tag moves the addresses over it).
+            let mut vnet = VnetHdr::default();
+            if self.vnet.is_some()
+                && mac >= std::mem::size_of::<libc::tpacket2_hdr>() + VNET_HDR_LEN
+            {
+                // SAFETY: the slot is ours until given back, and the
+                // kernel wrote the header in the VNET_HDR_LEN bytes
+                // before the frame, past the slot's header (checked).
+                let b = unsafe {
+                    std::slice::from_raw_parts(
+                        (h as *const u8).add(mac - VNET_HDR_LEN),
+                        VNET_HDR_LEN,
+                    )
+                };
+                vnet = VnetHdr::parse(b).unwrap_or_default();
+                if vlan && vnet.needs_csum() {
+                    vnet.csum_start += 4;
+                }
+            }
             let (start, total) = if vlan {
                 (mac.wrapping_sub(4), snap + 4)
             } else {
@@ -471,8 +585,14 @@ impl Port for AfPacket {
                 frame[12..14].copy_from_slice(&tpid.to_be_bytes());
                 frame[14..16].copy_from_slice(&tci.to_be_bytes());
             }
-            if status & libc::TP_STATUS_CSUMNOTREADY != 0 && fix_l4_checksum(frame) {
-                self.csum_fixed += 1;
+            // A super-frame's checksum is redone segment by segment, or
+            // left to the device if it leaves whole; a plain frame's is
+            // completed here.
+            if !vnet.is_gso() {
+                vnet = VnetHdr::default();
+                if status & libc::TP_STATUS_CSUMNOTREADY != 0 && fix_l4_checksum(frame) {
+                    self.csum_fixed += 1;
+                }
             }
             self.stats.rx_frames += 1;
             self.stats.rx_bytes += total as u64;
@@ -482,7 +602,9 @@ impl Port for AfPacket {
                 // readable while the slot before the kernel's next one is
                 // not the kernel's, so lending this one would keep the
                 // runner from sleeping.
-                let _ = rx.copy(&[frame], Annotation::default());
+                if rx.copy(&[frame], Annotation::default()).is_some() {
+                    rx.set_vnet(vnet);
+                }
                 self.give_back(i);
                 continue;
             }
@@ -495,6 +617,7 @@ impl Port for AfPacket {
             let token = unsafe { LentFrame::new(self.ring.clone(), addr, FRAME_SIZE - start) };
             match token.map(|t| rx.lend(t, total, Annotation::default())) {
                 Some(Ok(buf)) => {
+                    rx.set_vnet(vnet);
                     let seq = self.lent_seq;
                     self.lent_seq += 1;
                     self.lent[i] = Some(Lending {
@@ -513,7 +636,41 @@ impl Port for AfPacket {
 
     fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()> {
         let len = pool.frame(buf).len();
-        if len > TX_FRAME_SIZE - TX_DATA {
+        let hdr = self.vnet.as_ref().map(|_| pool.meta(buf).vnet.to_bytes());
+        let room = TX_FRAME_SIZE - TX_DATA - hdr.map_or(0, |h| h.len());
+        if let (Some(h), true) = (&hdr, len > room) {
+            // A super-frame sent whole: after what the ring holds, by the
+            // ring-less socket (the kernel reads it from the buffer; no
+            // copy here).
+            self.kick();
+            let parts = [
+                std::io::IoSlice::new(h),
+                std::io::IoSlice::new(pool.frame(buf)),
+            ];
+            let sent = match &self.vnet {
+                Some(side) => nix::sys::uio::writev(side, &parts).map_err(io::Error::from),
+                None => Err(io::Error::other("no socket for super-frames")),
+            };
+            return match sent {
+                Ok(n) if n == h.len() + len => {
+                    self.stats.tx_frames += 1;
+                    self.stats.tx_bytes += len as u64;
+                    Ok(())
+                }
+                Ok(_) => {
+                    self.stats.tx_errors += 1;
+                    Err(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "short write of a super-frame",
+                    ))
+                }
+                Err(e) => {
+                    self.stats.tx_errors += 1;
+                    Err(e)
+                }
+            };
+        }
+        if len > room {
             self.stats.tx_errors += 1;
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -540,12 +697,20 @@ impl Port for AfPacket {
             std::slice::from_raw_parts_mut((h as *mut u8).add(TX_DATA), TX_FRAME_SIZE - TX_DATA)
         };
         // The frame's one copy: from the pool buffer (or the receive slot
-        // it still is in) into the transmit slot.
-        let n = pool.copy_out(buf, dst);
+        // it still is in) into the transmit slot, after its virtio-net
+        // header if the socket takes one.
+        let skip = match hdr {
+            Some(hb) => {
+                dst[..hb.len()].copy_from_slice(&hb);
+                hb.len()
+            }
+            None => 0,
+        };
+        let n = pool.copy_out(buf, &mut dst[skip..]);
         // SAFETY: header fields of the slot we own, plain integers.
         unsafe {
-            (*h).tp_len = n as u32;
-            (*h).tp_snaplen = n as u32;
+            (*h).tp_len = (skip + n) as u32;
+            (*h).tp_snaplen = (skip + n) as u32;
         }
         fence(Ordering::Release);
         // SAFETY: marks the slot for the kernel; we touch it no more until
@@ -581,6 +746,10 @@ impl Port for AfPacket {
             drop(frame);
             self.give_back(i);
         }
+    }
+
+    fn offloads(&self) -> bool {
+        self.vnet.is_some()
     }
 
     fn stats(&self) -> PortStats {

@@ -177,4 +177,13 @@ pub trait Port {
     fn reclaim(&mut self, frame: LentFrame) {
         drop(frame);
     }
+    /// Whether the port reads and writes virtio-net headers: it may lend
+    /// GSO super-frames and frames with a checksum left to complete
+    /// (their header in [`BufMeta::vnet`]), and [`Port::send`] writes
+    /// the buffer's header before the frame, so the kernel takes a
+    /// super-frame sent whole or a partial checksum. Default: no (the
+    /// runner completes checksums before such a port sends).
+    fn offloads(&self) -> bool {
+        false
+    }
 }

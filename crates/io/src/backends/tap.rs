@@ -7,18 +7,43 @@
 //! valid here. Without `IFF_VNET_HDR` the kernel segments GSO packets
 //! before handing them to the device, so frames are at most MTU + 14 bytes.
 //!
+//! [`Tap::create_offloaded`] opens it with `IFF_VNET_HDR` (a 10-byte
+//! virtio-net header before every frame, `TUNSETVNETHDRSZ`) and tells the
+//! kernel the reader takes checksum offload, TSO for IPv4 and IPv6 (with
+//! ECN) and, where the kernel knows it (6.2 and later), USO
+//! (`TUNSETOFFLOAD`): the device then advertises those features, and the
+//! stack hands it TCP bulk as GSO super-frames of up to 64 KB with their
+//! checksums left partial, one `read` each. Written frames carry their
+//! header too: a segment cut in user space goes out with `gso_type`
+//! NONE, a super-frame kept whole with its GSO header (the receiving
+//! stack takes it as GRO would have made it). The offloads are the
+//! device's own: they vanish with it, nothing on the host to restore.
+//!
 //! No copy in user space: each frame is `read` straight into a pool buffer
-//! and `write`n from the pool buffer it departs from.
+//! and `write`n from the pool buffer it departs from (a super-frame is
+//! read into a small buffer and a large one's tail, and its first 2 KB
+//! moved to the front of the large one: see [`Rx::read_vnet`]).
 
 use super::{Port, PortStats};
 use crate::buffers::{Annotation, BufId, BufferPool, Rx};
+use crate::gso::VNET_HDR_LEN;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
 /// `TUNSETIFF`: `_IOW('T', 202, int)`.
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+/// `TUNSETOFFLOAD`: `_IOW('T', 208, unsigned int)`.
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+/// `TUNSETVNETHDRSZ`: `_IOW('T', 216, int)`.
+const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
+/// `IFF_VNET_HDR`: a virtio-net header before every frame.
+const IFF_VNET_HDR: libc::c_int = 0x4000;
+/// `TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN`.
+const TUN_F_TSO: libc::c_uint = 0x01 | 0x02 | 0x04 | 0x08;
+/// `TUN_F_USO4 | TUN_F_USO6` (Linux 6.2).
+const TUN_F_USO: libc::c_uint = 0x20 | 0x40;
 
 /// An open TAP device.
 #[derive(Debug)]
@@ -26,12 +51,32 @@ pub struct Tap {
     file: File,
     name: String,
     stats: PortStats,
+    /// Frames come and go with a virtio-net header (offloads on).
+    vnet: bool,
+    /// The offloads the kernel took (`TUN_F_*`), 0 without.
+    offloads: libc::c_uint,
 }
 
 impl Tap {
     /// Create TAP device `name` (at most 15 bytes) in the calling thread's
     /// network namespace, non-blocking.
     pub fn create(name: &str) -> io::Result<Tap> {
+        Tap::open(name, false)
+    }
+
+    /// Create TAP device `name` as [`Tap::create`] does, with virtio-net
+    /// headers and offloads: checksum, TSO4/6 with ECN, and USO4/6 where
+    /// the kernel has them (see the module documentation).
+    pub fn create_offloaded(name: &str) -> io::Result<Tap> {
+        Tap::open(name, true)
+    }
+
+    /// The `TUN_F_*` offloads the device took (0 without offloads).
+    pub fn offload_flags(&self) -> u32 {
+        self.offloads
+    }
+
+    fn open(name: &str, vnet: bool) -> io::Result<Tap> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -48,7 +93,8 @@ impl Tap {
         for (dst, src) in req.ifr_name.iter_mut().zip(name.bytes()) {
             *dst = src as libc::c_char;
         }
-        req.ifr_ifru.ifru_flags = (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short;
+        let vnet_flag = if vnet { IFF_VNET_HDR } else { 0 };
+        req.ifr_ifru.ifru_flags = (libc::IFF_TAP | libc::IFF_NO_PI | vnet_flag) as libc::c_short;
         // SAFETY: TUNSETIFF reads an `ifreq` (and writes the chosen name
         // back into it); `req` is a valid, exclusively borrowed `ifreq` that
         // outlives the call, and the descriptor is open.
@@ -62,10 +108,35 @@ impl Tap {
         if rc < 0 {
             return Err(io::Error::last_os_error());
         }
+        let mut offloads = 0;
+        if vnet {
+            let size = VNET_HDR_LEN as libc::c_int;
+            // SAFETY: TUNSETVNETHDRSZ reads an `int` from the pointer,
+            // which points to a live local for the call.
+            let rc = unsafe { libc::ioctl(file.as_raw_fd(), TUNSETVNETHDRSZ as _, &size) };
+            if rc < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // USO first; a kernel that does not know it refuses the whole
+            // set (EINVAL), and then TSO alone is asked for.
+            for flags in [TUN_F_TSO | TUN_F_USO, TUN_F_TSO] {
+                // SAFETY: TUNSETOFFLOAD takes its argument by value.
+                let rc = unsafe { libc::ioctl(file.as_raw_fd(), TUNSETOFFLOAD as _, flags) };
+                if rc == 0 {
+                    offloads = flags;
+                    break;
+                }
+            }
+            if offloads == 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         Ok(Tap {
             file,
             name: name.to_string(),
             stats: PortStats::default(),
+            vnet,
+            offloads,
         })
     }
 }
@@ -84,11 +155,19 @@ impl Port for Tap {
         // copy, none here.
         let file = &mut self.file;
         while rx.wants_more() {
-            let got = rx.read(Annotation::default(), |buf| match file.read(buf) {
-                Ok(n) => Ok(Some(n)),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-                Err(e) => Err(e),
-            })?;
+            let got = if self.vnet {
+                rx.read_vnet(Annotation::default(), |iov| match file.read_vectored(iov) {
+                    Ok(n) => Ok(Some(n)),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+                    Err(e) => Err(e),
+                })?
+            } else {
+                rx.read(Annotation::default(), |buf| match file.read(buf) {
+                    Ok(n) => Ok(Some(n)),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+                    Err(e) => Err(e),
+                })?
+            };
             match got {
                 Some(n) => {
                     self.stats.rx_frames += 1;
@@ -105,8 +184,15 @@ impl Port for Tap {
         // frame or fails; a short count would mean a truncated frame on
         // the wire, so count it as an error.
         let frame = pool.frame(buf);
-        match self.file.write(frame) {
-            Ok(n) if n != frame.len() => {
+        let hdr = pool.meta(buf).vnet.to_bytes();
+        let (written, want) = if self.vnet {
+            let parts = [IoSlice::new(&hdr), IoSlice::new(frame)];
+            (self.file.write_vectored(&parts), VNET_HDR_LEN + frame.len())
+        } else {
+            (self.file.write(frame), frame.len())
+        };
+        match written {
+            Ok(n) if n != want => {
                 self.stats.tx_errors += 1;
                 Err(io::Error::new(
                     io::ErrorKind::WriteZero,
@@ -127,5 +213,9 @@ impl Port for Tap {
 
     fn stats(&self) -> PortStats {
         self.stats
+    }
+
+    fn offloads(&self) -> bool {
+        self.vnet
     }
 }

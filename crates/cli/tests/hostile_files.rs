@@ -163,7 +163,7 @@ const KINDS: &[Kind] = &[
         bad: "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"stub\" name \"r\" ]\n  node [ id 2 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 bandwidth \"10Mbps\" delay 5 ]\n  edge [ source 2 target 1 delay 5 ]\n]\n",
         bad_outcome: Rejected(
             2,
-            "error: FILE: line 5: field `bandwidth`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+            "error: FILE: line 5: field `bandwidth`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
         ),
         binary_outcome: Rejected(
             2,
@@ -200,7 +200,7 @@ const KINDS: &[Kind] = &[
         bad: "pipe 1 config delay 5ms\npipe 2 config bw 10Mbps\npipe 3 config\n",
         bad_outcome: Rejected(
             2,
-            "error: unknown unit 'Mbps' in '10Mbps'\n --> FILE:2:18\n\u{2026}did you mean Mbit/s?\n1 error in FILE; nothing was applied",
+            "error: unknown unit 'Mbps' in '10Mbps'\n --> FILE:2:18\n\u{2026}did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n1 error in FILE; nothing was applied",
         ),
         binary_outcome: Rejected(
             2,
@@ -218,7 +218,7 @@ const KINDS: &[Kind] = &[
         bad: "cbr rate 100pps size 100B duration 1s\npoisson rate 10Mbps size 100B duration 1s\n",
         bad_outcome: Rejected(
             2,
-            "error: FILE:2:14: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+            "error: FILE:2:14: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
         ),
         binary_outcome: Rejected(
             2,

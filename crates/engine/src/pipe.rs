@@ -521,7 +521,10 @@ impl Models {
             burst: cfg.burst().map(|b| Burst::new(*b, rate)),
             channel: Channel::for_config(cfg, seed, stage).map(Box::new),
             slot: cfg.slot().map(|c| {
-                SlotModel::new(c.clone(), stage_rng(seed, StageKind::Link, stage ^ (1 << 62)))
+                SlotModel::new(
+                    c.clone(),
+                    stage_rng(seed, StageKind::Link, stage ^ (1 << 62)),
+                )
             }),
             rate,
             red_tx: RedConfig::typical_tx_time(rate),

@@ -919,8 +919,7 @@ fn netem_table(
         (Some(p), _) => files.text(param, p)?,
     };
     if let (Some(text), Some(p)) = (text, &path) {
-        let values =
-            files::parse_tc_table(&text).map_err(|e| err(format!("'{p}': {e}")))?;
+        let values = files::parse_tc_table(&text).map_err(|e| err(format!("'{p}': {e}")))?;
         let t = NetemTable::new(name, values).map_err(|e| err(format!("'{p}': {e}")))?;
         return Ok(Some(Distribution::Table(t)));
     }
@@ -1034,10 +1033,11 @@ impl PipeSpec {
             }
         }
         if let Some(SlotSpec {
-            delay: SlotDelaySpec::Dist {
-                dist: DistSpec::Table(t),
-                ..
-            },
+            delay:
+                SlotDelaySpec::Dist {
+                    dist: DistSpec::Table(t),
+                    ..
+                },
             ..
         }) = &self.slot
         {
@@ -1077,9 +1077,10 @@ impl PipeSpec {
         // netem's words bring netem's buffer: `limit N` (default 1000 with
         // `rate`) bounds what the pipe holds, and the queue before the
         // link is as large unless `queue` says otherwise.
-        let limit = self
-            .limit
-            .or(self.rate.filter(|_| self.queue.is_none()).map(|_| NETEM_LIMIT));
+        let limit = self.limit.or(self
+            .rate
+            .filter(|_| self.queue.is_none())
+            .map(|_| NETEM_LIMIT));
         let queue = match (self.queue, limit) {
             (Some(q), _) => q,
             (None, Some(l)) => QueueLimit::Slots(l.min(pipelab_engine::config::MAX_QUEUE_SLOTS)),
@@ -1183,7 +1184,10 @@ impl PipeSpec {
         }
         match (self.reorder, self.gap) {
             (Some(ReorderSpec::Netem { gap: Some(_), .. }), Some(_)) => {
-                return Err(err("gap", "'gap' is given twice (with reorder and alone)".into()))
+                return Err(err(
+                    "gap",
+                    "'gap' is given twice (with reorder and alone)".into(),
+                ))
             }
             (Some(ReorderSpec::Swap(_)), Some(_)) => {
                 return Err(err(
@@ -1198,9 +1202,7 @@ impl PipeSpec {
                     gap.or(alone).unwrap_or(1),
                 ))
             }
-            (Some(ReorderSpec::Swap(p)), None) => {
-                cfg = cfg.with_swap(SwapConfig { p: model_p(p) })
-            }
+            (Some(ReorderSpec::Swap(p)), None) => cfg = cfg.with_swap(SwapConfig { p: model_p(p) }),
             // tc-netem(8): `gap 5 delay 10ms` sends every 5th packet at
             // once (tc itself asks for a reorder probability; the man
             // page's meaning is `reorder 100% gap 5`).
@@ -1283,7 +1285,11 @@ impl PipeSpec {
     }
 
     /// netem's slots, checked.
-    fn slot_config(&self, slot: &SlotSpec, files: &mut Files<'_>) -> Result<SlotConfig, ConfigError> {
+    fn slot_config(
+        &self,
+        slot: &SlotSpec,
+        files: &mut Files<'_>,
+    ) -> Result<SlotConfig, ConfigError> {
         let err = |reason: String| ConfigError {
             param: "slot",
             reason,
@@ -1301,7 +1307,7 @@ impl PipeSpec {
                 let shape = match dist {
                     DistSpec::File(_) => {
                         return Err(err(
-                            "a slot's distribution is a netem table, not file:".into(),
+                            "a slot's distribution is a netem table, not file:".into()
                         ))
                     }
                     d => netem_table("slot", d, files)?.unwrap_or(Distribution::Uniform),
@@ -1356,10 +1362,7 @@ impl PipeSpec {
             }
         }
         if self.ecn && self.noecn {
-            return Err(err(
-                "ecn",
-                "'ecn' and 'noecn' cannot both be given".into(),
-            ));
+            return Err(err("ecn", "'ecn' and 'noecn' cannot both be given".into()));
         }
         cfg = cfg.with_ecn(self.ecn);
         if let Some(b) = self.burst {
@@ -1775,8 +1778,8 @@ impl QueueSpec {
     pub fn to_flow_spec(&self) -> Result<FlowSpec, ConfigError> {
         check_buckets(self.buckets)?;
         let limit = self.queue.unwrap_or_default();
-        let spec = FlowSpec::new(self.weight.unwrap_or(1), limit)?
-            .with_ecn(self.ecn.unwrap_or(false));
+        let spec =
+            FlowSpec::new(self.weight.unwrap_or(1), limit)?.with_ecn(self.ecn.unwrap_or(false));
         Ok(match &self.aqm {
             Some(a) => spec.with_aqm(a.to_config(limit)?),
             None => spec,

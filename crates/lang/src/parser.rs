@@ -2146,55 +2146,57 @@ impl<'t, 'a> Parser<'t, 'a> {
         while let Some(tok) = self.next() {
             let word = lower(&tok);
             let param = SchedParam::from_name(&word);
-            let name: &'static str = match (word.as_str(), param) {
-                ("pipe" | "link", _) => {
-                    self.once(&mut seen, "pipe", tok)?;
-                    let v = self.expect_word("pipe number", Some(HINT))?;
-                    let n = self.pipe_number(v)?;
-                    if n != id {
-                        return Err(self.err_at(
-                            v,
-                            format!("sched {id} serves pipe {id}, not pipe {n}"),
-                            Some(format!(
+            let name: &'static str =
+                match (word.as_str(), param) {
+                    ("pipe" | "link", _) => {
+                        self.once(&mut seen, "pipe", tok)?;
+                        let v = self.expect_word("pipe number", Some(HINT))?;
+                        let n = self.pipe_number(v)?;
+                        if n != id {
+                            return Err(self.err_at(
+                                v,
+                                format!("sched {id} serves pipe {id}, not pipe {n}"),
+                                Some(format!(
                                 "a scheduler takes its pipe's number: sched {n} config pipe {n} ..."
                             )),
-                        ));
+                            ));
+                        }
+                        spec.pipe = Some(n);
+                        continue;
                     }
-                    spec.pipe = Some(n);
-                    continue;
-                }
-                ("noecn", _) => {
-                    self.once(&mut seen, "noecn", tok)?;
-                    spec.noecn = true;
-                    continue;
-                }
-                ("ecn", _) => {
-                    return Err(self.err_at(
+                    ("noecn", _) => {
+                        self.once(&mut seen, "noecn", tok)?;
+                        spec.noecn = true;
+                        continue;
+                    }
+                    ("ecn", _) => return Err(self.err_at(
                         tok,
                         "a scheduler's 'ecn' is not supported yet",
-                        Some("its queue management drops; write noecn, or ecn on a pipe or queue".into()),
-                    ))
-                }
-                ("type", _) => "type",
-                (_, Some(p)) => p.name(),
-                ("mask", _) => {
-                    self.once(&mut seen, "mask", tok)?;
-                    spec.mask = Some(self.mask()?);
-                    continue;
-                }
-                ("buckets", _) => "buckets",
-                _ => {
-                    let known: Vec<&str> = core::iter::once("type")
-                        .chain(SchedParam::ALL.iter().map(|p| p.name()))
-                        .chain(["mask", "buckets"])
-                        .collect();
-                    return Err(self.err_at(
-                        tok,
-                        format!("unknown sched parameter '{}'", tok.text),
-                        Some(format!("known parameters: {}", known.join(", "))),
-                    ));
-                }
-            };
+                        Some(
+                            "its queue management drops; write noecn, or ecn on a pipe or queue"
+                                .into(),
+                        ),
+                    )),
+                    ("type", _) => "type",
+                    (_, Some(p)) => p.name(),
+                    ("mask", _) => {
+                        self.once(&mut seen, "mask", tok)?;
+                        spec.mask = Some(self.mask()?);
+                        continue;
+                    }
+                    ("buckets", _) => "buckets",
+                    _ => {
+                        let known: Vec<&str> = core::iter::once("type")
+                            .chain(SchedParam::ALL.iter().map(|p| p.name()))
+                            .chain(["mask", "buckets"])
+                            .collect();
+                        return Err(self.err_at(
+                            tok,
+                            format!("unknown sched parameter '{}'", tok.text),
+                            Some(format!("known parameters: {}", known.join(", "))),
+                        ));
+                    }
+                };
             self.once(&mut seen, name, tok)?;
             let v = self.expect_word("value", Some(HINT))?;
             if name == "buckets" {

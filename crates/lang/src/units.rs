@@ -1433,7 +1433,10 @@ mod tests {
         // tc reads a bare number as a percentage.
         assert_eq!(parse_percent("5").map(|p| p.ppb()), Ok(50_000_000));
         assert_eq!(parse_percent("0.1").map(|p| p.ppb()), Ok(1_000_000));
-        assert_eq!(err(parse_percent("101")), "percentage '101' is more than 100%");
+        assert_eq!(
+            err(parse_percent("101")),
+            "percentage '101' is more than 100%"
+        );
         assert_eq!(
             err(parse_percent("101%")),
             "percentage '101%' is more than 100%"
@@ -1521,7 +1524,11 @@ mod tests {
     /// the canonical form is tc's.
     #[test]
     fn tc_rates_take_tcs_meanings() {
-        let tc = |w: &str| parse_tc_rate(w).map(Rate::bps).unwrap_or_else(|e| panic!("{w}: {e}"));
+        let tc = |w: &str| {
+            parse_tc_rate(w)
+                .map(Rate::bps)
+                .unwrap_or_else(|e| panic!("{w}: {e}"))
+        };
         for (w, bps) in [
             ("1kbps", 8_000),
             ("10mbps", 80_000_000),

@@ -26,7 +26,8 @@
 //! pipe N delete | pipe [N] show | pipe [N] list
 //! sched N config [type T] [quantum BYTES] [target DUR] [interval DUR]
 //!     T = a name of the engine's scheduler registry (fifo, rr, drr, wf2q+,
-//!     qfq, prio, fq_codel); target/interval where T takes them (fq_codel)
+//!     qfq, prio, fq_codel, fq_pie); target/interval where T takes them
+//!     [pipe N] (ipfw: the pipe served, N itself) [noecn]
 //! sched N delete
 //! queue N config [weight W] sched S|pipe P [queue N|SIZE]
 //!     [red ..|gred ..|codel ..|pie ..] [mask MASK...] [buckets N]

@@ -256,7 +256,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "sched 1 config type drr target 5ms",
-        "1:25: invalid target: 'target' is a parameter of type fq_codel, not drr",
+        "1:25: invalid target: 'target' is a parameter of type fq_codel or fq_pie, not drr",
     ),
     (
         "sched 1 config type qfq quantum 100000",

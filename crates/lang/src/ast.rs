@@ -249,6 +249,13 @@ pub struct PipeSpec {
     pub gap: Option<u32>,
     /// `noecn` (ipfw): no ECN marking, written out (the default).
     pub noecn: bool,
+    /// ipfw's `plr K,p,H,r`: the Gilbert-Elliott channel (loss `K` in the
+    /// good state, `p` good → bad, loss `H` in the bad state, `r` bad →
+    /// good), as probabilities.
+    pub plr_ge: Option<[Probability; 4]>,
+    /// ipfw's `noerror`: a drop is not reported to the sender. pipelab
+    /// never reports drops to a sender, so it changes nothing.
+    pub noerror: bool,
 }
 
 /// netem's `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`.
@@ -981,6 +988,7 @@ impl PipeSpec {
         "seed",
         "gap",
         "noecn",
+        "noerror",
     ];
 
     /// Builds the engine's validated pipe configuration, with ipfw's
@@ -1156,6 +1164,19 @@ impl PipeSpec {
             }
         }
         cfg = cfg.with_jitter_order(order);
+        if let Some([k, p, h, r]) = self.plr_ge {
+            if self.plr.is_some() || self.loss.is_some() {
+                return Err(err(
+                    "plr",
+                    "ipfw's 'plr K,p,H,r' is the loss model: no other plr or loss".into(),
+                ));
+            }
+            let mut g = GilbertElliott::netem_defaults(model_p(p));
+            g.r = model_p(r);
+            g.one_minus_h = model_p(h);
+            g.one_minus_k = model_p(k);
+            cfg = cfg.with_loss(LossConfig::GilbertElliott(g));
+        }
         match (self.plr, &self.loss) {
             (Some(_), Some(_)) => {
                 return Err(err(
@@ -1476,6 +1497,9 @@ impl fmt::Display for PipeSpec {
         if let Some(p) = self.plr {
             word(f, format_args!("plr {p}"))?;
         }
+        if let Some([k, p, h, r]) = self.plr_ge {
+            word(f, format_args!("plr {k},{p},{h},{r}"))?;
+        }
         if let Some(l) = &self.loss {
             word(f, format_args!("loss {l}"))?;
         }
@@ -1535,6 +1559,9 @@ impl fmt::Display for PipeSpec {
         }
         if self.noecn {
             word(f, format_args!("noecn"))?;
+        }
+        if self.noerror {
+            word(f, format_args!("noerror"))?;
         }
         Ok(())
     }

@@ -164,8 +164,7 @@ const AQM_WORDS: &[&str] = &["red", "gred", "codel", "pie"];
 
 /// ipfw/netem pipe parameters that pipelab will support later.
 const LATER_PIPE_PARAMS: &[&str] = &[
-    "droptail", "noerror", "sched", "weight", "lmax", "link", "type", "pipe", "flowset", "pri",
-    "priority",
+    "droptail", "sched", "weight", "lmax", "link", "type", "pipe", "flowset", "pri", "priority",
 ];
 
 const WIRELESS_HINT: &str =
@@ -489,6 +488,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "seed" => ("seed", "e.g. seed 42"),
                 "gap" => ("gap", "e.g. gap 5"),
                 "noecn" => ("noecn", "noecn"),
+                "noerror" => ("noerror", "noerror"),
                 "distribution" => (
                     "distribution",
                     "e.g. distribution normal or distribution file:delays.txt",
@@ -579,7 +579,10 @@ impl<'t, 'a> Parser<'t, 'a> {
                     ));
                 }
             }
-            let value = if matches!(name, "codel" | "pie" | "mask" | "ecn" | "noecn" | "slot") {
+            let value = if matches!(
+                name,
+                "codel" | "pie" | "mask" | "ecn" | "noecn" | "noerror" | "slot"
+            ) {
                 tok
             } else {
                 self.expect_word("value", Some(example))?
@@ -673,6 +676,29 @@ impl<'t, 'a> Parser<'t, 'a> {
                             ))
                         }
                     })
+                }
+                "noerror" => spec.noerror = true,
+                "plr" if self.peek().is_some_and(|t| t.kind == TokenKind::Comma) => {
+                    // ipfw's `plr K,p,H,r` (Gilbert-Elliott).
+                    let mut v = [self.unit(value, units::parse_probability(value.text))?; 4];
+                    for slot in v.iter_mut().skip(1) {
+                        match self.next() {
+                            Some(t) if t.kind == TokenKind::Comma => {}
+                            _ => {
+                                return Err(self.err_at(
+                                    value,
+                                    "ipfw's Gilbert-Elliott plr takes four probabilities",
+                                    Some("e.g. plr 0.001,0.01,0.5,0.3 (K,p,H,r)".into()),
+                                ))
+                            }
+                        }
+                        let t = self.expect_word(
+                            "probability",
+                            Some("e.g. plr 0.001,0.01,0.5,0.3 (K,p,H,r)"),
+                        )?;
+                        *slot = self.unit(t, units::parse_probability(t.text))?;
+                    }
+                    spec.plr_ge = Some(v);
                 }
                 "plr" => spec.plr = Some(self.unit(value, units::parse_probability(value.text))?),
                 "loss" => spec.loss = Some(self.loss(value)?),
@@ -1451,6 +1477,16 @@ impl<'t, 'a> Parser<'t, 'a> {
             TokenKind::Word if tok.is_word("any") => Ok(AddrMatch::Any),
             TokenKind::Word if tok.is_word("me") => Ok(AddrMatch::Me),
             TokenKind::Word if lower(&tok).starts_with("table(") => self.table_ref(tok),
+            TokenKind::Word if lower(&tok).starts_with("'table(") => {
+                // Pasted from a shell line ('table(1)'): the quotes are the
+                // shell's.
+                let unquoted = Token {
+                    text: tok.text.trim_matches('\''),
+                    column: tok.column + 1,
+                    ..tok
+                };
+                self.table_ref(unquoted)
+            }
             TokenKind::Word => self.net(tok).map(AddrMatch::Net),
             _ => Err(self.err_at(
                 tok,
@@ -1718,13 +1754,20 @@ impl<'t, 'a> Parser<'t, 'a> {
                 Some(v) if v.kind == TokenKind::Word => v,
                 _ => return Err(bad(self, tok)),
             };
-            match v.text.strip_suffix(')') {
+            match v.text.trim_end_matches('\'').strip_suffix(')') {
                 Some(text) => (inner, Some((v, text))),
                 None => return Err(bad(self, v)),
             }
         } else {
             return Err(bad(self, tok));
         };
+        if num.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Err(self.err_at(
+                tok,
+                format!("named tables ('{num}') are not supported yet"),
+                Some("number the table: table(1), filled with table 1 add ADDR VALUE".into()),
+            ));
+        }
         if !is_digits(num) {
             return Err(bad(self, tok));
         }
@@ -2344,6 +2387,15 @@ impl<'t, 'a> Parser<'t, 'a> {
         let t = self.expect_word("table number", Some(HINT))?;
         let table = if t.is_word("all") {
             None
+        } else if t.text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Err(self.err_at(
+                t,
+                format!("named tables ('{}') are not supported yet", t.text),
+                Some(
+                    "number the table: table 1 add ADDR VALUE, used as table(1) (no create needed)"
+                        .into(),
+                ),
+            ));
         } else {
             Some(self.number(t, "table number", 0, MAX_TABLE, None)?)
         };

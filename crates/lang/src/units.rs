@@ -594,7 +594,7 @@ pub fn format_tc_rate(r: Rate) -> String {
         (1_000_000, "Mbit"),
         (1_000, "Kbit"),
     ] {
-        if b != 0 && b % div == 0 {
+        if b != 0 && b.is_multiple_of(div) {
             return format!("{}{unit}", b / div);
         }
     }

@@ -915,9 +915,9 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "burst",
-        "64kbyte",
-        "error: unknown unit 'kbyte' in '64kbyte'\n --> FILE:1:21",
-        "did you mean KB?",
+        "64kbyt",
+        "error: unknown unit 'kbyt' in '64kbyt'\n --> FILE:1:21",
+        "known size units: B, KB, MB, GB, KiB, MiB, GiB",
     ),
 ];
 

@@ -106,10 +106,10 @@ const KINDS: &[Kind] = &[
         good_outcome: Accepted("pipe 1 config loss trace:FILE\n"),
         // No losses at all: a valid trace.
         empty_outcome: Accepted("pipe 1 config loss trace:FILE\n"),
-        bad: "17\n100-103\n@1s-2sec\n",
+        bad: "17\n100-103\n@1s-2seconds\n",
         bad_outcome: Rejected(
             2,
-            "pipe 1: loss: 'FILE': line 3: unknown unit 'sec' in '2sec': did you mean s?",
+            "pipe 1: loss: 'FILE': line 3: unknown unit 'seconds' in '2seconds': did you mean s?",
         ),
         binary_outcome: Rejected(
             2,
@@ -142,10 +142,10 @@ const KINDS: &[Kind] = &[
         good: "state a\nstate b plr 0.25\ninitial b\ndwell a 1 2s\ndwell b 1 1s\narc a b 1\narc b a 100%\n",
         good_outcome: Accepted("pipe 1 config bw 1Mbit/s timevarying FILE\n"),
         empty_outcome: Rejected(2, "pipe 1: timevarying: 'FILE': no `state` lines"),
-        bad: "state a\nstate b plr 0.25\ninitial b\ndwell a 1 2s\ndwell b 1 1sec\narc a b 1\narc b a 100%\n",
+        bad: "state a\nstate b plr 0.25\ninitial b\ndwell a 1 2s\ndwell b 1 1seconds\narc a b 1\narc b a 100%\n",
         bad_outcome: Rejected(
             2,
-            "pipe 1: timevarying: 'FILE': line 5: unknown unit 'sec' in '1sec': did you mean s?",
+            "pipe 1: timevarying: 'FILE': line 5: unknown unit 'seconds' in '1seconds': did you mean s?",
         ),
         binary_outcome: Rejected(
             2,

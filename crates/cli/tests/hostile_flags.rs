@@ -209,8 +209,8 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
     (
         "shell --link unknown word",
         Bin::Pipelab,
-        &["shell", "--link", "bw 1Mbit/s latency 5ms", "--", "true"],
-        Rejected(1, "error: --link: unknown pipe parameter 'latency': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying"),
+        &["shell", "--link", "bw 1Mbit/s lateness 5ms", "--", "true"],
+        Rejected(1, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror"),
     ),
     (
         "bridge without -f",

@@ -253,8 +253,8 @@ const FILES: &[(&str, &str, &str, Outcome)] = &[
     (
         "a delay in msec",
         "toml",
-        "[[node]]\nid = 0\nrole = \"client\"\n\n[[node]]\nid = 1\nrole = \"stub\"\n\n[[node]]\nid = 2\nrole = \"client\"\n\n[[link]]\na = 0\nb = 1\ndelay = \"5msec\"\n\n[[link]]\na = 1\nb = 2\nbw = \"10Mbit/s\"\ndelay = \"5ms\"\n\n",
-        Rejected(2, "error: FILE: link 1 (between 0 and 1): field `delay`: unknown unit 'msec' in '5msec': did you mean ms?"),
+        "[[node]]\nid = 0\nrole = \"client\"\n\n[[node]]\nid = 1\nrole = \"stub\"\n\n[[node]]\nid = 2\nrole = \"client\"\n\n[[link]]\na = 0\nb = 1\ndelay = \"5millisecond\"\n\n[[link]]\na = 1\nb = 2\nbw = \"10Mbit/s\"\ndelay = \"5ms\"\n\n",
+        Rejected(2, "error: FILE: link 1 (between 0 and 1): field `delay`: unknown unit 'millisecond' in '5millisecond': did you mean ms?"),
     ),
     (
         "a huge delay",

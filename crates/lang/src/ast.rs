@@ -1871,7 +1871,36 @@ pub enum Action {
     /// value of the rule's last matching `table(N)` lookup (a value not
     /// after the rule continues with the next rule).
     SkiptoTablearg,
+    /// `reset` (ipfw): drop the packet and answer a TCP one with a reset.
+    /// The classifier drops it (a rule drop); the answer is the live
+    /// modes' to send.
+    Reset,
+    /// `unreach CODE` (ipfw; `reject` is `unreach host`): drop the packet
+    /// and answer with an ICMP unreachable of that code (0..=255). The
+    /// classifier drops it (a rule drop); the answer is the live modes'.
+    Unreach(u8),
 }
+
+/// ipfw's names of the ICMP unreachable codes, by code (ipfw(8),
+/// `unreach code`).
+pub const UNREACH_CODES: [&str; 16] = [
+    "net",
+    "host",
+    "protocol",
+    "port",
+    "needfrag",
+    "srcfail",
+    "net-unknown",
+    "host-unknown",
+    "isolated",
+    "net-prohib",
+    "host-prohib",
+    "tosnet",
+    "toshost",
+    "filter-prohib",
+    "host-precedence",
+    "precedence-cutoff",
+];
 
 impl Action {
     /// True for the actions whose number comes from a table lookup.
@@ -1891,6 +1920,11 @@ impl fmt::Display for Action {
             Action::Queue(n) => write!(f, "queue {n}"),
             Action::PipeTablearg => f.write_str("pipe tablearg"),
             Action::SkiptoTablearg => f.write_str("skipto tablearg"),
+            Action::Reset => f.write_str("reset"),
+            Action::Unreach(c) => match UNREACH_CODES.get(*c as usize) {
+                Some(name) => write!(f, "unreach {name}"),
+                None => write!(f, "unreach {c}"),
+            },
         }
     }
 }

@@ -88,10 +88,7 @@ const LATER_COMMANDS: &[&str] = &["nat", "zero", "resetlog", "enable", "disable"
 
 /// ipfw actions that pipelab does not support yet.
 const LATER_ACTIONS: &[&str] = &[
-    "reject",
-    "unreach",
     "unreach6",
-    "reset",
     "reset6",
     "fwd",
     "forward",
@@ -1291,7 +1288,8 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn action(&mut self) -> Result<Action, ParseError> {
-        const HINT: &str = "actions: allow, deny, count, skipto N, pipe N, queue N";
+        const HINT: &str =
+            "actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE";
         let tok = self.expect_word("action", Some(HINT))?;
         let w = lower(&tok);
         Ok(match w.as_str() {
@@ -1309,6 +1307,23 @@ impl<'t, 'a> Parser<'t, 'a> {
             "skipto" => Action::Skipto(self.target(tok, "rule number", MIN_RULE, DEFAULT_RULE)?),
             "pipe" => Action::Pipe(self.target(tok, "pipe number", MIN_PIPE, MAX_PIPE)?),
             "queue" => Action::Queue(self.target(tok, "queue number", MIN_PIPE, MAX_PIPE)?),
+            "reset" => Action::Reset,
+            "reject" => Action::Unreach(1),
+            "unreach" => {
+                const CODES: &str = "a code 0..255 or net, host, protocol, port, needfrag, srcfail, net-unknown, host-unknown, isolated, net-prohib, host-prohib, tosnet, toshost, filter-prohib, host-precedence, precedence-cutoff";
+                let c = self.expect_word("unreachable code", Some(CODES))?;
+                let w = lower(&c);
+                match crate::ast::UNREACH_CODES.iter().position(|n| *n == w) {
+                    Some(i) => Action::Unreach(i as u8),
+                    None => Action::Unreach(self.number(
+                        c,
+                        "unreachable code",
+                        0,
+                        255,
+                        Some(CODES.into()),
+                    )? as u8),
+                }
+            }
             w if LATER_ACTIONS.contains(&w) => {
                 return Err(self.err_at(
                     tok,

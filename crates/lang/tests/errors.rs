@@ -202,7 +202,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror",
     ),
     // masks and dynamic pipes
     (
@@ -401,12 +401,12 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "add 100 reroute 10.0.0.1",
-        "1:9: unknown action 'reroute': actions: allow, deny, count, skipto N, pipe N, queue N",
+        "1:9: unknown action 'reroute': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE",
     ),
     ("add 100 fwd 10.0.0.1", "1:9: action 'fwd' is not supported yet"),
     (
         "add 100",
-        "1:8: missing action after '100': actions: allow, deny, count, skipto N, pipe N, queue N",
+        "1:8: missing action after '100': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE",
     ),
     ("add 100 pipe", "1:13: missing pipe number after 'pipe'"),
     ("add 100 pipe 0", "1:14: pipe number 0 is out of range 1..65535"),

@@ -553,8 +553,8 @@ pub const IPFW_REJECT: &[Reject] = &[
     Reject { source: GRAMMAR, input: "dnctl pipe 1 config plr 0.1,0.2,0.3,0.4 loss 1%", error: "1:25: invalid plr '0.1': ipfw's 'plr K,p,H,r' is the loss model: no other plr or loss" },
     Reject { source: GRAMMAR, input: "dnctl", error: "1:6: missing command after 'dnctl': commands: pipe, sched, queue, add, delete, flush, list, show, set, table" },
     Reject { source: GRAMMAR, input: "dnctl pipe 1 config queue 10K", error: "1:27: unknown unit 'K' in '10K': did you mean KB?" },
-    Reject { source: "ipfw(8) ACTIONS", input: "ipfw add 100 reset tcp from any to any", error: "1:14: action 'reset' is not supported yet" },
-    Reject { source: "ipfw(8) ACTIONS", input: "ipfw add 100 unreach host ip from any to any", error: "1:14: action 'unreach' is not supported yet" },
+    Reject { source: "ipfw(8) ACTIONS", input: "ipfw add 100 unreach 256 ip from any to any", error: "1:22: unreachable code 256 is out of range 0..255: a code 0..255 or net, host, protocol, port, needfrag, srcfail, net-unknown, host-unknown, isolated, net-prohib, host-prohib, tosnet, toshost, filter-prohib, host-precedence, precedence-cutoff" },
+    Reject { source: "ipfw(8) ACTIONS", input: "ipfw add 100 unreach6 admin ip6 from any to any", error: "1:14: action 'unreach6' is not supported yet" },
     Reject { source: "ipfw(8) STATEFUL FIREWALL", input: "ipfw add pipe 1 tcp from any to any keep-state", error: "1:37: option 'keep-state' is not supported yet" },
     Reject { source: "ipfw(8) RULE OPTIONS", input: "ipfw add pipe 1 ip from any to any layer2", error: "1:36: option 'layer2' is not supported yet" },
 ];

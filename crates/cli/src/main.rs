@@ -12,6 +12,7 @@
 
 mod client;
 mod live;
+mod sim;
 mod topo;
 
 use clap::{Args, Parser, Subcommand};
@@ -63,11 +64,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Run a configuration in virtual time against synthetic traffic.
+    /// Run a configuration or a topology in virtual time against synthetic traffic.
     ///
-    /// Example:
+    /// Examples:
     ///   pipelab sim links.conf --traffic 'cbr rate 500pps size 1000B duration 10s'
-    Sim(SimArgs),
+    ///   pipelab sim --topology ring.gml --workers 2 --cross 'c0 c7 2Mbit/s' \
+    ///     --traffic 'cbr rate 500pps size 1000B duration 10s from 10.0.0.1:9 to 10.0.0.9:9'
+    Sim(sim::SimArgs),
     /// Run the bundled example (two links and a LAN, dummynet-revisited §3.2).
     Demo(OutputArgs),
     /// Run a command in a new network namespace behind an emulated link.
@@ -161,22 +164,6 @@ pub(crate) fn seed_arg(s: &str) -> Result<u64, String> {
             u64::MAX
         )
     })
-}
-
-#[derive(Args, Debug)]
-struct SimArgs {
-    /// The configuration file (one command per line, `#` comments).
-    config: PathBuf,
-    /// A traffic source, e.g. 'cbr rate 1000pps size 1000B duration 10s'
-    /// [start 1s] [from ADDR:PORT to ADDR:PORT] [proto udp|tcp] [name NAME].
-    /// Patterns: cbr, poisson, onoff (with `on 1s off 2s`). Repeatable.
-    #[arg(long = "traffic", short = 't', value_name = "SPEC")]
-    traffic: Vec<String>,
-    /// A file of traffic sources, one spec per line (`#` comments).
-    #[arg(long = "traffic-file", value_name = "FILE")]
-    traffic_file: Vec<PathBuf>,
-    #[command(flatten)]
-    out: OutputArgs,
 }
 
 /// An error already formatted for the user, and the exit code to use.
@@ -376,9 +363,6 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
         Cmd::Limit(a) => client::limit(&conn, &a),
         Cmd::Lang(words) => client::lang(&conn, &words),
         Cmd::Sim(args) => {
-            let name = args.config.display().to_string();
-            let text = read(&args.config)?;
-            let cfg = load_config(&name, &text)?;
             let mut traffic = Vec::new();
             for (i, t) in args.traffic.iter().enumerate() {
                 let spec = parse_traffic(t).map_err(|e| {
@@ -395,7 +379,7 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
             for f in &args.traffic_file {
                 traffic.extend(traffic_lines(&f.display().to_string(), &read(f)?)?);
             }
-            run_sim(&cfg, &traffic, &args.out, config_dir(&args.config))
+            sim::run(args, traffic)
         }
         Cmd::Demo(out) => {
             let cfg = load_config("examples/two-links.conf", DEMO_CONFIG)?;

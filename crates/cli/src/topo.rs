@@ -239,7 +239,7 @@ pub enum TopoCmd {
 
 /// A topology file read and checked ([`Topology::validate`]: ids and
 /// names unique, links sound), so every command refuses the same files.
-fn load(file: &Path) -> Result<Topology, String> {
+pub(crate) fn load(file: &Path) -> Result<Topology, String> {
     let text = read_named_file(file).map_err(|e| format!("cannot read {e}"))?;
     let name = file.display().to_string();
     let topo = if name.ends_with(".toml") {
@@ -253,7 +253,7 @@ fn load(file: &Path) -> Result<Topology, String> {
 
 /// Say on stderr that `topo` (from `file`) is not connected, naming its
 /// components; it still runs (routes between the pieces have none).
-fn warn_disconnected(topo: &Topology, file: &Path) {
+pub(crate) fn warn_disconnected(topo: &Topology, file: &Path) {
     if let Some(w) = topo.disconnected_warning() {
         eprintln!("warning: {}: {w}", file.display());
     }
@@ -261,7 +261,7 @@ fn warn_disconnected(topo: &Topology, file: &Path) {
 
 /// Distil `topo` (from `file`) with routes by `metric`, symmetric or not
 /// (`routes`).
-fn distill(
+pub(crate) fn distill(
     topo: &Topology,
     mode: Mode,
     metric: Metric,

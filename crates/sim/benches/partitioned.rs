@@ -78,6 +78,7 @@ fn main() {
     let mut times = [Vec::new(), Vec::new()];
     let mut reports = [String::new(), String::new()];
     let mut hops = 0u64;
+    let mut infos = Vec::new();
     for _ in 0..rounds {
         for (i, k) in [1usize, 2].into_iter().enumerate() {
             let opts = SimOptions {
@@ -88,6 +89,7 @@ fn main() {
             let (r, info) = simulate_scenario(&scenarios[i], &tr, &opts).expect("runs");
             times[i].push(t0.elapsed().as_secs_f64());
             assert_eq!(info.partitions, k);
+            infos.push(info);
             hops = r.pipes.iter().map(|p| p.arrivals).sum();
             reports[i] = r.to_json();
         }
@@ -113,4 +115,10 @@ fn main() {
         );
     }
     println!("speed-up K=2 / K=1 (medians): {:.2}x", med[0] / med[1]);
+    if let Some(i) = infos.get(1) {
+        println!(
+            "K=2: {} windows, {} hand-offs between the workers",
+            i.windows, i.handoffs
+        );
+    }
 }

@@ -346,8 +346,8 @@ struct WindowIn {
 #[derive(Default)]
 struct WindowOut {
     records: Vec<Record>,
-    /// Hand-offs into other partitions.
-    handoffs: Vec<Handoff>,
+    /// Hand-offs into other partitions, with the partition each goes to.
+    handoffs: Vec<(u32, Handoff)>,
     /// When it next has work of its own.
     next: Option<Instant>,
 }
@@ -442,7 +442,7 @@ impl Worker<'_> {
                 if to == self.part {
                     self.transit.push(Reverse(Transit(h)));
                 } else {
-                    out.handoffs.push(h);
+                    out.handoffs.push((to, h));
                 }
             }
         }
@@ -611,30 +611,17 @@ pub fn simulate_scenario(
         let mut next: Vec<Option<Instant>> = vec![None; parts];
         let mut seq = 0u64;
         let mut failed = None;
-        'run: loop {
-            let mut t = arrivals.peek().map(|r| r.0 .0);
-            let waiting = incoming.iter().flatten().map(|h| h.at);
-            for c in next.iter().copied().flatten().chain(waiting) {
-                t = Some(t.map_or(c, |t| t.min(c)));
-            }
-            let Some(start) = t else { break };
-            let mut end = Instant(start.0.saturating_add(lookahead.max(1)));
-            let mut inject: Vec<Vec<Inject>> = (0..parts).map(|_| Vec::new()).collect();
-            let mut taken = 0usize;
-            let mut last = start;
-            while let Some(&Reverse((at, i))) = arrivals.peek() {
-                if at >= end {
+        // Fresh packets admitted ahead of the windows (their first stage
+        // does not depend on the engines), while the workers run.
+        let mut admitted: std::collections::VecDeque<(usize, Inject)> =
+            std::collections::VecDeque::new();
+        let mut admit_ahead = |admitted: &mut std::collections::VecDeque<(usize, Inject)>,
+                               flows: &mut Flows,
+                               upto: usize| {
+            while admitted.len() < upto {
+                let Some(Reverse((at, i))) = arrivals.pop() else {
                     break;
-                }
-                if taken >= INJECT_CAP && at > last {
-                    // Enough for one window: it ends at this instant
-                    // (every packet of the instants before is in it).
-                    end = at;
-                    break;
-                }
-                arrivals.pop();
-                taken += 1;
-                last = at;
+                };
                 let spec_i = &traffic[i];
                 let mut pkt = Packet {
                     flow: i as u32,
@@ -655,11 +642,50 @@ pub fn simulate_scenario(
                     }
                     Admission::Enter(entry) => {
                         let p = plan.owner_of(entry.pipe().0) as usize;
-                        inject[p].push(Inject { at, pkt, entry });
+                        admitted.push_back((p, Inject { at, pkt, entry }));
                     }
                 }
                 if let Some(next) = sources[i].next() {
                     arrivals.push(Reverse((next, i)));
+                }
+            }
+            // Whether packets remain to be admitted.
+            !arrivals.is_empty()
+        };
+        let mut more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+        let mut last_end: Option<Instant> = None;
+        'run: loop {
+            let mut t = admitted.front().map(|a| a.1.at);
+            let waiting = incoming.iter().flatten().map(|h| h.at);
+            for c in next.iter().copied().flatten().chain(waiting) {
+                t = Some(t.map_or(c, |t| t.min(c)));
+            }
+            let Some(start) = t else { break };
+            let mut end = Instant(start.0.saturating_add(lookahead.max(1)));
+            let mut inject: Vec<Vec<Inject>> = (0..parts).map(|_| Vec::new()).collect();
+            let mut taken = 0usize;
+            let mut last = start;
+            loop {
+                let Some(&(p, ref i)) = admitted.front() else {
+                    if more {
+                        more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+                        continue;
+                    }
+                    break;
+                };
+                if i.at >= end {
+                    break;
+                }
+                if taken >= INJECT_CAP && i.at > last {
+                    // Enough for one window: it ends at this instant
+                    // (every packet of the instants before is in it).
+                    end = i.at;
+                    break;
+                }
+                last = i.at;
+                taken += 1;
+                if let Some((_, i)) = admitted.pop_front() {
+                    inject[p].push(i);
                 }
             }
             info.windows += 1;
@@ -674,22 +700,27 @@ pub fn simulate_scenario(
                     break 'run;
                 }
             }
+            // While the workers run: account for the previous window, and
+            // admit the next packets.
+            if let Some(e) = last_end {
+                flows.flush_before(e);
+            }
+            if more {
+                more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+            }
             for (p, rx) in from_w.iter().enumerate() {
                 let Ok(o) = rx.recv() else {
                     failed = Some(p);
                     break 'run;
                 };
                 flows.pending.extend(o.records);
-                for h in o.handoffs {
-                    let to = front
-                        .route_hop(h.route, h.hop)
-                        .map_or(0, |x| plan.owner_of(x.0)) as usize;
+                for (to, h) in o.handoffs {
                     info.handoffs += 1;
-                    incoming[to.min(parts - 1)].push(h);
+                    incoming[(to as usize).min(parts - 1)].push(h);
                 }
                 next[p] = o.next;
             }
-            flows.flush_before(end);
+            last_end = Some(end);
         }
         for tx in &to_w {
             let _ = tx.send(None);

@@ -20,8 +20,13 @@
 //!
 //! The groups are then given to partitions: as the `hint` says (a
 //! topology's balanced assignment, `pipelab_topo::assign`; a group takes
-//! the hint of its lowest-numbered pipe that has one), else the largest
-//! group first to the least loaded partition. Partitions left empty are
+//! the hint that most of its load has, a pipe's load being 1 + the paths
+//! through it), else the largest group first to the least loaded
+//! partition. Since the windows are as long as the smallest delay of a
+//! pipe with a cut step, steps out of faster pipes are left uncut too when
+//! that still gives `k` partitions within 30 % of the mean load (the
+//! largest such delay wins): a ring's 1 ms access links then join their
+//! router and the windows last a ring link's 5 ms. Partitions left empty are
 //! dropped, so a configuration whose pipes cannot be cut runs as one
 //! partition (and the driver says so). A pipe with a path step into
 //! another partition is an *early-exit* pipe, and the run's lookahead is
@@ -151,54 +156,80 @@ pub fn plan(spec: &Spec, front: &Emulation, k: usize, hint: Option<&BTreeMap<u32
                 && !ruled.contains(n)
         })
         .collect();
+    let delay_of = |i: usize| {
+        spec.pipes
+            .get(&numbers[i])
+            .map_or(Duration::ZERO, |d| d.config.min_delay())
+    };
+    // The load of a pipe: 1 + the paths through it (route usage).
+    let mut weight = vec![1u64; numbers.len()];
+    if let Some(p) = &spec.paths {
+        for &h in &p.hops {
+            if let Some(i) = index(h) {
+                weight[i] += 1;
+            }
+        }
+    }
+    let mut steps_ix: Vec<(usize, usize)> = Vec::with_capacity(steps.len());
     for &(a, b) in &steps {
         if let (Some(i), Some(j)) = (index(a), index(b)) {
             if !cut_ok[i] {
                 g.join(i, j);
+            } else {
+                steps_ix.push((i, j));
             }
         }
     }
-    // Groups, each as its members' indices in number order.
-    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for i in 0..numbers.len() {
-        let r = g.root(i);
-        groups.entry(r).or_default().push(i);
-    }
-    let mut part_of_group: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut load = vec![0usize; k];
-    let hinted = |members: &[usize]| {
-        let h = hint?;
-        members
-            .iter()
-            .find_map(|&i| h.get(&numbers[i]))
-            .map(|&p| p as usize % k)
+    // The lookahead is the smallest delay of a pipe with a cut step: try
+    // leaving uncut every step out of a pipe faster than `d`, for the
+    // largest `d` that still gives `k` balanced partitions (a ring's
+    // access links join their router, so the windows are as long as the
+    // ring's links).
+    let mut delays: Vec<Duration> = steps_ix.iter().map(|&(i, _)| delay_of(i)).collect();
+    delays.sort_unstable();
+    delays.dedup();
+    let candidates: Vec<Duration> = if delays.len() <= 8 {
+        delays.clone()
+    } else {
+        (0..8).map(|q| delays[q * (delays.len() - 1) / 7]).collect()
     };
-    let mut rest: Vec<(usize, &Vec<usize>)> = Vec::new();
-    for (&r, m) in &groups {
-        match hinted(m) {
-            Some(p) => {
-                part_of_group.insert(r, p);
-                load[p] += m.len();
+    let mut chosen = None;
+    for &d in candidates.iter().rev() {
+        let mut gd = Groups { up: g.up.clone() };
+        for &(i, j) in &steps_ix {
+            if delay_of(i) < d {
+                gd.join(i, j);
             }
-            None => rest.push((r, m)),
+        }
+        let parts = assign(&mut gd, &numbers, &weight, k, hint);
+        let mut load = vec![0u64; k];
+        for (i, &p) in parts.iter().enumerate() {
+            load[p] += weight[i];
+        }
+        let total: u64 = load.iter().sum();
+        let max = load.iter().copied().max().unwrap_or(0);
+        let used = load.iter().filter(|&&l| l > 0).count();
+        if used == k.min(numbers.len()) && max as f64 <= 1.3 * total as f64 / k as f64 {
+            chosen = Some(parts);
+            break;
         }
     }
-    // The largest groups first, each to the least loaded partition.
-    rest.sort_by_key(|(r, m)| (std::cmp::Reverse(m.len()), *r));
-    for (r, m) in rest {
-        let p = (0..k).min_by_key(|&p| (load[p], p)).unwrap_or(0);
-        part_of_group.insert(r, p);
-        load[p] += m.len();
-    }
+    let parts = match chosen {
+        Some(p) => p,
+        None => assign(&mut g, &numbers, &weight, k, hint),
+    };
     // Drop empty partitions, keeping their order.
+    let mut load = vec![0u64; k];
+    for (i, &p) in parts.iter().enumerate() {
+        load[p] += weight[i];
+    }
     let used: Vec<usize> = (0..k).filter(|&p| load[p] > 0).collect();
     let renumber = |p: usize| used.iter().position(|&u| u == p).unwrap_or(0) as u32;
-    let mut of_pipe = BTreeMap::new();
-    for (i, &n) in numbers.iter().enumerate() {
-        let r = g.root(i);
-        let p = part_of_group.get(&r).copied().unwrap_or(0);
-        of_pipe.insert(n, renumber(p));
-    }
+    let of_pipe: BTreeMap<u32, u32> = numbers
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (n, renumber(parts[i])))
+        .collect();
     let mut early = BTreeSet::new();
     for &(a, b) in &steps {
         if of_pipe.get(&a) != of_pipe.get(&b) {
@@ -227,4 +258,59 @@ pub fn plan(spec: &Spec, front: &Emulation, k: usize, hint: Option<&BTreeMap<u32
         early,
         lookahead,
     }
+}
+
+/// A partition for every pipe (by dense index), its group's: the hint
+/// most of the group's load has (weighted by `weight`), else the least
+/// loaded partition, largest groups first.
+fn assign(
+    g: &mut Groups,
+    numbers: &[u32],
+    weight: &[u64],
+    k: usize,
+    hint: Option<&BTreeMap<u32, u32>>,
+) -> Vec<usize> {
+    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..numbers.len() {
+        let r = g.root(i);
+        groups.entry(r).or_default().push(i);
+    }
+    let mut part_of_group: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut load = vec![0u64; k];
+    let mut rest: Vec<(u64, usize)> = Vec::new();
+    for (&r, m) in &groups {
+        let w: u64 = m.iter().map(|&i| weight[i]).sum();
+        let mut votes = vec![0u64; k];
+        let mut any = false;
+        if let Some(h) = hint {
+            for &i in m {
+                if let Some(&p) = h.get(&numbers[i]) {
+                    votes[p as usize % k] += weight[i];
+                    any = true;
+                }
+            }
+        }
+        if any {
+            // The most voted partition (the lowest on a tie).
+            let p = (0..k)
+                .max_by_key(|&p| (votes[p], std::cmp::Reverse(p)))
+                .unwrap_or(0);
+            part_of_group.insert(r, p);
+            load[p] += w;
+        } else {
+            rest.push((w, r));
+        }
+    }
+    rest.sort_by_key(|&(w, r)| (std::cmp::Reverse(w), r));
+    for (w, r) in rest {
+        let p = (0..k).min_by_key(|&p| (load[p], p)).unwrap_or(0);
+        part_of_group.insert(r, p);
+        load[p] += w;
+    }
+    (0..numbers.len())
+        .map(|i| {
+            let r = g.root(i);
+            part_of_group.get(&r).copied().unwrap_or(0)
+        })
+        .collect()
 }

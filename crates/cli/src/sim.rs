@@ -19,7 +19,7 @@ use pipelab_sim::{simulate_scenario, Scenario, SimOptions};
 use pipelab_topo::command::Resolved;
 use pipelab_topo::cross::pipe_loads;
 use pipelab_topo::Mode;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The most workers `--workers` takes.
 const MAX_WORKERS: u64 = 256;
@@ -83,7 +83,7 @@ pub struct SimArgs {
 
 /// A configuration file read and applied, with the directory its files
 /// are relative to.
-fn config(path: &PathBuf) -> Result<(Config, Option<PathBuf>), Failure> {
+fn config(path: &Path) -> Result<(Config, Option<PathBuf>), Failure> {
     let name = path.display().to_string();
     let text = read(path)?;
     Ok((load_config(&name, &text)?, config_dir(path)))
@@ -93,7 +93,7 @@ fn config(path: &PathBuf) -> Result<(Config, Option<PathBuf>), Failure> {
 /// configuration, its pipes named, assigned to `workers`.
 fn topology_scenario(
     args: &SimArgs,
-    file: &PathBuf,
+    file: &Path,
     cfg: Option<(Config, Option<PathBuf>)>,
 ) -> Result<Scenario, String> {
     let topo = crate::topo::load(file)?;

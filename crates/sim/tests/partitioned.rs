@@ -190,9 +190,9 @@ fn prob_rules_with_reinjection_are_identical_for_1_2_workers() {
 fn zero_lookahead_cut_falls_back_to_one_partition() {
     let zero = LinkAttrs::new(Rate::from_bps(10_000_000), Duration::ZERO);
     let attrs = RoleAttrs {
-        client_stub: zero.clone(),
-        stub_stub: zero.clone(),
-        stub_transit: zero.clone(),
+        client_stub: zero,
+        stub_stub: zero,
+        stub_transit: zero,
         transit_transit: zero,
     };
     let t = gen::ring(4, 2, &attrs).expect("ring");
@@ -328,8 +328,7 @@ proptest! {
         let s = topo_scenario(&t, &cross, 3);
         let (one, _) = run(&s, &tr, 1, seed);
         for k in [2usize, 3] {
-            let mut s = topo_scenario(&t, &cross, k);
-            s.pipe_text = s.pipe_text.clone();
+            let s = topo_scenario(&t, &cross, k);
             let (r, _) = run(&s, &tr, k, seed);
             prop_assert_eq!(r.to_json(), one.to_json());
         }

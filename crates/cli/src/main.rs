@@ -362,25 +362,7 @@ fn main_inner(cli: Cli) -> Result<(), Failure> {
         Cmd::Netconfig(a) => client::netconfig(&conn, &a),
         Cmd::Limit(a) => client::limit(&conn, &a),
         Cmd::Lang(words) => client::lang(&conn, &words),
-        Cmd::Sim(args) => {
-            let mut traffic = Vec::new();
-            for (i, t) in args.traffic.iter().enumerate() {
-                let spec = parse_traffic(t).map_err(|e| {
-                    Failure::usage(format!(
-                        "error: --traffic #{}: column {}: {}\n  {t}\n  {}^",
-                        i + 1,
-                        e.column,
-                        with_hint(&e),
-                        " ".repeat((e.column as usize).saturating_sub(1))
-                    ))
-                })?;
-                traffic.push(spec);
-            }
-            for f in &args.traffic_file {
-                traffic.extend(traffic_lines(&f.display().to_string(), &read(f)?)?);
-            }
-            sim::run(args, traffic)
-        }
+        Cmd::Sim(args) => sim::run(args),
         Cmd::Demo(out) => {
             let cfg = load_config("examples/two-links.conf", DEMO_CONFIG)?;
             let traffic = traffic_lines("examples/two-links.traffic", DEMO_TRAFFIC)?;

@@ -30,6 +30,7 @@ pub struct SimArgs {
     /// The configuration file (one command per line, `#` comments). With
     /// --topology it is optional: pipes, queues and rules for the VNs'
     /// traffic, as `--config`.
+    #[arg(required_unless_present_any = ["topology", "with_config"])]
     pub config: Option<PathBuf>,
     /// A topology to run (GML or TOML, as `topo up` takes it): sources
     /// enter at the VN their `from` address belongs to and cross the
@@ -153,14 +154,37 @@ fn topology_scenario(
     })
 }
 
-/// Run `pipelab sim`.
-pub fn run(args: SimArgs, traffic: Vec<TrafficSpec>) -> Result<(), Failure> {
-    if traffic.is_empty() {
-        return Err(Failure::usage(format!(
-            "error: {}",
-            pipelab_sim::SimError::NoTraffic
-        )));
+/// The sources of `--traffic` (errors point at the column) and
+/// `--traffic-file`, in that order.
+fn traffic(args: &SimArgs) -> Result<Vec<TrafficSpec>, Failure> {
+    let mut traffic = Vec::new();
+    for (i, t) in args.traffic.iter().enumerate() {
+        let spec = pipelab_lang::parse_traffic(t).map_err(|e| {
+            Failure::usage(format!(
+                "error: --traffic #{}: column {}: {}\n  {t}\n  {}^",
+                i + 1,
+                e.column,
+                crate::with_hint(&e),
+                " ".repeat((e.column as usize).saturating_sub(1))
+            ))
+        })?;
+        traffic.push(spec);
     }
+    for f in &args.traffic_file {
+        traffic.extend(crate::traffic_lines(&f.display().to_string(), &read(f)?)?);
+    }
+    Ok(traffic)
+}
+
+/// Run `pipelab sim`: a configuration is read and parsed, then the
+/// traffic, then the configuration is lowered (the order of checks of
+/// `pipelab sim CONFIG` is as it always was); a topology is read after
+/// the traffic.
+pub fn run(args: SimArgs) -> Result<(), Failure> {
+    let no_traffic = || Failure {
+        message: format!("error: {}", pipelab_sim::SimError::NoTraffic),
+        code: 1,
+    };
     let scenario = match (&args.topology, &args.config, &args.with_config) {
         (_, Some(_), Some(_)) => {
             return Err(Failure::usage(
@@ -172,16 +196,26 @@ pub fn run(args: SimArgs, traffic: Vec<TrafficSpec>) -> Result<(), Failure> {
                 Some(p) => Some(config(p)?),
                 None => None,
             };
-            topology_scenario(&args, file, cfg)
-                .map_err(|m| Failure::usage(format!("error: {m}")))?
+            let traffic = traffic(&args)?;
+            if traffic.is_empty() {
+                return Err(no_traffic());
+            }
+            let sc = topology_scenario(&args, file, cfg)
+                .map_err(|m| Failure::usage(format!("error: {m}")))?;
+            (sc, traffic)
         }
         (None, Some(path), None) => {
             let (cfg, base) = config(path)?;
+            let traffic = traffic(&args)?;
+            if traffic.is_empty() {
+                return Err(no_traffic());
+            }
             let mut load = file_loader(base);
-            Scenario::from_config(&cfg, &mut load).map_err(|e| Failure {
+            let sc = Scenario::from_config(&cfg, &mut load).map_err(|e| Failure {
                 message: format!("error: {e}"),
                 code: 1,
-            })?
+            })?;
+            (sc, traffic)
         }
         (None, _, _) => {
             return Err(Failure::usage(
@@ -189,6 +223,7 @@ pub fn run(args: SimArgs, traffic: Vec<TrafficSpec>) -> Result<(), Failure> {
             ))
         }
     };
+    let (scenario, traffic) = scenario;
     let opts = SimOptions {
         seed: args.out.seed,
         workers: args.workers,

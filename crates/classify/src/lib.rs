@@ -176,14 +176,26 @@ struct CompiledRule {
     matcher: Matcher,
     /// `prob P` as a threshold on a uniform `u32`: matches if draw < threshold.
     prob: Option<u64>,
+    /// The `prob` stream of context 0 (the first port's fresh packets).
     rng: StageRng,
+    /// The `prob` streams of the other contexts, made on first use.
+    streams: BTreeMap<u64, StageRng>,
     /// For `skipto N`: index of the first rule numbered `>= N`.
     skip_to: usize,
 }
 
 /// Compiled rules plus their state.
+///
+/// A `prob` rule draws from one stream per *context*, the place the
+/// packets it judges come from ([`Classifier::classify_in`]: an ingress
+/// port, or the rule that sent a reinjected packet into the pipe it
+/// left), so the draws a rule makes for one context depend on that
+/// context's packets alone, whatever else is classified in between: the
+/// same packets give the same draws when their contexts are classified in
+/// different places (the partitions of `pipelab sim --workers K`).
 #[derive(Debug)]
 pub struct Classifier {
+    seed: u64,
     rules: Vec<CompiledRule>,
     counters: Vec<RuleCounters>,
     /// Rule numbers in evaluation order, for `skipto tablearg`.
@@ -246,6 +258,7 @@ impl Classifier {
                         (p.ppb() as u64 * (1u64 << 32)) / pipelab_lang::Probability::ONE_PPB as u64
                     }),
                     rng: stage_rng(seed, StageKind::Rule, number as u64),
+                    streams: BTreeMap::new(),
                     skip_to,
                     spec,
                 }
@@ -253,16 +266,43 @@ impl Classifier {
             .collect();
         let counters = vec![RuleCounters::default(); rules.len()];
         Classifier {
+            seed,
             rules,
             counters,
             numbers,
         }
     }
 
+    /// The context of a fresh packet that arrived by port `port`
+    /// ([`Classifier::classify_in`]); port 0's is 0.
+    pub fn port_context(port: u16) -> u64 {
+        (port as u64) << 1
+    }
+
+    /// The context of a packet reinjected after the pipe rule number
+    /// `rule` sent it to ([`Classifier::classify_in`]).
+    pub fn reinjection_context(rule: u32) -> u64 {
+        ((rule as u64) << 1) | 1
+    }
+
+    /// The number of the rule at index `i` of the evaluation order.
+    pub fn number_at(&self, i: usize) -> Option<u32> {
+        self.numbers.get(i).copied()
+    }
+
     /// Classify `pkt`, starting at rule index `start` (0 for a fresh packet;
-    /// the deciding rule's index + 1 for a reinjected one).
+    /// the deciding rule's index + 1 for a reinjected one), in context 0.
     pub fn classify(&mut self, pkt: &PacketView, start: usize) -> Match {
+        self.classify_in(pkt, start, 0)
+    }
+
+    /// [`Classifier::classify`] in context `ctx` ([`Classifier::port_context`],
+    /// [`Classifier::reinjection_context`]): `prob` rules draw from the
+    /// context's own stream, seeded from `(seed, rule number, ctx)`
+    /// (context 0's from `(seed, rule number)`).
+    pub fn classify_in(&mut self, pkt: &PacketView, start: usize, ctx: u64) -> Match {
         let mut i = start;
+        let seed = self.seed;
         while let Some(r) = self.rules.get_mut(i) {
             let Some(arg) = r.matcher.matches_arg(pkt) else {
                 i += 1;
@@ -271,7 +311,15 @@ impl Classifier {
             if let Some(th) = r.prob {
                 // Draw only for packets that match everything else, so the
                 // stream of draws depends on this rule's traffic alone.
-                if (r.rng.gen::<u32>() as u64) >= th {
+                let number = r.number as u64;
+                let rng = if ctx == 0 {
+                    &mut r.rng
+                } else {
+                    r.streams
+                        .entry(ctx)
+                        .or_insert_with(|| stage_rng(seed, StageKind::Rule, number | (ctx << 16)))
+                };
+                if (rng.gen::<u32>() as u64) >= th {
                     i += 1;
                     continue;
                 }
@@ -328,6 +376,7 @@ impl Classifier {
             let Some(o) = old.rules.get(j) else { break };
             if o.number == r.number && o.spec == r.spec {
                 r.rng = o.rng.clone();
+                r.streams = o.streams.clone();
                 if let (Some(c), Some(oc)) = (self.counters.get_mut(i), old.counters.get(j)) {
                     *c = *oc;
                 }
@@ -343,6 +392,17 @@ impl Classifier {
                 Action::Pipe(_) | Action::Queue(_) | Action::PipeTablearg
             )
         })
+    }
+
+    /// Add `other`'s rule counters to these (classifiers of one
+    /// configuration that classified different packets: the partitions of
+    /// a run). Rules are matched by position; `other` must have the same
+    /// rules.
+    pub fn add_counters(&mut self, other: &Classifier) {
+        for (c, o) in self.counters.iter_mut().zip(&other.counters) {
+            c.packets += o.packets;
+            c.bytes += o.bytes;
+        }
     }
 
     /// The rules in evaluation order: (number, spec, counters).

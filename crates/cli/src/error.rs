@@ -115,6 +115,10 @@ pub enum CliError {
     /// The simulation could not run.
     #[error("error: {0}")]
     Sim(pipelab_sim::SimError),
+    /// `pipelab sim`'s inputs do not make a run (a topology's, its
+    /// `--cross`, CONFIG given twice).
+    #[error(transparent)]
+    SimSetup(#[from] crate::sim::SimSetupError),
     /// `pipelab man DIR`: the pages cannot be written.
     #[error("error: cannot write manual pages into {}: {source}", dir.display())]
     ManPages {
@@ -246,6 +250,8 @@ impl CliError {
             | CliError::TrafficLine { .. }
             | CliError::CheckPipe { .. }
             | CliError::Topo(_)
+            | CliError::SimSetup(_)
+            | CliError::Sim(pipelab_sim::SimError::Traffic { .. })
             | CliError::Interval(_) => 2,
             CliError::Bridge(e) => e.code(),
             CliError::Exit(code) => *code,

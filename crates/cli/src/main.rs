@@ -16,6 +16,7 @@ mod error;
 mod install;
 mod live;
 mod seed;
+mod sim;
 mod topo;
 
 use clap::{Args, Parser, Subcommand};
@@ -68,11 +69,13 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Run a configuration in virtual time against synthetic traffic.
+    /// Run a configuration or a topology in virtual time against synthetic traffic.
     ///
-    /// Example:
+    /// Examples:
     ///   pipelab sim links.conf --traffic 'cbr rate 500pps size 1000B duration 10s'
-    Sim(SimArgs),
+    ///   pipelab sim --topology ring.gml --workers 2 --cross 'c0 c7 2Mbit/s' \
+    ///     --traffic 'cbr rate 500pps size 1000B duration 10s from 10.0.0.1:9 to 10.0.0.9:9'
+    Sim(sim::SimArgs),
     /// Run the bundled example (two links and a LAN, dummynet-revisited §3.2).
     Demo(OutputArgs),
     /// Run a command in a new network namespace behind an emulated link.
@@ -164,22 +167,6 @@ struct OutputArgs {
 }
 
 pub(crate) use seed::seed_arg;
-
-#[derive(Args, Debug)]
-struct SimArgs {
-    /// The configuration file (one command per line, `#` comments).
-    config: PathBuf,
-    /// A traffic source, e.g. 'cbr rate 1000pps size 1000B duration 10s'
-    /// [start 1s] [from ADDR:PORT to ADDR:PORT] [proto udp|tcp] [name NAME].
-    /// Patterns: cbr, poisson, onoff (with `on 1s off 2s`). Repeatable.
-    #[arg(long = "traffic", short = 't', value_name = "SPEC")]
-    traffic: Vec<String>,
-    /// A file of traffic sources, one spec per line (`#` comments).
-    #[arg(long = "traffic-file", value_name = "FILE")]
-    traffic_file: Vec<PathBuf>,
-    #[command(flatten)]
-    out: OutputArgs,
-}
 
 fn read(path: &Path) -> Result<String, CliError> {
     Ok(read_text(path)?)
@@ -344,24 +331,7 @@ fn main_inner(cli: Cli) -> Result<(), CliError> {
         Cmd::Netconfig(a) => client::netconfig(&conn, &a),
         Cmd::Limit(a) => client::limit(&conn, &a),
         Cmd::Lang(words) => client::lang(&conn, &words),
-        Cmd::Sim(args) => {
-            let name = args.config.display().to_string();
-            let text = read(&args.config)?;
-            let cfg = load_config(&name, &text)?;
-            let mut traffic = Vec::new();
-            for (i, t) in args.traffic.iter().enumerate() {
-                let spec = parse_traffic(t).map_err(|error| CliError::Traffic {
-                    index: i + 1,
-                    text: t.clone(),
-                    error: Box::new(error),
-                })?;
-                traffic.push(spec);
-            }
-            for f in &args.traffic_file {
-                traffic.extend(traffic_lines(&f.display().to_string(), &read(f)?)?);
-            }
-            run_sim(&cfg, &traffic, &args.out, config_dir(&args.config))
-        }
+        Cmd::Sim(args) => sim::run(args),
         Cmd::Demo(out) => {
             let cfg = load_config("examples/two-links.conf", DEMO_CONFIG)?;
             let traffic = traffic_lines("examples/two-links.traffic", DEMO_TRAFFIC)?;

@@ -424,7 +424,7 @@ pub enum TopoCmd {
 
 /// A topology file read and checked ([`Topology::validate`]: ids and
 /// names unique, links sound), so every command refuses the same files.
-fn load(file: &Path) -> Result<Topology, TopoError> {
+pub(crate) fn load(file: &Path) -> Result<Topology, TopoError> {
     let text = read_named_file(file).map_err(TopoError::Read)?;
     let name = file.display().to_string();
     let refused = |error| TopoError::Topology {
@@ -445,7 +445,7 @@ fn load(file: &Path) -> Result<Topology, TopoError> {
 
 /// Say on stderr that `topo` (from `file`) is not connected, naming its
 /// components; it still runs (routes between the pieces have none).
-fn warn_disconnected(topo: &Topology, file: &Path) {
+pub(crate) fn warn_disconnected(topo: &Topology, file: &Path) {
     if let Some(w) = topo.disconnected_warning() {
         eprintln!("warning: {}: {w}", file.display());
     }
@@ -453,7 +453,7 @@ fn warn_disconnected(topo: &Topology, file: &Path) {
 
 /// Distil `topo` (from `file`) with routes by `metric`, symmetric or not
 /// (`routes`).
-fn distill(
+pub(crate) fn distill(
     topo: &Topology,
     mode: Mode,
     metric: Metric,

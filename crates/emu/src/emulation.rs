@@ -91,6 +91,33 @@ pub enum Ingress {
     Dropped(Reason),
 }
 
+/// Where the rules send a fresh packet ([`Emulation::admit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Not shaped: send it out of this port now.
+    Out(u16),
+    /// Dropped at once; the caller still owns it.
+    Dropped(Reason),
+    /// Into the engine ([`Emulation::enter`]).
+    Enter(Entry),
+}
+
+/// A packet's first stage in the engine: a pipe's route, a flow queue, or
+/// a topology path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    route: RouteId,
+    queue: Option<QueueId>,
+    pipe: PipeIdx,
+}
+
+impl Entry {
+    /// The engine pipe the packet enters first.
+    pub fn pipe(&self) -> PipeIdx {
+        self.pipe
+    }
+}
+
 /// What became of a packet that left the emulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -206,6 +233,9 @@ pub struct Emulation {
     route_cache: HashMap<Vec<PipeIdx>, RouteId>,
     stepwise: bool,
     scratch: Vec<Output>,
+    /// Outputs of [`Emulation::advance_before`], settled by the next
+    /// [`Emulation::advance`] with the rest of their instant.
+    held: Vec<Output>,
     counts: Counts,
 }
 
@@ -224,6 +254,7 @@ impl Emulation {
             route_cache: HashMap::new(),
             stepwise: false,
             scratch: Vec::with_capacity(1024),
+            held: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -435,9 +466,23 @@ impl Emulation {
         port: u16,
         view: &mut PacketView,
     ) -> Ingress {
+        match self.admit(&mut pkt, port, view) {
+            Admission::Out(p) => Ingress::Out(p),
+            Admission::Dropped(r) => Ingress::Dropped(r),
+            Admission::Enter(e) => self.enter(now, pkt, e),
+        }
+    }
+
+    /// The first half of [`Emulation::ingress`]: the port plan and the
+    /// rules decide where a fresh packet from port `port` goes (setting
+    /// its `stage`), touching no pipe. The rules' `prob` draws are the
+    /// port's own ([`Classifier::port_context`]), so a driver may admit
+    /// packets in one place and enter them in another (the partitions of
+    /// a virtual-time run), in each port's order.
+    pub fn admit(&mut self, pkt: &mut Packet, port: u16, view: &mut PacketView) -> Admission {
         let Some(pd) = self.spec.ports.get(port as usize) else {
             self.counts.no_route += 1;
-            return Ingress::Dropped(Reason::NoRoute);
+            return Admission::Dropped(Reason::NoRoute);
         };
         let out = match pd.egress {
             Egress::Port(k) => k,
@@ -450,80 +495,105 @@ impl Emulation {
                     Some(j) => j,
                     None => {
                         self.counts.no_route += 1;
-                        return Ingress::Dropped(Reason::NoRoute);
+                        return Admission::Dropped(Reason::NoRoute);
                     }
                 }
             }
         };
         self.dress(view, port, out);
         pkt.stage = ((out as u64) << OUT_SHIFT) | ((port as u64) << IN_SHIFT);
-        self.classify(now, pkt, view, 0, 0)
+        self.decide(pkt, view, 0, 0, Classifier::port_context(port))
     }
 
-    /// Walk the rules from index `start` (`passes` so far) and act.
-    fn classify(
-        &mut self,
-        now: Instant,
-        mut pkt: Packet,
-        view: &PacketView,
-        start: usize,
-        passes: u64,
-    ) -> Ingress {
-        let m = self.classifier.classify(view, start);
-        let verdict = match m.decision {
-            Decision::Allow => return self.after_rules(now, pkt),
-            Decision::Deny => {
-                self.counts.rule += 1;
-                return Ingress::Dropped(Reason::Rule);
-            }
-            Decision::Pipe(n) => {
-                let Some(rt) = self.pipes.get(&n) else {
-                    // `pipe tablearg` to a pipe that does not exist.
-                    self.counts.rule += 1;
-                    return Ingress::Dropped(Reason::Rule);
-                };
-                let route = rt.route;
-                pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
-                self.engine.enqueue(now, pkt, route)
-            }
-            Decision::Queue(n) => {
-                let Some(&q) = self.queues.get(&n) else {
-                    self.counts.rule += 1;
-                    return Ingress::Dropped(Reason::Rule);
-                };
-                pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
-                self.engine.enqueue_to_queue(now, pkt, q)
-            }
+    /// The second half of [`Emulation::ingress`]: `pkt` enters its first
+    /// stage at `now`.
+    pub fn enter(&mut self, now: Instant, pkt: Packet, e: Entry) -> Ingress {
+        let v = match e.queue {
+            Some(q) => self.engine.enqueue_to_queue(now, pkt, q),
+            None => self.engine.enqueue(now, pkt, e.route),
         };
-        match verdict {
+        match v {
             Verdict::Queued => Ingress::Queued,
             Verdict::Dropped(r) => Ingress::Dropped(r.into()),
         }
     }
 
+    /// Walk the rules from index `start` (`passes` so far, `prob` draws of
+    /// context `ctx`) and say where the packet goes.
+    fn decide(
+        &mut self,
+        pkt: &mut Packet,
+        view: &PacketView,
+        start: usize,
+        passes: u64,
+        ctx: u64,
+    ) -> Admission {
+        let m = self.classifier.classify_in(view, start, ctx);
+        match m.decision {
+            Decision::Allow => self.after_rules(pkt),
+            Decision::Deny => {
+                self.counts.rule += 1;
+                Admission::Dropped(Reason::Rule)
+            }
+            Decision::Pipe(n) => {
+                let Some(rt) = self.pipes.get(&n) else {
+                    // `pipe tablearg` to a pipe that does not exist.
+                    self.counts.rule += 1;
+                    return Admission::Dropped(Reason::Rule);
+                };
+                pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
+                Admission::Enter(Entry {
+                    route: rt.route,
+                    queue: None,
+                    pipe: rt.idx,
+                })
+            }
+            Decision::Queue(n) => {
+                let (Some(&q), Some(pipe)) = (
+                    self.queues.get(&n),
+                    self.spec
+                        .queues
+                        .get(&n)
+                        .and_then(|d| self.pipes.get(&d.pipe)),
+                ) else {
+                    self.counts.rule += 1;
+                    return Admission::Dropped(Reason::Rule);
+                };
+                pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
+                Admission::Enter(Entry {
+                    route: pipe.route,
+                    queue: Some(q),
+                    pipe: pipe.idx,
+                })
+            }
+        }
+    }
+
     /// The rules are done with the packet: its topology path, or out.
-    fn after_rules(&mut self, now: Instant, mut pkt: Packet) -> Ingress {
-        let (inp, out) = (in_port(&pkt), out_port(&pkt));
+    fn after_rules(&mut self, pkt: &mut Packet) -> Admission {
+        let (inp, out) = (in_port(pkt), out_port(pkt));
         let by_dest = self
             .spec
             .ports
             .get(inp as usize)
             .is_some_and(|p| p.egress == Egress::ByDestination);
         if !by_dest {
-            return Ingress::Out(out);
+            return Admission::Out(out);
         }
         let k = inp as usize * self.paths.n + out as usize;
-        match self.paths.routes.get(k).copied().flatten() {
-            Some(route) => {
+        let route = self.paths.routes.get(k).copied().flatten();
+        match route.and_then(|r| Some((r, *self.engine.route(r)?.first()?))) {
+            Some((route, pipe)) => {
                 pkt.stage = with_kind(pkt.stage, KIND_PATH, 0, 0);
-                match self.engine.enqueue(now, pkt, route) {
-                    Verdict::Queued => Ingress::Queued,
-                    Verdict::Dropped(r) => Ingress::Dropped(r.into()),
-                }
+                Admission::Enter(Entry {
+                    route,
+                    queue: None,
+                    pipe,
+                })
             }
             None => {
                 self.counts.no_route += 1;
-                Ingress::Dropped(Reason::NoRoute)
+                Admission::Dropped(Reason::NoRoute)
             }
         }
     }
@@ -543,6 +613,9 @@ impl Emulation {
         views: &mut dyn FnMut(&Packet) -> PacketView,
     ) {
         let mut scratch = std::mem::take(&mut self.scratch);
+        // What `advance_before` did at this instant is settled with the
+        // rest of the instant, as one `advance` would have.
+        scratch.append(&mut self.held);
         if self.stepwise {
             while let Some(d) = self.engine.next_deadline().filter(|&d| d <= now) {
                 self.engine.advance(d, &mut scratch);
@@ -558,6 +631,68 @@ impl Emulation {
         self.scratch = scratch;
     }
 
+    /// The engine's work at `now` that comes before `limit` in its
+    /// canonical order (`pipelab_engine::Engine::advance_before`); what
+    /// leaves is held and settled by the next [`Emulation::advance`] (at
+    /// the same instant), so a partition stopping here for a hand-off
+    /// ([`Emulation::enter_route`]) settles its instant as one engine
+    /// doing all the work would.
+    pub fn advance_before(&mut self, now: Instant, limit: (Instant, u64)) {
+        self.engine.advance_before(now, limit, &mut self.held);
+    }
+
+    /// A hand-off from another partition: `pkt` enters hop `hop` of engine
+    /// route `route` at `now` (after [`Emulation::advance_before`] up to
+    /// its place). A refusal is a departure at `now`.
+    pub fn enter_route(
+        &mut self,
+        now: Instant,
+        pkt: Packet,
+        route: RouteId,
+        hop: u16,
+        out: &mut Vec<Departure>,
+    ) {
+        if let Verdict::Dropped(r) = self.engine.enter(now, pkt, route, hop) {
+            out.push(Departure {
+                pkt,
+                at: now,
+                exit: Exit::Dropped(r.into()),
+            });
+        }
+    }
+
+    /// Make pipe number `n` an early-exit pipe (`true`) or not: its
+    /// packets leave it at the end of their transmission with their exit
+    /// instant decided, as hand-offs ([`Emulation::take_handoffs`]) or, at
+    /// the end of their path, as departures stamped with that instant.
+    /// Only for pipes whose packets have no continuation in the rules.
+    pub fn set_early_exit(&mut self, n: u32, on: bool) {
+        if let Some(rt) = self.pipes.get(&n) {
+            let _ = self.engine.set_early_exit(rt.idx, on);
+        }
+    }
+
+    /// Move the hand-offs made so far to `into`.
+    pub fn take_handoffs(&mut self, into: &mut Vec<pipelab_engine::engine::Handoff>) {
+        self.engine.take_handoffs(into);
+    }
+
+    /// The engine pipe at hop `hop` of engine route `route`.
+    pub fn route_hop(&self, route: RouteId, hop: u16) -> Option<PipeIdx> {
+        self.engine.route(route)?.get(hop as usize).copied()
+    }
+
+    /// Whether packets leaving a pipe go on through the rules or a path
+    /// (`one_pass 0`, or rules shaping before a topology's paths).
+    pub fn has_continuations(&self) -> bool {
+        self.stepwise
+    }
+
+    /// The rules, compiled, with their counters.
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
     fn settle(
         &mut self,
         o: Output,
@@ -568,7 +703,7 @@ impl Emulation {
             Fate::Duplicated { .. } => Exit::Duplicated,
             Fate::Dropped { reason, .. } => Exit::Dropped(reason.into()),
             Fate::Delivered => {
-                let pkt = o.pkt;
+                let mut pkt = o.pkt;
                 let kind = field(pkt.stage, KIND_SHIFT, 8);
                 if kind != KIND_RULE {
                     Exit::Deliver {
@@ -576,18 +711,30 @@ impl Emulation {
                     }
                 } else {
                     let next = if self.spec.one_pass {
-                        self.after_rules(o.at, pkt)
+                        self.after_rules(&mut pkt)
                     } else {
                         let passes = field(pkt.stage, PASS_SHIFT, 8) + 1;
                         if passes >= MAX_PASSES {
                             self.counts.r#loop += 1;
-                            Ingress::Dropped(Reason::Loop)
+                            Admission::Dropped(Reason::Loop)
                         } else {
                             let resume = field(pkt.stage, RESUME_SHIFT, 16) as usize;
+                            // The `prob` draws of packets the same rule
+                            // sent into a pipe: their own stream.
+                            let ctx = Classifier::reinjection_context(
+                                self.classifier
+                                    .number_at(resume.saturating_sub(1))
+                                    .unwrap_or(0),
+                            );
                             let mut view = views(&pkt);
                             self.dress(&mut view, in_port(&pkt), out_port(&pkt));
-                            self.classify(o.at, pkt, &view, resume, passes)
+                            self.decide(&mut pkt, &view, resume, passes, ctx)
                         }
+                    };
+                    let next = match next {
+                        Admission::Enter(e) => self.enter(o.at, pkt, e),
+                        Admission::Out(p) => Ingress::Out(p),
+                        Admission::Dropped(r) => Ingress::Dropped(r),
                     };
                     match next {
                         Ingress::Queued => return,

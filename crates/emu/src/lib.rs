@@ -31,7 +31,9 @@ pub mod lower;
 pub mod spec;
 
 pub use compiled::{Compiled, SpecError};
-pub use emulation::{Applied, Counts, Departure, Emulation, Exit, Ingress, Reason, MAX_PASSES};
+pub use emulation::{
+    Admission, Applied, Counts, Departure, Emulation, Entry, Exit, Ingress, Reason, MAX_PASSES,
+};
 pub use lower::{lower_config, read_files, FileLoader, Loader, LowerError};
 pub use spec::{
     Destinations, Egress, Env, MaskDef, Paths, PipeDef, PortDef, QueueDef, Spec, TOPO_PIPE_BASE,

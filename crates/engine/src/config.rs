@@ -499,6 +499,27 @@ impl PipeConfig {
             (_, bw) => bw,
         }
     }
+    /// The least time any packet spends in the delay line: the fixed
+    /// delay, or the smallest value of a delay distribution; zero with
+    /// netem's `reorder` (a chosen packet leaves with no delay) and, to be
+    /// safe, with a time-varying or wireless channel (its states may
+    /// change the delay), and with netem's `slot` (its opportunities
+    /// depend on the order packets leave in, so the pipe is never cut).
+    /// The lookahead a partitioned engine may take across this pipe.
+    pub fn min_delay(&self) -> Duration {
+        if self.reorder.is_some()
+            || self.wireless.is_some()
+            || self.timevarying.is_some()
+            || self.slot.is_some()
+        {
+            return Duration::ZERO;
+        }
+        match &self.jitter {
+            Some(d) => d.min_delay(),
+            None => self.delay,
+        }
+    }
+
     /// True if packets may leave the delay line out of arrival order.
     pub fn may_reorder(&self) -> bool {
         self.reorder.is_some() || (self.jitter.is_some() && self.jitter_order == JitterOrder::Allow)

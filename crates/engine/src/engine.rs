@@ -9,7 +9,8 @@
 //!   to `out` the packets that left their route (delivered) or were dropped
 //!   inside it, each stamped with the exact instant it happened.
 //!
-//! Work is done in `(time, seq)` order across all pipes, and a packet leaving
+//! Work is done in `(time, pipe key)` order across all pipes (see
+//! "Partitions" below), and a packet leaving
 //! one pipe enters the next at its exact exit instant, so results do not
 //! depend on how coarsely the caller advances time. The virtual-time driver
 //! jumps from deadline to deadline; the real-time driver sleeps until one.
@@ -53,6 +54,30 @@
 //! that is no longer fed drains on its own schedule, observable through
 //! [`Engine::pipe_totals`], until it is idle. Indices and routes never
 //! change, so nothing that refers to them has to.
+//!
+//! ## Partitions: the canonical order and early exits
+//!
+//! Work at one instant is done in a **canonical order**: by time, then by
+//! the key of the pipe (`index << 32` for a pipe the caller added,
+//! `parent << 32 | n` for the `n`-th instance of a dynamic pipe), never by
+//! the order things were scheduled in. Engines built alike (the same
+//! pipes added in the same order, the same routes) give every pipe the
+//! same key, so several engines can each run a *partition* of the pipes
+//! and together do exactly what one engine doing all the work does:
+//!
+//! * a pipe whose next hop may belong to another engine is made an
+//!   **early-exit** pipe ([`Engine::set_early_exit`]): it wakes at the end
+//!   of each transmission, decides the packet's exit instant there (the
+//!   delay draw), and hands the packet out at once as a [`Handoff`]
+//!   stamped with that instant, at least the pipe's smallest delay ahead
+//!   (the lookahead that lets the engines run a window of time apart);
+//! * the engine owning the next hop takes the hand-off in with
+//!   [`Engine::enter`] after [`Engine::advance_before`] has done, at that
+//!   instant, the work that comes before the hand-off's key, which is
+//!   where the whole engine would have moved the packet on.
+//!
+//! An early-exit pipe counts a departure when it hands the packet out; its
+//! counters match once the run has drained.
 //!
 //! Instance tables are `BTreeMap`s from masked key to instance, so any
 //! sweep over them visits instances in key order and results never depend
@@ -164,6 +189,15 @@ struct PipeMeta {
     /// Internal pipes of the instances of a dynamic pipe that was reset,
     /// for reuse by its next mask.
     spare: Vec<u32>,
+    /// The pipe's key in the canonical order of events (module
+    /// documentation, "Partitions"): `index << 32` for a pipe added by
+    /// the caller, `parent << 32 | n` for the `n`-th instance of a
+    /// dynamic pipe.
+    key: u64,
+    /// Exits reported early, as hand-offs (module documentation,
+    /// "Partitions"), and how many so far.
+    early: bool,
+    handoffs: u64,
 }
 
 /// Why a packet was dropped.
@@ -288,8 +322,41 @@ pub struct EngineStats {
     /// Packets lost on a link (MAC profile).
     pub dropped_link: u64,
     /// Copies made by duplication models (each one is also delivered or
-    /// dropped, so `offered + duplicated = delivered + dropped + inside`).
+    /// dropped, so `offered + entered + duplicated = delivered + dropped +
+    /// handed_off + inside`).
     pub duplicated: u64,
+    /// Packets that came in by [`Engine::enter`] (hand-offs from another
+    /// partition).
+    pub entered: u64,
+    /// Packets that left by a hand-off ([`Engine::take_handoffs`]).
+    pub handed_off: u64,
+}
+
+/// A packet leaving an early-exit pipe for its next hop
+/// ([`Engine::set_early_exit`]): the driver of a partitioned engine gives
+/// it to the engine owning that hop ([`Engine::enter`]) at `at`, in the
+/// canonical order `(at, key, seq)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handoff {
+    /// The descriptor.
+    pub pkt: Packet,
+    /// When it leaves the early-exit pipe (and enters its next hop).
+    pub at: Instant,
+    /// Its route.
+    pub route: RouteId,
+    /// The hop it enters next.
+    pub hop: u16,
+    /// The key of the pipe it left.
+    pub key: u64,
+    /// Its rank among the hand-offs of that pipe.
+    pub seq: u64,
+}
+
+impl Handoff {
+    /// Its place in the canonical order.
+    pub fn order(&self) -> (Instant, u64, u64) {
+        (self.at, self.key, self.seq)
+    }
 }
 
 /// Errors in building routes.
@@ -365,6 +432,9 @@ pub struct Engine {
     /// Outputs produced inside `enqueue` (a refused duplicate), handed out
     /// by the next `advance`.
     pending: Vec<Output>,
+    /// Early exits of pipes marked with [`Engine::set_early_exit`], taken
+    /// by [`Engine::take_handoffs`].
+    handoffs: Vec<Handoff>,
     stats: EngineStats,
     seed: u64,
 }
@@ -392,6 +462,7 @@ impl Engine {
             scratch: Vec::with_capacity(1024),
             scratch_dropped: Vec::with_capacity(64),
             pending: Vec::new(),
+            handoffs: Vec::new(),
             stats: EngineStats::default(),
             seed: opts.seed,
         }
@@ -421,6 +492,9 @@ impl Engine {
             default_queue: NIL,
             dynamic: None,
             spare: Vec::new(),
+            key: (idx.0 as u64) << 32,
+            early: false,
+            handoffs: 0,
         });
         let route = self.push_route(&[idx]);
         self.pipe_route.push(route);
@@ -741,6 +815,7 @@ impl Engine {
             None => Pipe::new(cfg, self.seed, stage),
         };
         self.pipes[pipe.0 as usize] = fresh;
+        self.pipes[pipe.0 as usize].early = self.meta[pipe.0 as usize].early;
         let m = &mut self.meta[pipe.0 as usize];
         m.stage = stage;
         if let Some(d) = m.dynamic.take() {
@@ -1032,10 +1107,14 @@ impl Engine {
             Some(s) => Pipe::with_sched(cfg, s, self.seed, stage),
             None => Pipe::new(cfg, self.seed, stage),
         };
+        // Instance ordinals fit in 32 bits long before anything else
+        // would give out.
+        let key = ((pipe as u64) << 32) | (n & 0xffff_ffff);
         let idx = match reuse {
             Some(idx) => {
                 self.pipes[idx as usize] = fresh;
                 self.meta[idx as usize].stage = stage;
+                self.meta[idx as usize].key = key;
                 idx
             }
             None => {
@@ -1047,6 +1126,9 @@ impl Engine {
                     default_queue: NIL,
                     dynamic: None,
                     spare: Vec::new(),
+                    key,
+                    early: false,
+                    handoffs: 0,
                 });
                 self.pipe_route.push(self.pipe_route[pipe as usize]);
                 idx
@@ -1242,11 +1324,21 @@ impl Engine {
 
     /// Do all work due at or before `now`, appending what leaves to `out`.
     pub fn advance(&mut self, now: Instant, out: &mut Vec<Output>) {
+        self.advance_before(now, (Instant(u64::MAX), u64::MAX), out);
+    }
+
+    /// Do the work due at or before `now` that comes before `limit` in the
+    /// canonical order (events `(time, key) < limit`), appending what
+    /// leaves to `out`: a partition's driver stops here to let a hand-off
+    /// from pipe key `limit.1` in at `limit.0` exactly where the whole
+    /// engine would have moved it on (module documentation,
+    /// "Partitions").
+    pub fn advance_before(&mut self, now: Instant, limit: (Instant, u64), out: &mut Vec<Output>) {
         let now = now.max(self.now);
         self.now = now;
         out.append(&mut self.pending);
         while let Some(e) = self.events.peek() {
-            if e.time > now {
+            if e.time > now || (e.time, e.key) >= limit {
                 break;
             }
             self.events.pop();
@@ -1275,12 +1367,112 @@ impl Engine {
                     },
                 });
             }
-            for &i in &leaving {
-                self.forward(i, out);
+            if self.meta[p].early {
+                for &i in &leaving {
+                    self.hand_off(p, i, out);
+                }
+            } else {
+                for &i in &leaving {
+                    self.forward(i, out);
+                }
             }
             self.scratch = leaving;
             self.scratch_dropped = dropped;
         }
+    }
+
+    /// Packet `i` left early-exit pipe `p` (its exit instant in `due`):
+    /// a hand-off to its next hop, or out at that instant.
+    fn hand_off(&mut self, p: usize, i: u32, out: &mut Vec<Output>) {
+        let (route, hop, at) = {
+            let s = self.pool.get(i);
+            (s.route, s.hop, s.due)
+        };
+        let span = self.routes[route as usize];
+        let next_hop = hop as usize + 1;
+        let pkt = self.pool.free(i);
+        if next_hop >= span.len as usize {
+            self.stats.delivered += 1;
+            out.push(Output {
+                pkt,
+                at,
+                fate: Fate::Delivered,
+            });
+            return;
+        }
+        let m = &mut self.meta[p];
+        let seq = m.handoffs;
+        m.handoffs += 1;
+        self.stats.handed_off += 1;
+        self.handoffs.push(Handoff {
+            pkt,
+            at,
+            route: RouteId(route),
+            hop: next_hop as u16,
+            key: m.key,
+            seq,
+        });
+    }
+
+    /// Mark user pipe `pipe` as an early-exit pipe (`true`) or not: each
+    /// packet leaves it, for the caller, at the end of its transmission,
+    /// with its exit instant decided ([`Handoff::at`]): a hand-off to its
+    /// next hop, taken with [`Engine::take_handoffs`], or an output
+    /// stamped with that instant at the end of its route. Its counters
+    /// count the departure then. See the module documentation,
+    /// "Partitions".
+    pub fn set_early_exit(&mut self, pipe: PipeIdx, on: bool) -> Result<(), RouteError> {
+        let m = self.user_pipe(pipe)?;
+        m.early = on;
+        self.pipes[pipe.0 as usize].early = on;
+        self.reschedule(pipe.0);
+        Ok(())
+    }
+
+    /// Move the hand-offs made so far to `into` (in the order they were
+    /// made).
+    pub fn take_handoffs(&mut self, into: &mut Vec<Handoff>) {
+        into.append(&mut self.handoffs);
+    }
+
+    /// A pipe's key in the canonical order of events.
+    pub fn pipe_key(&self, pipe: PipeIdx) -> Option<u64> {
+        self.meta.get(pipe.0 as usize).map(|m| m.key)
+    }
+
+    /// Offer `pkt` to hop `hop` of `route` at `now`, as if it had crossed
+    /// the hops before it: a hand-off arriving from another engine
+    /// ([`Handoff`]). The caller advances to just before the hand-off's
+    /// place in the canonical order first ([`Engine::advance_before`]).
+    pub fn enter(&mut self, now: Instant, pkt: Packet, route: RouteId, hop: u16) -> Verdict {
+        let now = now.max(self.now);
+        self.now = now;
+        let span = match self.routes.get(route.0 as usize) {
+            Some(s) if (hop as usize) < s.len as usize => *s,
+            _ => return Verdict::Dropped(DropReason::QueueFull),
+        };
+        self.stats.entered += 1;
+        let pipe = self.hops[span.start as usize + hop as usize];
+        let Some(i) = self.pool.alloc(pkt) else {
+            self.count_drop(DropReason::PoolFull);
+            return Verdict::Dropped(DropReason::PoolFull);
+        };
+        {
+            let s = self.pool.get_mut(i);
+            s.route = route.0;
+            s.hop = hop;
+            s.queue = NIL;
+        }
+        let mut discard = Vec::new();
+        let v = match self.offer(pipe, i, now, &mut discard) {
+            Ok(()) => Verdict::Queued,
+            Err(reason) => {
+                self.pool.free(i);
+                Verdict::Dropped(reason)
+            }
+        };
+        self.pending.append(&mut discard);
+        v
     }
 
     /// Packet `i` left its current pipe at its `due` time: on to the next
@@ -1329,7 +1521,8 @@ impl Engine {
         if want == have {
             return;
         }
-        let sched = want.map(|t| (t, self.events.push(t, pipe)));
+        let key = self.meta[pipe as usize].key;
+        let sched = want.map(|t| (t, self.events.push(t, key, pipe)));
         self.pipes[pipe as usize].scheduled = sched;
     }
 }

@@ -1,12 +1,21 @@
 //! The deadline queue: which pipe needs service next.
 //!
-//! A binary min-heap of `(time, seq, pipe)` entries. `seq` is a counter that
-//! makes ties deterministic: two pipes due at the same nanosecond are served
-//! in the order they were scheduled, never in an order that depends on memory
-//! layout. Each pipe has at most one *live* entry; when a pipe's deadline
-//! changes a new entry is pushed and the old one is left in the heap as a
-//! stale entry, recognised and skipped on pop because its `seq` no longer
-//! matches the pipe's (lazy deletion: O(log N) per change, no decrease-key).
+//! A binary min-heap of `(time, key, seq, pipe)` entries, served in
+//! **canonical order**: by time, then by the pipe's *key*, a number that
+//! names the pipe the same way in every engine built from the same
+//! configuration (see [`crate::Engine`]: a configured pipe's key comes
+//! from its index, an instance of a dynamic pipe's from its parent's index
+//! and its creation ordinal). Two pipes due at the same nanosecond are
+//! therefore served in an order that depends neither on memory layout nor
+//! on the order in which they were scheduled, so an engine that holds only
+//! some of the pipes (a partition, `crate::engine` "Partitions") serves its
+//! pipes in the order the whole engine would.
+//!
+//! Each pipe has at most one *live* entry; when a pipe's deadline changes
+//! a new entry is pushed and the old one is left in the heap as a stale
+//! entry, recognised and skipped on pop because its `seq` no longer
+//! matches the pipe's (lazy deletion: O(log N) per change, no
+//! decrease-key). `seq` is a counter: it only identifies entries.
 //!
 //! The cost per operation is O(log N) in the number of scheduled pipes, as in
 //! Dummynet (dummynet-revisited §3.1.1).
@@ -20,13 +29,15 @@ use std::collections::BinaryHeap;
 pub struct Event {
     /// When the pipe needs service.
     pub time: Instant,
-    /// Tie-breaker and identity of the entry.
+    /// The pipe's key: the tie-breaker between pipes due at one instant.
+    pub key: u64,
+    /// Identity of the entry (stale entries are recognised by it).
     pub seq: u64,
     /// Index of the pipe.
     pub pipe: u32,
 }
 
-/// A min-heap of events ordered by `(time, seq)`.
+/// A min-heap of events ordered by `(time, key, seq)`.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<Event>>,
@@ -42,12 +53,18 @@ impl EventQueue {
         }
     }
 
-    /// Schedule `pipe` at `time`; returns the entry's sequence number.
+    /// Schedule `pipe` (whose key is `key`) at `time`; returns the entry's
+    /// sequence number.
     #[inline]
-    pub fn push(&mut self, time: Instant, pipe: u32) -> u64 {
+    pub fn push(&mut self, time: Instant, key: u64, pipe: u32) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Event { time, seq, pipe }));
+        self.heap.push(Reverse(Event {
+            time,
+            key,
+            seq,
+            pipe,
+        }));
         seq
     }
 
@@ -78,16 +95,18 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    /// A pass proves ties at one instant are broken by key, whatever the
+    /// order of scheduling.
     #[test]
-    fn pops_in_time_then_schedule_order() {
+    fn pops_in_time_then_key_order() {
         let mut q = EventQueue::default();
-        q.push(Instant(5), 1);
-        q.push(Instant(3), 2);
-        q.push(Instant(5), 0);
-        q.push(Instant(3), 9);
+        q.push(Instant(5), 7, 1);
+        q.push(Instant(3), 9, 2);
+        q.push(Instant(5), 2, 0);
+        q.push(Instant(3), 4, 9);
         let order: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
             .map(|e| (e.time.0, e.pipe))
             .collect();
-        assert_eq!(order, vec![(3, 2), (3, 9), (5, 1), (5, 0)]);
+        assert_eq!(order, vec![(3, 9), (3, 2), (5, 0), (5, 1)]);
     }
 }

@@ -653,6 +653,10 @@ pub struct Pipe {
     pub(crate) sched: Option<Box<SchedQueues>>,
     /// The last arrival (idle expiry of dynamic pipe instances).
     pub(crate) last_arrival: Instant,
+    /// Early exit (`Engine::set_early_exit`): wake at each transmission's
+    /// end and let every packet of the delay line out at once, its exit
+    /// instant in `due`.
+    pub(crate) early: bool,
 }
 
 impl Pipe {
@@ -677,6 +681,7 @@ impl Pipe {
             scheduled: None,
             sched: None,
             last_arrival: Instant::ZERO,
+            early: false,
         }
     }
 
@@ -1081,7 +1086,8 @@ impl Pipe {
         // So does a stage that decides at the end of a transmission.
         let sending = (!self.queue.is_empty()).then(|| {
             let m = &self.models;
-            if m.delay.is_some()
+            if self.early
+                || m.delay.is_some()
                 || m.reorder.is_some()
                 || m.codel.is_some()
                 || m.profile.is_some()
@@ -1093,12 +1099,19 @@ impl Pipe {
                 self.tx_done + self.cfg.delay()
             }
         });
-        let head = self.delay_line.front_due(pool);
+        // An early-exit pipe lets its delay line out at the instant the
+        // packets entered it (the end of the last transmission settled);
+        // a slotted pipe is never one (`PipeConfig::min_delay`).
+        let line = match self.delay_line.front_due(pool) {
+            Some(_) if self.early => Some(self.link_free_at),
+            Some(d) => Some(match &self.models.slot {
+                Some(s) => s.peek(d),
+                None => d,
+            }),
+            None => None,
+        };
         let dropped = [
-            match &self.models.slot {
-                Some(s) => head.map(|d| s.peek(d)),
-                None => head,
-            },
+            line,
             self.aqm_dropped.front().map(|i| pool.get(i).due),
             self.link_dropped.front().map(|i| pool.get(i).due),
         ];
@@ -1189,7 +1202,7 @@ impl Pipe {
             }
         }
         while let Some(due) = self.delay_line.front_due(pool) {
-            if due > t {
+            if due > t && !self.early {
                 break;
             }
             // netem's slots: the head leaves at the next opportunity.
@@ -1197,7 +1210,7 @@ impl Pipe {
                 Some(s) => s.gate(due),
                 None => due,
             };
-            if at > t {
+            if at > t && !self.early {
                 break;
             }
             if let Some(i) = self.delay_line.pop(pool) {

@@ -1,28 +1,35 @@
 //! # pipelab-sim: the virtual-time driver
 //!
-//! `pipelab sim` runs a configuration of the command language against
-//! synthetic traffic in virtual time: nothing sleeps, time jumps from one
-//! event to the next, and every figure in the report is computed from exact
-//! integer nanoseconds. The same configuration, traffic and seed print the
-//! same report, byte for byte.
+//! `pipelab sim` runs a configuration of the command language, or a
+//! topology lowered to the same emulation spec, against synthetic traffic
+//! in virtual time: nothing sleeps, time jumps from one event to the
+//! next, and every figure in the report is computed from exact integer
+//! nanoseconds. The same input, traffic and seed print the same report,
+//! byte for byte, on any number of worker threads.
 //!
 //! * [`source`]: the traffic generators (CBR, Poisson, on/off), one seeded
 //!   generator each.
+//! * [`partition`]: which pipes each worker owns, and the lookahead that
+//!   lets them run apart.
 //! * [`run`]: lowers a [`pipelab_lang::Config`] to the one emulation spec
-//!   ([`pipelab_emu`]), merges the sources, offers each packet to the
+//!   ([`pipelab_emu`]) or takes a [`Scenario`] whose spec its caller
+//!   lowered (a topology), merges the sources, offers each packet to a
 //!   [`pipelab_emu::Emulation`] (which walks it through the rules, its
 //!   pipes and back into the rules with `one_pass 0`, exactly as live
-//!   packets are) and collects what happened to it.
+//!   packets are), runs the partitions in barrier-synchronous windows and
+//!   collects what happened to each packet.
 //! * [`report`]: per-flow, per-pipe and per-rule results, as a table or
 //!   JSON with stable field names.
 //!
-//! What it deliberately does not do: touch a clock or a socket. The only
-//! files it reads are those a pipe names (`distribution file:PATH`,
+//! What it deliberately does not do: touch a clock or a socket, or know
+//! what a topology is (its caller lowers one, `pipelab_topo::lower`). The
+//! only files it reads are those a pipe names (`distribution file:PATH`,
 //! `loss trace:PATH`), through a loader ([`simulate_with_loader`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod partition;
 pub mod report;
 pub mod run;
 pub mod source;
@@ -31,4 +38,6 @@ pub use report::{
     DelayStats, FlowReport, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport,
     QueueReport, Report, RuleReport,
 };
-pub use run::{simulate, simulate_with_loader, SimError, SimOptions};
+pub use run::{
+    simulate, simulate_scenario, simulate_with_loader, RunInfo, Scenario, SimError, SimOptions,
+};

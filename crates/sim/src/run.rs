@@ -1,14 +1,38 @@
-//! Running a configuration against synthetic traffic in virtual time.
+//! Running a configuration or a topology against synthetic traffic in
+//! virtual time, on one or several workers.
 //!
-//! The loop is the virtual-time driver of the engine: take the earlier of
-//! the next packet arrival and the engine's next deadline, advance the
-//! engine to it, settle what came out, inject what arrives. Every packet
-//! that leaves the engine does so exactly at the instant advanced to, so a
-//! packet reinjected into the classifier (`set one_pass 0`) enters its next
-//! pipe at its exact exit time.
+//! The loop is the virtual-time driver of the engine: take the earliest of
+//! the next packet arrival, the next hand-off and the engine's next
+//! deadline, advance the engine to it, settle what came out, inject what
+//! arrives. Every packet that leaves the engine does so exactly at the
+//! instant advanced to, so a packet reinjected into the classifier (`set
+//! one_pass 0`) enters its next pipe at its exact exit time.
 //!
-//! Synthetic packets are seen by rules as entering the emulator (`in`).
+//! **Partitions.** The pipes are cut into `K` partitions
+//! ([`crate::partition`]), each run by a worker thread with an emulation
+//! of the whole spec of which it feeds only its own pipes. A packet whose
+//! path goes on into another partition leaves its pipe early, at the end
+//! of its transmission, stamped with its exit instant, which is at least
+//! the lookahead `L` ahead; the workers run in barrier-synchronous
+//! windows `[T, T + L)` and exchange these hand-offs at each barrier, `T`
+//! being the earliest instant anything is due anywhere. Inside a window a
+//! worker lets a hand-off in exactly where the canonical order `(time,
+//! pipe key)` places it among its own events, so each worker does what
+//! one engine doing all the work would do to its pipes. Fresh packets are
+//! admitted by the rules on the driver's thread (each port's `prob` draws
+//! are its own) and injected by the worker owning their first pipe, after
+//! the engine's events of their instant, as one engine does. What the
+//! workers report is merged exactly: deliveries in the order `(instant,
+//! flow, sequence)`, counters summed, pipes from their owner. K = 1 runs
+//! the same code with one partition, so the report is the same, byte for
+//! byte, for any K.
+//!
+//! Synthetic packets are seen by rules as entering the emulator (`in`) in
+//! a configuration, and as a topology's ports say in a topology (they
+//! enter at the VN port their source address belongs to).
 
+use crate::partition::{self, Plan};
+use crate::report::Drops;
 use crate::report::{
     FlowAcc, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport, QueueReport,
     Report, RuleReport,
@@ -16,17 +40,18 @@ use crate::report::{
 use crate::source::Source;
 use pipelab_classify::{Direction, PacketView};
 use pipelab_emu::{
-    lower_config, Compiled, Departure, Emulation, Exit, Ingress, LowerError, Reason, Spec,
-    SpecError,
+    lower_config, Admission, Compiled, Departure, Emulation, Entry, Exit, Ingress, LowerError,
+    Reason, Spec, SpecError,
 };
-use pipelab_engine::engine::{EngineOptions, InstanceStats, QueueId};
+use pipelab_engine::engine::{EngineOptions, Handoff, InstanceStats, QueueId};
 use pipelab_engine::rng::{stage_rng, StageKind};
 use pipelab_engine::{FlowKey, Instant, Packet};
 use pipelab_lang::{Config, TrafficProto, TrafficSpec};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::mpsc;
 
 pub use pipelab_emu::MAX_PASSES;
 
@@ -35,8 +60,11 @@ pub use pipelab_emu::MAX_PASSES;
 pub struct SimOptions {
     /// Seed of every random decision (traffic, `prob`, models).
     pub seed: u64,
-    /// Most packets inside the engine at once.
+    /// Most packets inside the engine at once (of each partition).
     pub max_packets: u32,
+    /// Worker threads, each running a partition of the pipes (at least
+    /// 1). The report does not depend on it.
+    pub workers: usize,
 }
 
 impl Default for SimOptions {
@@ -44,8 +72,68 @@ impl Default for SimOptions {
         SimOptions {
             seed: 1,
             max_packets: EngineOptions::default().max_packets,
+            workers: 1,
         }
     }
+}
+
+/// What to run: an emulation spec and how its objects are named in the
+/// report. A configuration makes one with [`Scenario::from_config`]; a
+/// topology's is lowered by its caller (`pipelab_topo::lower`, which this
+/// crate does not depend on).
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The spec. Its ports are where sources enter: with a topology's
+    /// paths, the port of the source address; else port 0.
+    pub spec: Spec,
+    /// Each pipe's configuration as the report prints it, by number;
+    /// pipes without one are left out of the report.
+    pub pipe_text: BTreeMap<u32, String>,
+    /// Each configured flow queue's pipe and text, by number.
+    pub queue_text: BTreeMap<u32, (u32, String)>,
+    /// A preferred partition of the pipes, by number (a topology's
+    /// assignment to `workers` cores); `None`: balanced by count.
+    pub hint: Option<BTreeMap<u32, u32>>,
+}
+
+impl Scenario {
+    /// The scenario of `config`: its spec with one port whose frames the
+    /// rules see as `in`, its pipes and queues named by their canonical
+    /// text. Files its pipes name are read with `load`.
+    pub fn from_config(
+        config: &Config,
+        load: &mut dyn FnMut(&str) -> Result<String, String>,
+    ) -> Result<Scenario, SimError> {
+        let mut spec = lower_config(config, load)?;
+        spec.ports = Spec::single_port("sim", Some(Direction::In));
+        Ok(Scenario {
+            spec,
+            pipe_text: config
+                .pipes
+                .iter()
+                .map(|(n, p)| (*n, p.to_string()))
+                .collect(),
+            queue_text: config
+                .queues
+                .iter()
+                .map(|(n, q)| (*n, (q.target.number(), q.to_string())))
+                .collect(),
+            hint: None,
+        })
+    }
+}
+
+/// What a run did beyond its report: how it was partitioned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunInfo {
+    /// Partitions that ran (at most the workers asked for).
+    pub partitions: usize,
+    /// Why fewer partitions ran than workers were asked for, if so.
+    pub note: Option<String>,
+    /// Windows of virtual time the workers ran in step.
+    pub windows: u64,
+    /// Hand-offs between partitions.
+    pub handoffs: u64,
 }
 
 /// Why a simulation could not run.
@@ -62,6 +150,17 @@ pub enum SimError {
     Unsupported(String),
     /// No traffic was given.
     NoTraffic,
+    /// A traffic source cannot run here.
+    Traffic {
+        /// Its index (order of the sources, from 0).
+        flow: usize,
+        /// Why.
+        reason: String,
+    },
+    /// `workers` is 0.
+    Workers,
+    /// A worker thread failed.
+    Worker(String),
 }
 
 impl fmt::Display for SimError {
@@ -72,6 +171,9 @@ impl fmt::Display for SimError {
             SimError::NoTraffic => f.write_str(
                 "no traffic: give at least one --traffic, e.g. --traffic 'cbr rate 1000pps size 1000B duration 10s'",
             ),
+            SimError::Traffic { flow, reason } => write!(f, "--traffic #{}: {reason}", flow + 1),
+            SimError::Workers => f.write_str("workers: give at least 1"),
+            SimError::Worker(m) => write!(f, "a worker thread failed: {m}"),
         }
     }
 }
@@ -97,58 +199,11 @@ impl From<SpecError> for SimError {
     }
 }
 
-/// The per-flow bookkeeping of a run.
-struct Sim<'a> {
-    emu: Emulation,
-    flows: Vec<FlowAcc>,
-    keys: Vec<FlowKey>,
-    specs: &'a [TrafficSpec],
-    end: Instant,
-}
-
 /// The view of a synthetic packet: an IP packet entering the emulator.
 fn view_of(pkt: &Packet) -> PacketView {
     PacketView {
         dir: Some(Direction::In),
         ..PacketView::ip(pkt.key, pkt.len)
-    }
-}
-
-impl Sim<'_> {
-    fn deliver(&mut self, pkt: &Packet, at: Instant) {
-        self.flows[pkt.flow as usize].delivered(pkt, pkt.tag, at - pkt.born, at);
-        self.end = self.end.max(at);
-    }
-
-    fn dropped(&mut self, flow: usize, r: Reason) {
-        let d = &mut self.flows[flow].drops;
-        match r {
-            Reason::Queue => d.queue += 1,
-            Reason::Memory => d.memory += 1,
-            Reason::Loss => d.loss += 1,
-            Reason::Aqm => d.aqm += 1,
-            Reason::Link => d.link += 1,
-            Reason::Rule | Reason::NoRoute => d.rule += 1,
-            Reason::Loop => d.r#loop += 1,
-        }
-    }
-
-    fn inject(&mut self, now: Instant, pkt: Packet) {
-        let mut view = view_of(&pkt);
-        match self.emu.ingress(now, pkt, 0, &mut view) {
-            Ingress::Queued => {}
-            Ingress::Out(_) => self.deliver(&pkt, now),
-            Ingress::Dropped(r) => self.dropped(pkt.flow as usize, r),
-        }
-    }
-
-    fn settle(&mut self, d: Departure) {
-        self.end = self.end.max(d.at);
-        match d.exit {
-            Exit::Deliver { .. } => self.deliver(&d.pkt, d.at),
-            Exit::Dropped(r) => self.dropped(d.pkt.flow as usize, r),
-            Exit::Duplicated => {}
-        }
     }
 }
 
@@ -173,6 +228,232 @@ fn flow_key(spec: &TrafficSpec, index: usize) -> FlowKey {
         dport: to.port(),
     }
 }
+
+/// What happened to a packet, as the flows' accounting takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// Delivered (a copy if flagged so).
+    Delivered,
+    /// Dropped, why.
+    Dropped(Reason),
+    /// A copy was made (only the instant counts).
+    Copied,
+}
+
+/// One packet's fate, in the order the flows take them: by instant, flow,
+/// sequence (a total order that does not depend on which worker saw it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Record {
+    at: Instant,
+    flow: u32,
+    tag: u64,
+    event: Event,
+    flags: u8,
+    len: u32,
+    born: Instant,
+}
+
+impl Record {
+    fn of(pkt: &Packet, at: Instant, event: Event) -> Record {
+        Record {
+            at,
+            flow: pkt.flow,
+            tag: pkt.tag,
+            event,
+            flags: pkt.flags,
+            len: pkt.len,
+            born: pkt.born,
+        }
+    }
+
+    fn departure(d: &Departure) -> Record {
+        let event = match d.exit {
+            Exit::Deliver { .. } => Event::Delivered,
+            Exit::Dropped(r) => Event::Dropped(r),
+            Exit::Duplicated => Event::Copied,
+        };
+        Record::of(&d.pkt, d.at, event)
+    }
+}
+
+/// The flows' accounting, fed records in their order.
+struct Flows {
+    flows: Vec<FlowAcc>,
+    end: Instant,
+    /// Records not yet due for accounting (stamped at or after the
+    /// current window's end).
+    pending: Vec<Record>,
+}
+
+impl Flows {
+    fn take(&mut self, r: &Record) {
+        self.end = self.end.max(r.at);
+        let Some(f) = self.flows.get_mut(r.flow as usize) else {
+            return;
+        };
+        match r.event {
+            Event::Delivered => {
+                let mut pkt = Packet::new(r.len);
+                pkt.flags = r.flags;
+                f.delivered(&pkt, r.tag, r.at - r.born, r.at);
+            }
+            Event::Dropped(reason) => count_drop(&mut f.drops, reason),
+            Event::Copied => {}
+        }
+    }
+
+    /// Account for every pending record stamped before `end`, in order.
+    fn flush_before(&mut self, end: Instant) {
+        self.pending.sort_unstable();
+        let n = self.pending.partition_point(|r| r.at < end);
+        let done: Vec<Record> = self.pending.drain(..n).collect();
+        for r in &done {
+            self.take(r);
+        }
+    }
+}
+
+fn count_drop(d: &mut Drops, r: Reason) {
+    match r {
+        Reason::Queue => d.queue += 1,
+        Reason::Memory => d.memory += 1,
+        Reason::Loss => d.loss += 1,
+        Reason::Aqm => d.aqm += 1,
+        Reason::Link => d.link += 1,
+        Reason::Rule | Reason::NoRoute => d.rule += 1,
+        Reason::Loop => d.r#loop += 1,
+    }
+}
+
+/// A fresh packet for a worker: when, and its first stage.
+struct Inject {
+    at: Instant,
+    pkt: Packet,
+    entry: Entry,
+}
+
+/// What the driver gives a worker for one window.
+struct WindowIn {
+    /// The window ends (exclusive).
+    end: Instant,
+    /// Fresh packets, in order of time and source.
+    inject: Vec<Inject>,
+    /// Hand-offs into this partition.
+    handoffs: Vec<Handoff>,
+}
+
+/// What a worker gives back at the end of a window.
+#[derive(Default)]
+struct WindowOut {
+    records: Vec<Record>,
+    /// Hand-offs into other partitions, with the partition each goes to.
+    handoffs: Vec<(u32, Handoff)>,
+    /// When it next has work of its own.
+    next: Option<Instant>,
+}
+
+/// A hand-off waiting in its partition, in canonical order.
+struct Transit(Handoff);
+
+impl PartialEq for Transit {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.order() == o.0.order()
+    }
+}
+impl Eq for Transit {}
+impl PartialOrd for Transit {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Transit {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.order().cmp(&o.0.order())
+    }
+}
+
+/// One partition: an emulation of the whole spec that feeds only its own
+/// pipes, and the hand-offs waiting for it.
+struct Worker<'a> {
+    part: u32,
+    emu: Emulation,
+    plan: &'a Plan,
+    transit: BinaryHeap<Reverse<Transit>>,
+    departures: Vec<Departure>,
+    handoffs: Vec<Handoff>,
+}
+
+impl Worker<'_> {
+    fn next(&mut self) -> Option<Instant> {
+        let t = self.transit.peek().map(|r| r.0 .0.at);
+        match (self.emu.next_deadline(), t) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Run every instant before `w.end`: at each, the engine's events and
+    /// the hand-offs due then in canonical order, then the fresh packets.
+    fn window(&mut self, w: WindowIn) -> WindowOut {
+        let mut out = WindowOut::default();
+        for h in w.handoffs {
+            self.transit.push(Reverse(Transit(h)));
+        }
+        let mut inject = w.inject.into_iter().peekable();
+        loop {
+            let t = match (self.next(), inject.peek().map(|i| i.at)) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if t >= w.end {
+                break;
+            }
+            while let Some(Reverse(Transit(h))) = self.transit.peek() {
+                if h.at != t {
+                    break;
+                }
+                let h = *h;
+                self.transit.pop();
+                self.emu.advance_before(t, (t, h.key));
+                self.emu
+                    .enter_route(t, h.pkt, h.route, h.hop, &mut self.departures);
+            }
+            self.emu.advance(t, &mut self.departures, &mut view_of);
+            while let Some(i) = inject.next_if(|i| i.at == t) {
+                match self.emu.enter(t, i.pkt, i.entry) {
+                    Ingress::Queued => {}
+                    Ingress::Out(_) => out.records.push(Record::of(&i.pkt, t, Event::Delivered)),
+                    Ingress::Dropped(r) => {
+                        out.records.push(Record::of(&i.pkt, t, Event::Dropped(r)))
+                    }
+                }
+            }
+            out.records
+                .extend(self.departures.drain(..).map(|d| Record::departure(&d)));
+            self.emu.take_handoffs(&mut self.handoffs);
+            for h in self.handoffs.drain(..) {
+                let to = self
+                    .emu
+                    .route_hop(h.route, h.hop)
+                    .map_or(self.part, |p| self.plan.owner_of(p.0));
+                if to == self.part {
+                    self.transit.push(Reverse(Transit(h)));
+                } else {
+                    out.handoffs.push((to, h));
+                }
+            }
+        }
+        out.next = self.next();
+        out
+    }
+}
+
+/// The most fresh packets given to the workers in one window: bounds the
+/// driver's memory when the lookahead is long.
+const INJECT_CAP: usize = 1 << 16;
 
 /// Run `config` against `traffic` in virtual time until every packet has
 /// left the emulator, and report.
@@ -202,24 +483,74 @@ pub fn simulate_with_loader(
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
     }
-    let mut spec = lower_config(config, load)?;
-    spec.ports = Spec::single_port("sim", Some(Direction::In));
-    let compiled = Compiled::new(spec, opts.seed)?;
-    let mut emu = Emulation::new(EngineOptions {
-        max_packets: opts.max_packets,
+    let scenario = Scenario::from_config(config, load)?;
+    simulate_scenario(&scenario, traffic, opts).map(|(r, _)| r)
+}
+
+/// The port a source enters by: with a topology's paths, the port its
+/// source address belongs to (and its destination must belong to one);
+/// else port 0.
+fn source_port(spec: &Spec, key: &FlowKey, flow: usize) -> Result<u16, SimError> {
+    let Some(paths) = &spec.paths else {
+        return Ok(0);
+    };
+    let port = |a: IpAddr, what: &str| {
+        paths.dest.port(a).ok_or_else(|| SimError::Traffic {
+            flow,
+            reason: format!("{what} address {a} is no VN's (VNs have the topology's addresses)"),
+        })
+    };
+    port(key.dst, "to")?;
+    port(key.src, "from")
+}
+
+/// Run `scenario` against `traffic` on `opts.workers` partitions until
+/// every packet has left the emulator: the report (the same for any
+/// number of workers) and how the run was partitioned.
+pub fn simulate_scenario(
+    scenario: &Scenario,
+    traffic: &[TrafficSpec],
+    opts: &SimOptions,
+) -> Result<(Report, RunInfo), SimError> {
+    if traffic.is_empty() {
+        return Err(SimError::NoTraffic);
+    }
+    if opts.workers == 0 {
+        return Err(SimError::Workers);
+    }
+    let spec = &scenario.spec;
+    let compiled = Compiled::new(spec.clone(), opts.seed)?;
+    // The driver's emulation admits fresh packets (the rules, by port);
+    // it never holds one.
+    let mut front = Emulation::new(EngineOptions {
+        max_packets: 1,
         seed: opts.seed,
     });
-    emu.apply(compiled);
-    let mut sim = Sim {
-        emu,
+    front.apply(compiled);
+    let keys: Vec<FlowKey> = traffic
+        .iter()
+        .enumerate()
+        .map(|(i, s)| flow_key(s, i))
+        .collect();
+    let ports = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| source_port(spec, k, i))
+        .collect::<Result<Vec<u16>, SimError>>()?;
+    let plan = partition::plan(spec, &front, opts.workers, scenario.hint.as_ref());
+    let parts = plan.parts;
+    let note = (parts < opts.workers).then(|| {
+        format!(
+            "--workers {}: the pipes form {parts} partition{} that can run apart (a step out of a pipe with no delay, a dynamic pipe or a pipe whose packets go back to the rules is never cut); running {parts}",
+            opts.workers,
+            if parts == 1 { "" } else { "s" }
+        )
+    });
+    let lookahead = plan.lookahead.map_or(u64::MAX, |d| d.as_nanos());
+    let mut flows = Flows {
         flows: traffic.iter().map(|_| FlowAcc::new()).collect(),
-        keys: traffic
-            .iter()
-            .enumerate()
-            .map(|(i, s)| flow_key(s, i))
-            .collect(),
-        specs: traffic,
         end: Instant::ZERO,
+        pending: Vec::new(),
     };
     let mut sources: Vec<Source> = traffic
         .iter()
@@ -232,46 +563,211 @@ pub fn simulate_with_loader(
             arrivals.push(Reverse((t, i)));
         }
     }
-    let mut out = Vec::with_capacity(1024);
-    let mut seq = 0u64;
-    loop {
-        let next_arrival = arrivals.peek().map(|r| r.0 .0);
-        let next_deadline = sim.emu.next_deadline();
-        let t = match (next_arrival, next_deadline) {
-            (None, None) => break,
-            (Some(a), None) => a,
-            (None, Some(d)) => d,
-            (Some(a), Some(d)) => a.min(d),
-        };
-        // Departures due at t free their slots before arrivals at t.
-        sim.emu.advance(t, &mut out, &mut view_of);
-        for d in out.drain(..) {
-            sim.settle(d);
+    let eopts = EngineOptions {
+        max_packets: opts.max_packets,
+        seed: opts.seed,
+    };
+    let mut info = RunInfo {
+        partitions: parts,
+        note,
+        windows: 0,
+        handoffs: 0,
+    };
+    let workers: Vec<Emulation> = std::thread::scope(|scope| {
+        let mut to_w = Vec::new();
+        let mut from_w = Vec::new();
+        let mut handles = Vec::new();
+        for part in 0..parts as u32 {
+            let (tx, rx) = mpsc::channel::<Option<WindowIn>>();
+            let (otx, orx) = mpsc::channel::<WindowOut>();
+            to_w.push(tx);
+            from_w.push(orx);
+            let plan = &plan;
+            handles.push(scope.spawn(move || -> Result<Emulation, SimError> {
+                let mut emu = Emulation::with_spec(spec.clone(), eopts)?;
+                for &n in &plan.early {
+                    if plan.of_pipe.get(&n) == Some(&part) {
+                        emu.set_early_exit(n, true);
+                    }
+                }
+                let mut w = Worker {
+                    part,
+                    emu,
+                    plan,
+                    transit: BinaryHeap::new(),
+                    departures: Vec::with_capacity(1024),
+                    handoffs: Vec::new(),
+                };
+                // The first answer says when it has work (none yet).
+                while let Ok(Some(win)) = rx.recv() {
+                    if otx.send(w.window(win)).is_err() {
+                        break;
+                    }
+                }
+                Ok(w.emu)
+            }));
         }
-        while let Some(&Reverse((at, i))) = arrivals.peek() {
-            if at > t {
-                break;
+        let mut incoming: Vec<Vec<Handoff>> = vec![Vec::new(); parts];
+        let mut next: Vec<Option<Instant>> = vec![None; parts];
+        let mut seq = 0u64;
+        let mut failed = None;
+        // Fresh packets admitted ahead of the windows (their first stage
+        // does not depend on the engines), while the workers run.
+        let mut admitted: std::collections::VecDeque<(usize, Inject)> =
+            std::collections::VecDeque::new();
+        let mut admit_ahead = |admitted: &mut std::collections::VecDeque<(usize, Inject)>,
+                               flows: &mut Flows,
+                               upto: usize| {
+            while admitted.len() < upto {
+                let Some(Reverse((at, i))) = arrivals.pop() else {
+                    break;
+                };
+                let spec_i = &traffic[i];
+                let mut pkt = Packet {
+                    flow: i as u32,
+                    tag: seq,
+                    born: at,
+                    key: keys[i],
+                    flags: if spec_i.ecn { Packet::ECT } else { 0 },
+                    ..Packet::new(spec_i.size)
+                };
+                seq += 1;
+                flows.flows[i].sent += 1;
+                flows.flows[i].sent_bytes += spec_i.size as u64;
+                let mut view = view_of(&pkt);
+                match front.admit(&mut pkt, ports[i], &mut view) {
+                    Admission::Out(_) => flows.pending.push(Record::of(&pkt, at, Event::Delivered)),
+                    Admission::Dropped(r) => {
+                        flows.pending.push(Record::of(&pkt, at, Event::Dropped(r)))
+                    }
+                    Admission::Enter(entry) => {
+                        let p = plan.owner_of(entry.pipe().0) as usize;
+                        admitted.push_back((p, Inject { at, pkt, entry }));
+                    }
+                }
+                if let Some(next) = sources[i].next() {
+                    arrivals.push(Reverse((next, i)));
+                }
             }
-            arrivals.pop();
-            let spec = &sim.specs[i];
-            let pkt = Packet {
-                flow: i as u32,
-                tag: seq,
-                born: t,
-                key: sim.keys[i],
-                flags: if spec.ecn { Packet::ECT } else { 0 },
-                ..Packet::new(spec.size)
-            };
-            seq += 1;
-            sim.flows[i].sent += 1;
-            sim.flows[i].sent_bytes += spec.size as u64;
-            sim.inject(t, pkt);
-            if let Some(next) = sources[i].next() {
-                arrivals.push(Reverse((next, i)));
+            // Whether packets remain to be admitted.
+            !arrivals.is_empty()
+        };
+        let mut more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+        let mut last_end: Option<Instant> = None;
+        'run: loop {
+            let mut t = admitted.front().map(|a| a.1.at);
+            let waiting = incoming.iter().flatten().map(|h| h.at);
+            for c in next.iter().copied().flatten().chain(waiting) {
+                t = Some(t.map_or(c, |t| t.min(c)));
             }
+            let Some(start) = t else { break };
+            let mut end = Instant(start.0.saturating_add(lookahead.max(1)));
+            let mut inject: Vec<Vec<Inject>> = (0..parts).map(|_| Vec::new()).collect();
+            let mut taken = 0usize;
+            let mut last = start;
+            loop {
+                let Some(&(p, ref i)) = admitted.front() else {
+                    if more {
+                        more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+                        continue;
+                    }
+                    break;
+                };
+                if i.at >= end {
+                    break;
+                }
+                if taken >= INJECT_CAP && i.at > last {
+                    // Enough for one window: it ends at this instant
+                    // (every packet of the instants before is in it).
+                    end = i.at;
+                    break;
+                }
+                last = i.at;
+                taken += 1;
+                if let Some((_, i)) = admitted.pop_front() {
+                    inject[p].push(i);
+                }
+            }
+            info.windows += 1;
+            for (p, tx) in to_w.iter().enumerate() {
+                let win = WindowIn {
+                    end,
+                    inject: std::mem::take(&mut inject[p]),
+                    handoffs: std::mem::take(&mut incoming[p]),
+                };
+                if tx.send(Some(win)).is_err() {
+                    failed = Some(p);
+                    break 'run;
+                }
+            }
+            // While the workers run: account for the previous window, and
+            // admit the next packets.
+            if let Some(e) = last_end {
+                flows.flush_before(e);
+            }
+            if more {
+                more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+            }
+            for (p, rx) in from_w.iter().enumerate() {
+                let Ok(o) = rx.recv() else {
+                    failed = Some(p);
+                    break 'run;
+                };
+                flows.pending.extend(o.records);
+                for (to, h) in o.handoffs {
+                    info.handoffs += 1;
+                    incoming[(to as usize).min(parts - 1)].push(h);
+                }
+                next[p] = o.next;
+            }
+            last_end = Some(end);
+        }
+        for tx in &to_w {
+            let _ = tx.send(None);
+        }
+        let mut emus = Vec::new();
+        for (p, h) in handles.into_iter().enumerate() {
+            match h.join() {
+                Ok(Ok(e)) => emus.push(e),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(SimError::Worker(format!("partition {p} panicked"))),
+            }
+        }
+        if let Some(p) = failed {
+            return Err(SimError::Worker(format!("partition {p} stopped")));
+        }
+        Ok(emus)
+    })?;
+    flows.flush_before(Instant(u64::MAX));
+    if !flows.pending.is_empty() {
+        let rest = std::mem::take(&mut flows.pending);
+        for r in &rest {
+            flows.take(r);
         }
     }
-    let flows = sim
+    let report = report(scenario, traffic, opts, &front, &workers, &plan, &flows);
+    Ok((report, info))
+}
+
+/// The report of a run: flows from the merged accounting, pipes and
+/// queues from the worker owning them, rules summed over the driver
+/// (fresh packets) and the workers (reinjected ones).
+fn report(
+    scenario: &Scenario,
+    traffic: &[TrafficSpec],
+    opts: &SimOptions,
+    front: &Emulation,
+    workers: &[Emulation],
+    plan: &Plan,
+    flows: &Flows,
+) -> Report {
+    let owner = |n: u32| {
+        plan.of_pipe
+            .get(&n)
+            .and_then(|&p| workers.get(p as usize))
+            .unwrap_or(front)
+    };
+    let flow_reports = flows
         .flows
         .iter()
         .enumerate()
@@ -283,12 +779,12 @@ pub fn simulate_with_loader(
             f.finish(i, name, traffic[i].to_string())
         })
         .collect();
-    let emu = &sim.emu;
-    let pipes = emu
+    let pipes = front
         .pipe_numbers()
         .filter_map(|id| {
+            let text = scenario.pipe_text.get(&id)?;
+            let emu = owner(id);
             let st = emu.pipe_totals(id)?;
-            let spec = config.pipes.get(&id)?;
             let instance_list = emu
                 .pipe_instance_stats(id)
                 .iter()
@@ -302,7 +798,7 @@ pub fn simulate_with_loader(
                 .collect();
             Some(PipeReport {
                 id,
-                config: spec.to_string(),
+                config: text.clone(),
                 arrivals: st.arrivals,
                 arrival_bytes: st.arrival_bytes,
                 departures: st.departures,
@@ -318,18 +814,22 @@ pub fn simulate_with_loader(
             })
         })
         .collect();
-    let mut queue_list: Vec<(u32, bool, u32, String, QueueId)> = emu
+    let mut queue_list: Vec<(u32, bool, u32, String, &Emulation, QueueId)> = front
         .pipe_numbers()
-        .filter_map(|id| Some((id, true, id, String::new(), emu.default_queue(id)?)))
+        .filter(|id| scenario.pipe_text.contains_key(id))
+        .filter_map(|id| {
+            let emu = owner(id);
+            Some((id, true, id, String::new(), emu, emu.default_queue(id)?))
+        })
         .collect();
-    for n in emu.queue_numbers() {
-        if let (Some(spec), Some(q)) = (config.queues.get(&n), emu.queue(n)) {
-            queue_list.push((n, false, spec.target.number(), spec.to_string(), q));
+    for n in front.queue_numbers() {
+        if let (Some((pipe, text)), Some(q)) = (scenario.queue_text.get(&n), front.queue(n)) {
+            queue_list.push((n, false, *pipe, text.clone(), owner(*pipe), q));
         }
     }
     let queues = queue_list
         .into_iter()
-        .filter_map(|(id, default, pipe, config, q)| {
+        .filter_map(|(id, default, pipe, config, emu, q)| {
             let st = emu.queue_stats(q)?;
             let f = st.flows;
             Some(QueueReport {
@@ -360,7 +860,7 @@ pub fn simulate_with_loader(
             })
         })
         .collect();
-    let rules = emu
+    let mut rules: Vec<RuleReport> = front
         .rules()
         .map(|(number, spec, c)| {
             let mut s = spec.clone();
@@ -373,14 +873,20 @@ pub fn simulate_with_loader(
             }
         })
         .collect();
-    Ok(Report {
+    for w in workers {
+        for (r, (_, _, c)) in rules.iter_mut().zip(w.rules()) {
+            r.packets += c.packets;
+            r.bytes += c.bytes;
+        }
+    }
+    Report {
         seed: opts.seed,
-        end_s: sim.end.as_nanos() as f64 / 1e9,
-        flows,
+        end_s: flows.end.as_nanos() as f64 / 1e9,
+        flows: flow_reports,
         pipes,
         queues,
         rules,
-    })
+    }
 }
 
 fn counts(s: InstanceStats) -> InstanceCounts {

@@ -97,3 +97,56 @@ pub fn lower(
     }
     Ok(spec)
 }
+
+/// How a report names each pipe of `d`'s spec (by spec number): its ends
+/// and its parameters as lowered (with `loads[p]` bit/s of cross traffic,
+/// as [`lower`] takes them), e.g. `r0 -> r1 bw 100Mbit/s delay 5ms queue
+/// 50`.
+pub fn pipe_texts(
+    topo: &crate::Topology,
+    d: &Distilled,
+    loads: &[u64],
+) -> std::collections::BTreeMap<u32, String> {
+    d.pipes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let load = loads.get(i).copied().unwrap_or(0);
+            let q = if p.up && load > 0 {
+                loaded(p, load)
+            } else {
+                p.clone()
+            };
+            let mut text = format!(
+                "{} -> {} bw {} delay {} queue {}",
+                topo.node_name(p.from),
+                topo.node_name(p.to),
+                q.bw,
+                q.delay,
+                match q.queue {
+                    pipelab_engine::config::QueueLimit::Slots(n) => n.to_string(),
+                    pipelab_engine::config::QueueLimit::Bytes(b) => format!("{b}B"),
+                }
+            );
+            if q.loss > 0.0 {
+                text.push_str(&format!(" loss {}%", q.loss * 100.0));
+            }
+            if !p.up {
+                text.push_str(" down");
+            }
+            (pipe_number(i as u32), text)
+        })
+        .collect()
+}
+
+/// The partition of `d`'s spec pipes (by spec number) over `k` workers:
+/// ModelNet's assignment refined to cut fewer route hand-offs
+/// ([`crate::assign::partition_balanced`], weighted by route usage).
+pub fn partition_hint(d: &Distilled, k: usize, seed: u64) -> std::collections::BTreeMap<u32, u32> {
+    let a = crate::assign::partition_balanced(d, k, seed);
+    a.core_of_pipe
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (pipe_number(i as u32), c))
+        .collect()
+}

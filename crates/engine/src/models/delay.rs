@@ -485,6 +485,15 @@ impl DelayDist {
         Duration(ns.clamp(0, u64::MAX as i128) as u64)
     }
 
+    /// The smallest delay a draw can give (the delay of the smallest
+    /// random value: every shape's delay grows with it).
+    pub fn min_delay(&self) -> Duration {
+        if self.is_constant() {
+            return self.mu;
+        }
+        self.delay_for(0)
+    }
+
     /// The delay at quantile `q ∈ (0, 1)` of the (uncorrelated) distribution.
     pub fn quantile(&self, q: f64) -> Duration {
         if self.is_constant() {

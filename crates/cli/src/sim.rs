@@ -1,0 +1,287 @@
+//! `pipelab sim`: a configuration, or a topology, in virtual time against
+//! synthetic traffic, on one or several workers.
+//!
+//! A topology is read, checked, distilled and loaded with cross traffic
+//! exactly as `pipelab topo up` does (`topo::load`, `topo::distill`, the
+//! topology command grammar's `cross` words, the VN plan of
+//! `pipelab_modes::topo::plan`), then lowered here to the one emulation
+//! spec (`pipelab_topo::lower`) with the report's pipe names and the
+//! assignment of its pipes to the workers (`pipelab_topo::lower::
+//! partition_hint`): `pipelab-sim` takes a spec and knows nothing of
+//! topologies.
+
+use crate::error::CliError;
+use crate::topo::TopoError;
+use crate::topo::{MetricArg, RoutesArg};
+use crate::{config_dir, emit, file_loader, load_config, read, OutputArgs};
+use clap::builder::RangedU64ValueParser;
+use clap::Args;
+use pipelab_lang::{Config, TrafficSpec};
+use pipelab_sim::{simulate_scenario, Scenario, SimOptions};
+use pipelab_topo::command::Resolved;
+use pipelab_topo::cross::pipe_loads;
+use pipelab_topo::Mode;
+use std::path::{Path, PathBuf};
+
+/// The most workers `--workers` takes.
+const MAX_WORKERS: u64 = 256;
+
+/// `pipelab sim` arguments.
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// The configuration file (one command per line, `#` comments). With
+    /// --topology it is optional: pipes, queues and rules for the VNs'
+    /// traffic, as `--config`.
+    #[arg(required_unless_present_any = ["topology", "with_config"])]
+    pub config: Option<PathBuf>,
+    /// A topology to run (GML or TOML, as `topo up` takes it): sources
+    /// enter at the VN their `from` address belongs to and cross the
+    /// pipes of the route to their `to` address.
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+    /// With --topology: hop-by-hop, end-to-end, last-mile, 'walk-in K',
+    /// 'walk-out K'.
+    #[arg(long, default_value = "hop-by-hop", requires = "topology")]
+    pub distill: String,
+    /// With --topology: what routes minimise.
+    #[arg(long, value_enum, default_value = "delay", requires = "topology")]
+    pub metric: MetricArg,
+    /// With --topology: symmetric routes, or each direction on its own.
+    #[arg(long, value_enum, default_value = "symmetric", requires = "topology")]
+    pub routes: RoutesArg,
+    /// With --topology: the VNs' addresses, in node order from the second
+    /// address of the prefix (as `topo up`).
+    #[arg(long, default_value = "10.0.0.0/8", requires = "topology")]
+    pub prefix: String,
+    /// With --topology: a configuration of the language for the VNs'
+    /// traffic (rules see a VN's packets as `out`, `recv VN`, `xmit
+    /// DESTINATION-VN`), as `topo up --config`.
+    #[arg(
+        long = "config",
+        short = 'c',
+        value_name = "FILE",
+        requires = "topology"
+    )]
+    pub with_config: Option<PathBuf>,
+    /// With --topology: synthetic cross traffic (ModelNet §4.3), `SRC DST
+    /// RATE` triples (VN names or ids), as `topo cross`. Repeatable.
+    #[arg(long, value_name = "'SRC DST RATE ...'", requires = "topology")]
+    pub cross: Vec<String>,
+    /// A traffic source, e.g. 'cbr rate 1000pps size 1000B duration 10s'
+    /// [start 1s] [from ADDR:PORT to ADDR:PORT] [proto udp|tcp] [name NAME].
+    /// Patterns: cbr, poisson, onoff (with `on 1s off 2s`). Repeatable.
+    #[arg(long = "traffic", short = 't', value_name = "SPEC")]
+    pub traffic: Vec<String>,
+    /// A file of traffic sources, one spec per line (`#` comments).
+    #[arg(long = "traffic-file", value_name = "FILE")]
+    pub traffic_file: Vec<PathBuf>,
+    /// Worker threads, each running a partition of the pipes in step with
+    /// the others (conservative synchronisation in virtual time). The
+    /// report is the same, byte for byte, for any number.
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
+    pub workers: usize,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// A configuration file read and applied, with the directory its files
+/// are relative to.
+fn config(path: &Path) -> Result<(Config, Option<PathBuf>), CliError> {
+    let name = path.display().to_string();
+    let text = read(path)?;
+    Ok((load_config(&name, &text)?, config_dir(path)))
+}
+
+/// Why `pipelab sim --topology` cannot set up its run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimSetupError {
+    /// CONFIG and `--config` both given.
+    #[error("error: give the configuration once: as CONFIG or as --config")]
+    ConfigTwice,
+    /// Neither a configuration nor a topology.
+    #[error("error: give a configuration file, or --topology FILE")]
+    NoInput,
+    /// The topology has no VNs to send from.
+    #[error("error: {}: the topology has no client nodes (VNs)", .0.display())]
+    NoVns(PathBuf),
+    /// A `--cross` does not parse or names what the topology lacks.
+    #[error("error: --cross #{index}: {message}")]
+    Cross {
+        /// Which `--cross`, from 1.
+        index: usize,
+        /// Why.
+        message: String,
+    },
+    /// The distilled topology cannot be lowered to a spec.
+    #[error("error: {}: {error}", file.display())]
+    Lower {
+        /// The topology file.
+        file: PathBuf,
+        /// Why.
+        error: pipelab_topo::TopoError,
+    },
+    /// The configuration for the VNs' traffic cannot be lowered.
+    #[error("error: {name}: {error}")]
+    Config {
+        /// The configuration file.
+        name: String,
+        /// Why.
+        error: Box<pipelab_emu::LowerError>,
+    },
+}
+
+/// The scenario of a topology: lowered with its cross traffic and
+/// configuration, its pipes named, assigned to `workers`.
+fn topology_scenario(
+    args: &SimArgs,
+    file: &Path,
+    cfg: Option<(String, Config, Option<PathBuf>)>,
+) -> Result<Scenario, CliError> {
+    let topo = crate::topo::load(file)?;
+    crate::topo::warn_disconnected(&topo, file);
+    let mode: Mode = args.distill.parse().map_err(|error| TopoError::Mode {
+        flag: "--distill",
+        value: args.distill.clone(),
+        error,
+    })?;
+    let d = crate::topo::distill(&topo, mode, args.metric.into(), args.routes.into(), file)?;
+    let prefix = pipelab_modes::topo::parse_prefix(&args.prefix).map_err(TopoError::Prefix)?;
+    let vns =
+        pipelab_modes::topo::plan("sim", &topo, prefix).map_err(|source| TopoError::Plan {
+            file: file.to_path_buf(),
+            source,
+        })?;
+    let Some(first) = vns.first() else {
+        return Err(SimSetupError::NoVns(file.to_path_buf()).into());
+    };
+    let mut demands = Vec::new();
+    for (i, c) in args.cross.iter().enumerate() {
+        let index = i + 1;
+        let line = format!("cross {c}");
+        let cmd = pipelab_topo::parse_command(&line).map_err(|e| SimSetupError::Cross {
+            index,
+            message: crate::caret(&line, &e),
+        })?;
+        match cmd.resolve(&topo) {
+            Ok(Resolved::Cross(d)) => demands.extend(d),
+            Ok(_) => {
+                return Err(SimSetupError::Cross {
+                    index,
+                    message: "give SRC DST RATE triples".into(),
+                }
+                .into())
+            }
+            Err(e) => {
+                return Err(SimSetupError::Cross {
+                    index,
+                    message: e.to_string(),
+                }
+                .into())
+            }
+        }
+    }
+    let loads = pipe_loads(&d, &demands);
+    let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
+    let mut spec = pipelab_topo::lower(&d, &names, first.addr, &loads).map_err(|error| {
+        SimSetupError::Lower {
+            file: file.to_path_buf(),
+            error,
+        }
+    })?;
+    let mut pipe_text = pipelab_topo::lower::pipe_texts(&topo, &d, &loads);
+    let mut queue_text = std::collections::BTreeMap::new();
+    if let Some((name, cfg, base)) = cfg {
+        let mut load = file_loader(base);
+        let lowered =
+            pipelab_emu::lower_config(&cfg, &mut load).map_err(|e| SimSetupError::Config {
+                name,
+                error: Box::new(e),
+            })?;
+        spec.merge_config(&lowered);
+        pipe_text.extend(cfg.pipes.iter().map(|(n, p)| (*n, p.to_string())));
+        queue_text.extend(
+            cfg.queues
+                .iter()
+                .map(|(n, q)| (*n, (q.target.number(), q.to_string()))),
+        );
+    }
+    Ok(Scenario {
+        spec,
+        pipe_text,
+        queue_text,
+        hint: Some(pipelab_topo::lower::partition_hint(
+            &d,
+            args.workers,
+            args.out.seed,
+        )),
+    })
+}
+
+/// The sources of `--traffic` (errors point at the column) and
+/// `--traffic-file`, in that order.
+fn traffic(args: &SimArgs) -> Result<Vec<TrafficSpec>, CliError> {
+    let mut traffic = Vec::new();
+    for (i, t) in args.traffic.iter().enumerate() {
+        let spec = pipelab_lang::parse_traffic(t).map_err(|error| CliError::Traffic {
+            index: i + 1,
+            text: t.clone(),
+            error: Box::new(error),
+        })?;
+        traffic.push(spec);
+    }
+    for f in &args.traffic_file {
+        traffic.extend(crate::traffic_lines(&f.display().to_string(), &read(f)?)?);
+    }
+    Ok(traffic)
+}
+
+/// Run `pipelab sim`: a configuration is read and parsed, then the
+/// traffic, then the configuration is lowered (the order of checks of
+/// `pipelab sim CONFIG` is as it always was); a topology is read after
+/// the traffic.
+pub fn run(args: SimArgs) -> Result<(), CliError> {
+    let no_traffic = || CliError::Sim(pipelab_sim::SimError::NoTraffic);
+    let (scenario, traffic) = match (&args.topology, &args.config, &args.with_config) {
+        (_, Some(_), Some(_)) => return Err(SimSetupError::ConfigTwice.into()),
+        (Some(file), c, w) => {
+            let cfg = match c.as_ref().or(w.as_ref()) {
+                Some(p) => {
+                    let (cfg, base) = config(p)?;
+                    Some((p.display().to_string(), cfg, base))
+                }
+                None => None,
+            };
+            let traffic = traffic(&args)?;
+            if traffic.is_empty() {
+                return Err(no_traffic());
+            }
+            (topology_scenario(&args, file, cfg)?, traffic)
+        }
+        (None, Some(path), None) => {
+            let (cfg, base) = config(path)?;
+            let traffic = traffic(&args)?;
+            if traffic.is_empty() {
+                return Err(no_traffic());
+            }
+            let mut load = file_loader(base);
+            let sc = Scenario::from_config(&cfg, &mut load).map_err(CliError::Sim)?;
+            (sc, traffic)
+        }
+        (None, _, _) => return Err(SimSetupError::NoInput.into()),
+    };
+    let opts = SimOptions {
+        seed: args.out.seed,
+        workers: args.workers,
+        ..SimOptions::default()
+    };
+    let (report, info) = simulate_scenario(&scenario, &traffic, &opts).map_err(CliError::Sim)?;
+    if let Some(note) = &info.note {
+        eprintln!("note: {note}");
+    }
+    let text = if args.out.json {
+        report.to_json() + "\n"
+    } else {
+        report.to_table()
+    };
+    emit(&text)
+}

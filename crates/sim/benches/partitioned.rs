@@ -1,0 +1,124 @@
+//! Forwarding through a partitioned topology in virtual time, with 1 and
+//! 2 workers in the same run (issue: multi-core data plane, "engine-only
+//! forwarding of a partitioned topology with K = 2 vs K = 1").
+//!
+//! A ring of 20 routers with 5 VNs each (hop by hop: 200 pipes, routes of
+//! 3 to 12 pipes) under cross traffic carries 100 Poisson flows of
+//! 1000 pps for 2 s between VNs all around the ring. Each sitting runs
+//! `pipelab_sim::simulate_scenario` with `--workers 1` then `2`, several
+//! times alternating, and prints the wall time of each (the topology is
+//! lowered once, outside the timing), packet-hops per second, and the
+//! ratio of the medians. The reports are checked to be identical.
+//!
+//! `cargo bench -p pipelab-sim --bench partitioned [-- ROUNDS]`
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::time::Instant;
+
+use pipelab_engine::Rate;
+use pipelab_lang::{parse_traffic, TrafficSpec};
+use pipelab_sim::{simulate_scenario, Scenario, SimOptions};
+use pipelab_topo::cross::{pipe_loads, Demand};
+use pipelab_topo::model::RoleAttrs;
+use pipelab_topo::{distill, gen, Mode};
+
+fn scenario(k: usize) -> Scenario {
+    let t = gen::ring(20, 5, &RoleAttrs::default()).expect("ring");
+    let d = distill(&t, Mode::HopByHop).expect("distils");
+    let vns = t.vns();
+    let names: Vec<String> = vns.iter().map(|&v| t.node_name(v)).collect();
+    let demands: Vec<Demand> = (0..vns.len())
+        .step_by(7)
+        .map(|i| Demand {
+            src: vns[i],
+            dst: vns[(i + 50) % vns.len()],
+            rate: Rate(2_000_000),
+        })
+        .collect();
+    let loads = pipe_loads(&d, &demands);
+    let spec = pipelab_topo::lower(&d, &names, Ipv4Addr::new(10, 0, 0, 1), &loads).expect("lowers");
+    Scenario {
+        spec,
+        pipe_text: pipelab_topo::lower::pipe_texts(&t, &d, &loads),
+        queue_text: BTreeMap::new(),
+        hint: Some(pipelab_topo::lower::partition_hint(&d, k, 1)),
+    }
+}
+
+fn traffic() -> Vec<TrafficSpec> {
+    (0..100u32)
+        .map(|i| {
+            let (s, d) = (i, (i * 37 + 41) % 100);
+            let d = if d == s { (d + 1) % 100 } else { d };
+            let a = |k: u32| Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 1)) + k);
+            parse_traffic(&format!(
+                "poisson rate 1000pps size 500B duration 2s from {}:{} to {}:9",
+                a(s),
+                1000 + i,
+                a(d)
+            ))
+            .expect("traffic")
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(5);
+    let tr = traffic();
+    let scenarios = [scenario(1), scenario(2)];
+    let mut times = [Vec::new(), Vec::new()];
+    let mut reports = [String::new(), String::new()];
+    let mut hops = 0u64;
+    let mut infos = Vec::new();
+    for _ in 0..rounds {
+        for (i, k) in [1usize, 2].into_iter().enumerate() {
+            let opts = SimOptions {
+                workers: k,
+                ..SimOptions::default()
+            };
+            let t0 = Instant::now();
+            let (r, info) = simulate_scenario(&scenarios[i], &tr, &opts).expect("runs");
+            times[i].push(t0.elapsed().as_secs_f64());
+            assert_eq!(info.partitions, k);
+            infos.push(info);
+            hops = r.pipes.iter().map(|p| p.arrivals).sum();
+            reports[i] = r.to_json();
+        }
+    }
+    assert_eq!(reports[0], reports[1], "the reports differ");
+    println!("forwarding a 20-router ring (100 VNs, 200 pipes), {hops} packet-hops per run, {rounds} rounds");
+    println!(
+        "{:<10} {:>10} {:>10} {:>10} {:>16}",
+        "workers", "min s", "median s", "max s", "Mhop/s (median)"
+    );
+    let mut med = [0.0; 2];
+    for (i, k) in [1, 2].into_iter().enumerate() {
+        let min = times[i].iter().copied().fold(f64::MAX, f64::min);
+        let max = times[i].iter().copied().fold(0.0, f64::max);
+        med[i] = median(&mut times[i]);
+        println!(
+            "{:<10} {:>10.3} {:>10.3} {:>10.3} {:>16.2}",
+            k,
+            min,
+            med[i],
+            max,
+            hops as f64 / med[i] / 1e6
+        );
+    }
+    println!("speed-up K=2 / K=1 (medians): {:.2}x", med[0] / med[1]);
+    if let Some(i) = infos.get(1) {
+        println!(
+            "K=2: {} windows, {} hand-offs between the workers",
+            i.windows, i.handoffs
+        );
+    }
+}

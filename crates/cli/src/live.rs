@@ -41,6 +41,15 @@ pub struct RunArgs {
     /// `pipelab list` (default: shell-PID, bridge-A-B).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
+    /// Worker threads, each owning one direction's port and pipes
+    /// (default: one per direction, at most the CPUs this process may
+    /// run on: 2 on a machine of 2 or more CPUs, 1 on one).
+    #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
+    workers: Option<u16>,
+    /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or `none`
+    /// (default: the CPUs this process may run on, in order).
+    #[arg(long, value_name = "LIST")]
+    cpus: Option<String>,
 }
 
 impl RunArgs {
@@ -51,6 +60,17 @@ impl RunArgs {
             .as_deref()
             .map(pipelab_modes::report::StatsFile::create)
             .transpose()
+    }
+
+    fn workers(&self) -> Result<pipelab_modes::workers::WorkerOptions, String> {
+        Ok(pipelab_modes::workers::WorkerOptions {
+            workers: self.workers,
+            cpus: self
+                .cpus
+                .as_deref()
+                .map(pipelab_modes::workers::parse_cpus)
+                .transpose()?,
+        })
     }
 
     fn runner(&self) -> Result<RunnerOptions, String> {
@@ -159,6 +179,7 @@ pub fn bridge(
     mut load: pipelab_emu::FileLoader,
 ) -> Result<(), BridgeError> {
     let runner = a.run.runner().map_err(BridgeError::Run)?;
+    let workers = a.run.workers().map_err(BridgeError::Run)?;
     let stats_file = a.run.stats_file().map_err(BridgeError::Run)?;
     let duration = match &a.duration {
         Some(d) => Some(
@@ -191,6 +212,7 @@ pub fn bridge(
             PortLossArg::Wait => pipelab_modes::bridge::PortLoss::Wait,
             PortLossArg::Exit => pipelab_modes::bridge::PortLoss::Exit,
         },
+        workers,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
@@ -305,6 +327,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, String> {
         command: a.command,
         verbose: a.run.verbose,
         stats_file,
+        workers: a.run.workers()?,
         name: a.run.name,
     };
     run_shell(opts).map_err(|e| format!("pipelab shell: {e}"))

@@ -527,7 +527,12 @@ impl Emulation {
     /// [`Emulation::apply_paths`] with a partition: the engine routes of
     /// the path segments this worker owns (only for pairs whose path
     /// changed since `prev`, or all).
-    fn apply_segments(&mut self, p: &crate::spec::Paths, prev: Option<&crate::spec::Paths>, part: &Partition) -> usize {
+    fn apply_segments(
+        &mut self,
+        p: &crate::spec::Paths,
+        prev: Option<&crate::spec::Paths>,
+        part: &Partition,
+    ) -> usize {
         let mut changed = 0;
         let mut hops: Vec<PipeIdx> = Vec::new();
         for s in 0..p.n {

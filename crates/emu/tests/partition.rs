@@ -179,7 +179,10 @@ fn run(rules: &str, owners: &[(u32, u16)], k: u16) -> (Vec<(u64, Instant, Exit)>
 #[test]
 fn handoffs_keep_exact_instants() {
     let t = TOPO_PIPE_BASE;
-    for rules in ["", "pipe 1 config delay 3ms\nadd 100 pipe 1 udp from any to any\n"] {
+    for rules in [
+        "",
+        "pipe 1 config delay 3ms\nadd 100 pipe 1 udp from any to any\n",
+    ] {
         let (one, none) = run(rules, &[], 1);
         let owners = [(1, 1), (t, 0), (t + 1, 1), (t + 2, 0), (t + 3, 1)];
         let (two, handed) = run(rules, &owners, 2);
@@ -190,7 +193,11 @@ fn handoffs_keep_exact_instants() {
         // 0 to 1 and back, the 7 to port 2 from 0 to 1. With it: every
         // packet goes to worker 1 for pipe 1, then those to port 1
         // cross three times more, those to port 2 stay.
-        let expected = if rules.is_empty() { 13 * 2 + 7 } else { 13 * 4 + 7 };
+        let expected = if rules.is_empty() {
+            13 * 2 + 7
+        } else {
+            13 * 4 + 7
+        };
         assert_eq!(handed, expected, "rules {rules:?}");
     }
 }

@@ -25,6 +25,15 @@
 //!   ([`BufferPool::copies`]); backends copy frames only through these, so
 //!   the count is every copy between the kernel's hand-over and its
 //!   take-back. The tests check it is at most one per forwarded frame.
+//! * **Workers.** Each worker has a pool of its own. A frame handed to
+//!   another worker ([`crate::worker`]) moves as its memory
+//!   ([`FrameMem`], [`BufferPool::detach`]): the receiving pool holds it
+//!   in a slot of its own ([`BufferPool::adopt`]) and, when done with it,
+//!   puts it in its outbox, from where the runner sends it home through a
+//!   return ring ([`BufferPool::take_outbox`], [`BufferPool::restore`]).
+//!   No worker ever touches memory another holds. A frame lent by a port
+//!   or shared by a duplicate is copied instead (counted), so a port's
+//!   lent memory never leaves its worker.
 
 use crate::backends::lend::LentFrame;
 use pipelab_classify::{Direction, PacketView};
@@ -36,6 +45,25 @@ pub const BUF_SIZE: usize = 2048;
 
 /// A buffer of the pool (a packet descriptor's `buf`).
 pub type BufId = u32;
+
+/// A buffer's memory, as it moves between workers' pools.
+pub type FrameMem = Box<[u8; BUF_SIZE]>;
+
+/// A frame taken out of a pool to move to another worker's
+/// ([`BufferPool::detach`]).
+pub struct Detached {
+    /// Its memory.
+    pub mem: FrameMem,
+    /// The frame's length.
+    pub len: u16,
+    /// Its metadata (the references are the receiving pool's to set).
+    pub meta: BufMeta,
+    /// The worker whose pool the memory belongs to.
+    pub home: u16,
+    /// A frame a port lent that the pool no longer needs (it was
+    /// copied): to give back to port `.0`.
+    pub lent: Option<(u16, LentFrame)>,
+}
 
 /// A netfilter queue's packet: what its verdict names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,6 +140,8 @@ struct Slot {
     lent: Option<LentFrame>,
     len: u16,
     meta: BufMeta,
+    /// The worker `heap` belongs to, if another's (a frame handed over).
+    home: Option<u16>,
 }
 
 /// Buffers, their metadata, their free lists, and the cap.
@@ -129,6 +159,12 @@ pub struct BufferPool {
     copies: Cell<u64>,
     /// Where a frame refused at the cap is read, to drain it.
     scratch: Box<[u8; BUF_SIZE]>,
+    /// The worker this pool belongs to.
+    me: u16,
+    /// Memory of this pool's own, back from other workers, not in a slot.
+    spare: Vec<FrameMem>,
+    /// Memory of other workers' this pool is done with: (home, memory).
+    outbox: Vec<(u16, FrameMem)>,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -155,7 +191,101 @@ impl BufferPool {
             max,
             copies: Cell::new(0),
             scratch: Box::new([0u8; BUF_SIZE]),
+            me: 0,
+            spare: Vec::new(),
+            outbox: Vec::new(),
         }
+    }
+
+    /// Belong to worker `me` (memory handed over is sent home to it).
+    pub fn set_worker(&mut self, me: u16) {
+        self.me = me;
+    }
+
+    /// Memory for a slot: a spare one, or a new allocation.
+    fn memory(&mut self) -> FrameMem {
+        self.spare.pop().unwrap_or_else(|| {
+            self.allocated += 1;
+            Box::new([0u8; BUF_SIZE])
+        })
+    }
+
+    /// Take the frame in buffer `i` out of this pool, for another
+    /// worker's, and drop this pool's reference to it: its memory moves
+    /// (no copy) when the buffer is the only reference and holds memory,
+    /// else (a duplicate shares it, or a port lent it) the frame is
+    /// copied into memory of this pool's own (one counted copy).
+    pub fn detach(&mut self, i: BufId) -> Detached {
+        let me = self.me;
+        let s = &mut self.slots[i as usize];
+        let (len, meta) = (s.len, s.meta);
+        if s.meta.refs <= 1 && s.lent.is_none() {
+            if let Some(mem) = s.heap.take() {
+                // Ours, it stays counted as allocated while away; the
+                // slot is bare now either way.
+                let home = s.home.take().unwrap_or(me);
+                self.put(i);
+                return Detached {
+                    mem,
+                    len,
+                    meta,
+                    home,
+                    lent: None,
+                };
+            }
+        }
+        let mut mem = self.memory();
+        let n = len as usize;
+        mem[..n].copy_from_slice(self.frame(i));
+        self.copies.set(self.copies.get() + 1);
+        let lent = self.release(i);
+        Detached {
+            mem,
+            len,
+            meta,
+            home: me,
+            lent,
+        }
+    }
+
+    /// Hold a frame another worker handed over (`mem`, belonging to
+    /// worker `home`) in a buffer of this pool, with one reference;
+    /// `Err(mem)` at the cap.
+    pub fn adopt(
+        &mut self,
+        mem: FrameMem,
+        len: u16,
+        meta: &BufMeta,
+        home: u16,
+    ) -> Result<BufId, FrameMem> {
+        let Some(i) = self.take(meta.origin, meta.annotation, false) else {
+            return Err(mem);
+        };
+        let me = self.me;
+        let s = &mut self.slots[i as usize];
+        let own = s.heap.replace(mem);
+        s.home = (home != me).then_some(home);
+        s.len = len.min(BUF_SIZE as u16);
+        if let Some(own) = own {
+            self.spare.push(own);
+        }
+        Ok(i)
+    }
+
+    /// Memory of this pool's own not in a slot (back from other workers).
+    pub fn spare_count(&self) -> usize {
+        self.spare.len()
+    }
+
+    /// Memory of this pool's own, back from another worker.
+    pub fn restore(&mut self, mem: FrameMem) {
+        self.spare.push(mem);
+    }
+
+    /// Memory of other workers this pool is done with, to send home:
+    /// (home, memory).
+    pub fn take_outbox(&mut self) -> std::vec::Drain<'_, (u16, FrameMem)> {
+        self.outbox.drain(..)
     }
 
     /// The most buffers the pool will hold.
@@ -197,11 +327,11 @@ impl BufferPool {
                 self.slots.len() as BufId - 1
             }
         };
-        let s = &mut self.slots[i as usize];
-        if heap && s.heap.is_none() {
-            s.heap = Some(Box::new([0u8; BUF_SIZE]));
-            self.allocated += 1;
+        if heap && self.slots[i as usize].heap.is_none() {
+            let mem = self.memory();
+            self.slots[i as usize].heap = Some(mem);
         }
+        let s = &mut self.slots[i as usize];
         s.len = 0;
         s.meta = BufMeta {
             origin,
@@ -217,6 +347,12 @@ impl BufferPool {
         let s = &mut self.slots[i as usize];
         s.meta.refs = 0;
         self.in_use -= 1;
+        if let Some(home) = s.home.take() {
+            // Another worker's memory goes home.
+            if let Some(mem) = s.heap.take() {
+                self.outbox.push((home, mem));
+            }
+        }
         if s.heap.is_some() {
             self.free.push(i);
         } else {

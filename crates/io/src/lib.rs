@@ -13,13 +13,17 @@
 //!   and the count of copies made;
 //! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
 //!   with its lateness meter;
+//! * [`worker`], [`spsc`]: one emulation over several runners (workers),
+//!   each owning some pipes and ports, handing packets to each other on
+//!   lock-free rings;
 //! * [`ecn`]: CE marks written into frames;
 //! * [`signals`]: SIGINT/SIGTERM as a descriptor to poll.
 //!
 //! What it deliberately does not do: know which mode it serves (a shell,
 //! a bridge, host mode, a topology are port plans and specs built in
 //! `pipelab-modes`) or build engine objects. `unsafe` appears only in
-//! [`backends`], each block with its SAFETY argument.
+//! [`backends`] and the ring of [`spsc`], each block with its SAFETY
+//! argument.
 
 pub mod backends;
 pub mod buffers;
@@ -29,3 +33,5 @@ pub mod netlink;
 pub mod netns;
 pub mod runner;
 pub mod signals;
+pub mod spsc;
+pub mod worker;

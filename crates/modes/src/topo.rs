@@ -192,6 +192,9 @@ pub struct UpOptions {
     pub config: pipelab_lang::Config,
     /// Reads the files the configuration's pipes name.
     pub load: pipelab_emu::FileLoader,
+    /// Workers (`--workers`, `--cpus`): as many as the CPUs allow, at
+    /// most one per link (see [`crate::workers`]).
+    pub workers: crate::workers::WorkerOptions,
 }
 
 fn invalid(msg: impl Into<String>) -> io::Error {
@@ -359,16 +362,10 @@ impl Live {
     }
 
     fn status(&self) -> Result<Status, ModeError> {
-        let (stats, lateness, rules, queues) = self.runner.with(|r| {
-            let e = r.emulation();
-            (
-                r.stats(),
-                r.lateness(),
-                crate::report::rule_counters(e),
-                crate::report::queue_counters(e),
-            )
-        })?;
+        let t = crate::workers::live_totals(&self.runner)?;
+        let (stats, lateness, rules, queues) = (t.stats, t.lateness, t.rules, t.queues);
         Ok(Status {
+            workers: t.workers,
             stats,
             lateness,
             links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
@@ -378,6 +375,53 @@ impl Live {
             queues,
         })
     }
+}
+
+/// How a topology is split over `k` workers: its links as
+/// [`pipelab_topo::partition_balanced`] assigns them (pipe pairs, cut
+/// weighted by route usage), the configuration's pipes by the rules'
+/// feeders, each VN's port received by the worker owning the first pipe
+/// of its routes. Returns the plan and each port's receiving worker.
+fn topo_plan(
+    net: &Network,
+    spec: &pipelab_emu::Spec,
+    k: u16,
+    seed: u64,
+    opts: &crate::workers::WorkerOptions,
+) -> (crate::live::WorkerPlan, Vec<u16>) {
+    let n = spec.ports.len();
+    let d = net.distilled();
+    let assign = pipelab_topo::partition_balanced(d, k as usize, seed);
+    let topo: std::collections::BTreeMap<u32, u16> = assign
+        .core_of_pipe
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (pipelab_topo::pipe_number(i as u32), c as u16))
+        .collect();
+    let rx_worker: Vec<u16> = (0..n)
+        .map(|s| {
+            let first = spec
+                .paths
+                .as_ref()
+                .and_then(|p| (0..n).find_map(|t| p.get(s, t).and_then(|h| h.first().copied())));
+            first.and_then(|f| topo.get(&f).copied()).unwrap_or(0)
+        })
+        .collect();
+    let receives = (0..k)
+        .map(|w| rx_worker.iter().map(|&r| r == w).collect())
+        .collect();
+    let rx = rx_worker.clone();
+    let owners: crate::live::Owners = Arc::new(move |spec: &pipelab_emu::Spec| {
+        let mut o = crate::workers::rule_owners(spec, &rx);
+        o.extend(topo.iter().map(|(&p, &w)| (p, w)));
+        o
+    });
+    let plan = crate::live::WorkerPlan {
+        receives,
+        cpus: opts.cpu_plan(k),
+        owners,
+    };
+    (plan, rx_worker)
 }
 
 /// The words that begin a topology command (a line starting with any
@@ -409,10 +453,8 @@ impl pipelab_control::Plane for TopoPlane {
     }
 
     fn stats(&self) -> serde_json::Value {
-        let mut v = self
-            .0
-            .runner
-            .with(|r| crate::report::stats_json("topo", r))
+        let mut v = crate::workers::live_totals(&self.0.runner)
+            .map(|t| crate::workers::stats_json("topo", &t))
             .unwrap_or_else(|e| serde_json::json!({ "plane": "topo", "error": e.to_string() }));
         if let Ok(s) = self.0.status() {
             v["links_down"] = s.links_down.into();
@@ -476,6 +518,8 @@ pub struct Status {
     pub rules: Vec<(u32, u64, u64)>,
     /// Per flow queue counters of the configuration.
     pub queues: Vec<crate::report::QueueCounters>,
+    /// Each worker's figures (accounting with hand-offs, lateness).
+    pub workers: Vec<crate::workers::WorkerFigures>,
 }
 
 fn state_path(name: &str) -> PathBuf {
@@ -915,26 +959,52 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     });
     record.record_all_in(NsId::current()?, made)?;
     let taps = make_vns(&vns, opts.prefix.1, opts.threads)?;
+    let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
+    // The whole network's spec, and how it is split over workers: the
+    // pipes as `topo assign` partitions the links (weighted by route
+    // usage), each VN received by the worker owning its first hop.
+    let mut first =
+        pipelab_topo::lower(net.distilled(), &names, vns[0].addr, &[]).map_err(ModeError::from)?;
+    first.merge_config(&config);
+    let k = opts.workers.count(net.distilled().pipes.len() / 2);
+    let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers);
+    if k > 1 {
+        // Every worker holds a descriptor on every VN's TAP.
+        pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 1) + 256)?;
+    }
+    let mut handles: Vec<Vec<SendPort>> = Vec::with_capacity(taps.len());
+    for t in &taps {
+        let mut h: Vec<SendPort> = Vec::new();
+        for _ in 1..k {
+            h.push(Box::new(t.try_clone()?));
+        }
+        handles.push(h);
+    }
     let ports: Vec<SendPort> = taps.into_iter().map(|t| Box::new(t) as SendPort).collect();
+    let ports = crate::workers::spread(ports, &rx_worker, k, |i| {
+        handles
+            .get_mut(i)
+            .and_then(|h| h.pop())
+            .ok_or_else(|| io::Error::other("internal: no TAP handle left"))
+    })?;
+    let first = Compiled::new(first, opts.runner.seed).map_err(ModeError::from)?;
     let live = Live {
         net,
-        names: vns.iter().map(|v| v.name.clone()).collect(),
+        names,
         base: vns[0].addr,
         seed: opts.runner.seed,
         cross: Vec::new(),
         paths_changed: 0,
         config,
         load,
-        runner: Arc::new(LiveRunner::spawn(
+        runner: Arc::new(LiveRunner::spawn_workers(
             "pipelab-topo",
-            // Replaced at once by the spec of the whole network.
-            Compiled::new(pipelab_emu::Spec::default(), opts.runner.seed)
-                .map_err(ModeError::from)?,
+            first,
             ports,
+            plan,
             opts.runner,
         )?),
     };
-    live.runner.apply(live.compiled()?)?;
     let runner = live.runner.clone();
     let control = crate::plane::serve(reg, Box::new(TopoPlane(live)), opts.config)?;
 

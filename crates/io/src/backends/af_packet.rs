@@ -139,6 +139,9 @@ pub struct AfPacket {
     /// Ring overflows reported by the kernel so far (reading resets them
     /// in the kernel, so they are accumulated here).
     kernel_drops: std::cell::Cell<u64>,
+    /// Where the transmit ring starts in the mapping (after the receive
+    /// ring; 0 for a transmit handle, which has none).
+    tx_base: usize,
 }
 
 impl AfPacket {
@@ -203,6 +206,7 @@ impl AfPacket {
             csum_fixed: 0,
             rx_unlent: 0,
             kernel_drops: std::cell::Cell::new(0),
+            tx_base: BLOCK_SIZE * BLOCK_NR,
         };
         // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -225,6 +229,70 @@ impl AfPacket {
         Ok(port)
     }
 
+    /// A transmit handle on `ifname`: a socket of protocol 0 (it receives
+    /// nothing) with a transmit ring of its own, for a worker that sends
+    /// on a port another worker receives from (any backend's: frames
+    /// sent this way do not pass the receiving socket or XDP program).
+    pub fn open_tx(ifname: &str) -> io::Result<AfPacket> {
+        let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
+            io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
+        })?;
+        // SAFETY: plain socket(2) call; the result is checked.
+        let raw = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let s = fd.as_raw_fd();
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V2)?;
+        let txreq = libc::tpacket_req {
+            tp_block_size: BLOCK_SIZE as u32,
+            tp_block_nr: TX_BLOCK_NR as u32,
+            tp_frame_size: TX_FRAME_SIZE as u32,
+            tp_frame_nr: TX_FRAME_NR as u32,
+        };
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
+        let ring = Arc::new(Mapping::new(Some(s), BLOCK_SIZE * TX_BLOCK_NR, 0)?);
+        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_ifindex = ifindex as i32;
+        // SAFETY: `sll` is a valid sockaddr_ll and its size is passed.
+        check(unsafe {
+            libc::bind(
+                s,
+                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })?;
+        Ok(AfPacket {
+            fd,
+            ring,
+            cur: 0,
+            lent: Vec::new(),
+            lent_order: VecDeque::new(),
+            lent_seq: 0,
+            tx_cur: 0,
+            tx_marked: 0,
+            tx_failed: 0,
+            name: ifname.to_string(),
+            watch: super::IfWatch::new(ifindex),
+            stats: PortStats::default(),
+            rx_oversize: 0,
+            csum_fixed: 0,
+            rx_unlent: 0,
+            kernel_drops: std::cell::Cell::new(0),
+            tx_base: 0,
+        })
+    }
+
     /// The receive slot header at ring position `i`.
     fn slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
         // SAFETY: `i < FRAME_NR`, so the offset stays inside the receive
@@ -234,14 +302,10 @@ impl AfPacket {
 
     /// The transmit slot header at position `i`.
     fn tx_slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
-        // SAFETY: `i < TX_FRAME_NR`; the transmit ring follows the receive
-        // ring in the mapping, so the offset stays inside it.
-        unsafe {
-            self.ring
-                .ptr()
-                .add(BLOCK_SIZE * BLOCK_NR + i * TX_FRAME_SIZE)
-                as *mut libc::tpacket2_hdr
-        }
+        // SAFETY: `i < TX_FRAME_NR`; the transmit ring starts at
+        // `tx_base` (after the receive ring, or at 0 in a transmit
+        // handle's mapping), so the offset stays inside the mapping.
+        unsafe { self.ring.ptr().add(self.tx_base + i * TX_FRAME_SIZE) as *mut libc::tpacket2_hdr }
     }
 
     fn tx_status(&self, i: usize) -> u32 {
@@ -414,6 +478,10 @@ impl Port for AfPacket {
     }
 
     fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
+        if self.lent.is_empty() {
+            // A transmit handle has no receive ring.
+            return Ok(());
+        }
         self.take_back_old(rx);
         while rx.wants_more() {
             let i = self.cur;

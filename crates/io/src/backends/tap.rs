@@ -70,6 +70,19 @@ impl Tap {
     }
 }
 
+impl Tap {
+    /// A second handle on the same device (a duplicated descriptor), for
+    /// a worker that transmits on it while another receives from it
+    /// (writes to a TAP are atomic per frame, from any thread).
+    pub fn try_clone(&self) -> io::Result<Tap> {
+        Ok(Tap {
+            file: self.file.try_clone()?,
+            name: self.name.clone(),
+            stats: PortStats::default(),
+        })
+    }
+}
+
 impl Port for Tap {
     fn name(&self) -> &str {
         &self.name

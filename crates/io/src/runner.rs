@@ -285,6 +285,9 @@ pub struct Runner {
     handoffs: Vec<Handoff>,
     /// Parcels taken from the other workers, being offered.
     parcels: Vec<Parcel>,
+    /// How long after leaving their last stage parcels were taken in
+    /// (ns): the hand-off's own latency.
+    handoff_wait: Histogram<u64>,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -365,6 +368,18 @@ impl Runner {
     /// A runner over `ports`, driving `emu` (its spec's port plan numbers
     /// the ports as `ports` does).
     pub fn new(emu: Emulation, ports: Vec<Box<dyn Port>>, opts: RunnerOptions) -> Runner {
+        Runner::with_margin(emu, ports, opts, None)
+    }
+
+    /// [`Runner::new`] with the sleep margin given (measured once for
+    /// several workers, so that they do not measure each other's
+    /// start-up), or measured here (`None`).
+    pub fn with_margin(
+        emu: Emulation,
+        ports: Vec<Box<dyn Port>>,
+        opts: RunnerOptions,
+        margin: Option<Duration>,
+    ) -> Runner {
         // The default timer slack (50 µs) would let every sleep overshoot;
         // ask for exact wake-ups. Failure only costs accuracy.
         let _ = nix::sys::prctl::set_timerslack(1);
@@ -386,7 +401,7 @@ impl Runner {
             lateness: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
             stats: RunnerStats::default(),
-            margin: measure_sleep_margin(),
+            margin: margin.unwrap_or_else(measure_sleep_margin),
             busy_poll: opts.busy_poll,
             out: Vec::with_capacity(1024),
             corrupt_rng: stage_rng(opts.seed, StageKind::Corrupt, u64::MAX),
@@ -397,13 +412,25 @@ impl Runner {
             receives: vec![true; n],
             handoffs: Vec::new(),
             parcels: Vec::new(),
+            handoff_wait: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
         }
+    }
+
+    /// How long after leaving their last stage the packets other workers
+    /// handed over were taken in (the hand-off's latency, which adds to
+    /// their delay): percentiles, µs.
+    pub fn handoff_latency(&self) -> Lateness {
+        Lateness::from_histogram(&self.handoff_wait, false, 0)
     }
 
     /// Run as one of several workers: `links` reach the others, and only
     /// the ports `receives` marks are read (the others are this worker's
-    /// transmit handles). See [`crate::worker`].
-    pub fn join(&mut self, links: Links, receives: Vec<bool>) {
+    /// transmit handles); `clock` is every worker's, so that the instants
+    /// hand-offs carry mean the same to all (call before the first step).
+    /// See [`crate::worker`].
+    pub fn join(&mut self, links: Links, receives: Vec<bool>, clock: Clock) {
+        self.clock = clock;
         self.bufs.set_worker(links.id());
         self.receives = receives;
         self.receives.resize(self.ports.len(), false);
@@ -499,6 +526,8 @@ impl Runner {
             };
             let mut h = p.handoff;
             h.pkt.buf = buf;
+            self.handoff_wait
+                .saturating_record(now.saturating_since(h.at).as_nanos().max(1));
             let r = self.emu.resume(h);
             self.settle_ingress(r, buf);
             self.ship();

@@ -348,6 +348,11 @@ mod tests {
         }
     }
 
+    fn readable(l: &Links) -> bool {
+        let mut fds = [nix::poll::PollFd::new(l.fd(), nix::poll::PollFlags::POLLIN)];
+        nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).expect("poll") == 1
+    }
+
     /// A pass proves parcels reach the worker they are for, in order, and
     /// that a sleeping worker's descriptor polls readable after a send
     /// (and only then).
@@ -361,9 +366,7 @@ mod tests {
             assert!(a.send(parcel(1, t)).is_ok());
         }
         a.wake_peers();
-        let mut fds = [nix::poll::PollFd::new(b.fd(), nix::poll::PollFlags::POLLIN)];
-        let n = nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).expect("poll");
-        assert_eq!(n, 1, "the sleeper was woken");
+        assert!(readable(&b), "the sleeper was woken");
         b.awake();
         let mut got = Vec::new();
         b.take(&mut got);
@@ -372,9 +375,37 @@ mod tests {
         // Awake, it is not written to.
         assert!(a.send(parcel(1, 3)).is_ok());
         a.wake_peers();
-        let n = nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).expect("poll");
-        assert_eq!(n, 0);
+        assert!(!readable(&b));
         assert_eq!(a.stats().wakeups, 1);
+    }
+
+    /// A pass proves a sleeping worker polling its descriptor wakes within
+    /// milliseconds of a parcel sent by another thread.
+    #[test]
+    fn a_sleeper_wakes_at_once() {
+        let mut links = mesh(2).expect("eventfds");
+        let mut b = links.pop().expect("worker 1");
+        let mut a = links.pop().expect("worker 0");
+        let t = std::thread::spawn(move || {
+            assert!(b.may_sleep());
+            {
+                let mut fds = [nix::poll::PollFd::new(b.fd(), nix::poll::PollFlags::POLLIN)];
+                let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1000u16));
+            }
+            let woke = std::time::Instant::now();
+            b.awake();
+            let mut got = Vec::new();
+            b.take(&mut got);
+            (woke, got.len())
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let sent = std::time::Instant::now();
+        assert!(a.send(parcel(1, 0)).is_ok());
+        a.wake_peers();
+        let (woke, n) = t.join().expect("sleeper");
+        assert_eq!(n, 1);
+        let waited = woke.duration_since(sent);
+        assert!(waited < std::time::Duration::from_millis(20), "{waited:?}");
     }
 
     /// A pass proves memory another worker is done with goes back to its

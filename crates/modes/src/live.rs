@@ -140,6 +140,14 @@ impl LiveRunner {
         let owners = (plan.owners)(first.spec());
         let mut compiled = compile_each(first, k, opts.seed).map_err(io::Error::other)?;
         let links = pipelab_io::worker::mesh(k)?;
+        // One clock for all: a hand-off's instant means the same to each.
+        let clock = pipelab_io::clock::Clock::start();
+        // Measured once, here, with the runners' timer slack: workers
+        // measuring at once would measure each other.
+        let old_slack = nix::sys::prctl::get_timerslack().unwrap_or(50_000);
+        let _ = nix::sys::prctl::set_timerslack(1);
+        let margin = pipelab_io::runner::measure_sleep_margin();
+        let _ = nix::sys::prctl::set_timerslack(old_slack as u64);
         let mut workers = Vec::with_capacity(k as usize);
         for (w, (ports, links)) in ports.into_iter().zip(links).enumerate() {
             let c = compiled.remove(0);
@@ -156,8 +164,8 @@ impl LiveRunner {
                 emu.apply(c);
                 let ports: Vec<Box<dyn Port>> =
                     ports.into_iter().map(|p| p as Box<dyn Port>).collect();
-                let mut r = Runner::new(emu, ports, opts);
-                r.join(links, receives);
+                let mut r = Runner::with_margin(emu, ports, opts, Some(margin));
+                r.join(links, receives, clock);
                 Ok(r)
             });
             match worker {

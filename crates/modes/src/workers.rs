@@ -231,6 +231,9 @@ pub struct WorkerFigures {
     pub balanced: bool,
     /// Lateness of its transmissions.
     pub lateness: Lateness,
+    /// How long after leaving their last stage the packets handed to it
+    /// were taken in (added to their delay).
+    pub handoff_latency: Lateness,
 }
 
 /// What one worker reports, taken on its thread.
@@ -241,6 +244,7 @@ pub struct Snapshot {
     stats: RunnerStats,
     hist: Histogram<u64>,
     lateness: Lateness,
+    handoff_latency: Lateness,
     rules: Vec<(u32, u64, u64)>,
     queues: Vec<QueueCounters>,
     pipe_counters: Vec<PipeCounters>,
@@ -268,6 +272,7 @@ pub fn snapshot(r: &Runner) -> Snapshot {
         stats: r.stats(),
         hist: r.lateness_histogram().clone(),
         lateness: r.lateness(),
+        handoff_latency: r.handoff_latency(),
         rules: crate::report::rule_counters(e),
         queues: crate::report::queue_counters(e),
         pipe_counters: crate::report::pipe_counters(e),
@@ -365,6 +370,7 @@ pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
             balanced: s.stats.balanced(),
             stats: s.stats,
             lateness: s.lateness,
+            handoff_latency: s.handoff_latency,
         });
     }
     // Packets on their way between two workers are inside the emulator.

@@ -510,9 +510,16 @@ impl Runner {
             self.parcels = parcels;
             return;
         }
+        // Each enters at the instant it left its last stage (the engine
+        // advanced to it first), in that order: its due times are exact,
+        // and a hand-off that came late shows as lateness, never as a
+        // silently longer delay. Each ring's parcels are in order already
+        // (a sender hands off in the order packets leave their stage), and
+        // the sort is stable, so no flow is reordered.
+        parcels.sort_by_key(|p| p.handoff.at);
         let now = self.clock.now();
-        self.advance(now);
         for p in parcels.drain(..) {
+            self.advance(p.handoff.at.min(now));
             self.stats.handoffs_in += 1;
             let buf = match self.bufs.adopt(p.mem, p.len, &p.meta, p.home) {
                 Ok(b) => b,

@@ -40,22 +40,44 @@ pub struct Partition {
     pub workers: u16,
     /// Pipe number → owning worker (absent: worker 0).
     pub owners: BTreeMap<u32, u16>,
+    /// The owners of the pipes numbered from `base` (the configuration's
+    /// from 0, a topology's from its base), by index: a look-up per
+    /// packet and hop costs one load, not a tree search.
+    dense: [(u32, Vec<u16>); 2],
 }
 
 impl Partition {
     /// Worker `worker` of `workers`, with pipes owned as `owners` says.
     pub fn new(worker: u16, workers: u16, owners: BTreeMap<u32, u16>) -> Partition {
+        let table = |range: std::ops::Range<u32>| {
+            let base = range.start;
+            let top = owners
+                .range(range)
+                .next_back()
+                .map_or(base, |(&n, _)| n + 1);
+            let mut v = vec![0u16; (top - base) as usize];
+            for (&n, &w) in owners.range(base..top) {
+                v[(n - base) as usize] = w;
+            }
+            (base, v)
+        };
+        let dense = [
+            table(0..crate::spec::TOPO_PIPE_BASE),
+            table(crate::spec::TOPO_PIPE_BASE..u32::MAX),
+        ];
         Partition {
             worker,
             workers,
             owners,
+            dense,
         }
     }
 
     /// The worker that owns pipe `n`.
     #[inline]
     pub fn owner(&self, n: u32) -> u16 {
-        self.owners.get(&n).copied().unwrap_or(0)
+        let (base, v) = &self.dense[usize::from(n >= crate::spec::TOPO_PIPE_BASE)];
+        v.get(n.wrapping_sub(*base) as usize).copied().unwrap_or(0)
     }
 
     /// Whether this worker owns pipe `n`.

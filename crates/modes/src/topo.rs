@@ -968,10 +968,13 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     first.merge_config(&config);
     let k = opts.workers.count(net.distilled().pipes.len() / 2);
     let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers);
-    if k > 1 {
-        // Every worker holds a descriptor on every VN's TAP.
-        pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 1) + 256)?;
-    }
+    // Every worker holds a descriptor on every VN's TAP, and this
+    // thread one more, to close them all at once at the end.
+    pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 2) + 256)?;
+    let last_refs = taps
+        .iter()
+        .map(|t| t.try_clone())
+        .collect::<io::Result<Vec<Tap>>>()?;
     let mut handles: Vec<Vec<SendPort>> = Vec::with_capacity(taps.len());
     for t in &taps {
         let mut h: Vec<SendPort> = Vec::new();
@@ -1039,7 +1042,28 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let _ = control.close();
     let stopped = runner.stop();
     drop(runner);
+    close_all(last_refs);
     drop(record);
     drop(signals);
     stopped
+}
+
+/// Close the last descriptors of many TAPs at once. Closing a TAP's
+/// last descriptor unregisters its device, and each unregistration waits
+/// for an RCU grace period (some 20–25 ms) outside the kernel's lock: one
+/// after the other, 1000 VNs took 20 s to take down against 1 s to bring
+/// up; closed from 32 threads at once, the waits overlap.
+fn close_all(taps: Vec<Tap>) {
+    const THREADS: usize = 32;
+    if taps.is_empty() {
+        return;
+    }
+    let per = taps.len().div_ceil(THREADS).max(1);
+    let mut taps = taps;
+    std::thread::scope(|s| {
+        while !taps.is_empty() {
+            let rest = taps.split_off(taps.len().saturating_sub(per));
+            s.spawn(move || drop(rest));
+        }
+    });
 }

@@ -24,8 +24,10 @@
 #    one pipe (no delay), per backend, divided by the frames it delivered.
 # 5. TCP through `pipelab shell` with no limits: `iperf3 -c $PIPELAB_OUTSIDE
 #    -t $TCP_SECS` from the shell's namespace to `iperf3 -s` on the host
-#    (two TAP devices, the runner between them), beside iperf3 over a plain
-#    veth pair between two namespaces; $TCP_RUNS runs each, interleaved.
+#    (two TAP devices, the runners between them) with each of $TCP_WORKERS
+#    (`--workers K`; `2u`: two workers, unpinned), beside iperf3 over a
+#    plain veth pair between two namespaces; $TCP_RUNS runs each,
+#    interleaved, then the mean of each and its ratio to the veth pair's.
 #
 # Usage: benches/live.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
@@ -223,6 +225,8 @@ echo "## TCP goodput, no limits: iperf3 -t $TCP_SECS, $TCP_RUNS runs each"
 echo
 echo "| path | run | Gbit/s (receiver) | retransmits |"
 echo "|---|---|---|---|"
+TCP_WORKERS=${TCP_WORKERS:-1 2}
+TCP_LOG=/tmp/plb$ID.tcp; : > $TCP_LOG
 # A veth pair straight between the two namespaces (beside the ones the
 # bridge tables use).
 ip link add pvx$ID netns $A type veth peer name pvy$ID netns $B
@@ -234,12 +238,33 @@ for i in $(seq "$TCP_RUNS"); do
     sleep 0.5
     r=$(ip netns exec $A iperf3 -c 10.79.0.2 -p 5299 -t "$TCP_SECS" -J | iperf_json)
     wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
-    echo "| veth pair | $i | $r |"
-    iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
-    sleep 0.5
-    r=$("$BIN" shell -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $TCP_SECS -J" 2>/dev/null | iperf_json)
-    wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
-    echo "| pipelab shell | $i | $r |"
+    echo "| veth pair | $i | $r |"; echo "veth pair|$r" >> $TCP_LOG
+    for k in $TCP_WORKERS; do
+        case $k in
+            *u) args="--workers ${k%u} --cpus none"; label="pipelab shell --workers ${k%u} --cpus none" ;;
+            *) args="--workers $k"; label="pipelab shell --workers $k" ;;
+        esac
+        iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
+        sleep 0.5
+        r=$("$BIN" shell $args -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $TCP_SECS -J" 2>/dev/null | iperf_json)
+        wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
+        echo "| $label | $i | $r |"; echo "$label|$r" >> $TCP_LOG
+    done
 done
+echo
+echo "| path | mean Gbit/s | min–max | × veth pair |"
+echo "|---|---|---|---|"
+python3 - "$TCP_LOG" <<'PY'
+import sys, collections
+runs = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    path, r = line.rstrip("\n").split("|", 1)
+    runs.setdefault(path, []).append(float(r.split("|")[0]))
+veth = sum(runs["veth pair"]) / len(runs["veth pair"])
+for path, v in runs.items():
+    m = sum(v) / len(v)
+    print("| %s | %.2f | %.2f–%.2f | %.2f |" % (path, m, min(v), max(v), m / veth))
+PY
+rm -f $TCP_LOG
 fi
 rm -f /tmp/plb$ID.json /tmp/plb$ID.conf

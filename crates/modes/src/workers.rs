@@ -465,7 +465,7 @@ mod tests {
         assert_eq!(parse_cpus("none"), Ok(vec![]));
         assert!(parse_cpus("x").is_err_and(|e| e.contains("'x'")));
         assert!(parse_cpus("4096").is_err_and(|e| e.contains("CPU 4096")));
-        assert_eq!(parse_workers("0").is_err(), true);
+        assert!(parse_workers("0").is_err());
         assert_eq!(parse_workers("2"), Ok(2));
         let o = WorkerOptions {
             workers: None,

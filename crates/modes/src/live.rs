@@ -139,6 +139,12 @@ impl LiveRunner {
         }
         let owners = (plan.owners)(first.spec());
         let mut compiled = compile_each(first, k, opts.seed).map_err(io::Error::other)?;
+        // The memory cap is the run's: each worker's pool (and engine)
+        // holds an equal share of it.
+        let opts = RunnerOptions {
+            mem_cap: (opts.mem_cap / k as u64).max(pipelab_io::buffers::BUF_SIZE as u64),
+            ..opts
+        };
         let links = pipelab_io::worker::mesh(k)?;
         // One clock for all: a hand-off's instant means the same to each.
         let clock = pipelab_io::clock::Clock::start();

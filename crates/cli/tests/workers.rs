@@ -168,6 +168,7 @@ fn two_workers_keep_a_bridges_delay() {
             let mean = r["delay_ms"]["mean"].as_f64().expect("mean");
             let p99 = r["delay_ms"]["p99"].as_f64().expect("p99");
             let lost = r["lost"].as_u64();
+            eprintln!("{backend}, 2 workers, 10 kpps: mean {mean} ms, p99 {p99} ms, lost {lost:?}");
             if (mean - 10.0).abs() <= 0.2 && p99 <= 11.0 && lost == Some(0) {
                 Ok(())
             } else {
@@ -218,6 +219,10 @@ fn a_cross_worker_route_never_reorders_a_flow() {
     let r = bed.probe(1, "50kpps", "20s");
     assert!(br.stop().success());
     let received = r["received"].as_u64().unwrap_or(0);
+    eprintln!(
+        "across workers: sent {}, received {received}, reordered {}",
+        r["sent"], r["reordered"]
+    );
     assert_eq!(r["reordered"].as_u64(), Some(0), "{r}");
     assert!(received >= 500_000, "received {received} of 1 M: {r}");
     let v = read_stats(&stats);
@@ -264,6 +269,9 @@ fn overload_is_dropped_at_the_input_and_timing_kept() {
         let p99 = w0["lateness"]["p99_us"].as_f64().unwrap_or(f64::MAX);
         // What arrived is what the link carries: 590 pps.
         let rate = got as f64 / 3.0;
+        eprintln!(
+            "overload: sent {sent}, received {got} ({rate:.0} pps), dropped at the queue {dq}, worker 0 lateness p99 {p99} us"
+        );
         let ok = dq > sent * 8 / 10
             && w0["stats"]["dropped_queue"].as_u64() == Some(dq)
             && (530.0..=650.0).contains(&rate)
@@ -343,6 +351,10 @@ fn a_shell_with_two_workers() {
     let bps = iperf["end"]["sum_received"]["bits_per_second"]
         .as_f64()
         .unwrap_or(0.0);
+    eprintln!(
+        "shell, 2 workers: min RTT {before} ms, after the change {after} ms, TCP {:.2} Gbit/s",
+        bps / 1e9
+    );
     assert!(bps > 1e6, "TCP through the shell: {bps} bit/s");
     let live_stats: Value = serde_json::from_str(
         &std::fs::read_to_string(format!("{stats}.live")).expect("live stats"),
@@ -455,6 +467,7 @@ fn a_topology_route_across_two_workers() {
             .sum();
         let min = p["delay_ms"]["min"].as_f64().unwrap_or(0.0);
         let p50 = p["delay_ms"]["p50"].as_f64().unwrap_or(0.0);
+        eprintln!("topology, 2 workers: ping min RTT {rtt} ms, probe min {min} ms p50 {p50} ms, hand-offs {handed}");
         let ok = (16.0..17.0).contains(&rtt)
             && (8.0..8.5).contains(&min)
             && (8.0..9.0).contains(&p50)

@@ -379,7 +379,8 @@ impl Live {
 
 /// How a topology is split over `k` workers: its links as
 /// [`pipelab_topo::partition_balanced`] assigns them (pipe pairs, cut
-/// weighted by route usage), the configuration's pipes by the rules'
+/// weighted by route usage; the best of 8 starts on topologies of up to
+/// 100 000 routes), the configuration's pipes by the rules'
 /// feeders, each VN's port received by the worker owning the first pipe
 /// of its routes. Returns the plan and each port's receiving worker.
 fn topo_plan(
@@ -391,7 +392,14 @@ fn topo_plan(
 ) -> (crate::live::WorkerPlan, Vec<u16>) {
     let n = spec.ports.len();
     let d = net.distilled();
-    let assign = pipelab_topo::partition_balanced(d, k as usize, seed);
+    // The partitioner refines a random start and may settle in a local
+    // minimum (a chain cut twice where once would do): on a small enough
+    // topology, a few starts, keeping the one with the fewest hand-offs.
+    let tries = if d.routes.len() <= 100_000 { 8 } else { 1 };
+    let assign = (0..tries)
+        .map(|i| pipelab_topo::partition_balanced(d, k as usize, seed.wrapping_add(i)))
+        .min_by_key(|a| a.handoffs(&d.routes))
+        .unwrap_or_else(|| pipelab_topo::partition_balanced(d, k as usize, seed));
     let topo: std::collections::BTreeMap<u32, u16> = assign
         .core_of_pipe
         .iter()

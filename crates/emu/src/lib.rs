@@ -28,11 +28,13 @@
 pub mod compiled;
 pub mod emulation;
 pub mod lower;
+pub mod partition;
 pub mod spec;
 
 pub use compiled::{Compiled, SpecError};
 pub use emulation::{Applied, Counts, Departure, Emulation, Exit, Ingress, Reason, MAX_PASSES};
 pub use lower::{lower_config, read_files, FileLoader, Loader, LowerError};
+pub use partition::{Handoff, Partition, Target};
 pub use spec::{
     Destinations, Egress, Env, MaskDef, Paths, PipeDef, PortDef, QueueDef, Spec, TOPO_PIPE_BASE,
 };

@@ -423,6 +423,19 @@ pub struct GsoStats {
     pub segments_coalesced: u64,
 }
 
+impl std::ops::AddAssign for GsoStats {
+    fn add_assign(&mut self, o: GsoStats) {
+        self.superframes += o.superframes;
+        self.segments += o.segments;
+        self.kept_whole += o.kept_whole;
+        self.sent_whole += o.sent_whole;
+        self.uncut += o.uncut;
+        self.csum_completed += o.csum_completed;
+        self.coalesced += o.coalesced;
+        self.segments_coalesced += o.segments_coalesced;
+    }
+}
+
 /// The most segments merged into one super-frame.
 const MAX_MERGE: usize = 64;
 

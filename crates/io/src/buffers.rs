@@ -999,6 +999,90 @@ mod tests {
     }
 
     #[test]
+    fn a_super_frame_moves_to_another_pool_and_its_large_buffer_goes_home() {
+        let mut a = BufferPool::with_cap(1 << 20);
+        let mut b = BufferPool::with_cap(1 << 20);
+        a.set_worker(0);
+        b.set_worker(1);
+        let hdr = VnetHdr {
+            gso_type: crate::gso::GSO_TCPV4,
+            gso_size: 1448,
+            ..VnetHdr::default()
+        };
+        let big: Vec<u8> = (0..30_000u32).map(|i| (i % 251) as u8).collect();
+        let mut got = Vec::new();
+        let mut rx = Rx::new(&mut a, 2, 10, &mut got);
+        let _ = rx.read_vnet(Annotation::default(), |iov| {
+            Ok(Some(scatter(iov, &hdr, &big)))
+        });
+        let allocated = a.allocated_bytes();
+        let copies = a.copies();
+        let d = a.detach(got[0]).expect("memory moves");
+        // Moved, not copied; still counted by its home pool.
+        assert_eq!(a.copies(), copies);
+        assert_eq!((d.mem.len(), d.len, d.home), (BIG_BUF_SIZE, 30_000, 0));
+        assert_eq!(a.in_use(), 0);
+        assert_eq!(a.allocated_bytes(), allocated);
+        let i = b.adopt(d.mem, d.len, &d.meta, d.home).expect("room");
+        assert_eq!(b.frame(i), &big[..]);
+        assert_eq!(b.meta(i).vnet, hdr);
+        assert_eq!(b.meta(i).origin, 2);
+        // The adopting pool allocated nothing, and weighs it at its size.
+        assert_eq!(b.allocated_bytes(), 0);
+        assert!(b
+            .adopt(vec![0u8; BIG_BUF_SIZE].into_boxed_slice(), 1, &d.meta, 0)
+            .is_ok());
+        let mut small = BufferPool::with_cap(BIG_BUF_SIZE as u64);
+        assert!(small
+            .adopt(vec![0u8; BIG_BUF_SIZE].into_boxed_slice(), 1, &d.meta, 0)
+            .is_ok());
+        assert!(small
+            .adopt(vec![0u8; BUF_SIZE].into_boxed_slice(), 1, &d.meta, 0)
+            .is_err());
+        // Released, it waits in the outbox, then goes home to the large
+        // free list, where the next super-frame finds it.
+        assert!(b.release(i).is_none());
+        let out: Vec<(u16, FrameMem)> = b.take_outbox().collect();
+        assert_eq!(out.len(), 1);
+        for (home, mem) in out {
+            assert_eq!(home, 0);
+            a.restore(mem);
+        }
+        assert_eq!(a.spare_count(), 2);
+        let mut again = Vec::new();
+        let mut rx = Rx::new(&mut a, 2, 10, &mut again);
+        let _ = rx.read_vnet(Annotation::default(), |iov| {
+            Ok(Some(scatter(iov, &hdr, &big)))
+        });
+        assert_eq!(a.frame(again[0]), &big[..]);
+        assert_eq!(a.allocated_bytes(), allocated);
+    }
+
+    #[test]
+    fn a_shared_or_lent_frame_is_copied_at_a_hand_off_into_a_buffer_of_its_size() {
+        let mut a = BufferPool::with_cap(1 << 20);
+        let mut got = Vec::new();
+        let long = vec![3u8; 5000];
+        let _ = Rx::new(&mut a, 0, 10, &mut got).copy(&[&long], Annotation::default());
+        a.share(got[0]);
+        let copies = a.copies();
+        let d = a.detach(got[0]).expect("room for the copy");
+        assert_eq!(a.copies(), copies + 1);
+        assert_eq!((d.mem.len(), d.len), (BIG_BUF_SIZE, 5000));
+        assert_eq!(&d.mem[..5000], &long[..]);
+        // The duplicate still holds the original.
+        assert_eq!(a.in_use(), 1);
+        assert_eq!(a.frame(got[0]), &long[..]);
+        // Without memory under the cap for the copy, nothing changes.
+        let mut tight = BufferPool::with_cap(BIG_BUF_SIZE as u64);
+        let mut got = Vec::new();
+        let _ = Rx::new(&mut tight, 0, 10, &mut got).copy(&[&long], Annotation::default());
+        tight.share(got[0]);
+        assert!(tight.detach(got[0]).is_none());
+        assert_eq!(tight.meta(got[0]).refs(), 2);
+    }
+
+    #[test]
     fn an_unlent_frame_keeps_its_buffer_and_bytes_and_returns_its_token() {
         use crate::backends::lend::Mapping;
         use std::sync::Arc;

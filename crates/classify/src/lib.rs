@@ -282,7 +282,9 @@ impl Classifier {
             }
             let decision = match r.spec.action {
                 Action::Allow => Decision::Allow,
-                Action::Deny => Decision::Deny,
+                // reset and unreach drop here; their answer (a TCP reset,
+                // an ICMP unreachable) is the live modes' to send.
+                Action::Deny | Action::Reset | Action::Unreach(_) => Decision::Deny,
                 Action::Pipe(n) => Decision::Pipe(n),
                 Action::Queue(n) => Decision::Queue(n),
                 Action::Count => {

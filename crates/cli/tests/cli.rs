@@ -37,7 +37,10 @@ fn config_errors_name_line_column_and_word() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("bad.conf:2:18"), "{err}");
-    assert!(err.contains("^^^^^^ did you mean Mbit/s?"), "{err}");
+    assert!(
+        err.contains("^^^^^^ did you mean Mbit/s or MByte/s?"),
+        "{err}"
+    );
     assert!(err.contains("nothing was applied"), "{err}");
     let (code, _, err) = run(&[
         "sim",

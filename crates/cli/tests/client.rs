@@ -86,7 +86,7 @@ fn commands_files_save_restore_stats_netconfig() {
     // The daemon's error, with its position, and status 1.
     let e = failure(&run(&sock, &["pipe", "4", "config", "bw", "1Mbps"]));
     assert!(
-        e.contains("did you mean Mbit/s?") && e.contains("nothing was applied"),
+        e.contains("did you mean Mbit/s or MByte/s?") && e.contains("nothing was applied"),
         "{e}"
     );
     // A file: all or nothing, errors named by the file's lines.

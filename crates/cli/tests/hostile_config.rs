@@ -368,9 +368,9 @@ const TEXT: &[(&str, &[u8], Outcome)] = &[
         Rejected(2, "error: unknown distribution 'gaussian'\n --> FILE:1:43"),
     ),
     (
-        "a percentage without %",
-        b"pipe 1 config loss 5\n",
-        Rejected(2, "error: missing '%' in '5'\n --> FILE:1:20"),
+        "a bare percentage above 100 (tc reads a bare loss in percent)",
+        b"pipe 1 config loss 500\n",
+        Rejected(2, "error: percentage '500' is more than 100%\n --> FILE:1:20"),
     ),
     (
         "a tablearg without a table",
@@ -737,7 +737,7 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
         "bw",
         "10bps",
         "error: unknown unit 'bps' in '10bps'\n --> FILE:1:18",
-        "did you mean bit/s?",
+        "did you mean bit/s or Byte/s? 'bps' is bit/s to ipfw, Byte/s to tc (netem's rate takes tc's words)",
     ),
     (
         "bw",
@@ -755,7 +755,7 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
         "bw",
         "10kbps",
         "error: unknown unit 'kbps' in '10kbps'\n --> FILE:1:18",
-        "did you mean Kbit/s?",
+        "did you mean Kbit/s or KByte/s? 'kbps' is Kbit/s to ipfw, KByte/s to tc (netem's rate takes tc's words)",
     ),
     (
         "bw",
@@ -767,7 +767,7 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
         "bw",
         "10Mbps",
         "error: unknown unit 'Mbps' in '10Mbps'\n --> FILE:1:18",
-        "did you mean Mbit/s?",
+        "did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
     ),
     (
         "bw",
@@ -803,7 +803,7 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
         "bw",
         "10Gbps",
         "error: unknown unit 'Gbps' in '10Gbps'\n --> FILE:1:18",
-        "did you mean Gbit/s?",
+        "did you mean Gbit/s or GByte/s? 'Gbps' is Gbit/s to ipfw, GByte/s to tc (netem's rate takes tc's words)",
     ),
     (
         "bw",
@@ -831,20 +831,20 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "delay",
-        "5sec",
-        "error: unknown unit 'sec' in '5sec'\n --> FILE:1:21",
+        "5seconds",
+        "error: unknown unit 'seconds' in '5seconds'\n --> FILE:1:21",
         "did you mean s?",
     ),
     (
         "delay",
-        "5msec",
-        "error: unknown unit 'msec' in '5msec'\n --> FILE:1:21",
+        "5millisecond",
+        "error: unknown unit 'millisecond' in '5millisecond'\n --> FILE:1:21",
         "did you mean ms?",
     ),
     (
         "delay",
-        "5usec",
-        "error: unknown unit 'usec' in '5usec'\n --> FILE:1:21",
+        "5microseconds",
+        "error: unknown unit 'microseconds' in '5microseconds'\n --> FILE:1:21",
         "did you mean us?",
     ),
     (
@@ -891,9 +891,9 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "queue",
-        "10bytes",
-        "error: unknown unit 'bytes' in '10bytes'\n --> FILE:1:21",
-        "did you mean B?",
+        "10octets",
+        "error: unknown unit 'octets' in '10octets'\n --> FILE:1:21",
+        "known size units: B, KB, MB, GB, KiB, MiB, GiB",
     ),
     (
         "queue",
@@ -915,9 +915,9 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "burst",
-        "64kbyte",
-        "error: unknown unit 'kbyte' in '64kbyte'\n --> FILE:1:21",
-        "did you mean KB?",
+        "64kbyt",
+        "error: unknown unit 'kbyt' in '64kbyt'\n --> FILE:1:21",
+        "known size units: B, KB, MB, GB, KiB, MiB, GiB",
     ),
 ];
 

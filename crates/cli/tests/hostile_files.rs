@@ -106,10 +106,10 @@ const KINDS: &[Kind] = &[
         good_outcome: Accepted("pipe 1 config loss trace:FILE\n"),
         // No losses at all: a valid trace.
         empty_outcome: Accepted("pipe 1 config loss trace:FILE\n"),
-        bad: "17\n100-103\n@1s-2sec\n",
+        bad: "17\n100-103\n@1s-2seconds\n",
         bad_outcome: Rejected(
             2,
-            "pipe 1: loss: 'FILE': line 3: unknown unit 'sec' in '2sec': did you mean s?",
+            "pipe 1: loss: 'FILE': line 3: unknown unit 'seconds' in '2seconds': did you mean s?",
         ),
         binary_outcome: Rejected(
             2,
@@ -142,10 +142,10 @@ const KINDS: &[Kind] = &[
         good: "state a\nstate b plr 0.25\ninitial b\ndwell a 1 2s\ndwell b 1 1s\narc a b 1\narc b a 100%\n",
         good_outcome: Accepted("pipe 1 config bw 1Mbit/s timevarying FILE\n"),
         empty_outcome: Rejected(2, "pipe 1: timevarying: 'FILE': no `state` lines"),
-        bad: "state a\nstate b plr 0.25\ninitial b\ndwell a 1 2s\ndwell b 1 1sec\narc a b 1\narc b a 100%\n",
+        bad: "state a\nstate b plr 0.25\ninitial b\ndwell a 1 2s\ndwell b 1 1seconds\narc a b 1\narc b a 100%\n",
         bad_outcome: Rejected(
             2,
-            "pipe 1: timevarying: 'FILE': line 5: unknown unit 'sec' in '1sec': did you mean s?",
+            "pipe 1: timevarying: 'FILE': line 5: unknown unit 'seconds' in '1seconds': did you mean s?",
         ),
         binary_outcome: Rejected(
             2,
@@ -163,7 +163,7 @@ const KINDS: &[Kind] = &[
         bad: "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"stub\" name \"r\" ]\n  node [ id 2 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 bandwidth \"10Mbps\" delay 5 ]\n  edge [ source 2 target 1 delay 5 ]\n]\n",
         bad_outcome: Rejected(
             2,
-            "error: FILE: line 5: field `bandwidth`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+            "error: FILE: line 5: field `bandwidth`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
         ),
         binary_outcome: Rejected(
             2,
@@ -200,7 +200,7 @@ const KINDS: &[Kind] = &[
         bad: "pipe 1 config delay 5ms\npipe 2 config bw 10Mbps\npipe 3 config\n",
         bad_outcome: Rejected(
             2,
-            "error: unknown unit 'Mbps' in '10Mbps'\n --> FILE:2:18\n\u{2026}did you mean Mbit/s?\n1 error in FILE; nothing was applied",
+            "error: unknown unit 'Mbps' in '10Mbps'\n --> FILE:2:18\n\u{2026}did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n1 error in FILE; nothing was applied",
         ),
         binary_outcome: Rejected(
             2,
@@ -218,7 +218,7 @@ const KINDS: &[Kind] = &[
         bad: "cbr rate 100pps size 100B duration 1s\npoisson rate 10Mbps size 100B duration 1s\n",
         bad_outcome: Rejected(
             2,
-            "error: FILE:2:14: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+            "error: FILE:2:14: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
         ),
         binary_outcome: Rejected(
             2,

@@ -96,7 +96,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "sim --traffic in Mbps",
         Bin::Pipelab,
         &["sim", "CONF", "--traffic", "cbr rate 10Mbps size 100B duration 1s"],
-        Rejected(2, "error: --traffic #1: column 10: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
+        Rejected(2, "error: --traffic #1: column 10: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
     ),
     (
         "sim --traffic empty",
@@ -162,7 +162,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "shell --link in Mbps",
         Bin::Pipelab,
         &["shell", "--link", "bw 10Mbps", "--", "true"],
-        Rejected(1, "error: --link: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
+        Rejected(1, "error: --link: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
     ),
     (
         "shell --uplink negative delay",
@@ -209,8 +209,8 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
     (
         "shell --link unknown word",
         Bin::Pipelab,
-        &["shell", "--link", "bw 1Mbit/s latency 5ms", "--", "true"],
-        Rejected(1, "error: --link: unknown pipe parameter 'latency': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying"),
+        &["shell", "--link", "bw 1Mbit/s lateness 5ms", "--", "true"],
+        Rejected(1, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror"),
     ),
     (
         "bridge without -f",
@@ -402,7 +402,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "gen star --access in Mbps",
         Bin::Pipelab,
         &["topo", "gen", "star", "--access", "bw 10Mbps"],
-        Rejected(2, "error: invalid value 'bw 10Mbps' for '--access <ATTRS>': unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
+        Rejected(2, "error: invalid value 'bw 10Mbps' for '--access <ATTRS>': unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
     ),
     (
         "gen star --access without a value",

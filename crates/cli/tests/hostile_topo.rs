@@ -128,13 +128,13 @@ const FILES: &[(&str, &str, &str, Outcome)] = &[
         "a bandwidth in Mbps",
         "gml",
         "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"stub\" name \"r\" ]\n  node [ id 2 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 bandwidth \"10Mbps\" ]\n  edge [ source 1 target 2 bandwidth \"10Mbit/s\" delay 5 ]\n]\n",
-        Rejected(2, "error: FILE: line 5: field `bandwidth`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
+        Rejected(2, "error: FILE: line 5: field `bandwidth`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
     ),
     (
         "a delay in sec",
         "gml",
-        "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"stub\" name \"r\" ]\n  node [ id 2 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 delay \"5sec\" ]\n  edge [ source 1 target 2 bandwidth \"10Mbit/s\" delay 5 ]\n]\n",
-        Rejected(2, "error: FILE: line 5: field `delay`: unknown unit 'sec' in '5sec': did you mean s?"),
+        "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"stub\" name \"r\" ]\n  node [ id 2 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 delay \"5seconds\" ]\n  edge [ source 1 target 2 bandwidth \"10Mbit/s\" delay 5 ]\n]\n",
+        Rejected(2, "error: FILE: line 5: field `delay`: unknown unit 'seconds' in '5seconds': did you mean s?"),
     ),
     (
         "a value with a space",
@@ -248,13 +248,13 @@ const FILES: &[(&str, &str, &str, Outcome)] = &[
         "a bandwidth in Mbps",
         "toml",
         "[[node]]\nid = 0\nrole = \"client\"\n\n[[node]]\nid = 1\nrole = \"stub\"\n\n[[node]]\nid = 2\nrole = \"client\"\n\n[[link]]\na = 0\nb = 1\nbw = \"10Mbps\"\n\n[[link]]\na = 1\nb = 2\nbw = \"10Mbit/s\"\ndelay = \"5ms\"\n\n",
-        Rejected(2, "error: FILE: link 1 (between 0 and 1): field `bw`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
+        Rejected(2, "error: FILE: link 1 (between 0 and 1): field `bw`: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
     ),
     (
         "a delay in msec",
         "toml",
-        "[[node]]\nid = 0\nrole = \"client\"\n\n[[node]]\nid = 1\nrole = \"stub\"\n\n[[node]]\nid = 2\nrole = \"client\"\n\n[[link]]\na = 0\nb = 1\ndelay = \"5msec\"\n\n[[link]]\na = 1\nb = 2\nbw = \"10Mbit/s\"\ndelay = \"5ms\"\n\n",
-        Rejected(2, "error: FILE: link 1 (between 0 and 1): field `delay`: unknown unit 'msec' in '5msec': did you mean ms?"),
+        "[[node]]\nid = 0\nrole = \"client\"\n\n[[node]]\nid = 1\nrole = \"stub\"\n\n[[node]]\nid = 2\nrole = \"client\"\n\n[[link]]\na = 0\nb = 1\ndelay = \"5millisecond\"\n\n[[link]]\na = 1\nb = 2\nbw = \"10Mbit/s\"\ndelay = \"5ms\"\n\n",
+        Rejected(2, "error: FILE: link 1 (between 0 and 1): field `delay`: unknown unit 'millisecond' in '5millisecond': did you mean ms?"),
     ),
     (
         "a huge delay",
@@ -374,7 +374,7 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
         &["link", "--name", "plnone", "r0", "r1", "set", "bw=10Mbps"],
         Rejected(
             2,
-            "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  link r0 r1 set bw=10Mbps\n                    ^",
+            "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n  link r0 r1 set bw=10Mbps\n                    ^",
         ),
     ),
     (
@@ -390,7 +390,7 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
     (
         "a bandwidth in Mbps",
         &["link", "--name", "plnone", "r0", "r1", "set", "bw", "10Mbps"],
-        Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  link r0 r1 set bw 10Mbps\n                    ^"),
+        Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n  link r0 r1 set bw 10Mbps\n                    ^"),
     ),
     (
         "a negative delay (after --)",
@@ -455,7 +455,7 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
     (
         "a demand in Mbps",
         &["cross", "--name", "plnone", "a", "b", "10Mbps"],
-        Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  cross a b 10Mbps\n            ^"),
+        Rejected(2, "error: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n  cross a b 10Mbps\n            ^"),
     ),
     (
         "a negative demand (after --)",
@@ -574,7 +574,7 @@ const SCRIPTS: &[(&str, &str, Outcome)] = &[
     (
         "a bad line among good ones",
         "0s link r0 r1 down\n1s link r0 r1 up\n2s link r0 r1 set bw 10Mbps\n3s node r0 down\n",
-        Rejected(2, "error: FILE: line 3: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?\n  3 | 2s link r0 r1 set bw 10Mbps\n    |                      ^^^^^^"),
+        Rejected(2, "error: FILE: line 3: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n  3 | 2s link r0 r1 set bw 10Mbps\n    |                      ^^^^^^"),
     ),
     (
         "a line without a time",

@@ -273,7 +273,7 @@ fn shell_exit_status_and_errors() {
         .expect("run");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("did you mean Mbit/s?"), "{err}");
+    assert!(err.contains("did you mean Mbit/s or MByte/s?"), "{err}");
     assert_eq!(leftovers(), Vec::<String>::new());
 }
 

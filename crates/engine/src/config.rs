@@ -6,8 +6,8 @@
 
 use crate::models::{
     Accounting, BurstConfig, BwTrace, CodelConfig, CorruptConfig, DelayDist, DuplicateConfig,
-    LossConfig, MarkovGraph, Modulation, PieConfig, Profile, RedConfig, ReorderConfig, SwapConfig,
-    WirelessConfig,
+    LossConfig, MarkovGraph, Modulation, PieConfig, Profile, RedConfig, ReorderConfig, SlotConfig,
+    SwapConfig, WirelessConfig,
 };
 use crate::time::{Duration, Rate};
 
@@ -66,14 +66,20 @@ impl core::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Whether delay jitter may reorder packets.
+///
+/// The default is netem's (`Allow`): jitter is written with netem's words
+/// (`delay MU SIGMA`), so it means what netem makes of it, each packet
+/// delayed by its own draw. `Keep` raises the mean: a packet that drew a
+/// short delay waits for the one ahead (at 1000 pps, `delay 100ms 10ms
+/// distribution normal` gives a mean of about 112 ms instead of 100 ms).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum JitterOrder {
     /// A packet never leaves before the one ahead of it (NetPath's
     /// head-of-line behaviour): its exit is `max(own due, previous exit)`.
-    #[default]
     Keep,
     /// Each packet leaves at its own due time, so jitter larger than the
-    /// gap between packets reorders them (netem's behaviour).
+    /// gap between packets reorders them (netem's behaviour, its tfifo).
+    #[default]
     Allow,
 }
 
@@ -117,6 +123,9 @@ pub struct PipeConfig {
     accounting: Accounting,
     wireless: Option<WirelessConfig>,
     timevarying: Option<MarkovGraph>,
+    limit: Option<u32>,
+    slot: Option<SlotConfig>,
+    seed: Option<u64>,
 }
 
 impl Default for PipeConfig {
@@ -127,7 +136,7 @@ impl Default for PipeConfig {
             delay: Duration::ZERO,
             queue: QueueLimit::default(),
             jitter: None,
-            jitter_order: JitterOrder::Keep,
+            jitter_order: JitterOrder::Allow,
             loss: None,
             duplicate: None,
             reorder: None,
@@ -141,6 +150,9 @@ impl Default for PipeConfig {
             accounting: Accounting::L3,
             wireless: None,
             timevarying: None,
+            limit: None,
+            slot: None,
+            seed: None,
         }
     }
 }
@@ -357,6 +369,51 @@ impl PipeConfig {
         }
         self.timevarying = Some(graph);
         Ok(self)
+    }
+
+    /// netem's `limit N`: at most `N` packets held by the pipe, queued,
+    /// on the wire and in the delay line together (a packet arriving when
+    /// the pipe holds `N` is a tail drop). Independent of `queue`, which
+    /// bounds the queue before the link only. Zero is refused.
+    pub fn with_limit(mut self, limit: u32) -> Result<Self, ConfigError> {
+        if limit == 0 {
+            return Err(ConfigError {
+                param: "limit",
+                reason: "a pipe must hold at least one packet".into(),
+            });
+        }
+        self.limit = Some(limit);
+        Ok(self)
+    }
+
+    /// netem's slotting: packets leave the delay line only at
+    /// transmission opportunities (`models::slot`).
+    pub fn with_slot(mut self, slot: SlotConfig) -> Self {
+        self.slot = Some(slot);
+        self
+    }
+
+    /// netem's `seed`: the pipe's random stages draw from streams seeded
+    /// by this value instead of the emulation's seed, so the pipe's
+    /// decisions are the same whatever `--seed` says.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// netem's limit, if any.
+    pub fn limit(&self) -> Option<u32> {
+        self.limit
+    }
+
+    /// netem's slots, if any.
+    pub fn slot(&self) -> Option<&SlotConfig> {
+        self.slot.as_ref()
+    }
+
+    /// The pipe's own seed, if any.
+    pub fn seed(&self) -> Option<u64> {
+        self.seed
     }
 
     /// The wireless channel, if any.

@@ -77,7 +77,7 @@ use crate::flow_aqm::FlowAqm;
 use crate::models::channel::Channel;
 use crate::models::{
     Burst, Codel, CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, Pie,
-    ProfileModel, QueueMeasure, Red, RedConfig, ReorderDecision, SwapReorder, TraceLink,
+    ProfileModel, QueueMeasure, Red, RedConfig, ReorderDecision, SlotModel, SwapReorder, TraceLink,
 };
 use crate::packet::{FlowKey, List, Packet, Pool};
 use crate::rng::{stage_rng, StageKind};
@@ -485,6 +485,8 @@ struct Models {
     burst: Option<Burst>,
     /// A wireless and/or time-varying link (`models::channel`).
     channel: Option<Box<Channel>>,
+    /// netem's slots, gating the delay line's exit (`models::slot`).
+    slot: Option<SlotModel>,
     /// The link rate (`PipeConfig::link_rate`).
     rate: Rate,
     /// RED's typical packet time at `rate` (idle-time decay).
@@ -493,6 +495,8 @@ struct Models {
 
 impl Models {
     fn new(cfg: &PipeConfig, seed: u64, stage: u64) -> Models {
+        // netem's `seed`: the pipe's own, whatever the emulation's.
+        let seed = cfg.seed().unwrap_or(seed);
         let rate = cfg.link_rate();
         let aqm_rng = || stage_rng(seed, StageKind::Aqm, stage);
         let (mut red, mut codel, mut pie) = (None, None, None);
@@ -516,6 +520,12 @@ impl Models {
                 .map(|t| TraceLink::new(t.clone(), Instant::ZERO)),
             burst: cfg.burst().map(|b| Burst::new(*b, rate)),
             channel: Channel::for_config(cfg, seed, stage).map(Box::new),
+            slot: cfg.slot().map(|c| {
+                SlotModel::new(
+                    c.clone(),
+                    stage_rng(seed, StageKind::Link, stage ^ (1 << 62)),
+                )
+            }),
             rate,
             red_tx: RedConfig::typical_tx_time(rate),
             delay: cfg
@@ -854,6 +864,14 @@ impl Pipe {
         if dup {
             self.stats.duplicated += 1;
         }
+        if let Some(limit) = self.cfg.limit() {
+            // netem's limit: everything the pipe holds, delay line included.
+            if self.waiting().0 + self.delay_line.len() >= limit {
+                self.stats.drops += 1;
+                self.stats.drop_bytes += len as u64;
+                return Err(Refusal::QueueFull);
+            }
+        }
         if self.early_drop(now, len) {
             if ecn_capable {
                 pool.get_mut(i).pkt.flags |= Packet::CE;
@@ -1075,8 +1093,12 @@ impl Pipe {
                 self.tx_done + self.cfg.delay()
             }
         });
+        let head = self.delay_line.front_due(pool);
         let dropped = [
-            self.delay_line.front_due(pool),
+            match &self.models.slot {
+                Some(s) => head.map(|d| s.peek(d)),
+                None => head,
+            },
             self.aqm_dropped.front().map(|i| pool.get(i).due),
             self.link_dropped.front().map(|i| pool.get(i).due),
         ];
@@ -1170,7 +1192,19 @@ impl Pipe {
             if due > t {
                 break;
             }
+            // netem's slots: the head leaves at the next opportunity.
+            let at = match &mut self.models.slot {
+                Some(s) => s.gate(due),
+                None => due,
+            };
+            if at > t {
+                break;
+            }
             if let Some(i) = self.delay_line.pop(pool) {
+                if let Some(s) = &mut self.models.slot {
+                    s.sent(at, pool.get(i).pkt.len);
+                    pool.get_mut(i).due = at;
+                }
                 let len = pool.get(i).pkt.len as u64;
                 self.stats.departures += 1;
                 self.stats.departure_bytes += len;

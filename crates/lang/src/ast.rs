@@ -35,15 +35,17 @@ use pipelab_engine::models::{
 };
 use pipelab_engine::models::{
     BitErrorRate, CorruptConfig, DelayDist, Distribution, DuplicateConfig, FourState,
-    GilbertElliott, LossConfig, NetemCorrupt, Probability as ModelProbability, ReorderConfig,
-    SwapConfig, UniformLoss,
+    GilbertElliott, LossConfig, NetemCorrupt, NetemTable, Probability as ModelProbability,
+    ReorderConfig, SlotConfig, SlotDelay, SwapConfig, UniformLoss,
 };
 use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, SchedParams};
 use pipelab_engine::time::{Duration, Rate};
 
 use crate::files;
 use crate::units::UnitError;
-use crate::units::{self, format_percent, format_queue, format_size, Ber, Decimal, Probability};
+use crate::units::{
+    self, format_percent, format_queue, format_size, format_tc_rate, Ber, Decimal, Probability,
+};
 
 /// The smallest pipe number.
 pub const MIN_PIPE: u32 = 1;
@@ -232,6 +234,118 @@ pub struct PipeSpec {
     /// `timevarying PATH`: the link follows the Markov graph in the file
     /// (PlanetLab-Dummynet §4.4).
     pub timevarying: Option<String>,
+    /// netem's `limit N`: at most `N` packets held by the pipe, delay
+    /// line included.
+    pub limit: Option<u32>,
+    /// netem's `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`, in
+    /// tc's units (excludes `bw`).
+    pub rate: Option<NetemRate>,
+    /// netem's `slot ...`.
+    pub slot: Option<SlotSpec>,
+    /// netem's `seed N`: the pipe's own random seed.
+    pub seed: Option<u64>,
+    /// netem's `gap N` written apart from `reorder` (tc-netem(8)'s
+    /// example `gap 5 delay 10ms`: every 5th packet is sent at once).
+    pub gap: Option<u32>,
+    /// `noecn` (ipfw): no ECN marking, written out (the default).
+    pub noecn: bool,
+    /// ipfw's `plr K,p,H,r`: the Gilbert-Elliott channel (loss `K` in the
+    /// good state, `p` good → bad, loss `H` in the bad state, `r` bad →
+    /// good), as probabilities.
+    pub plr_ge: Option<[Probability; 4]>,
+    /// ipfw's `noerror`: a drop is not reported to the sender. pipelab
+    /// never reports drops to a sender, so it changes nothing.
+    pub noerror: bool,
+}
+
+/// netem's `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NetemRate {
+    /// The rate, read in tc's units (`10mbit`; `10mbps` is 80 Mbit/s).
+    pub rate: Rate,
+    /// Bytes added to each packet (may be negative).
+    pub overhead: Option<i32>,
+    /// Cell size: the packet is carried in cells of this many bytes.
+    pub cellsize: Option<u32>,
+    /// Bytes added to each cell (may be negative).
+    pub celloverhead: Option<i32>,
+}
+
+impl fmt::Display for NetemRate {
+    /// `80Mbit`, `5Kbit 20 100 5`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_tc_rate(self.rate))?;
+        // Positional, as tc reads them: each needs the ones before it.
+        for v in [
+            self.overhead.map(i64::from),
+            self.cellsize.map(i64::from),
+            self.celloverhead.map(i64::from),
+        ]
+        .into_iter()
+        .map_while(|v| v)
+        {
+            write!(f, " {v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// How far apart netem's slots are.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SlotDelaySpec {
+    /// `slot MIN [MAX]`.
+    Range {
+        /// `MIN`.
+        min: Duration,
+        /// `MAX` (`MIN` when absent).
+        max: Option<Duration>,
+    },
+    /// `slot distribution D DELAY JITTER`.
+    Dist {
+        /// The distribution's name (or table path).
+        dist: DistSpec,
+        /// The mean delay.
+        delay: Duration,
+        /// The jitter (above zero).
+        jitter: Duration,
+    },
+}
+
+/// netem's `slot MIN [MAX] [packets N] [bytes N]` or `slot distribution
+/// D DELAY JITTER [packets N] [bytes N]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SlotSpec {
+    /// How far apart the slots are.
+    pub delay: SlotDelaySpec,
+    /// `packets N`: at most N packets per slot.
+    pub packets: Option<u32>,
+    /// `bytes N`: at most N bytes per slot.
+    pub bytes: Option<u64>,
+}
+
+impl fmt::Display for SlotSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.delay {
+            SlotDelaySpec::Range { min, max } => {
+                write!(f, "{min}")?;
+                if let Some(m) = max {
+                    write!(f, " {m}")?;
+                }
+            }
+            SlotDelaySpec::Dist {
+                dist,
+                delay,
+                jitter,
+            } => write!(f, "distribution {dist} {delay} {jitter}")?,
+        }
+        if let Some(p) = self.packets {
+            write!(f, " packets {p}")?;
+        }
+        if let Some(b) = self.bytes {
+            write!(f, " bytes {b}")?;
+        }
+        Ok(())
+    }
 }
 
 /// The words of a wireless link as written, checked by the parser: the
@@ -649,11 +763,16 @@ pub enum DistSpec {
     /// `file:PATH`: an empirical distribution read from `PATH` (samples or
     /// CDF points), added to `MU`.
     File(String),
+    /// Another netem table: a name looked up as `NAME.dist` in tc's
+    /// library directories (`experimental`), or the path of a `.dist`
+    /// file (a word with a `/`).
+    Table(String),
 }
 
 impl DistSpec {
     /// The words after `distribution`, as listed in hints.
-    pub const NAMES: &'static str = "uniform, normal, pareto, paretonormal, file:PATH";
+    pub const NAMES: &'static str =
+        "uniform, normal, pareto, paretonormal, NAME (tc's NAME.dist), PATH.dist, file:PATH";
 }
 
 impl fmt::Display for DistSpec {
@@ -664,6 +783,7 @@ impl fmt::Display for DistSpec {
             DistSpec::Pareto => f.write_str("pareto"),
             DistSpec::ParetoNormal => f.write_str("paretonormal"),
             DistSpec::File(p) => write!(f, "file:{p}"),
+            DistSpec::Table(t) => f.write_str(t),
         }
     }
 }
@@ -770,6 +890,62 @@ impl Files<'_> {
     }
 }
 
+/// netem's default `limit` (`tc_netem_qopt.limit = 1000`), taken with
+/// netem's `rate` when neither `limit` nor `queue` is given.
+pub const NETEM_LIMIT: u32 = 1000;
+
+/// The netem table a distribution word names, as netem reads it: a name
+/// (`normal`, `pareto`, `paretonormal`, `experimental`, …) is iproute2's
+/// `NAME.dist` from tc's library directories ([`files::find_tc_table`]);
+/// the three built-in shapes fall back to pipelab's own tables, generated
+/// with iproute2's algorithm, when no file is installed (or no file
+/// loader is at hand); a word with a `/` is the path of a `.dist` file.
+/// `None` when files are skipped (checking only).
+fn netem_table(
+    param: &'static str,
+    d: &DistSpec,
+    files: &mut Files<'_>,
+) -> Result<Option<Distribution>, ConfigError> {
+    let err = |reason: String| ConfigError { param, reason };
+    let name = match d {
+        DistSpec::Normal => "normal",
+        DistSpec::Pareto => "pareto",
+        DistSpec::ParetoNormal => "paretonormal",
+        DistSpec::Table(t) => t.as_str(),
+        DistSpec::Uniform => return Ok(Some(Distribution::Uniform)),
+        DistSpec::File(_) => return Err(err("file: is not a netem table".into())),
+    };
+    let path = if name.contains('/') {
+        Some(name.to_string())
+    } else {
+        files::find_tc_table(name).map(|p| p.display().to_string())
+    };
+    let builtin = NetemTable::builtin(name);
+    let text = match (&path, &files) {
+        (Some(_), Files::Refuse) | (None, _) => None,
+        (Some(p), _) => files.text(param, p)?,
+    };
+    if let (Some(text), Some(p)) = (text, &path) {
+        let values = files::parse_tc_table(&text).map_err(|e| err(format!("'{p}': {e}")))?;
+        let t = NetemTable::new(name, values).map_err(|e| err(format!("'{p}': {e}")))?;
+        return Ok(Some(Distribution::Table(t)));
+    }
+    match (builtin, &files, &path) {
+        (Some(b), _, _) => Ok(Some(Distribution::Table(b))),
+        (None, Files::Skip, _) => Ok(Some(Distribution::Normal)),
+        (None, Files::Refuse, Some(p)) => Err(err(format!(
+            "'{p}': reading a file needs a file loader (to_config_with)"
+        ))),
+        (None, _, _) => Err(ConfigError {
+            param,
+            reason: format!(
+                "no table '{name}.dist' in tc's library directories ({}); give its path, e.g. ./{name}.dist",
+                files::tc_lib_dirs().join(", ")
+            ),
+        }),
+    }
+}
+
 /// The engine's probability for a language one (ppb, exact to 1e-9).
 fn model_p(p: Probability) -> ModelProbability {
     ModelProbability::new(p.as_f64()).unwrap_or(ModelProbability::ONE)
@@ -806,6 +982,13 @@ impl PipeSpec {
         "buckets",
         "wireless",
         "timevarying",
+        "limit",
+        "rate",
+        "slot",
+        "seed",
+        "gap",
+        "noecn",
+        "noerror",
     ];
 
     /// Builds the engine's validated pipe configuration, with ipfw's
@@ -852,6 +1035,24 @@ impl PipeSpec {
         if let Some(p) = &self.timevarying {
             out.push(("timevarying", p.as_str()));
         }
+        if let Some(DistSpec::Table(t)) = &self.distribution {
+            if t.contains('/') {
+                out.push(("distribution", t.as_str()));
+            }
+        }
+        if let Some(SlotSpec {
+            delay:
+                SlotDelaySpec::Dist {
+                    dist: DistSpec::Table(t),
+                    ..
+                },
+            ..
+        }) = &self.slot
+        {
+            if t.contains('/') {
+                out.push(("slot", t.as_str()));
+            }
+        }
         out
     }
 
@@ -875,11 +1076,41 @@ impl PipeSpec {
     fn build_base(&self, files: &mut Files<'_>) -> Result<PipeConfig, ConfigError> {
         let err = |param: &'static str, reason: String| ConfigError { param, reason };
         check_buckets(self.buckets)?;
+        if let (Some(_), Some(_)) = (self.rate, self.bw) {
+            return Err(err(
+                "rate",
+                "'rate' and 'bw' cannot both be given (rate is netem's bw, in tc's units)".into(),
+            ));
+        }
+        // netem's words bring netem's buffer: `limit N` (default 1000 with
+        // `rate`) bounds what the pipe holds, and the queue before the
+        // link is as large unless `queue` says otherwise.
+        let limit = self.limit.or(self
+            .rate
+            .filter(|_| self.queue.is_none())
+            .map(|_| NETEM_LIMIT));
+        let queue = match (self.queue, limit) {
+            (Some(q), _) => q,
+            (None, Some(l)) => QueueLimit::Slots(l.min(pipelab_engine::config::MAX_QUEUE_SLOTS)),
+            (None, None) => QueueLimit::default(),
+        };
         let mut cfg = PipeConfig::new(
-            self.bw.unwrap_or(Rate::UNLIMITED),
+            self.rate
+                .map(|r| r.rate)
+                .or(self.bw)
+                .unwrap_or(Rate::UNLIMITED),
             self.delay.unwrap_or(Duration::ZERO),
-            self.queue.unwrap_or_default(),
+            queue,
         )?;
+        if let Some(l) = limit {
+            cfg = cfg.with_limit(l)?;
+        }
+        if let Some(seed) = self.seed {
+            cfg = cfg.with_seed(seed);
+        }
+        if let Some(slot) = &self.slot {
+            cfg = cfg.with_slot(self.slot_config(slot, files)?);
+        }
         if self.delay.is_none() {
             if self.jitter.is_some() {
                 return Err(err("delay", "a jitter needs a delay".into()));
@@ -895,9 +1126,12 @@ impl PipeSpec {
         let corr = model_corr(self.jitter.and_then(|j| j.correlation));
         let dist = match &self.distribution {
             None | Some(DistSpec::Uniform) => Some(Distribution::Uniform),
-            Some(DistSpec::Normal) => Some(Distribution::Normal),
-            Some(DistSpec::Pareto) => Some(Distribution::Pareto),
-            Some(DistSpec::ParetoNormal) => Some(Distribution::ParetoNormal),
+            Some(
+                d @ (DistSpec::Normal
+                | DistSpec::Pareto
+                | DistSpec::ParetoNormal
+                | DistSpec::Table(_)),
+            ) => netem_table("distribution", d, files)?,
             Some(DistSpec::File(path)) => {
                 if self.jitter.is_some() {
                     return Err(err(
@@ -914,7 +1148,14 @@ impl PipeSpec {
                 }
             }
         };
-        let order = self.jitter_order.unwrap_or_default();
+        // netem's order (jitter may reorder, its tfifo) unless netem's
+        // `rate` is given: netem then sends each packet after the one
+        // ahead, never before it.
+        let order = self.jitter_order.unwrap_or(if self.rate.is_some() {
+            JitterOrder::Keep
+        } else {
+            JitterOrder::Allow
+        });
         if let (Some(mu), Some(dist)) = (self.delay, dist) {
             if self.jitter.is_some() || self.distribution.is_some() {
                 let d =
@@ -923,6 +1164,19 @@ impl PipeSpec {
             }
         }
         cfg = cfg.with_jitter_order(order);
+        if let Some([k, p, h, r]) = self.plr_ge {
+            if self.plr.is_some() || self.loss.is_some() {
+                return Err(err(
+                    "plr",
+                    "ipfw's 'plr K,p,H,r' is the loss model: no other plr or loss".into(),
+                ));
+            }
+            let mut g = GilbertElliott::netem_defaults(model_p(p));
+            g.r = model_p(r);
+            g.one_minus_h = model_p(h);
+            g.one_minus_k = model_p(k);
+            cfg = cfg.with_loss(LossConfig::GilbertElliott(g));
+        }
         match (self.plr, &self.loss) {
             (Some(_), Some(_)) => {
                 return Err(err(
@@ -949,17 +1203,40 @@ impl PipeSpec {
                 model_corr(d.correlation),
             ));
         }
-        match self.reorder {
-            Some(ReorderSpec::Netem { chance, gap }) => {
+        match (self.reorder, self.gap) {
+            (Some(ReorderSpec::Netem { gap: Some(_), .. }), Some(_)) => {
+                return Err(err(
+                    "gap",
+                    "'gap' is given twice (with reorder and alone)".into(),
+                ))
+            }
+            (Some(ReorderSpec::Swap(_)), Some(_)) => {
+                return Err(err(
+                    "gap",
+                    "'gap' goes with netem's reorder, not reorder swap".into(),
+                ))
+            }
+            (Some(ReorderSpec::Netem { chance, gap }), alone) => {
                 cfg = cfg.with_reorder(ReorderConfig::new(
                     model_p(chance.p),
                     model_corr(chance.correlation),
-                    gap.unwrap_or(1),
+                    gap.or(alone).unwrap_or(1),
                 ))
             }
-            Some(ReorderSpec::Swap(p)) => cfg = cfg.with_swap(SwapConfig { p: model_p(p) }),
-            None => {}
+            (Some(ReorderSpec::Swap(p)), None) => cfg = cfg.with_swap(SwapConfig { p: model_p(p) }),
+            // tc-netem(8): `gap 5 delay 10ms` sends every 5th packet at
+            // once (tc itself asks for a reorder probability; the man
+            // page's meaning is `reorder 100% gap 5`).
+            (None, Some(g)) => {
+                cfg = cfg.with_reorder(ReorderConfig::new(
+                    ModelProbability::ONE,
+                    ModelProbability::ZERO,
+                    g,
+                ))
+            }
+            (None, None) => {}
         }
+
         match (self.corrupt, self.ber) {
             (Some(_), Some(_)) => {
                 return Err(err(
@@ -1028,6 +1305,46 @@ impl PipeSpec {
         }))
     }
 
+    /// netem's slots, checked.
+    fn slot_config(
+        &self,
+        slot: &SlotSpec,
+        files: &mut Files<'_>,
+    ) -> Result<SlotConfig, ConfigError> {
+        let err = |reason: String| ConfigError {
+            param: "slot",
+            reason,
+        };
+        let delay = match &slot.delay {
+            SlotDelaySpec::Range { min, max } => SlotDelay::Range {
+                min: *min,
+                max: max.unwrap_or(*min),
+            },
+            SlotDelaySpec::Dist {
+                dist,
+                delay,
+                jitter,
+            } => {
+                let shape = match dist {
+                    DistSpec::File(_) => {
+                        return Err(err(
+                            "a slot's distribution is a netem table, not file:".into()
+                        ))
+                    }
+                    d => netem_table("slot", d, files)?.unwrap_or(Distribution::Uniform),
+                };
+                if *jitter == Duration::ZERO {
+                    return Err(err("a slot distribution needs a jitter above zero".into()));
+                }
+                SlotDelay::Dist(
+                    DelayDist::new(*delay, *jitter, ModelProbability::ZERO, shape)
+                        .map_err(|e| err(e.message))?,
+                )
+            }
+        };
+        SlotConfig::new(delay, slot.packets, slot.bytes).map_err(|e| err(e.message))
+    }
+
     /// The queue management, the link-server extras and the accounting.
     fn link_extras(
         &self,
@@ -1065,12 +1382,31 @@ impl PipeSpec {
                 cfg = cfg.with_profile(p);
             }
         }
+        if self.ecn && self.noecn {
+            return Err(err("ecn", "'ecn' and 'noecn' cannot both be given".into()));
+        }
         cfg = cfg.with_ecn(self.ecn);
         if let Some(b) = self.burst {
             let b = BurstConfig::new(b).map_err(|e| err("burst", e.message))?;
             cfg = cfg.with_burst(b);
         }
-        match (self.accounting, self.overhead) {
+        let rate_overhead = self.rate.and_then(|r| {
+            r.overhead.map(|o| OverheadSpec {
+                overhead: o,
+                cellsize: r.cellsize,
+                celloverhead: r.celloverhead,
+            })
+        });
+        let overhead = match (self.overhead, rate_overhead) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "overhead",
+                    "the overhead is given twice (after rate and as overhead)".into(),
+                ))
+            }
+            (a, b) => a.or(b),
+        };
+        match (self.accounting, overhead) {
             (Some(_), Some(_)) => return Err(err(
                 "overhead",
                 "'accounting' and 'overhead' cannot both be given (overhead is netem's accounting)"
@@ -1161,6 +1497,9 @@ impl fmt::Display for PipeSpec {
         if let Some(p) = self.plr {
             word(f, format_args!("plr {p}"))?;
         }
+        if let Some([k, p, h, r]) = self.plr_ge {
+            word(f, format_args!("plr {k},{p},{h},{r}"))?;
+        }
         if let Some(l) = &self.loss {
             word(f, format_args!("loss {l}"))?;
         }
@@ -1202,6 +1541,27 @@ impl fmt::Display for PipeSpec {
         }
         if let Some(p) = &self.timevarying {
             word(f, format_args!("timevarying {p}"))?;
+        }
+        if let Some(l) = self.limit {
+            word(f, format_args!("limit {l}"))?;
+        }
+        if let Some(r) = &self.rate {
+            word(f, format_args!("rate {r}"))?;
+        }
+        if let Some(sl) = &self.slot {
+            word(f, format_args!("slot {sl}"))?;
+        }
+        if let Some(g) = self.gap {
+            word(f, format_args!("gap {g}"))?;
+        }
+        if let Some(sd) = self.seed {
+            word(f, format_args!("seed {sd}"))?;
+        }
+        if self.noecn {
+            word(f, format_args!("noecn"))?;
+        }
+        if self.noerror {
+            word(f, format_args!("noerror"))?;
         }
         Ok(())
     }
@@ -1319,6 +1679,13 @@ pub struct SchedSpec {
     pub mask: Option<MaskSpec>,
     /// `buckets N`: the instance table's size.
     pub buckets: Option<u32>,
+    /// `pipe N` (ipfw's `sched N config pipe N type T`): the pipe the
+    /// scheduler serves, which is pipe `N` (a scheduler takes its pipe's
+    /// number); kept to print back as written.
+    pub pipe: Option<u32>,
+    /// `noecn` (ipfw's fq_codel/fq_pie word): drop, do not mark. `ecn` is
+    /// refused (the schedulers' own AQM drops).
+    pub noecn: bool,
 }
 
 impl SchedSpec {
@@ -1342,6 +1709,9 @@ impl fmt::Display for SchedSpec {
     /// `type drr quantum 3000`, `type fq_codel target 5ms interval 100ms`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut words: Vec<String> = Vec::new();
+        if let Some(p) = self.pipe {
+            words.push(format!("pipe {p}"));
+        }
         if let Some(k) = self.kind {
             words.push(format!("type {}", k.name()));
         }
@@ -1359,6 +1729,9 @@ impl fmt::Display for SchedSpec {
         }
         if let Some(b) = self.buckets {
             words.push(format!("buckets {b}"));
+        }
+        if self.noecn {
+            words.push("noecn".into());
         }
         f.write_str(&words.join(" "))
     }
@@ -1408,6 +1781,9 @@ pub struct QueueSpec {
     pub mask: Option<MaskSpec>,
     /// `buckets N`: the instance table's size (at most `16 × N` instances).
     pub buckets: Option<u32>,
+    /// `ecn` (true) or `noecn` (false): whether the queue management marks
+    /// ECN-capable packets CE instead of dropping them (default no).
+    pub ecn: Option<bool>,
 }
 
 impl QueueSpec {
@@ -1420,6 +1796,7 @@ impl QueueSpec {
             aqm: None,
             mask: None,
             buckets: None,
+            ecn: None,
         }
     }
 
@@ -1428,7 +1805,8 @@ impl QueueSpec {
     pub fn to_flow_spec(&self) -> Result<FlowSpec, ConfigError> {
         check_buckets(self.buckets)?;
         let limit = self.queue.unwrap_or_default();
-        let spec = FlowSpec::new(self.weight.unwrap_or(1), limit)?;
+        let spec =
+            FlowSpec::new(self.weight.unwrap_or(1), limit)?.with_ecn(self.ecn.unwrap_or(false));
         Ok(match &self.aqm {
             Some(a) => spec.with_aqm(a.to_config(limit)?),
             None => spec,
@@ -1454,6 +1832,11 @@ impl fmt::Display for QueueSpec {
         }
         if let Some(b) = self.buckets {
             write!(f, " buckets {b}")?;
+        }
+        match self.ecn {
+            Some(true) => f.write_str(" ecn")?,
+            Some(false) => f.write_str(" noecn")?,
+            None => {}
         }
         Ok(())
     }
@@ -1488,7 +1871,36 @@ pub enum Action {
     /// value of the rule's last matching `table(N)` lookup (a value not
     /// after the rule continues with the next rule).
     SkiptoTablearg,
+    /// `reset` (ipfw): drop the packet and answer a TCP one with a reset.
+    /// The classifier drops it (a rule drop); the answer is the live
+    /// modes' to send.
+    Reset,
+    /// `unreach CODE` (ipfw; `reject` is `unreach host`): drop the packet
+    /// and answer with an ICMP unreachable of that code (0..=255). The
+    /// classifier drops it (a rule drop); the answer is the live modes'.
+    Unreach(u8),
 }
+
+/// ipfw's names of the ICMP unreachable codes, by code (ipfw(8),
+/// `unreach code`).
+pub const UNREACH_CODES: [&str; 16] = [
+    "net",
+    "host",
+    "protocol",
+    "port",
+    "needfrag",
+    "srcfail",
+    "net-unknown",
+    "host-unknown",
+    "isolated",
+    "net-prohib",
+    "host-prohib",
+    "tosnet",
+    "toshost",
+    "filter-prohib",
+    "host-precedence",
+    "precedence-cutoff",
+];
 
 impl Action {
     /// True for the actions whose number comes from a table lookup.
@@ -1508,6 +1920,11 @@ impl fmt::Display for Action {
             Action::Queue(n) => write!(f, "queue {n}"),
             Action::PipeTablearg => f.write_str("pipe tablearg"),
             Action::SkiptoTablearg => f.write_str("skipto tablearg"),
+            Action::Reset => f.write_str("reset"),
+            Action::Unreach(c) => match UNREACH_CODES.get(*c as usize) {
+                Some(name) => write!(f, "unreach {name}"),
+                None => write!(f, "unreach {c}"),
+            },
         }
     }
 }

@@ -31,7 +31,7 @@ pub struct ParseError {
     pub word: String,
     /// What is wrong (`unknown unit 'Mbps' in '10Mbps'`).
     pub message: String,
-    /// How to fix it (`did you mean Mbit/s?`).
+    /// How to fix it (`did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)`).
     pub hint: Option<String>,
 }
 
@@ -61,7 +61,7 @@ impl ParseError {
     ///  --> links.conf:3:18
     ///   |
     /// 3 | pipe 1 config bw 10Mbps
-    ///   |                  ^^^^^^ did you mean Mbit/s?
+    ///   |                  ^^^^^^ did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)
     /// ```
     ///
     /// `source` is the whole text that was parsed (the line is looked up in
@@ -241,7 +241,7 @@ pub fn more_errors(total: usize) -> String {
 
 impl fmt::Display for ParseError {
     /// `line:column: message[: hint]`, e.g.
-    /// `3:22: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?`.
+    /// `3:22: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}: {}", self.line, self.column, self.message)?;
         if let Some(h) = &self.hint {
@@ -264,17 +264,17 @@ mod tests {
             18,
             "10Mbps",
             "unknown unit 'Mbps' in '10Mbps'",
-            Some("did you mean Mbit/s?".into()),
+            Some("did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)".into()),
         );
         let src = "# links\npipe 1 config bw 10Mbps\n";
         assert_eq!(
             e.render("links.conf", src),
             "error: unknown unit 'Mbps' in '10Mbps'\n --> links.conf:2:18\n  |\n\
-             2 | pipe 1 config bw 10Mbps\n  |                  ^^^^^^ did you mean Mbit/s?\n"
+             2 | pipe 1 config bw 10Mbps\n  |                  ^^^^^^ did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n"
         );
         assert_eq!(
             e.to_string(),
-            "2:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"
+            "2:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"
         );
     }
 

@@ -214,7 +214,7 @@ pub fn read_named_bytes(path: impl AsRef<Path>) -> Result<Vec<u8>, FileError> {
 
 /// An error in the text of a format: the 1-based line, when the error is
 /// on one, and what is wrong. A value's error is the language's, hint
-/// included (`unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?`).
+/// included (`unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)`).
 /// The caller names the file: `'PATH': line N: ...`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
@@ -278,6 +278,97 @@ fn count<T: std::str::FromStr>(word: &str) -> Option<T> {
 /// nearest float to the decimal as written).
 fn model_p(p: Probability) -> ModelProbability {
     ModelProbability::new(p.as_f64()).unwrap_or(ModelProbability::ONE)
+}
+
+/// The directories where tc looks for its distribution tables, in order:
+/// `$TC_LIB_DIR` when set (tc's own override), then where distributions
+/// install iproute2's (`/usr/lib/tc`, Debian's multiarch
+/// `/usr/lib/<triplet>/tc`, `/usr/lib64/tc`, `/usr/local/lib/tc`).
+pub fn tc_lib_dirs() -> Vec<String> {
+    let mut dirs = Vec::new();
+    if let Ok(d) = std::env::var("TC_LIB_DIR") {
+        if !d.is_empty() {
+            dirs.push(d);
+        }
+    }
+    dirs.push("/usr/lib/tc".into());
+    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
+        let mut multiarch: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with("-linux-gnu") || n.ends_with("-linux-musl"))
+            .map(|n| format!("/usr/lib/{n}/tc"))
+            .collect();
+        multiarch.sort();
+        dirs.extend(multiarch);
+    }
+    dirs.push("/usr/lib64/tc".into());
+    dirs.push("/usr/local/lib/tc".into());
+    dirs
+}
+
+/// The installed `NAME.dist` of tc's library directories
+/// ([`tc_lib_dirs`]), the first that is a file; `None` if none is.
+/// `name` must be a plain word (no `/`, not empty, not `.` or `..`).
+pub fn find_tc_table(name: &str) -> Option<std::path::PathBuf> {
+    if name.is_empty() || name.contains('/') || name.starts_with('.') {
+        return None;
+    }
+    tc_lib_dirs()
+        .into_iter()
+        .map(|d| Path::new(&d).join(format!("{name}.dist")))
+        .find(|p| p.is_file())
+}
+
+/// Reads a netem distribution table (`distribution NAME`, iproute2's
+/// `normal.dist` and friends, or `maketable`'s output): `#` comment
+/// lines, then integers separated by blanks (decimal, `0x` hex or `0`
+/// octal, as `strtol` reads them), each in `-32768..=32767` (units of
+/// 1/8192 of the jitter). tc stops silently at a word that is not a
+/// number and truncates values to 16 bits; this reader refuses both,
+/// naming the line.
+pub fn parse_tc_table(text: &str) -> Result<Vec<i16>, TextError> {
+    let mut values = Vec::new();
+    for (line, content) in content_lines(text) {
+        for word in content.split_whitespace() {
+            let (neg, digits) = match word.strip_prefix('-') {
+                Some(d) => (true, d),
+                None => (false, word.strip_prefix('+').unwrap_or(word)),
+            };
+            let parsed = if let Some(h) = digits
+                .strip_prefix("0x")
+                .or_else(|| digits.strip_prefix("0X"))
+            {
+                i64::from_str_radix(h, 16).ok()
+            } else if digits.len() > 1 && digits.starts_with('0') {
+                i64::from_str_radix(&digits[1..], 8).ok()
+            } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                digits.parse::<i64>().ok()
+            } else {
+                None
+            };
+            let Some(v) = parsed.map(|v| if neg { -v } else { v }) else {
+                return Err(TextError::at(
+                    line,
+                    format!("'{word}' is not a whole number"),
+                ));
+            };
+            let v = i16::try_from(v).map_err(|_| {
+                TextError::at(
+                    line,
+                    format!("{v} is outside a table entry's range -32768..32767"),
+                )
+            })?;
+            values.push(v);
+        }
+    }
+    if values.is_empty() {
+        return Err(TextError {
+            line: None,
+            message: "no table entries".into(),
+        });
+    }
+    Ok(values)
 }
 
 /// Reads an empirical delay distribution (`distribution file:PATH`).

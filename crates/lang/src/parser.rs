@@ -26,7 +26,8 @@
 //! pipe N delete | pipe [N] show | pipe [N] list
 //! sched N config [type T] [quantum BYTES] [target DUR] [interval DUR]
 //!     T = a name of the engine's scheduler registry (fifo, rr, drr, wf2q+,
-//!     qfq, prio, fq_codel); target/interval where T takes them (fq_codel)
+//!     qfq, prio, fq_codel, fq_pie); target/interval where T takes them
+//!     [pipe N] (ipfw: the pipe served, N itself) [noecn]
 //! sched N delete
 //! queue N config [weight W] sched S|pipe P [queue N|SIZE]
 //!     [red ..|gred ..|codel ..|pie ..] [mask MASK...] [buckets N]
@@ -70,6 +71,7 @@ use crate::ast::{
     UserMatch, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
 use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
+use crate::ast::{NetemRate, SlotDelaySpec, SlotSpec};
 use crate::error::{ParseError, Spanned};
 use crate::lexer::{tokenize_line, Token, TokenKind};
 use crate::units::{self, UnitError};
@@ -86,10 +88,7 @@ const LATER_COMMANDS: &[&str] = &["nat", "zero", "resetlog", "enable", "disable"
 
 /// ipfw actions that pipelab does not support yet.
 const LATER_ACTIONS: &[&str] = &[
-    "reject",
-    "unreach",
     "unreach6",
-    "reset",
     "reset6",
     "fwd",
     "forward",
@@ -162,8 +161,7 @@ const AQM_WORDS: &[&str] = &["red", "gred", "codel", "pie"];
 
 /// ipfw/netem pipe parameters that pipelab will support later.
 const LATER_PIPE_PARAMS: &[&str] = &[
-    "droptail", "noerror", "sched", "weight", "lmax", "link", "type", "pipe", "flowset", "pri",
-    "priority",
+    "droptail", "sched", "weight", "lmax", "link", "type", "pipe", "flowset", "pri", "priority",
 ];
 
 const WIRELESS_HINT: &str =
@@ -235,13 +233,16 @@ pub(crate) fn parse_tokens(
     line: u32,
 ) -> Result<Option<Spanned<Command>>, ParseError> {
     let mut p = Parser::new(toks, line);
-    if p.peek().is_some_and(|t| t.is_word("ipfw")) {
+    if let Some(head) = p.peek().filter(|t| t.is_word("ipfw") || t.is_word("dnctl")) {
         p.pos += 1;
         if p.peek().is_some_and(|t| t.is_word("-q")) {
             p.pos += 1;
         }
         if p.peek().is_none() {
-            return Err(p.err_eol("missing command after 'ipfw'", Some(hint_commands())));
+            return Err(p.err_eol(
+                format!("missing command after '{}'", head.text),
+                Some(hint_commands()),
+            ));
         }
     }
     let Some(first) = p.peek() else {
@@ -474,7 +475,17 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             let (name, example): (&'static str, &str) = match lower(&tok).as_str() {
                 "bw" | "bandwidth" => ("bw", "e.g. bw 10Mbit/s"),
-                "delay" => ("delay", "e.g. delay 20ms or delay 20ms 5ms 25%"),
+                "delay" | "latency" => ("delay", "e.g. delay 20ms or delay 20ms 5ms 25%"),
+                "limit" => ("limit", "e.g. limit 1000"),
+                "rate" => ("rate", "e.g. rate 10mbit or rate 5kbit 20 100 5"),
+                "slot" => (
+                    "slot",
+                    "e.g. slot 800us 1ms packets 32 or slot distribution normal 1ms 200us",
+                ),
+                "seed" => ("seed", "e.g. seed 42"),
+                "gap" => ("gap", "e.g. gap 5"),
+                "noecn" => ("noecn", "noecn"),
+                "noerror" => ("noerror", "noerror"),
                 "distribution" => (
                     "distribution",
                     "e.g. distribution normal or distribution file:delays.txt",
@@ -482,7 +493,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "jitter-order" => ("jitter-order", "jitter-order keep or jitter-order allow"),
                 "queue" => ("queue", "e.g. queue 50 or queue 100KB"),
                 "plr" => ("plr", "e.g. plr 0.05"),
-                "loss" => (
+                "loss" | "drop" => (
                     "loss",
                     "e.g. loss 5%, loss gemodel 1% 10%, loss state 1% or loss trace:FILE",
                 ),
@@ -555,7 +566,20 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             // codel and pie take only optional words: the keyword stands
             // for their value in error positions.
-            let value = if matches!(name, "codel" | "pie" | "mask" | "ecn") {
+            if name == "ecn" || name == "noecn" {
+                let other = if name == "ecn" { "noecn" } else { "ecn" };
+                if let Some((_, first, _)) = seen.iter().find(|(n, _, _)| *n == other) {
+                    return Err(self.err_at(
+                        tok,
+                        format!("'{}' cannot be combined with '{other}'", tok.text),
+                        Some(format!("'{other}' was given at column {}", first.column)),
+                    ));
+                }
+            }
+            let value = if matches!(
+                name,
+                "codel" | "pie" | "mask" | "ecn" | "noecn" | "noerror" | "slot"
+            ) {
                 tok
             } else {
                 self.expect_word("value", Some(example))?
@@ -597,6 +621,35 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "timevarying" => spec.timevarying = Some(value.text.to_string()),
                 "burst" => spec.burst = Some(self.unit(value, units::parse_size(value.text))?),
                 "ecn" => spec.ecn = true,
+                "noecn" => spec.noecn = true,
+                "limit" => {
+                    spec.limit = Some(self.number(
+                        value,
+                        "limit",
+                        1,
+                        pipelab_engine::config::MAX_QUEUE_SLOTS,
+                        Some("netem's limit is a number of packets".into()),
+                    )?)
+                }
+                "rate" => spec.rate = Some(self.netem_rate(value)?),
+                "slot" => spec.slot = Some(self.slot()?),
+                "seed" => {
+                    if !is_digits(value.text) {
+                        return Err(self.err_at(
+                            value,
+                            format!("invalid seed '{}'", value.text),
+                            Some("a seed is a whole number, e.g. seed 42".into()),
+                        ));
+                    }
+                    spec.seed = Some(value.text.parse::<u64>().map_err(|_| {
+                        self.err_at(
+                            value,
+                            format!("seed {} is out of range 0..{}", value.text, u64::MAX),
+                            None,
+                        )
+                    })?)
+                }
+                "gap" => spec.gap = Some(self.number(value, "gap", 1, u32::MAX, None)?),
                 "accounting" => spec.accounting = Some(self.accounting(value)?),
                 "overhead" => spec.overhead = Some(self.overhead(value)?),
                 "delay" => {
@@ -620,6 +673,29 @@ impl<'t, 'a> Parser<'t, 'a> {
                             ))
                         }
                     })
+                }
+                "noerror" => spec.noerror = true,
+                "plr" if self.peek().is_some_and(|t| t.kind == TokenKind::Comma) => {
+                    // ipfw's `plr K,p,H,r` (Gilbert-Elliott).
+                    let mut v = [self.unit(value, units::parse_probability(value.text))?; 4];
+                    for slot in v.iter_mut().skip(1) {
+                        match self.next() {
+                            Some(t) if t.kind == TokenKind::Comma => {}
+                            _ => {
+                                return Err(self.err_at(
+                                    value,
+                                    "ipfw's Gilbert-Elliott plr takes four probabilities",
+                                    Some("e.g. plr 0.001,0.01,0.5,0.3 (K,p,H,r)".into()),
+                                ))
+                            }
+                        }
+                        let t = self.expect_word(
+                            "probability",
+                            Some("e.g. plr 0.001,0.01,0.5,0.3 (K,p,H,r)"),
+                        )?;
+                        *slot = self.unit(t, units::parse_probability(t.text))?;
+                    }
+                    spec.plr_ge = Some(v);
                 }
                 "plr" => spec.plr = Some(self.unit(value, units::parse_probability(value.text))?),
                 "loss" => spec.loss = Some(self.loss(value)?),
@@ -947,6 +1023,12 @@ impl<'t, 'a> Parser<'t, 'a> {
             "normal" => DistSpec::Normal,
             "pareto" => DistSpec::Pareto,
             "paretonormal" => DistSpec::ParetoNormal,
+            _ if value.text.contains('/') && !w.starts_with("file:") => {
+                DistSpec::Table(value.text.to_string())
+            }
+            _ if crate::files::find_tc_table(value.text).is_some() => {
+                DistSpec::Table(value.text.to_string())
+            }
             _ if w.starts_with("file:") => {
                 let path = &value.text["file:".len()..];
                 if path.is_empty() {
@@ -971,6 +1053,10 @@ impl<'t, 'a> Parser<'t, 'a> {
     fn loss(&mut self, value: Token<'a>) -> Result<LossSpec, ParseError> {
         let w = lower(&value);
         let (max, state) = match w.as_str() {
+            "random" => {
+                let p = self.expect_word("percentage", Some("e.g. loss random 1%"))?;
+                return self.chance(p).map(LossSpec::Random);
+            }
             "gemodel" => (4, false),
             "state" => (5, true),
             _ if w.starts_with("trace:") => {
@@ -989,7 +1075,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 return Err(self.err_at(
                     value,
                     format!("unknown loss model '{}'", value.text),
-                    Some("expected a percentage, gemodel, state or trace:FILE".into()),
+                    Some("expected a percentage, random, gemodel, state or trace:FILE".into()),
                 ))
             }
         };
@@ -1035,6 +1121,107 @@ impl<'t, 'a> Parser<'t, 'a> {
             gap = Some(self.number(t, "gap", 1, u32::MAX, None)?);
         }
         Ok(ReorderSpec::Netem { chance, gap })
+    }
+
+    /// `RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]` after netem's
+    /// `rate`, the rate in tc's units, the rest positional as tc reads
+    /// them (signed, unsigned, signed).
+    fn netem_rate(&mut self, value: Token<'a>) -> Result<NetemRate, ParseError> {
+        let mut r = NetemRate {
+            rate: self.unit(value, units::parse_tc_rate(value.text))?,
+            overhead: None,
+            cellsize: None,
+            celloverhead: None,
+        };
+        let signed_next = |p: &Self| {
+            p.peek().is_some_and(|t| {
+                t.kind == TokenKind::Word && {
+                    let d = t.text.strip_prefix('-').unwrap_or(t.text);
+                    d.starts_with(|c: char| c.is_ascii_digit())
+                }
+            })
+        };
+        if signed_next(self) {
+            let t = self.expect_word("packet overhead", None)?;
+            r.overhead = Some(self.signed(t, "packet overhead")?);
+            if self.peek().is_some_and(|t| is_digits(t.text)) {
+                let t = self.expect_word("cell size", None)?;
+                r.cellsize = Some(self.number(t, "cell size", 1, 65_535, None)?);
+                if signed_next(self) {
+                    let t = self.expect_word("cell overhead", None)?;
+                    r.celloverhead = Some(self.signed(t, "cell overhead")?);
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// The words after netem's `slot`: `MIN [MAX]` or `distribution D
+    /// DELAY JITTER`, then `[packets N] [bytes N]`. Times in tc's units
+    /// (a bare number is nanoseconds, as tc reads it).
+    fn slot(&mut self) -> Result<SlotSpec, ParseError> {
+        const EX: &str = "e.g. slot 800us 1ms packets 32 or slot distribution normal 1ms 200us";
+        let first = self.expect_word("slot delay", Some(EX))?;
+        let delay = if first.is_word("distribution") {
+            let d = self.expect_word("distribution", Some(EX))?;
+            let dist = self.distribution(d)?;
+            let dl = self.expect_word("slot delay", Some(EX))?;
+            let delay = self.unit(dl, units::parse_tc_time(dl.text))?;
+            let j = self.expect_word("slot jitter", Some(EX))?;
+            let jitter = self.unit(j, units::parse_tc_time(j.text))?;
+            SlotDelaySpec::Dist {
+                dist,
+                delay,
+                jitter,
+            }
+        } else if self.is_number_like(first) {
+            let min = self.unit(first, units::parse_tc_time(first.text))?;
+            let max = match self.next_number() {
+                Some(t) => {
+                    let m = self.unit(t, units::parse_tc_time(t.text))?;
+                    if m < min {
+                        return Err(self.err_at(
+                            t,
+                            format!("slot's longest delay {m} is below its shortest {min}"),
+                            Some(EX.into()),
+                        ));
+                    }
+                    Some(m)
+                }
+                None => None,
+            };
+            SlotDelaySpec::Range { min, max }
+        } else {
+            return Err(self.err_at(
+                first,
+                format!("unknown slot parameter '{}'", first.text),
+                Some(EX.into()),
+            ));
+        };
+        let mut spec = SlotSpec {
+            delay,
+            packets: None,
+            bytes: None,
+        };
+        if self.peek_is("packets") {
+            self.pos += 1;
+            let t = self.expect_word("packets", Some("e.g. packets 32"))?;
+            spec.packets = Some(self.number(t, "packets", 1, i32::MAX as u32, None)?);
+        }
+        if self.peek_is("bytes") {
+            self.pos += 1;
+            let t = self.expect_word("bytes", Some("e.g. bytes 64k"))?;
+            let b = self.unit(t, units::parse_tc_size(t.text))?;
+            if b == 0 || b > i32::MAX as u64 {
+                return Err(self.err_at(
+                    t,
+                    format!("slot bytes {b} is out of range 1..{}", i32::MAX),
+                    None,
+                ));
+            }
+            spec.bytes = Some(b);
+        }
+        Ok(spec)
     }
 
     fn is_number_like(&self, t: Token<'_>) -> bool {
@@ -1101,7 +1288,8 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn action(&mut self) -> Result<Action, ParseError> {
-        const HINT: &str = "actions: allow, deny, count, skipto N, pipe N, queue N";
+        const HINT: &str =
+            "actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE";
         let tok = self.expect_word("action", Some(HINT))?;
         let w = lower(&tok);
         Ok(match w.as_str() {
@@ -1119,6 +1307,23 @@ impl<'t, 'a> Parser<'t, 'a> {
             "skipto" => Action::Skipto(self.target(tok, "rule number", MIN_RULE, DEFAULT_RULE)?),
             "pipe" => Action::Pipe(self.target(tok, "pipe number", MIN_PIPE, MAX_PIPE)?),
             "queue" => Action::Queue(self.target(tok, "queue number", MIN_PIPE, MAX_PIPE)?),
+            "reset" => Action::Reset,
+            "reject" => Action::Unreach(1),
+            "unreach" => {
+                const CODES: &str = "a code 0..255 or net, host, protocol, port, needfrag, srcfail, net-unknown, host-unknown, isolated, net-prohib, host-prohib, tosnet, toshost, filter-prohib, host-precedence, precedence-cutoff";
+                let c = self.expect_word("unreachable code", Some(CODES))?;
+                let w = lower(&c);
+                match crate::ast::UNREACH_CODES.iter().position(|n| *n == w) {
+                    Some(i) => Action::Unreach(i as u8),
+                    None => Action::Unreach(self.number(
+                        c,
+                        "unreachable code",
+                        0,
+                        255,
+                        Some(CODES.into()),
+                    )? as u8),
+                }
+            }
             w if LATER_ACTIONS.contains(&w) => {
                 return Err(self.err_at(
                     tok,
@@ -1287,6 +1492,16 @@ impl<'t, 'a> Parser<'t, 'a> {
             TokenKind::Word if tok.is_word("any") => Ok(AddrMatch::Any),
             TokenKind::Word if tok.is_word("me") => Ok(AddrMatch::Me),
             TokenKind::Word if lower(&tok).starts_with("table(") => self.table_ref(tok),
+            TokenKind::Word if lower(&tok).starts_with("'table(") => {
+                // Pasted from a shell line ('table(1)'): the quotes are the
+                // shell's.
+                let unquoted = Token {
+                    text: tok.text.trim_matches('\''),
+                    column: tok.column + 1,
+                    ..tok
+                };
+                self.table_ref(unquoted)
+            }
             TokenKind::Word => self.net(tok).map(AddrMatch::Net),
             _ => Err(self.err_at(
                 tok,
@@ -1554,13 +1769,20 @@ impl<'t, 'a> Parser<'t, 'a> {
                 Some(v) if v.kind == TokenKind::Word => v,
                 _ => return Err(bad(self, tok)),
             };
-            match v.text.strip_suffix(')') {
+            match v.text.trim_end_matches('\'').strip_suffix(')') {
                 Some(text) => (inner, Some((v, text))),
                 None => return Err(bad(self, v)),
             }
         } else {
             return Err(bad(self, tok));
         };
+        if num.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Err(self.err_at(
+                tok,
+                format!("named tables ('{num}') are not supported yet"),
+                Some("number the table: table(1), filled with table 1 add ADDR VALUE".into()),
+            ));
+        }
         if !is_digits(num) {
             return Err(bad(self, tok));
         }
@@ -1983,27 +2205,57 @@ impl<'t, 'a> Parser<'t, 'a> {
         while let Some(tok) = self.next() {
             let word = lower(&tok);
             let param = SchedParam::from_name(&word);
-            let name: &'static str = match (word.as_str(), param) {
-                ("type", _) => "type",
-                (_, Some(p)) => p.name(),
-                ("mask", _) => {
-                    self.once(&mut seen, "mask", tok)?;
-                    spec.mask = Some(self.mask()?);
-                    continue;
-                }
-                ("buckets", _) => "buckets",
-                _ => {
-                    let known: Vec<&str> = core::iter::once("type")
-                        .chain(SchedParam::ALL.iter().map(|p| p.name()))
-                        .chain(["mask", "buckets"])
-                        .collect();
-                    return Err(self.err_at(
+            let name: &'static str =
+                match (word.as_str(), param) {
+                    ("pipe" | "link", _) => {
+                        self.once(&mut seen, "pipe", tok)?;
+                        let v = self.expect_word("pipe number", Some(HINT))?;
+                        let n = self.pipe_number(v)?;
+                        if n != id {
+                            return Err(self.err_at(
+                                v,
+                                format!("sched {id} serves pipe {id}, not pipe {n}"),
+                                Some(format!(
+                                "a scheduler takes its pipe's number: sched {n} config pipe {n} ..."
+                            )),
+                            ));
+                        }
+                        spec.pipe = Some(n);
+                        continue;
+                    }
+                    ("noecn", _) => {
+                        self.once(&mut seen, "noecn", tok)?;
+                        spec.noecn = true;
+                        continue;
+                    }
+                    ("ecn", _) => return Err(self.err_at(
                         tok,
-                        format!("unknown sched parameter '{}'", tok.text),
-                        Some(format!("known parameters: {}", known.join(", "))),
-                    ));
-                }
-            };
+                        "a scheduler's 'ecn' is not supported yet",
+                        Some(
+                            "its queue management drops; write noecn, or ecn on a pipe or queue"
+                                .into(),
+                        ),
+                    )),
+                    ("type", _) => "type",
+                    (_, Some(p)) => p.name(),
+                    ("mask", _) => {
+                        self.once(&mut seen, "mask", tok)?;
+                        spec.mask = Some(self.mask()?);
+                        continue;
+                    }
+                    ("buckets", _) => "buckets",
+                    _ => {
+                        let known: Vec<&str> = core::iter::once("type")
+                            .chain(SchedParam::ALL.iter().map(|p| p.name()))
+                            .chain(["mask", "buckets"])
+                            .collect();
+                        return Err(self.err_at(
+                            tok,
+                            format!("unknown sched parameter '{}'", tok.text),
+                            Some(format!("known parameters: {}", known.join(", "))),
+                        ));
+                    }
+                };
             self.once(&mut seen, name, tok)?;
             let v = self.expect_word("value", Some(HINT))?;
             if name == "buckets" {
@@ -2052,6 +2304,7 @@ impl<'t, 'a> Parser<'t, 'a> {
         let mut aqm = None;
         let mut mask = None;
         let mut buckets = None;
+        let mut ecn = None;
         let mut seen: Vec<(&'static str, Token<'a>)> = Vec::new();
         while let Some(tok) = self.next() {
             let name: &'static str = match lower(&tok).as_str() {
@@ -2061,12 +2314,13 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "red" | "gred" | "codel" | "pie" => "aqm",
                 "mask" => "mask",
                 "buckets" => "buckets",
+                "ecn" | "noecn" => "ecn",
                 _ => {
                     return Err(self.err_at(
                         tok,
                         format!("unknown queue parameter '{}'", tok.text),
                         Some(
-                            "known parameters: weight, sched, pipe, queue, red, gred, codel, pie, mask, buckets"
+                            "known parameters: weight, sched, pipe, queue, red, gred, codel, pie, mask, buckets, ecn, noecn"
                                 .into(),
                         ),
                     ))
@@ -2093,6 +2347,8 @@ impl<'t, 'a> Parser<'t, 'a> {
             self.once(&mut seen, name, tok)?;
             let w = lower(&tok);
             match w.as_str() {
+                "ecn" => ecn = Some(true),
+                "noecn" => ecn = Some(false),
                 "codel" => aqm = Some(self.codel()?),
                 "pie" => aqm = Some(self.pie()?),
                 "mask" => mask = Some(self.mask()?),
@@ -2122,6 +2378,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             aqm,
             mask,
             buckets,
+            ecn,
         };
         // The limit and the queue management are checked as a pipe's.
         let as_pipe = PipeSpec {
@@ -2145,6 +2402,15 @@ impl<'t, 'a> Parser<'t, 'a> {
         let t = self.expect_word("table number", Some(HINT))?;
         let table = if t.is_word("all") {
             None
+        } else if t.text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Err(self.err_at(
+                t,
+                format!("named tables ('{}') are not supported yet", t.text),
+                Some(
+                    "number the table: table 1 add ADDR VALUE, used as table(1) (no create needed)"
+                        .into(),
+                ),
+            ));
         } else {
             Some(self.number(t, "table number", 0, MAX_TABLE, None)?)
         };

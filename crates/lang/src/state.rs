@@ -850,7 +850,7 @@ mod tests {
         assert_eq!(errs.len(), 1);
         assert_eq!(
             errs[0].to_string(),
-            "2:18: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?"
+            "2:18: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"
         );
         assert_eq!(c, before);
         // Rules may come before their pipes in a script.

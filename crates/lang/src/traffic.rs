@@ -512,7 +512,7 @@ mod tests {
             ),
             (
                 "cbr rate 4Mbps size 1000B duration 10s",
-                "1:10: unknown unit 'Mbps' in '4Mbps': did you mean Mbit/s?",
+                "1:10: unknown unit 'Mbps' in '4Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
             ),
             (
                 "cbr rate 0pps size 1000B duration 10s",

@@ -406,6 +406,7 @@ fn lookup(table: &[(&str, u128)], unit: &str) -> Option<u128> {
 }
 
 /// Rate units and their multiplier to bit/s. K, M, G are powers of 1000.
+/// The plurals are ipfw's spellings (`1mbits/s`, `10KBytes/s`).
 const RATE_UNITS: &[(&str, u128)] = &[
     ("bit/s", 1),
     ("kbit/s", 1_000),
@@ -415,7 +416,44 @@ const RATE_UNITS: &[(&str, u128)] = &[
     ("kbyte/s", 8_000),
     ("mbyte/s", 8_000_000),
     ("gbyte/s", 8_000_000_000),
+    ("bits/s", 1),
+    ("kbits/s", 1_000),
+    ("mbits/s", 1_000_000),
+    ("gbits/s", 1_000_000_000),
+    ("bytes/s", 8),
+    ("kbytes/s", 8_000),
+    ("mbytes/s", 8_000_000),
+    ("gbytes/s", 8_000_000_000),
 ];
+
+/// tc's rate units (iproute2 `lib/utils_math.c`, compared without case):
+/// `bit`, `kbit` … `tbit` (powers of 1000), `kibit` … `tibit` (powers of
+/// 1024), and bytes per second `bps`, `kbps` … `tbps`, `kibps` …
+/// `tibps`. In tc, `kbps` is kilo*bytes* per second.
+const TC_RATE_UNITS: &[(&str, u128)] = &[
+    ("bit", 1),
+    ("kbit", 1_000),
+    ("mbit", 1_000_000),
+    ("gbit", 1_000_000_000),
+    ("tbit", 1_000_000_000_000),
+    ("kibit", 1 << 10),
+    ("mibit", 1 << 20),
+    ("gibit", 1 << 30),
+    ("tibit", 1 << 40),
+    ("bps", 8),
+    ("kbps", 8_000),
+    ("mbps", 8_000_000),
+    ("gbps", 8_000_000_000),
+    ("tbps", 8_000_000_000_000),
+    ("kibps", 8 << 10),
+    ("mibps", 8 << 20),
+    ("gibps", 8 << 30),
+    ("tibps", 8 << 40),
+];
+
+/// tc's rate units, as printed in hints.
+pub const TC_RATE_UNIT_NAMES: &str =
+    "bit, kbit, mbit, gbit, tbit, kibit, mibit, gibit, bps, kbps, mbps, gbps (bytes per second), kibps, mibps, gibps";
 
 /// The rate units, as printed in hints.
 pub const RATE_UNIT_NAMES: &str =
@@ -434,10 +472,19 @@ fn si_prefix(unit: &str) -> (&'static str, &str) {
 
 /// The rate unit the user probably meant by `unit`, if it is a common
 /// spelling we do not accept (`Mbps`, `MB/s`, `mbit`, `kbits`).
+///
+/// `bps` with a lower-case `b` (`Mbps`, `kbps`, `bps`) has two meanings:
+/// ipfw reads it as bits per second, tc as *bytes* per second. The hint
+/// names both rather than guessing.
 fn rate_hint(unit: &str) -> Option<String> {
     let (prefix, rest) = si_prefix(unit);
     let lower = rest.to_lowercase();
     let upper_b = rest.starts_with('B');
+    if lower == "bps" && !upper_b {
+        return Some(format!(
+            "did you mean {prefix}bit/s or {prefix}Byte/s? '{unit}' is {prefix}bit/s to ipfw, {prefix}Byte/s to tc (netem's rate takes tc's words)"
+        ));
+    }
     let bytes = match lower.as_str() {
         "byte" | "bytes" | "bytes/s" | "byte/sec" | "bytes/sec" | "byteps" => true,
         "bps" | "b/s" | "b" | "b/sec" => upper_b,
@@ -490,7 +537,72 @@ pub fn parse_rate(word: &str) -> Result<Rate, UnitError> {
     exact(word, &n, mult, "bit/s").map(Rate::from_bps)
 }
 
-/// Duration units and their multiplier to nanoseconds.
+/// Parses a rate in tc's dialect, as netem's `rate` takes it (tc(8),
+/// iproute2 `get_rate64`): `100kbit`, `10mbit`, `1gbit`, `5mibit`, and
+/// bytes per second `10mbps` (= 80 Mbit/s: in tc, `bps` is bytes); units
+/// compared without case; a bare number is bit/s. The language's own
+/// spellings (`10Mbit/s`, `1MByte/s`), which mean the same in both
+/// dialects, are accepted too. A rate as a percentage of a device's speed
+/// (`rate 10%`) is refused: a pipe has no device speed.
+pub fn parse_tc_rate(word: &str) -> Result<Rate, UnitError> {
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(
+                format!("invalid rate '{word}'"),
+                "tc's rates are written like 10mbit or 100kbit",
+            ),
+        )
+    })?;
+    if n.unit == "%" {
+        return Err(UnitError::with_hint(
+            format!("rate '{word}' is a percentage of a device's speed"),
+            "a pipe has no device: write the rate, e.g. 10mbit",
+        ));
+    }
+    let mult = if n.unit.is_empty() {
+        1
+    } else {
+        match lookup(TC_RATE_UNITS, n.unit).or_else(|| lookup(RATE_UNITS, n.unit)) {
+            Some(m) => m,
+            None => {
+                return Err(UnitError::with_hint(
+                    format!("unknown unit '{}' in '{word}'", n.unit),
+                    format!("tc's rate units: {TC_RATE_UNIT_NAMES}"),
+                ))
+            }
+        }
+    };
+    let bps = exact(word, &n, mult, "bit/s")?;
+    if bps == 0 {
+        return Err(UnitError::with_hint(
+            format!("rate '{word}' is zero"),
+            "netem's rate must be above zero; leave it out for no limit",
+        ));
+    }
+    Ok(Rate::from_bps(bps))
+}
+
+/// Formats a rate in tc's words with the largest exact unit: `80Mbit`,
+/// `5Kbit`, `1Gbit`, `1234bit` (what `tc qdisc show` prints).
+pub fn format_tc_rate(r: Rate) -> String {
+    let b = r.bps();
+    for (div, unit) in [
+        (1_000_000_000_000, "Tbit"),
+        (1_000_000_000, "Gbit"),
+        (1_000_000, "Mbit"),
+        (1_000, "Kbit"),
+    ] {
+        if b != 0 && b.is_multiple_of(div) {
+            return format!("{}{unit}", b / div);
+        }
+    }
+    format!("{b}bit")
+}
+
+/// Duration units and their multiplier to nanoseconds; `sec`, `msec`,
+/// `usec`, `nsec` (and plurals) are tc's spellings, which mean the same.
 const DURATION_UNITS: &[(&str, u128)] = &[
     ("s", 1_000_000_000),
     ("ms", 1_000_000),
@@ -498,14 +610,22 @@ const DURATION_UNITS: &[(&str, u128)] = &[
     ("µs", 1_000),
     ("μs", 1_000),
     ("ns", 1),
+    ("sec", 1_000_000_000),
+    ("secs", 1_000_000_000),
+    ("msec", 1_000_000),
+    ("msecs", 1_000_000),
+    ("usec", 1_000),
+    ("usecs", 1_000),
+    ("nsec", 1),
+    ("nsecs", 1),
 ];
 
 fn duration_hint(unit: &str) -> String {
     let h = match unit.to_lowercase().as_str() {
-        "sec" | "secs" | "second" | "seconds" => "did you mean s?",
-        "msec" | "msecs" | "millisecond" | "milliseconds" => "did you mean ms?",
-        "usec" | "usecs" | "microsecond" | "microseconds" => "did you mean us?",
-        "nsec" | "nsecs" | "nanosecond" | "nanoseconds" => "did you mean ns?",
+        "second" | "seconds" => "did you mean s?",
+        "millisecond" | "milliseconds" => "did you mean ms?",
+        "microsecond" | "microseconds" => "did you mean us?",
+        "nanosecond" | "nanoseconds" => "did you mean ns?",
         "m" | "min" | "mins" | "minute" | "minutes" => {
             "did you mean ms? (minutes are written in seconds, e.g. 60s)"
         }
@@ -561,6 +681,14 @@ pub fn parse_duration(word: &str) -> Result<Duration, UnitError> {
     duration_with(word, None)
 }
 
+/// Parses a time in tc's dialect, as netem's `slot` takes it: the units
+/// of [`parse_delay`] (tc's `sec`, `msec`, `usec`, `nsec` among them); a
+/// bare number is nanoseconds, as iproute2's `get_time64` reads it
+/// (tc(8) says microseconds; the code is what netem users get).
+pub fn parse_tc_time(word: &str) -> Result<Duration, UnitError> {
+    duration_with(word, Some(1))
+}
+
 /// Parses a point in time of an experiment (`pipelab topo run`), counted
 /// from its start: `1.5s`, `500ms`, `250us`; a bare number is seconds
 /// (`10` = `10s`), the convention of timed command files, where a time
@@ -571,6 +699,7 @@ pub fn parse_time(word: &str) -> Result<Duration, UnitError> {
 
 /// Size units and their multiplier to bytes. K and M are powers of 1024, as
 /// in ipfw's dummynet (`queue 100KB` is 102400 bytes).
+/// `bytes`, `Kbytes`, `KBytes` are ipfw's spellings (`queue 50KBytes`).
 const SIZE_UNITS: &[(&str, u128)] = &[
     ("b", 1),
     ("kb", 1 << 10),
@@ -579,7 +708,58 @@ const SIZE_UNITS: &[(&str, u128)] = &[
     ("kib", 1 << 10),
     ("mib", 1 << 20),
     ("gib", 1 << 30),
+    ("byte", 1),
+    ("bytes", 1),
+    ("kbyte", 1 << 10),
+    ("kbytes", 1 << 10),
+    ("mbyte", 1 << 20),
+    ("mbytes", 1 << 20),
+    ("gbyte", 1 << 30),
+    ("gbytes", 1 << 30),
 ];
+
+/// tc's size units (iproute2 `get_size`, compared without case): `b`,
+/// `k`/`kb`, `m`/`mb`, `g`/`gb` (powers of 1024), `kbit`, `mbit`, `gbit`
+/// (1024-based bits, i.e. `/8`).
+const TC_SIZE_UNITS: &[(&str, u128)] = &[
+    ("b", 1),
+    ("k", 1 << 10),
+    ("kb", 1 << 10),
+    ("m", 1 << 20),
+    ("mb", 1 << 20),
+    ("g", 1 << 30),
+    ("gb", 1 << 30),
+    ("kbit", 1 << 7),
+    ("mbit", 1 << 17),
+    ("gbit", 1 << 27),
+];
+
+/// Parses a size in tc's dialect, as netem's `slot ... bytes N` takes it:
+/// `1500`, `64k`, `1mb` (K = 1024, as tc's `get_size`); a bare number is
+/// bytes.
+pub fn parse_tc_size(word: &str) -> Result<u64, UnitError> {
+    let n = split_number(word).map_err(|e| {
+        number_error(
+            word,
+            e,
+            UnitError::with_hint(
+                format!("invalid size '{word}'"),
+                "sizes are written like 1500 or 64k",
+            ),
+        )
+    })?;
+    let mult = if n.unit.is_empty() {
+        1
+    } else {
+        lookup(TC_SIZE_UNITS, n.unit).ok_or_else(|| {
+            UnitError::with_hint(
+                format!("unknown unit '{}' in '{word}'", n.unit),
+                "tc's size units: b, k, kb, m, mb, g, gb, kbit, mbit, gbit",
+            )
+        })?
+    };
+    exact(word, &n, mult, "bytes")
+}
 
 fn size_hint(unit: &str) -> String {
     let (prefix, rest) = si_prefix(unit);
@@ -727,9 +907,11 @@ pub fn parse_loss_rate(word: &str) -> Result<Probability, UnitError> {
     })
 }
 
-/// Parses a netem percentage: `5%`, `0.5%`, `100%`. The `%` is required
-/// (netem reads a bare `5` as 5 %, ipfw's `plr` and `prob` read it as
-/// certainty, so pipelab accepts neither reading silently).
+/// Parses a netem percentage: `5%`, `0.5%`, `100%`, or a bare number
+/// read as tc reads it, in percent (`loss 5` is 5 %, `loss 0.1` is
+/// 0.1 %; iproute2 `parse_percent`). Only netem's own words (`loss`,
+/// `duplicate`, `corrupt`, `reorder`, correlations) take it: ipfw's `plr`
+/// and `prob` are probabilities ([`parse_probability`]).
 pub fn parse_percent(word: &str) -> Result<Probability, UnitError> {
     const HINT: &str = "write a percentage like 5%";
     let n = split_number(word).map_err(|e| {
@@ -740,13 +922,7 @@ pub fn parse_percent(word: &str) -> Result<Probability, UnitError> {
         )
     })?;
     match n.unit {
-        "%" => {}
-        "" => {
-            return Err(UnitError::with_hint(
-                format!("missing '%' in '{word}'"),
-                format!("netem probabilities are percentages, e.g. {word}%"),
-            ))
-        }
+        "%" | "" => {}
         other => {
             return Err(UnitError::with_hint(
                 format!("unknown unit '{other}' in '{word}'"),
@@ -1005,14 +1181,23 @@ mod tests {
 
     #[test]
     fn rate_mistakes_get_hints() {
+        // Two meanings (ipfw: bits, tc: bytes): the hint names both.
         assert_eq!(
             err(parse_rate("10Mbps")),
-            "unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"
+            "unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"
         );
         assert_eq!(
             err(parse_rate("10kbps")),
-            "unknown unit 'kbps' in '10kbps': did you mean Kbit/s?"
+            "unknown unit 'kbps' in '10kbps': did you mean Kbit/s or KByte/s? 'kbps' is Kbit/s to ipfw, KByte/s to tc (netem's rate takes tc's words)"
         );
+        // One meaning in both dialects: `MBps` is megabytes to ipfw too.
+        assert_eq!(
+            err(parse_rate("10MBps")),
+            "unknown unit 'MBps' in '10MBps': did you mean MByte/s?"
+        );
+        assert_eq!(rate("1mbits/s"), 1_000_000, "ipfw's plural");
+        assert_eq!(rate("64Kbits/s"), 64_000);
+        assert_eq!(rate("10KBytes/s"), 80_000);
         assert_eq!(
             err(parse_rate("10MB/s")),
             "unknown unit 'MB/s' in '10MB/s': did you mean MByte/s?"
@@ -1117,9 +1302,13 @@ mod tests {
             err(parse_delay("99999999999s")),
             "value '99999999999s' is too large"
         );
+        // tc's spellings mean the same in both dialects.
+        assert_eq!(ns("5sec"), 5_000_000_000);
+        assert_eq!(ns("5msecs"), 5_000_000);
+        assert_eq!(ns("5usec"), 5_000);
         assert_eq!(
-            err(parse_delay("5sec")),
-            "unknown unit 'sec' in '5sec': did you mean s?"
+            err(parse_delay("5seconds")),
+            "unknown unit 'seconds' in '5seconds': did you mean s?"
         );
         assert_eq!(
             err(parse_duration("10")),
@@ -1241,9 +1430,12 @@ mod tests {
         assert_eq!(parse_percent("5%").map(|p| p.ppb()), Ok(50_000_000));
         assert_eq!(parse_percent("0.0000001%").map(|p| p.ppb()), Ok(1));
         assert_eq!(parse_percent("100%"), Ok(Probability::ONE));
+        // tc reads a bare number as a percentage.
+        assert_eq!(parse_percent("5").map(|p| p.ppb()), Ok(50_000_000));
+        assert_eq!(parse_percent("0.1").map(|p| p.ppb()), Ok(1_000_000));
         assert_eq!(
-            err(parse_percent("5")),
-            "missing '%' in '5': netem probabilities are percentages, e.g. 5%"
+            err(parse_percent("101")),
+            "percentage '101' is more than 100%"
         );
         assert_eq!(
             err(parse_percent("101%")),
@@ -1324,6 +1516,50 @@ mod tests {
             err(parse_db("0.0000000001dB")),
             "'0.0000000001dB' has more than 9 decimal places"
         );
+    }
+
+    /// Pass proves: tc's rate spellings take tc's meanings (`kbps` is
+    /// kilobytes per second, `kibit` 1024 bits), case-insensitive, a bare
+    /// number is bit/s, the language's spellings are accepted too, and
+    /// the canonical form is tc's.
+    #[test]
+    fn tc_rates_take_tcs_meanings() {
+        let tc = |w: &str| {
+            parse_tc_rate(w)
+                .map(Rate::bps)
+                .unwrap_or_else(|e| panic!("{w}: {e}"))
+        };
+        for (w, bps) in [
+            ("1kbps", 8_000),
+            ("10mbps", 80_000_000),
+            ("10MBps", 80_000_000),
+            ("1gbps", 8_000_000_000),
+            ("100kbit", 100_000),
+            ("5Kbit", 5_000),
+            ("10mbit", 10_000_000),
+            ("1gbit", 1_000_000_000),
+            ("1tbit", 1_000_000_000_000),
+            ("1kibit", 1024),
+            ("1mibit", 1 << 20),
+            ("1kibps", 8192),
+            ("1bps", 8),
+            ("1000bit", 1000),
+            ("1000", 1000),
+            ("10Mbit/s", 10_000_000),
+        ] {
+            assert_eq!(tc(w), bps, "{w}");
+        }
+        assert_eq!(format_tc_rate(Rate::from_bps(80_000_000)), "80Mbit");
+        assert_eq!(format_tc_rate(Rate::from_bps(1024)), "1024bit");
+        assert_eq!(format_tc_rate(Rate::from_bps(5_000)), "5Kbit");
+        assert!(err(parse_tc_rate("10%")).starts_with("rate '10%' is a percentage"));
+        assert!(err(parse_tc_rate("10furlongs")).starts_with("unknown unit 'furlongs'"));
+        assert_eq!(parse_tc_time("800us"), Ok(Duration::from_micros(800)));
+        assert_eq!(parse_tc_time("100"), Ok(Duration(100)));
+        assert_eq!(parse_tc_size("64k"), Ok(65_536));
+        assert_eq!(parse_tc_size("1500"), Ok(1500));
+        assert_eq!(parse_queue("50KBytes"), Ok(QueueLimit::Bytes(51_200)));
+        assert_eq!(parse_queue("10Kbytes"), Ok(QueueLimit::Bytes(10_240)));
     }
 
     #[test]

@@ -31,7 +31,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config wireless 802.11b rate 11Mbps",
-        "1:37: unknown unit 'Mbps' in '11Mbps': did you mean Mbit/s?",
+        "1:37: unknown unit 'Mbps' in '11Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
     ),
     (
         "pipe 1 config profile 802.11g-54 netload 150%",
@@ -60,11 +60,11 @@ const CASES: &[(&str, &str)] = &[
     // units
     (
         "pipe 1 config bw 10Mbps",
-        "1:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+        "1:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
     ),
     (
         "pipe 1 config bw 10kbps",
-        "1:18: unknown unit 'kbps' in '10kbps': did you mean Kbit/s?",
+        "1:18: unknown unit 'kbps' in '10kbps': did you mean Kbit/s or KByte/s? 'kbps' is Kbit/s to ipfw, KByte/s to tc (netem's rate takes tc's words)",
     ),
     (
         "pipe 1 config bw 10MB/s",
@@ -91,8 +91,8 @@ const CASES: &[(&str, &str)] = &[
         "1:21: negative value '-5ms' is not allowed",
     ),
     (
-        "pipe 1 config delay 5sec",
-        "1:21: unknown unit 'sec' in '5sec': did you mean s?",
+        "pipe 1 config delay 5seconds",
+        "1:21: unknown unit 'seconds' in '5seconds': did you mean s?",
     ),
     (
         "pipe 1 config delay 2h",
@@ -202,7 +202,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror",
     ),
     // masks and dynamic pipes
     (
@@ -252,11 +252,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "queue 1 config sched 1 frob 1",
-        "1:24: unknown queue parameter 'frob': known parameters: weight, sched, pipe, queue, red, gred, codel, pie, mask, buckets",
+        "1:24: unknown queue parameter 'frob': known parameters: weight, sched, pipe, queue, red, gred, codel, pie, mask, buckets, ecn, noecn",
     ),
     (
         "sched 1 config type drr target 5ms",
-        "1:25: invalid target: 'target' is a parameter of type fq_codel, not drr",
+        "1:25: invalid target: 'target' is a parameter of type fq_codel or fq_pie, not drr",
     ),
     (
         "sched 1 config type qfq quantum 100000",
@@ -273,15 +273,15 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config delay 20ms 5ms distribution gaussian",
-        "1:43: unknown distribution 'gaussian': known distributions: uniform, normal, pareto, paretonormal, file:PATH",
+        "1:43: unknown distribution 'gaussian': known distributions: uniform, normal, pareto, paretonormal, NAME (tc's NAME.dist), PATH.dist, file:PATH",
     ),
     (
         "pipe 1 config loss 150%",
         "1:20: percentage '150%' is more than 100%",
     ),
     (
-        "pipe 1 config loss 5",
-        "1:20: missing '%' in '5': netem probabilities are percentages, e.g. 5%",
+        "pipe 1 config loss 101",
+        "1:20: percentage '101' is more than 100%",
     ),
     (
         "pipe 1 config loss",
@@ -305,7 +305,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config loss queue",
-        "1:20: unknown loss model 'queue': expected a percentage, gemodel, state or trace:FILE",
+        "1:20: unknown loss model 'queue': expected a percentage, random, gemodel, state or trace:FILE",
     ),
     (
         "pipe 1 config loss trace:",
@@ -349,8 +349,8 @@ const CASES: &[(&str, &str)] = &[
         "1:39: missing path after 'file:': e.g. distribution file:delays.txt",
     ),
     (
-        "pipe 1 config delay 10ms 5ms 25",
-        "1:30: missing '%' in '25': netem probabilities are percentages, e.g. 25%",
+        "pipe 1 config delay 10ms 5ms 250",
+        "1:30: percentage '250' is more than 100%",
     ),
     (
         "pipe 1 config jitter 5ms",
@@ -401,12 +401,12 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "add 100 reroute 10.0.0.1",
-        "1:9: unknown action 'reroute': actions: allow, deny, count, skipto N, pipe N, queue N",
+        "1:9: unknown action 'reroute': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE",
     ),
     ("add 100 fwd 10.0.0.1", "1:9: action 'fwd' is not supported yet"),
     (
         "add 100",
-        "1:8: missing action after '100': actions: allow, deny, count, skipto N, pipe N, queue N",
+        "1:8: missing action after '100': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE",
     ),
     ("add 100 pipe", "1:13: missing pipe number after 'pipe'"),
     ("add 100 pipe 0", "1:14: pipe number 0 is out of range 1..65535"),
@@ -648,7 +648,7 @@ fn the_error_carries_the_offending_word() {
     let e = err("pipe 1 config bw 10Mbps");
     assert_eq!((e.line, e.column, e.word.as_str()), (1, 18, "10Mbps"));
     assert_eq!(e.message, "unknown unit 'Mbps' in '10Mbps'");
-    assert_eq!(e.hint.as_deref(), Some("did you mean Mbit/s?"));
+    assert_eq!(e.hint.as_deref(), Some("did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"));
     let e = err("pipe 1 config bw");
     assert_eq!(e.word, "", "a missing word is empty");
 }
@@ -657,11 +657,11 @@ fn the_error_carries_the_offending_word() {
 fn columns_count_characters_and_skip_ipfw() {
     assert_eq!(
         err("ipfw -q pipe 1 config bw 1Mbps").to_string(),
-        "1:26: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?"
+        "1:26: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"
     );
     assert_eq!(
         err("pipe 1 config delay 5µs bw 1Mbps").to_string(),
-        "1:28: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?"
+        "1:28: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"
     );
 }
 
@@ -678,14 +678,14 @@ fn scripts_collect_every_error_with_its_line() {
     assert_eq!(
         msgs,
         vec![
-            "4:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+            "4:18: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
             "6:5: rule number 0 is out of range 1..65534",
         ]
     );
     assert_eq!(
         errs[0].render("links.conf", script),
         "error: unknown unit 'Mbps' in '10Mbps'\n --> links.conf:4:18\n  |\n\
-         4 | pipe 2 config bw 10Mbps\n  |                  ^^^^^^ did you mean Mbit/s?\n"
+         4 | pipe 2 config bw 10Mbps\n  |                  ^^^^^^ did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n"
     );
     let ok = parse_script("pipe 1 config\n  add pipe 1 # trailing comment\n").unwrap();
     assert_eq!((ok[1].line, ok[1].column), (2, 3));

@@ -412,16 +412,16 @@ fn a_bad_value_gives_the_languages_error_with_file_and_line() {
         (
             "delay 5ms distribution file:d.txt",
             "d.txt",
-            "0.5 1ms\n1 2Sec\n",
+            "0.5 1ms\n1 2Secondes\n",
             2,
-            delay("2Sec"),
+            delay("2Secondes"),
         ),
         (
             "loss trace:l.txt",
             "l.txt",
-            "1\n@1s-2sec\n",
+            "1\n@1s-2secondes\n",
             2,
-            delay("2sec"),
+            delay("2secondes"),
         ),
         (
             "bw trace:t.trace",
@@ -497,9 +497,9 @@ fn a_bad_value_gives_the_languages_error_with_file_and_line() {
         (
             "bw 1Mbit/s timevarying g.markov",
             "g.markov",
-            "state a\ndwell a 1 5sec\n",
+            "state a\ndwell a 1 5seconds\n",
             2,
-            delay("5sec"),
+            delay("5seconds"),
         ),
         (
             "bw 1Mbit/s timevarying g.markov",

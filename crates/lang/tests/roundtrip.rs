@@ -509,6 +509,8 @@ fn sched_spec() -> impl Strategy<Value = SchedSpec> {
                 interval: interval.filter(|_| takes(SchedParam::Interval)),
                 buckets: buckets.filter(|_| mask.is_some()),
                 mask,
+                pipe: None,
+                noecn: false,
             }
         })
 }
@@ -529,6 +531,7 @@ fn queue_spec(target: impl Strategy<Value = QueueTarget>) -> impl Strategy<Value
             aqm,
             mask,
             buckets,
+            ecn: None,
         })
 }
 

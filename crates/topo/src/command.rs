@@ -737,8 +737,8 @@ mod tests {
             ("link r1", "1:8: expected `link A B down|up` or `link A B set ATTR VALUE...`: missing the link's other end"),
             ("link a b sideways", "1:10: unknown link action 'sideways': expected 'down', 'up' or 'set ATTR VALUE...'"),
             ("link a b set", "1:13: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 (any of bw, delay, loss, queue)"),
-            ("link a b set bw 10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
-            ("link a b set bw=10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"),
+            ("link a b set bw 10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
+            ("link a b set bw=10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
             ("link a b set delay 5 ms", "1:22: unknown link attribute 'ms': a unit follows its number without a space: write 5ms"),
             ("link a b set delay -1ms", "1:20: negative value '-1ms' is not allowed"),
             ("link a b set jitter 3ms", "1:14: unknown link attribute 'jitter': link attributes: bw, delay, loss, queue"),
@@ -752,13 +752,13 @@ mod tests {
             ("node n up now", "1:11: unexpected 'now' at end of command"),
             ("cross", "1:6: expected `cross SRC DST RATE [SRC DST RATE ...]` or `cross clear`: e.g. cross c1 c7 2Mbit/s"),
             ("cross a b 1Mbit/s c d", "1:22: expected `cross SRC DST RATE [SRC DST RATE ...]` or `cross clear`: missing the rate after 'd'"),
-            ("cross a b 1Mbps", "1:11: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?"),
+            ("cross a b 1Mbps", "1:11: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
             ("every 0s until 5s link a b set delay 1ms", "1:7: the period must be positive"),
             ("every 1s link a b set delay 1ms", "1:10: expected `every PERIOD until END link A B set ATTR VALUE|LO..HI ...`: found 'link' where 'until' goes"),
             ("every 1x until 5s link a b set delay 1ms", "1:7: unknown unit 'x' in '1x': known duration units: s, ms, us, ns"),
             ("every 1s until 5s link a b set queue 1..5", "1:38: 'queue' takes no range (bw, delay, loss do)"),
             ("every 1s until 5s link a b set delay 9ms..1ms", "1:43: empty range '9ms..1ms': write the low end first, e.g. 5ms..50ms"),
-            ("every 1s until 5s link a b set bw 1Mbit/s..2Mbps", "1:44: unknown unit 'Mbps' in '2Mbps': did you mean Mbit/s?"),
+            ("every 1s until 5s link a b set bw 1Mbit/s..2Mbps", "1:44: unknown unit 'Mbps' in '2Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
         ] {
             match parse_command(line) {
                 Ok(c) => panic!("{line}: expected an error, got {c:?}"),
@@ -908,7 +908,7 @@ mod tests {
         assert_eq!(execute("stop", &mut net, &mut cross), Ok(Outcome::Stop));
         assert_eq!(
             execute("link a b set bw 10Mbps", &mut net, &mut cross),
-            Err("1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?".into())
+            Err("1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)".into())
         );
     }
 

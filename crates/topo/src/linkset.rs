@@ -10,7 +10,7 @@
 //! Every value is parsed by the command language's unit layer
 //! ([`pipelab_lang::units`]), so a word is accepted or refused here
 //! exactly as in a `pipe N config` line, with the same message and hint
-//! (`10Mbps`: "unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?"):
+//! (`10Mbps`: "unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"):
 //!
 //! | attribute | values | as in the language |
 //! |---|---|---|
@@ -428,7 +428,7 @@ mod tests {
         assert_eq!(
             s.set_word(LinkAttr::Bw, "10Mbps")
                 .map_err(|e| e.to_string()),
-            Err("unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?".into())
+            Err("unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)".into())
         );
         assert!(s.is_fixed());
         s.set_range(LinkAttr::Delay, "5ms", "50ms").expect("range");

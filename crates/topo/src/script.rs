@@ -101,7 +101,7 @@ impl ScriptError {
     /// under the word:
     ///
     /// ```text
-    /// exp.txt: line 2: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?
+    /// exp.txt: line 2: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)
     ///   2 | 5s link a b set bw 1Mbps
     ///     |                    ^^^^^
     /// ```
@@ -377,7 +377,7 @@ mod tests {
             ("exec", "line 1: expected `TIME COMMAND`"),
             (
                 "5s link a b set bw 10Mbps",
-                "line 1: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?",
+                "line 1: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)",
             ),
         ] {
             let e = parse_script(text).unwrap_err().to_string();
@@ -393,7 +393,7 @@ mod tests {
         let e = parse_script(text).unwrap_err();
         assert_eq!(
             e.render("exp.txt", text),
-            "exp.txt: line 2: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s?\n  2 | 5s link a b set bw 1Mbps\n    |                    ^^^^^"
+            "exp.txt: line 2: unknown unit 'Mbps' in '1Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)\n  2 | 5s link a b set bw 1Mbps\n    |                    ^^^^^"
         );
     }
 }

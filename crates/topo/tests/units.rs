@@ -77,7 +77,7 @@ enum Want {
 }
 use Want::{All, Each};
 
-const MBPS: &str = "unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s?";
+const MBPS: &str = "unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)";
 
 fn table() -> Vec<(P, &'static str, Want)> {
     vec![
@@ -140,8 +140,8 @@ fn table() -> Vec<(P, &'static str, Want)> {
         ),
         (
             P::Delay,
-            "5sec",
-            All(Err("unknown unit 'sec' in '5sec': did you mean s?".into())),
+            "5seconds",
+            All(Err("unknown unit 'seconds' in '5seconds': did you mean s?".into())),
         ),
         (
             P::Delay,
@@ -199,20 +199,15 @@ fn table() -> Vec<(P, &'static str, Want)> {
             "0.01",
             Each(
                 [
-                    Err(
-                        "missing '%' in '0.01': netem probabilities are percentages, e.g. 0.01%"
-                            .into(),
-                    ),
-                    Err(
-                        "missing '%' in '0.01': netem probabilities are percentages, e.g. 0.01%"
-                            .into(),
-                    ),
+                    Ok(V::Ppb(100_000)),
+                    Ok(V::Ppb(100_000)),
                     Ok(V::Ppb(10_000_000)),
                     Ok(V::Ppb(10_000_000)),
                     Ok(V::Ppb(10_000_000)),
                 ],
                 "a bare loss is a probability in a topology (ModelNet's convention); a \
-                 pipe's loss takes a percentage only (netem's; ipfw's probability is plr)",
+                 pipe's loss is netem's word, a bare number in percent as tc reads it \
+                 (ipfw's probability is plr)",
             ),
         ),
     ]

@@ -95,6 +95,11 @@ pub enum Distribution {
     ParetoNormal,
     /// `mu` plus a delay drawn from a file's samples or CDF.
     Empirical(EmpiricalDelay),
+    /// netem's table distribution, as the kernel uses it: `mu + sigma ·
+    /// T[i] / 8192` with `T` one of iproute2's tables (`normal.dist` …,
+    /// or any `.dist` file), or pipelab's own table generated with
+    /// iproute2's algorithm ([`NetemTable::normal`] …).
+    Table(NetemTable),
 }
 
 impl Distribution {
@@ -119,6 +124,7 @@ impl Distribution {
             Distribution::Pareto => "pareto",
             Distribution::ParetoNormal => "paretonormal",
             Distribution::Empirical(_) => "empirical",
+            Distribution::Table(_) => "table",
         }
     }
 
@@ -129,15 +135,178 @@ impl Distribution {
             Distribution::Normal => Some(normal_v(q)),
             Distribution::Pareto => Some(pareto_v(q)),
             Distribution::ParetoNormal => Some(paretonormal_v(q)),
-            Distribution::Uniform | Distribution::Empirical(_) => None,
+            Distribution::Uniform | Distribution::Empirical(_) | Distribution::Table(_) => None,
         }
     }
 }
 
 impl fmt::Display for Distribution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            Distribution::Table(t) => f.write_str(t.name()),
+            other => f.write_str(other.name()),
+        }
     }
+}
+
+/// `NETEM_DIST_SCALE` as an integer.
+const DIST_SCALE: i128 = 8192;
+
+/// The most entries a netem table may have (iproute2's `MAX_DIST`).
+pub const MAX_TABLE_ENTRIES: usize = 16 * 1024;
+
+/// netem's table of a standardised delay shape: entries in units of
+/// `1/8192` (`NETEM_DIST_SCALE`), as iproute2's `maketable` and its
+/// generators write them into `normal.dist`, `pareto.dist`, … and as
+/// `tc` hands them to the kernel. A packet's delay is `mu + sigma ·
+/// T[i] / 8192` with `i` uniform over the entries (`sch_netem.c`
+/// `tabledist`, its rounding included).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetemTable {
+    name: String,
+    values: std::sync::Arc<[i16]>,
+}
+
+impl NetemTable {
+    /// A table called `name` (the word after `distribution`, or the path
+    /// it was read from): 1 to [`MAX_TABLE_ENTRIES`] entries.
+    pub fn new(name: impl Into<String>, values: Vec<i16>) -> Result<NetemTable, ModelError> {
+        if values.is_empty() {
+            return Err(ModelError::new("distribution table", "no entries"));
+        }
+        if values.len() > MAX_TABLE_ENTRIES {
+            return Err(ModelError::new(
+                "distribution table",
+                format!(
+                    "{} entries, more than netem's {MAX_TABLE_ENTRIES}",
+                    values.len()
+                ),
+            ));
+        }
+        Ok(NetemTable {
+            name: name.into(),
+            values: values.into(),
+        })
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its entries, in units of 1/8192.
+    pub fn values(&self) -> &[i16] {
+        &self.values
+    }
+
+    /// pipelab's own `normal` table, generated as iproute2's
+    /// `netem/normal.c` generates `normal.dist` (used when that file is
+    /// not installed): `table[rint(16384·Φ(x))] = x` for `x` from −10 by
+    /// 5·10⁻⁵, then every 4th entry times 8192, rounded, clipped to `i16`.
+    pub fn normal() -> NetemTable {
+        let t = normal_quantiles();
+        let values = (0..16384)
+            .step_by(4)
+            .map(|i| clip_i16(rint(t[i] * 8192.0)))
+            .collect();
+        NetemTable {
+            name: "normal".into(),
+            values,
+        }
+    }
+
+    /// pipelab's own `pareto` table, as iproute2's `netem/pareto.c`
+    /// generates `pareto.dist`.
+    pub fn pareto() -> NetemTable {
+        let values = (0..4096)
+            .map(|j| clip_i16(pareto_value(65536 - 16 * j)))
+            .collect();
+        NetemTable {
+            name: "pareto".into(),
+            values,
+        }
+    }
+
+    /// pipelab's own `paretonormal` table, as iproute2's
+    /// `netem/paretonormal.c` generates `paretonormal.dist`: `(normal +
+    /// 3·pareto)/4` with C's integer division.
+    pub fn paretonormal() -> NetemTable {
+        let t = normal_quantiles();
+        let values = (0..16384)
+            .step_by(4)
+            .map(|i| {
+                let norm = rint(t[i] * 8192.0) as i64;
+                let par = pareto_value(65536 - 4 * i as i64) as i64;
+                clip_i16(((norm + 3 * par) / 4) as f64)
+            })
+            .collect();
+        NetemTable {
+            name: "paretonormal".into(),
+            values,
+        }
+    }
+
+    /// The generated table called `name` (`normal`, `pareto`,
+    /// `paretonormal`), if pipelab has one.
+    pub fn builtin(name: &str) -> Option<NetemTable> {
+        match name {
+            "normal" => Some(Self::normal()),
+            "pareto" => Some(Self::pareto()),
+            "paretonormal" => Some(Self::paretonormal()),
+            _ => None,
+        }
+    }
+
+    /// `mu + sigma·T[i]/8192` for the entry that `rnd` picks, with the
+    /// kernel's arithmetic (`tabledist`: the remainder of `sigma` by 8192
+    /// multiplied and rounded half away from zero). The entry is picked
+    /// with the high bits of `rnd` (see the module docs on correlation).
+    fn delay_for(&self, mu: i128, sigma: i128, rnd: u32) -> i128 {
+        let i = ((rnd as u64 * self.values.len() as u64) >> 32) as usize;
+        let t = self.values.get(i).copied().unwrap_or(0) as i128;
+        let mut x = (sigma % DIST_SCALE) * t;
+        if x >= 0 {
+            x += DIST_SCALE / 2;
+        } else {
+            x -= DIST_SCALE / 2;
+        }
+        x / DIST_SCALE + (sigma / DIST_SCALE) * t + mu
+    }
+}
+
+/// C's `rint` in the default rounding mode: half to even.
+fn rint(x: f64) -> f64 {
+    x.round_ties_even()
+}
+
+/// Clip to the `i16` range, as the generators do.
+fn clip_i16(x: f64) -> i16 {
+    x.clamp(i16::MIN as f64, i16::MAX as f64) as i16
+}
+
+/// normal.c's table of 16385 quantiles: `table[rint(16384·Φ(x))] = x` for
+/// `x` from −10 while `x < 10.05`, by 5·10⁻⁵ (accumulated in `double`, as
+/// the C loop does).
+fn normal_quantiles() -> Vec<f64> {
+    let mut table = vec![0.0f64; 16385];
+    let mut x = -10.0f64;
+    while x < 10.05 {
+        let phi = 0.5 + 0.5 * libm::erf(x / (2.0f64.sqrt() * 1.0));
+        let i = rint(16384.0 * phi) as usize;
+        if let Some(slot) = table.get_mut(i) {
+            *slot = x;
+        }
+        x += 0.00005;
+    }
+    table
+}
+
+/// pareto.c's value for its loop variable `i` (shape `a = 3`), rounded
+/// and capped at 32767.
+fn pareto_value(i: i64) -> f64 {
+    let d = i as f64 / 65536.0;
+    let v = (1.0 / d.powf(1.0 / 3.0) - 1.5) * ((4.0 / 3.0) * 8192.0);
+    rint(v.min(32767.0))
 }
 
 /// netem's normal table, analytically: `Φ⁻¹(q)` clipped to the `i16` range.
@@ -306,6 +475,7 @@ impl DelayDist {
         let ns: i128 = match &self.dist {
             Distribution::Empirical(e) => mu + e.value_for(rnd) as i128,
             Distribution::Uniform => mu - sigma + ((rnd as i128 * 2 * sigma) >> 32),
+            Distribution::Table(t) => t.delay_for(mu, sigma, rnd),
             shape => {
                 // standard_quantile is Some for every table shape.
                 let v = shape.standard_quantile(quantile_of(rnd)).unwrap_or(0.0);

@@ -51,6 +51,7 @@ pub mod pie;
 pub mod profile;
 pub mod red;
 pub mod reorder;
+pub mod slot;
 pub mod timevarying;
 pub mod trace_bw;
 pub mod wireless;
@@ -62,7 +63,7 @@ pub use accounting::{Accounting, NetemOverhead};
 pub use burst::{Burst, BurstConfig};
 pub use codel::{Codel, CodelConfig};
 pub use corrupt::{flip_bit, BitErrorRate, BitErrors, CorruptConfig, CorruptModel, NetemCorrupt};
-pub use delay::{DelayDist, DelayModel, Distribution, EmpiricalDelay};
+pub use delay::{DelayDist, DelayModel, Distribution, EmpiricalDelay, NetemTable};
 pub use duplicate::{DuplicateConfig, DuplicateModel};
 pub use loss::{
     FourState, GilbertElliott, LossConfig, LossModel, TraceEntry, TraceLoss, UniformLoss,
@@ -71,6 +72,7 @@ pub use pie::{Pie, PieConfig};
 pub use profile::{Airtime, Profile, ProfileBuilder, ProfileModel, ProfilePoint, ProfileSampling};
 pub use red::{QueueMeasure, Red, RedConfig, RedVariant};
 pub use reorder::{NetemReorder, ReorderConfig, ReorderDecision, SwapConfig, SwapReorder};
+pub use slot::{SlotConfig, SlotDelay, SlotModel};
 pub use timevarying::{Dwell, GraphState, MarkovGraph, StateParams, TimeVarying};
 pub use trace_bw::{BwTrace, TraceLink};
 pub use wireless::{

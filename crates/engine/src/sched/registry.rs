@@ -31,6 +31,7 @@
 //! | [`qfq`] | `qfq` | Quick Fair Queueing, grouped buckets; `quantum` = `Lmax` | O(1) | Checconi, Rizzo & Valente, "QFQ", IEEE/ACM ToN 2013; `dn_sched_qfq.c` |
 //! | [`prio`] | `prio` | strict priority by weight | O(log N) | `dn_sched_prio.c` |
 //! | [`fq_codel`] | `fq_codel` | DRR over flows, CoDel per flow | O(1) | RFC 8290, RFC 8289; `dn_sched_fq_codel.c` |
+//! | [`fq_pie`] | `fq_pie` | DRR over flows, PIE per flow | O(1) | RFC 8033, RFC 8290; `dn_sched_fq_pie.c` |
 //!
 //! ## Adding a scheduler
 //!
@@ -318,6 +319,14 @@ schedulers! {
     } => fq_codel::FqCodel in "fq_codel.rs", names ["fq_codel"], takes [quantum, target, interval], weights Bytes,
         new |c| fq_codel::FqCodel::new(c.quantum(), target, interval),
         check |c| fq_codel::check(target, interval);
+
+    /// FQ-PIE (dummynet's fq_pie; RFC 8033 PIE per flow, RFC 8290's round robin) with PIE's `target`.
+    FqPie {
+        /// PIE's reference queue delay (RFC 8033 default 15 ms).
+        target: Duration = Duration::from_millis(15),
+    } => fq_pie::FqPie in "fq_pie.rs", names ["fq_pie"], takes [quantum, target], weights Bytes,
+        new |c| fq_pie::FqPie::new(c.quantum(), target),
+        check |c| fq_pie::check(target);
 }
 
 impl SchedKind {
@@ -447,9 +456,9 @@ mod tests {
         assert_eq!(e.param, "target");
         assert_eq!(
             e.reason,
-            "'target' is a parameter of type fq_codel, not drr"
+            "'target' is a parameter of type fq_codel or fq_pie, not drr"
         );
-        assert_eq!(takers(SchedParam::Quantum), "drr, qfq or fq_codel");
+        assert_eq!(takers(SchedParam::Quantum), "drr, qfq, fq_codel or fq_pie");
         let c = SchedConfig::from_params(SchedKind::Wf2q, &SchedParams::default()).expect("ok");
         assert_eq!(c, SchedConfig::of(SchedKind::Wf2q));
     }

@@ -1,0 +1,245 @@
+//! The man pages' examples as whole configurations, checked (applied and
+//! lowered with the files they name read, as `pipelab check` does) and
+//! run in virtual time (as `pipelab sim` does), with the numbers each
+//! example promises where it configures behaviour.
+//!
+//! * Every tc-netem(8) case of `crates/lang/tests/conformance/mod.rs` runs
+//!   as `pipe 1 config WORDS` under 1000 pps for 2 s.
+//! * Every ipfw(8)/dnctl(8) traffic-shaping example runs as the page
+//!   groups it, with the traffic its rules select. Synthetic packets enter
+//!   the rules as `in` packets (README), so an example's `out` rules are
+//!   checked for acceptance and its `in` half for behaviour.
+//!
+//! Tolerances: rates of a saturated link are exact up to one packet over
+//! the run (throughput is measured between first and last delivery);
+//! delays are exact (`l·8/B + delay`); loss counts are within 3 binomial
+//! standard deviations.
+
+#[path = "../../lang/tests/conformance/mod.rs"]
+mod conformance;
+
+use pipelab_lang::{files, parse_traffic, Config};
+use pipelab_sim::{simulate_with_loader, Report, SimOptions};
+
+fn run(config: &str, traffic: &[&str]) -> Report {
+    let mut cfg = Config::new();
+    cfg.apply_script(config)
+        .unwrap_or_else(|e| panic!("config applies: {e:?}\n{config}"));
+    let specs: Vec<_> = traffic
+        .iter()
+        .map(|t| parse_traffic(t).expect("traffic parses"))
+        .collect();
+    let mut load = |p: &str| files::read_named_file(p).map_err(|e| e.to_string());
+    simulate_with_loader(&cfg, &specs, &SimOptions::default(), &mut load)
+        .unwrap_or_else(|e| panic!("simulation runs: {e:?}\n{config}"))
+}
+
+fn close(what: &str, got: f64, want: f64, tol: f64) {
+    assert!(
+        (got - want).abs() <= tol,
+        "{what}: {got}, expected {want} ± {tol}"
+    );
+}
+
+/// Pass proves `pipelab check` and `pipelab sim` accept every tc-netem(8)
+/// case as a pipe's words, and that each delivers what its loss allows.
+#[test]
+fn every_netem_case_runs_in_sim() {
+    for c in conformance::NETEM {
+        let config = format!(
+            "pipe 1 config {}\nadd 100 pipe 1 ip from any to any\n",
+            c.input
+        );
+        let r = run(&config, &["cbr rate 1000pps size 100B duration 2s"]);
+        let f = &r.flows[0];
+        assert_eq!(f.sent, 2000, "[{}] {}", c.source, c.input);
+        assert!(
+            f.received > 0,
+            "[{}] {}: nothing delivered",
+            c.source,
+            c.input
+        );
+    }
+}
+
+/// Pass proves the examples of ipfw(8)'s TRAFFIC SHAPING part: `plr 0.05`
+/// drops 5 % (3σ), the asymmetric 64 Kbit/s link delivers exactly 64
+/// Kbit/s when overloaded, RED drops early at 500 Kbit/s, `delay 250ms bw
+/// 1Mbit/s` delays a 1000-byte packet exactly 258 ms, `mask all` makes an
+/// instance per flow, and per-host masks give each host 200 Kbit/s.
+#[test]
+fn ipfw_traffic_shaping_examples() {
+    // "dnctl add pipe 10 ip from any to any" / "dnctl pipe 10 config plr 0.05"
+    let r = run(
+        "dnctl add pipe 10 ip from any to any\ndnctl pipe 10 config plr 0.05\n",
+        &["cbr rate 1000pps size 100B duration 20s"],
+    );
+    let f = &r.flows[0];
+    let sigma = (20_000.0f64 * 0.05 * 0.95).sqrt();
+    close("plr 0.05 losses", f.lost as f64, 1000.0, 3.0 * sigma);
+    // The probabilistic rule: "ipfw add prob 0.05 deny ip from any to any in".
+    let r = run(
+        "ipfw add prob 0.05 deny ip from any to any in\n",
+        &["cbr rate 1000pps size 100B duration 20s"],
+    );
+    close(
+        "prob 0.05 deny",
+        r.flows[0].drops.rule as f64,
+        1000.0,
+        3.0 * sigma,
+    );
+    // Router limiting 192.168.2.0/24 (an `out` rule; sim packets are `in`).
+    let r = run(
+        "ipfw add pipe 1 ip from 192.168.2.0/24 to any out\n\
+         dnctl pipe 1 config bw 300Kbit/s queue 50KBytes\n",
+        &["cbr rate 100pps size 1000B duration 1s from 192.168.2.7:1000"],
+    );
+    assert_eq!(r.flows[0].received, 100);
+    // The bidirectional 64 Kbit/s link, its `in` half overloaded at 128 Kbit/s.
+    let r = run(
+        "ipfw add pipe 1 ip from any to any out\n\
+         ipfw add pipe 2 ip from any to any in\n\
+         dnctl pipe 1 config bw 64Kbit/s queue 10Kbytes\n\
+         dnctl pipe 2 config bw 64Kbit/s queue 10Kbytes\n",
+        &["cbr rate 16pps size 1000B duration 30s"],
+    );
+    close("64Kbit/s", r.flows[0].throughput_bps, 64_000.0, 64.0);
+    assert!(r.flows[0].drops.queue > 0);
+    // RED at 500 Kbit/s, offered 1 Mbit/s.
+    let r = run(
+        "ipfw add pipe 1 ip from any to any\n\
+         dnctl pipe 1 config bw 500Kbit/s queue 100 red 0.002/30/80/0.1\n",
+        &["cbr rate 125pps size 1000B duration 30s"],
+    );
+    close("RED 500Kbit/s", r.flows[0].throughput_bps, 500_000.0, 500.0);
+    assert!(r.flows[0].drops.aqm > 0, "RED drops early");
+    // Delay: 1000 bytes at 1 Mbit/s = 8 ms, plus 250 ms.
+    let r = run(
+        "ipfw add pipe 1 ip from any to any out\n\
+         ipfw add pipe 2 ip from any to any in\n\
+         dnctl pipe 1 config delay 250ms bw 1Mbit/s\n\
+         dnctl pipe 2 config delay 250ms bw 1Mbit/s\n",
+        &["cbr rate 10pps size 1000B duration 1s"],
+    );
+    let d = r.flows[0].delay_ms.expect("delays");
+    close("delay 250ms bw 1Mbit/s", d.min, 258.0, 1e-9);
+    close("delay 250ms bw 1Mbit/s", d.max, 258.0, 1e-9);
+    // Accounting per flow: three rules, `mask all`.
+    let r = run(
+        "ipfw add pipe 1 tcp from any to any\n\
+         ipfw add pipe 1 udp from any to any\n\
+         ipfw add pipe 1 ip from any to any\n\
+         dnctl pipe 1 config mask all\n",
+        &[
+            "cbr rate 10pps size 100B duration 1s from 10.0.0.1:1000",
+            "cbr rate 10pps size 100B duration 1s from 10.0.0.2:1000",
+        ],
+    );
+    assert_eq!(r.flows.iter().map(|f| f.received).sum::<u64>(), 20);
+    // Per-host limits: two hosts of 192.168.2.0/24, 400 Kbit/s offered each.
+    let r = run(
+        "ipfw add pipe 1 ip from 192.168.2.0/24 to any out\n\
+         ipfw add pipe 2 ip from any to 192.168.2.0/24 in\n\
+         dnctl pipe 1 config mask src-ip 0x000000ff bw 200Kbit/s queue 20Kbytes\n\
+         dnctl pipe 2 config mask dst-ip 0x000000ff bw 200Kbit/s queue 20Kbytes\n",
+        &[
+            "cbr rate 50pps size 1000B duration 20s to 192.168.2.1:5001",
+            "cbr rate 50pps size 1000B duration 20s to 192.168.2.2:5001",
+        ],
+    );
+    for f in &r.flows {
+        close("per-host 200Kbit/s", f.throughput_bps, 200_000.0, 200.0);
+    }
+}
+
+/// Pass proves the LOOKUP TABLES example (its table T1 numbered): the
+/// table's value picks the pipe, 1000 KByte/s (8 Mbit/s) for
+/// 192.168.0.2 and 4000 KByte/s (32 Mbit/s) for 192.168.0.5.
+#[test]
+fn ipfw_lookup_table_example() {
+    let r = run(
+        "dnctl pipe 1 config bw 1000Kbyte/s\n\
+         dnctl pipe 4 config bw 4000Kbyte/s\n\
+         ipfw table 1 add 192.168.2.0/24 1\n\
+         ipfw table 1 add 192.168.0.0/27 4\n\
+         ipfw table 1 add 192.168.0.2 1\n\
+         ipfw add pipe tablearg ip from 'table(1)' to any\n",
+        &[
+            "cbr rate 16000pps size 1000B duration 5s from 192.168.0.2:1000",
+            "cbr rate 16000pps size 1000B duration 5s from 192.168.0.5:1000",
+        ],
+    );
+    close("table → pipe 1", r.flows[0].throughput_bps, 8e6, 8e3);
+    close("table → pipe 4", r.flows[1].throughput_bps, 32e6, 32e3);
+}
+
+/// Pass proves the AQM examples at 1 Mbit/s, offered 2 Mbit/s: each
+/// configuration delivers the link's rate exactly, and its queue
+/// management drops (or marks, with `ecn` and ECN-capable traffic).
+#[test]
+fn ipfw_aqm_examples() {
+    let rule_pipe = "ipfw add 100 pipe 1 ip from 192.168.0.0/24 to any\n";
+    let rule_queue = "ipfw add 100 queue 1 ip from 192.168.0.0/24 to any\n";
+    let cases: [(&str, String, bool); 6] = [
+        ("codel on a pipe", format!("dnctl pipe 1 config bw 1mbits/s codel\n{rule_pipe}"), false),
+        (
+            "codel on a queue, ecn",
+            format!("dnctl pipe 1 config bw 1mbits/s\ndnctl queue 1 config pipe 1 codel target 8ms interval 160ms ecn\n{rule_queue}"),
+            true,
+        ),
+        ("pie on a pipe", format!("dnctl pipe 1 config bw 1mbits/s pie\n{rule_pipe}"), false),
+        (
+            "pie on a queue, ecn",
+            format!("dnctl pipe 1 config bw 1mbits/s\ndnctl queue 1 config pipe 1 pie target 20ms tupdate 30ms ecn\n{rule_queue}"),
+            true,
+        ),
+        (
+            "fq_codel",
+            format!("dnctl pipe 1 config bw 1mbits/s\ndnctl sched 1 config pipe 1 type fq_codel target 10ms noecn\ndnctl queue 1 config sched 1\n{rule_queue}"),
+            false,
+        ),
+        (
+            "fq_pie",
+            format!("dnctl pipe 1 config bw 1mbits/s\ndnctl sched 1 config pipe 1 type fq_pie\ndnctl queue 1 config sched 1\n{rule_queue}"),
+            false,
+        ),
+    ];
+    for (what, config, ecn) in cases {
+        let ecn_word = if ecn { " ecn" } else { "" };
+        let traffic =
+            format!("cbr rate 250pps size 1000B duration 30s from 192.168.0.7:1000{ecn_word}");
+        let r = run(&config, &[&traffic]);
+        let f = &r.flows[0];
+        close(what, f.throughput_bps, 1e6, 1e3);
+        if ecn {
+            assert!(f.ecn_marked > 0, "{what}: marks");
+        } else {
+            assert!(f.drops.aqm > 0, "{what}: AQM drops {:?}", f.drops);
+        }
+        let d = f.delay_ms.expect("delays");
+        // Dropping, the queue is kept near the AQM's target, far below a
+        // full 50-slot tail-drop queue (50 × 8 ms = 400 ms); marking, a
+        // CBR source does not slow down, so the queue stays full.
+        if !ecn {
+            assert!(d.mean < 200.0, "{what}: mean delay {}", d.mean);
+        }
+    }
+}
+
+/// Pass proves ipfw's `reset` and `unreach` in virtual time: the packets
+/// they answer are rule drops, the others pass.
+#[test]
+fn reset_and_unreach_are_rule_drops_in_sim() {
+    let r = run(
+        "ipfw add 100 reset tcp from any to any 80\n\
+         ipfw add 200 unreach port udp from any to any 53\n",
+        &[
+            "cbr rate 100pps size 100B duration 1s proto tcp to 10.0.0.2:80",
+            "cbr rate 100pps size 100B duration 1s to 10.0.0.2:53",
+            "cbr rate 100pps size 100B duration 1s to 10.0.0.2:5001",
+        ],
+    );
+    assert_eq!(r.flows[0].drops.rule, 100);
+    assert_eq!(r.flows[1].drops.rule, 100);
+    assert_eq!(r.flows[2].received, 100);
+}

@@ -21,7 +21,9 @@
 //! can touch it ([`keeps_whole`]): every pipe has unlimited bandwidth
 //! (so its queue never holds a packet and its limit cannot be reached)
 //! and no loss, duplication, corruption, reordering, jitter, AQM, ECN,
-//! MAC profile, bandwidth trace, burst, wireless or time-varying model;
+//! MAC profile, bandwidth trace, burst, wireless or time-varying model,
+//! nor netem's `limit` (packets in the delay line, counted one by one)
+//! or `slot` (transmission opportunities of so many packets);
 //! there are no flow queues; no rule draws `prob` or matches a
 //! per-packet field (`iplen`, `tcpflags`); and every port writes
 //! virtio-net headers. Then the super-frame's one emulated decision
@@ -390,6 +392,8 @@ pub fn keeps_whole(spec: &Spec) -> bool {
             && c.profile().is_none()
             && c.wireless().is_none()
             && c.timevarying().is_none()
+            && c.limit().is_none()
+            && c.slot().is_none()
     });
     let rules_per_frame = spec.rules.values().all(|r| {
         r.prob.is_none()

@@ -24,10 +24,12 @@
 #    one pipe (no delay), per backend, divided by the frames it delivered.
 # 5. TCP through `pipelab shell` with no limits: `iperf3 -c $PIPELAB_OUTSIDE
 #    -t $TCP_SECS` from the shell's namespace to `iperf3 -s` on the host
-#    (two TAP devices, the runner between them), beside iperf3 over a plain
-#    veth pair between two namespaces; $TCP_RUNS runs each, interleaved;
-#    the shell with GSO super-frames (`--offload on`, the default) and
-#    without (`--offload off`: MTU-sized frames).
+#    (two TAP devices, the runners between them) with each of $TCP_WORKERS
+#    (`--workers K`; `2u`: two workers, unpinned), with GSO super-frames
+#    (`--offload on`, the default) and without (`--offload off`:
+#    MTU-sized frames), each of $TCP_OFFLOAD, beside iperf3 over a plain
+#    veth pair between two namespaces; $TCP_RUNS runs each, interleaved,
+#    then the mean of each and its ratio to the veth pair's.
 # 7. GSO fidelity (ONLY=gso): iperf3 TCP through `pipelab shell --link
 #    'bw 100Mbit/s delay 10ms loss 0.5%'` and `--link 'bw 1Gbit/s delay
 #    10ms queue 3MB'`, offloads on and off, $GSO_RUNS runs each,
@@ -230,6 +232,9 @@ echo "## TCP goodput, no limits: iperf3 -t $TCP_SECS, $TCP_RUNS runs each"
 echo
 echo "| path | run | Gbit/s (receiver) | retransmits |"
 echo "|---|---|---|---|"
+TCP_WORKERS=${TCP_WORKERS:-1 2}
+TCP_OFFLOAD=${TCP_OFFLOAD:-on off}
+TCP_LOG=/tmp/plb$ID.tcp; : > $TCP_LOG
 # A veth pair straight between the two namespaces (beside the ones the
 # bridge tables use).
 ip link add pvx$ID netns $A type veth peer name pvy$ID netns $B
@@ -241,17 +246,36 @@ for i in $(seq "$TCP_RUNS"); do
     sleep 0.5
     r=$(ip netns exec $A iperf3 -c 10.79.0.2 -p 5299 -t "$TCP_SECS" -J | iperf_json)
     wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
-    echo "| veth pair | $i | $r |"
-    iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
-    sleep 0.5
-    for off in on off; do
-        iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
-        sleep 0.5
-        r=$("$BIN" shell --offload $off -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $TCP_SECS -J" 2>/dev/null | iperf_json)
-        wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
-        echo "| pipelab shell --offload $off | $i | $r |"
+    echo "| veth pair | $i | $r |"; echo "veth pair|$r" >> $TCP_LOG
+    for k in $TCP_WORKERS; do
+        case $k in
+            *u) args="--workers ${k%u} --cpus none"; label="pipelab shell --workers ${k%u} --cpus none" ;;
+            *) args="--workers $k"; label="pipelab shell --workers $k" ;;
+        esac
+        for off in $TCP_OFFLOAD; do
+            iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF_PID=$!
+            sleep 0.5
+            r=$("$BIN" shell $args --offload $off -- sh -c "iperf3 -c \$PIPELAB_OUTSIDE -p 5299 -t $TCP_SECS -J" 2>/dev/null | iperf_json)
+            wait $IPERF_PID 2>/dev/null || true; IPERF_PID=
+            echo "| $label --offload $off | $i | $r |"; echo "$label --offload $off|$r" >> $TCP_LOG
+        done
     done
 done
+echo
+echo "| path | mean Gbit/s | min–max | × veth pair |"
+echo "|---|---|---|---|"
+python3 - "$TCP_LOG" <<'PY'
+import sys, collections
+runs = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    path, r = line.rstrip("\n").split("|", 1)
+    runs.setdefault(path, []).append(float(r.split("|")[0]))
+veth = sum(runs["veth pair"]) / len(runs["veth pair"])
+for path, v in runs.items():
+    m = sum(v) / len(v)
+    print("| %s | %.2f | %.2f–%.2f | %.2f |" % (path, m, min(v), max(v), m / veth))
+PY
+rm -f $TCP_LOG
 fi
 
 if want gso; then

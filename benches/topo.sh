@@ -5,14 +5,20 @@
 #    ModelNet's Fig. 4): a chain a - r1 - ... - b of 10 Gb/s, zero-delay
 #    links under hop-by-hop distillation, 67-byte-frame probe traffic from
 #    VN a to VN b at rising rates; the highest loss-free rate (MLFFR) and
-#    the delivered rate at the highest offered rate.
-# 2. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs.
+#    the delivered rate at the highest offered rate; with each of
+#    $WORKERS workers (`topo up --workers K`: the chain's links split
+#    between them by `topo assign`'s partitioner, so a route of 4 or 8
+#    hops crosses from one worker to the other).
+# 2. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs
+#    (default workers).
 #
 # Usage: benches/topo.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
 BIN=${1:-target/release/pipelab}
 BIN=$(readlink -f "$BIN")
 DUR=${DUR:-2s}
+WORKERS=${WORKERS:-1 2}
+RATES=${RATES:-10 25 50 75 100 150 200 250 300 400}
 TMP=$(mktemp -d)
 NAME=bench$$
 
@@ -47,22 +53,25 @@ probe() { # rate -> json
 
 echo "## Forwarding rate by route length: 67-byte frames, $DUR per step ($(date -u +%F), $(nproc) cores, $(uname -r))"
 echo
-echo "| hops | MLFFR kpps | delivered kpps at 400 kpps offered |"
-echo "|---|---|---|"
+echo "| hops | workers | MLFFR kpps | delivered kpps at 400 kpps offered | hand-offs per packet |"
+echo "|---|---|---|---|---|"
 for hops in 1 4 8; do
-    chain $hops > "$TMP/chain$hops.toml"
-    "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME >/dev/null
+  chain $hops > "$TMP/chain$hops.toml"
+  for k in $WORKERS; do
+    "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME --workers $k >/dev/null
     "$BIN" topo exec --name $NAME a -- ping -c 2 -i 0.2 -q 10.0.0.2 >/dev/null
     best=0
-    for rate in 10 25 50 75 100 150 200 300 400; do
+    for rate in $RATES; do
         j=$(probe ${rate}kpps)
         lost=$(echo "$j" | field "r['lost']")
         if [ "$lost" -eq 0 ]; then best=$rate; else break; fi
     done
     j=$(probe 400kpps)
     got=$(echo "$j" | field "'%.0f' % (r['received'] / float('${DUR%s}') / 1e3)")
-    echo "| $hops | $best | $got |"
+    per=$("$BIN" --target $NAME stats --json | field "'%.2f' % (r['plane']['runner']['handoffs_in'] / max(1, r['plane']['runner']['received']))")
+    echo "| $hops | $k | $best | $got | $per |"
     "$BIN" topo down --name $NAME >/dev/null
+  done
 done
 
 echo

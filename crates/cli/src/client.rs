@@ -328,6 +328,39 @@ fn render(v: &Value, prev: Option<&Value>, secs: f64) -> String {
             num(r, &["dropped_memory"]),
         ));
     }
+    // Each worker's own figures, when there are several (the lines above
+    // are their sums).
+    if let Some(ws) = p["workers"].as_array().filter(|w| w.len() > 1) {
+        for w in ws {
+            let st = &w["stats"];
+            let ports: Vec<&str> = w["ports"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|p| p.as_str()).collect())
+                .unwrap_or_default();
+            let cpu = w["cpu"]
+                .as_u64()
+                .map_or_else(|| "any CPU".to_string(), |c| format!("CPU {c}"));
+            out.push_str(&format!(
+                "worker {} ({cpu}, {} pipes, ports {}): received {} delivered {} handed out {} in {} inside {} dropped handoff {}{}; lateness p99 {:.1} us, hand-off latency p99 {:.1} us\n",
+                num(w, &["worker"]),
+                num(w, &["pipes"]),
+                match ports.len() {
+                    0 => "none".to_string(),
+                    1..=4 => ports.join(","),
+                    n => format!("{n} of them"),
+                },
+                num(st, &["received"]),
+                num(st, &["delivered"]),
+                num(st, &["handoffs_out"]),
+                num(st, &["handoffs_in"]),
+                num(st, &["inside"]),
+                num(st, &["dropped_handoff"]),
+                if w["balanced"].as_bool() == Some(false) { " (UNBALANCED)" } else { "" },
+                num(w, &["lateness", "p99_us"]),
+                num(w, &["handoff_latency", "p99_us"]),
+            ));
+        }
+    }
     let rate = prev.is_some() && secs > 0.0;
     if let Some(pipes) = p["pipes"].as_array() {
         out.push_str(&format!(

@@ -24,6 +24,12 @@ pub struct FlagError {
     pub error: UnitError,
 }
 
+/// `--cpus` does not parse, or names a CPU this process may not run on
+/// (the message names the flag and the value).
+#[derive(Debug, thiserror::Error)]
+#[error("error: {0}")]
+pub struct CpusError(pub String);
+
 /// Why `pipelab shell` could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ShellError {
@@ -47,6 +53,9 @@ pub enum ShellError {
     /// A flag's value is refused.
     #[error(transparent)]
     Flag(#[from] FlagError),
+    /// `--cpus` is refused.
+    #[error(transparent)]
+    Cpus(#[from] CpusError),
     /// The `--stats` file cannot be written.
     #[error(transparent)]
     Stats(#[from] pipelab_modes::report::StatsFileError),
@@ -77,6 +86,9 @@ pub enum BridgeError {
     /// A flag's value is refused.
     #[error(transparent)]
     Flag(#[from] FlagError),
+    /// `--cpus` is refused.
+    #[error(transparent)]
+    Cpus(#[from] CpusError),
     /// The `--stats` file cannot be written.
     #[error(transparent)]
     Stats(#[from] pipelab_modes::report::StatsFileError),
@@ -148,6 +160,15 @@ pub struct RunArgs {
     /// `pipelab list` (default: shell-PID, bridge-A-B).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
+    /// Worker threads, each owning one direction's port and pipes
+    /// (default: one per direction, at most the CPUs this process may
+    /// run on: 2 on a machine of 2 or more CPUs, 1 on one).
+    #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
+    workers: Option<u16>,
+    /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or `none`
+    /// (default: the CPUs this process may run on, in order).
+    #[arg(long, value_name = "LIST")]
+    cpus: Option<String>,
 }
 
 impl RunArgs {
@@ -161,6 +182,18 @@ impl RunArgs {
             .as_deref()
             .map(pipelab_modes::report::StatsFile::create)
             .transpose()
+    }
+
+    fn workers(&self) -> Result<pipelab_modes::workers::WorkerOptions, CpusError> {
+        Ok(pipelab_modes::workers::WorkerOptions {
+            workers: self.workers,
+            cpus: self
+                .cpus
+                .as_deref()
+                .map(pipelab_modes::workers::parse_cpus)
+                .transpose()
+                .map_err(CpusError)?,
+        })
     }
 
     fn runner(&self) -> Result<RunnerOptions, FlagError> {
@@ -281,6 +314,7 @@ pub fn bridge(
     load: pipelab_emu::FileLoader,
 ) -> Result<(), BridgeError> {
     let runner = a.run.runner()?;
+    let workers = a.run.workers()?;
     let stats_file = a.run.stats_file()?;
     let duration = match &a.duration {
         Some(d) => {
@@ -318,6 +352,7 @@ pub fn bridge(
             PortLossArg::Exit => pipelab_modes::bridge::PortLoss::Exit,
         },
         offload: a.offload == OffloadArg::On,
+        workers,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
@@ -436,6 +471,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         command: a.command,
         verbose: a.run.verbose,
         stats_file,
+        workers: a.run.workers()?,
         name: a.run.name,
         offload: a.offload == OffloadArg::On,
     };

@@ -58,6 +58,9 @@ pub enum TopoError {
     /// `--prefix` is refused (the mode's message).
     #[error("--prefix: {0}")]
     Prefix(String),
+    /// `--cpus` is refused (the message names the flag and the value).
+    #[error("{0}")]
+    Cpus(String),
     /// The VNs cannot be laid out in the prefix.
     #[error("{}: {source}", file.display())]
     Plan {
@@ -321,6 +324,20 @@ pub enum TopoCmd {
         /// Threads creating namespaces.
         #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
         threads: usize,
+        /// Worker threads forwarding packets, each owning a partition of
+        /// the links (`topo assign`'s) and the VNs whose first hop it
+        /// owns (default: the CPUs this process may run on, at most one
+        /// per link).
+        #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
+        workers: Option<u16>,
+        /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or
+        /// `none` (default: the CPUs this process may run on, in order).
+        #[arg(long, value_name = "LIST")]
+        cpus: Option<String>,
+        /// Spin instead of sleeping between deadlines (each worker keeps
+        /// a core busy).
+        #[arg(long)]
+        busy_poll: bool,
         /// Seed of every random decision (loss): a number, or `random`.
         #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = crate::seed_arg)]
         seed: u64,
@@ -729,10 +746,18 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             name,
             foreground,
             threads,
+            workers,
+            cpus,
+            busy_poll,
             seed,
             config,
             offload,
         } => {
+            let cpu_list = cpus
+                .as_deref()
+                .map(pipelab_modes::workers::parse_cpus)
+                .transpose()
+                .map_err(TopoError::Cpus)?;
             live::check_name(&name).map_err(TopoError::Live)?;
             let topology = load(&file)?;
             // Checked before anything is created (and before forking).
@@ -790,6 +815,15 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                     .into(),
                 ];
                 let mut args = args;
+                if let Some(k) = workers {
+                    args.extend(["--workers".into(), k.to_string()]);
+                }
+                if let Some(c) = &cpus {
+                    args.extend(["--cpus".into(), c.clone()]);
+                }
+                if busy_poll {
+                    args.push("--busy-poll".into());
+                }
                 if let Some(c) = &config {
                     args.push("--config".into());
                     args.push(
@@ -814,12 +848,17 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 prefix: prefix_v,
                 runner: RunnerOptions {
                     seed,
+                    busy_poll,
                     ..RunnerOptions::default()
                 },
                 threads,
                 config: config_cfg,
                 load: config_load,
                 offload: offload == crate::live::OffloadArg::On,
+                workers: pipelab_modes::workers::WorkerOptions {
+                    workers,
+                    cpus: cpu_list,
+                },
             };
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));

@@ -16,6 +16,7 @@
 //! previous one, whatever the driver's granularity.
 
 use crate::compiled::Compiled;
+use crate::partition::{Handoff, Partition, Target};
 use crate::spec::{Destinations, Egress, PortDef, Spec};
 use pipelab_classify::{Classifier, Decision, PacketView, RuleCounters};
 use pipelab_engine::engine::{
@@ -106,9 +107,20 @@ pub enum Admission {
 /// a topology path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
-    route: RouteId,
+    /// The engine route (none for a path cut into segments by owner).
+    route: Option<RouteId>,
     queue: Option<QueueId>,
     pipe: PipeIdx,
+    via: Via,
+}
+
+/// How a packet reached its first stage: a rule's pipe or queue, or a
+/// topology path (what a hand-off to another worker names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    Pipe(u32),
+    Queue(u32),
+    Path,
 }
 
 impl Entry {
@@ -237,6 +249,15 @@ pub struct Emulation {
     /// [`Emulation::advance`] with the rest of their instant.
     held: Vec<Output>,
     counts: Counts,
+    /// The pipes this emulation owns among workers (`None`: all).
+    part: Option<Partition>,
+    /// The partition changed since the paths were cut into segments.
+    part_changed: bool,
+    /// Packets leaving for another worker, until the driver takes them.
+    handoffs: Vec<Handoff>,
+    /// With a partition: the engine route of each path segment this
+    /// worker owns, by (pair, first hop).
+    segs: HashMap<(u32, u16), RouteId>,
 }
 
 impl Emulation {
@@ -256,7 +277,108 @@ impl Emulation {
             scratch: Vec::with_capacity(1024),
             held: Vec::new(),
             counts: Counts::default(),
+            part: None,
+            part_changed: false,
+            handoffs: Vec::new(),
+            segs: HashMap::new(),
         }
+    }
+
+    /// Own only the pipes `part` gives this worker (see
+    /// [`crate::partition`]); `None`: all of them. Takes effect at the
+    /// next [`Emulation::apply`].
+    pub fn set_partition(&mut self, part: Option<Partition>) {
+        if self.part != part {
+            self.part = part;
+            self.part_changed = true;
+        }
+    }
+
+    /// The partition in force.
+    pub fn partition(&self) -> Option<&Partition> {
+        self.part.as_ref()
+    }
+
+    /// Move the packets leaving for other workers since the last call to
+    /// `out`, in the order they left (each is no longer inside this
+    /// emulation).
+    pub fn take_handoffs(&mut self, out: &mut Vec<Handoff>) {
+        out.append(&mut self.handoffs);
+    }
+
+    /// A packet another worker handed off ([`Handoff`]) enters this one
+    /// at `h.at` (or this engine's now, if later), where it was going.
+    /// The caller advances to its now first, as for
+    /// [`Emulation::ingress`], and has put its own buffer in `h.pkt.buf`.
+    pub fn resume(&mut self, h: Handoff) -> Ingress {
+        let Handoff {
+            pkt, at, target, ..
+        } = h;
+        let verdict = match target {
+            Target::Pipe(n) => match self.pipes.get(&n) {
+                Some(rt) => self.engine.enqueue(at, pkt, rt.route),
+                None => {
+                    self.counts.rule += 1;
+                    return Ingress::Dropped(Reason::Rule);
+                }
+            },
+            Target::Queue(n) => match self.queues.get(&n) {
+                Some(&q) => self.engine.enqueue_to_queue(at, pkt, q),
+                None => {
+                    self.counts.rule += 1;
+                    return Ingress::Dropped(Reason::Rule);
+                }
+            },
+            Target::Path { hop } => {
+                let k = in_port(&pkt) as usize * self.paths.n + out_port(&pkt) as usize;
+                return self.enter_segment(at, pkt, k, hop as usize);
+            }
+        };
+        match verdict {
+            Verdict::Queued => Ingress::Queued,
+            Verdict::Dropped(r) => Ingress::Dropped(r.into()),
+        }
+    }
+
+    /// With a partition: send `pkt` (pair `k`) along its path from hop
+    /// `hop`: into this worker's segment starting there, or to the
+    /// worker owning that hop.
+    fn enter_segment(&mut self, at: Instant, mut pkt: Packet, k: usize, hop: usize) -> Ingress {
+        let Some((owner, end)) = self.segment(k, hop) else {
+            self.counts.no_route += 1;
+            return Ingress::Dropped(Reason::NoRoute);
+        };
+        let me = self.part.as_ref().map_or(0, |p| p.worker);
+        if owner != me {
+            pkt.stage = with_kind(pkt.stage, KIND_PATH, 0, 0);
+            self.handoffs.push(Handoff {
+                to: owner,
+                pkt,
+                at,
+                target: Target::Path { hop: hop as u16 },
+            });
+            return Ingress::Queued;
+        }
+        let Some(&route) = self.segs.get(&(k as u32, hop as u16)) else {
+            self.counts.no_route += 1;
+            return Ingress::Dropped(Reason::NoRoute);
+        };
+        // The segment's end is where the packet goes on from.
+        pkt.stage = with_kind(pkt.stage, KIND_PATH, end, 0);
+        match self.engine.enqueue(at, pkt, route) {
+            Verdict::Queued => Ingress::Queued,
+            Verdict::Dropped(r) => Ingress::Dropped(r.into()),
+        }
+    }
+
+    /// The owner of hop `hop` of pair `k`'s path and the end of its
+    /// segment (the index of the first hop past it); `None` if the pair
+    /// has no path or it has no such hop.
+    fn segment(&self, k: usize, hop: usize) -> Option<(u16, usize)> {
+        let paths = self.spec.paths.as_ref()?;
+        let n = paths.n.max(1);
+        let hops = paths.get(k / n, k % n)?;
+        segment_of(self.part.as_ref(), hops, hop)
     }
 
     /// An emulation of `spec` (checked and compiled with the engine's
@@ -354,8 +476,9 @@ impl Emulation {
         self.queues = queues;
         classifier.inherit(&self.classifier);
         self.classifier = classifier;
-        applied.paths_changed =
-            self.apply_paths(&spec, replaced_any || !applied.created.is_empty());
+        let all = replaced_any || !applied.created.is_empty() || self.part_changed;
+        applied.paths_changed = self.apply_paths(&spec, all);
+        self.part_changed = false;
         self.stepwise = !spec.one_pass || (spec.paths.is_some() && self.classifier.shapes());
         self.spec = spec;
         applied
@@ -400,6 +523,7 @@ impl Emulation {
     fn apply_paths(&mut self, spec: &Spec, all: bool) -> usize {
         let Some(p) = &spec.paths else {
             self.paths = PathTable::default();
+            self.segs.clear();
             return 0;
         };
         let prev = self.spec.paths.as_ref().filter(|q| q.n == p.n && !all);
@@ -408,6 +532,10 @@ impl Emulation {
                 n: p.n,
                 routes: vec![None; p.n * p.n],
             };
+            self.segs.clear();
+        }
+        if let Some(part) = self.part.clone() {
+            return self.apply_segments(p, prev.cloned().as_ref(), &part);
         }
         let mut changed = 0;
         let mut hops: Vec<PipeIdx> = Vec::new();
@@ -433,6 +561,61 @@ impl Emulation {
                     Some(r)
                 });
                 self.paths.routes[s * p.n + d] = route;
+            }
+        }
+        changed
+    }
+
+    /// [`Emulation::apply_paths`] with a partition: the engine routes of
+    /// the path segments this worker owns (only for pairs whose path
+    /// changed since `prev`, or all).
+    fn apply_segments(
+        &mut self,
+        p: &crate::spec::Paths,
+        prev: Option<&crate::spec::Paths>,
+        part: &Partition,
+    ) -> usize {
+        let mut changed = 0;
+        let mut hops: Vec<PipeIdx> = Vec::new();
+        for s in 0..p.n {
+            for d in 0..p.n {
+                let now = p.get(s, d);
+                let k = s * p.n + d;
+                if let Some(q) = prev {
+                    let was = q.get(s, d);
+                    if was == now {
+                        continue;
+                    }
+                    for h in 0..was.map_or(0, |w| w.len()) {
+                        self.segs.remove(&(k as u32, h as u16));
+                    }
+                }
+                changed += 1;
+                let Some(path) = now else { continue };
+                let mut start = 0;
+                while let Some((owner, end)) = segment_of(Some(part), path, start) {
+                    if owner == part.worker {
+                        hops.clear();
+                        let all_known = path[start..end].iter().all(|n| match self.pipes.get(n) {
+                            Some(rt) => {
+                                hops.push(rt.idx);
+                                true
+                            }
+                            None => false,
+                        });
+                        let route = match self.route_cache.get(&hops) {
+                            Some(&r) => Some(r),
+                            None if all_known => self.engine.add_route(&hops).ok().inspect(|&r| {
+                                self.route_cache.insert(hops.clone(), r);
+                            }),
+                            None => None,
+                        };
+                        if let Some(r) = route {
+                            self.segs.insert((k as u32, start as u16), r);
+                        }
+                    }
+                    start = end;
+                }
             }
         }
         changed
@@ -506,11 +689,35 @@ impl Emulation {
     }
 
     /// The second half of [`Emulation::ingress`]: `pkt` enters its first
-    /// stage at `now`.
+    /// stage at `now`. With a partition, a stage another worker owns makes
+    /// it a hand-off ([`Emulation::take_handoffs`]).
     pub fn enter(&mut self, now: Instant, pkt: Packet, e: Entry) -> Ingress {
-        let v = match e.queue {
-            Some(q) => self.engine.enqueue_to_queue(now, pkt, q),
-            None => self.engine.enqueue(now, pkt, e.route),
+        if self.part.is_some() {
+            match e.via {
+                Via::Pipe(n) => {
+                    if let Some(to) = self.elsewhere(n) {
+                        return self.hand_off(to, pkt, now, Target::Pipe(n));
+                    }
+                }
+                Via::Queue(n) => {
+                    let pipe = self.spec.queues.get(&n).map_or(0, |d| d.pipe);
+                    if let Some(to) = self.elsewhere(pipe) {
+                        return self.hand_off(to, pkt, now, Target::Queue(n));
+                    }
+                }
+                Via::Path => {
+                    let k = in_port(&pkt) as usize * self.paths.n + out_port(&pkt) as usize;
+                    return self.enter_segment(now, pkt, k, 0);
+                }
+            }
+        }
+        let v = match (e.queue, e.route) {
+            (Some(q), _) => self.engine.enqueue_to_queue(now, pkt, q),
+            (None, Some(route)) => self.engine.enqueue(now, pkt, route),
+            (None, None) => {
+                self.counts.no_route += 1;
+                return Ingress::Dropped(Reason::NoRoute);
+            }
         };
         match v {
             Verdict::Queued => Ingress::Queued,
@@ -543,9 +750,10 @@ impl Emulation {
                 };
                 pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
                 Admission::Enter(Entry {
-                    route: rt.route,
+                    route: Some(rt.route),
                     queue: None,
                     pipe: rt.idx,
+                    via: Via::Pipe(n),
                 })
             }
             Decision::Queue(n) => {
@@ -561,12 +769,32 @@ impl Emulation {
                 };
                 pkt.stage = with_kind(pkt.stage, KIND_RULE, m.rule + 1, passes);
                 Admission::Enter(Entry {
-                    route: pipe.route,
+                    route: Some(pipe.route),
                     queue: Some(q),
                     pipe: pipe.idx,
+                    via: Via::Queue(n),
                 })
             }
         }
+    }
+
+    /// The worker owning pipe `n`, if it is not this one.
+    #[inline]
+    fn elsewhere(&self, n: u32) -> Option<u16> {
+        let p = self.part.as_ref()?;
+        let o = p.owner(n);
+        (o != p.worker).then_some(o)
+    }
+
+    /// Leave `pkt` for worker `to` (see [`crate::partition`]).
+    fn hand_off(&mut self, to: u16, pkt: Packet, at: Instant, target: Target) -> Ingress {
+        self.handoffs.push(Handoff {
+            to,
+            pkt,
+            at,
+            target,
+        });
+        Ingress::Queued
     }
 
     /// The rules are done with the packet: its topology path, or out.
@@ -581,14 +809,39 @@ impl Emulation {
             return Admission::Out(out);
         }
         let k = inp as usize * self.paths.n + out as usize;
+        if self.part.is_some() {
+            // Cut into segments by owner: `enter` sends it along.
+            let first = self
+                .spec
+                .paths
+                .as_ref()
+                .and_then(|p| p.get(inp as usize, out as usize))
+                .and_then(|hops| self.pipes.get(hops.first()?));
+            return match first {
+                Some(rt) => {
+                    pkt.stage = with_kind(pkt.stage, KIND_PATH, 0, 0);
+                    Admission::Enter(Entry {
+                        route: None,
+                        queue: None,
+                        pipe: rt.idx,
+                        via: Via::Path,
+                    })
+                }
+                None => {
+                    self.counts.no_route += 1;
+                    Admission::Dropped(Reason::NoRoute)
+                }
+            };
+        }
         let route = self.paths.routes.get(k).copied().flatten();
         match route.and_then(|r| Some((r, *self.engine.route(r)?.first()?))) {
             Some((route, pipe)) => {
                 pkt.stage = with_kind(pkt.stage, KIND_PATH, 0, 0);
                 Admission::Enter(Entry {
-                    route,
+                    route: Some(route),
                     queue: None,
                     pipe,
+                    via: Via::Path,
                 })
             }
             None => {
@@ -663,7 +916,7 @@ impl Emulation {
 
     /// Make pipe number `n` an early-exit pipe (`true`) or not: its
     /// packets leave it at the end of their transmission with their exit
-    /// instant decided, as hand-offs ([`Emulation::take_handoffs`]) or, at
+    /// instant decided, as hand-offs ([`Emulation::take_early_exits`]) or, at
     /// the end of their path, as departures stamped with that instant.
     /// Only for pipes whose packets have no continuation in the rules.
     pub fn set_early_exit(&mut self, n: u32, on: bool) {
@@ -672,8 +925,9 @@ impl Emulation {
         }
     }
 
-    /// Move the hand-offs made so far to `into`.
-    pub fn take_handoffs(&mut self, into: &mut Vec<pipelab_engine::engine::Handoff>) {
+    /// Move the packets that left early-exit pipes so far (the engine's
+    /// hand-offs of a virtual-time partition) to `into`.
+    pub fn take_early_exits(&mut self, into: &mut Vec<pipelab_engine::engine::Handoff>) {
         self.engine.take_handoffs(into);
     }
 
@@ -705,7 +959,24 @@ impl Emulation {
             Fate::Delivered => {
                 let mut pkt = o.pkt;
                 let kind = field(pkt.stage, KIND_SHIFT, 8);
-                if kind != KIND_RULE {
+                let end = field(pkt.stage, RESUME_SHIFT, 16) as usize;
+                if kind == KIND_PATH && self.part.is_some() && end > 0 {
+                    // A segment ends: the path goes on at `end`, in
+                    // another worker, unless it was the last.
+                    let k = in_port(&pkt) as usize * self.paths.n + out_port(&pkt) as usize;
+                    let last = self.segment(k, end).is_none();
+                    if last {
+                        Exit::Deliver {
+                            port: out_port(&pkt),
+                        }
+                    } else {
+                        match self.enter_segment(o.at, pkt, k, end) {
+                            Ingress::Queued => return,
+                            Ingress::Out(port) => Exit::Deliver { port },
+                            Ingress::Dropped(r) => Exit::Dropped(r),
+                        }
+                    }
+                } else if kind != KIND_RULE {
                     Exit::Deliver {
                         port: out_port(&pkt),
                     }
@@ -844,4 +1115,18 @@ impl Emulation {
     pub fn retired_pipes(&self) -> usize {
         self.retired.len()
     }
+}
+
+/// The owner of hop `hop` of `hops` under `part` (worker 0 without one)
+/// and the end of its segment: the index of the first later hop of
+/// another owner, or the path's length. `None` past the last hop.
+fn segment_of(part: Option<&Partition>, hops: &[u32], hop: usize) -> Option<(u16, usize)> {
+    let first = *hops.get(hop)?;
+    let owner = |n: u32| part.map_or(0, |p| p.owner(n));
+    let o = owner(first);
+    let end = hops[hop..]
+        .iter()
+        .position(|&n| owner(n) != o)
+        .map_or(hops.len(), |i| hop + i);
+    Some((o, end))
 }

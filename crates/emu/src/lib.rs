@@ -28,6 +28,7 @@
 pub mod compiled;
 pub mod emulation;
 pub mod lower;
+pub mod partition;
 pub mod spec;
 
 pub use compiled::{Compiled, SpecError};
@@ -35,6 +36,7 @@ pub use emulation::{
     Admission, Applied, Counts, Departure, Emulation, Entry, Exit, Ingress, Reason, MAX_PASSES,
 };
 pub use lower::{lower_config, read_files, FileLoader, Loader, LowerError};
+pub use partition::{Handoff, Partition, Target};
 pub use spec::{
     Destinations, Egress, Env, MaskDef, Paths, PipeDef, PortDef, QueueDef, Spec, TOPO_PIPE_BASE,
 };

@@ -37,6 +37,20 @@
 //!   that fits stays in the small one (no copy), a longer one moves its
 //!   first [`BUF_SIZE`] bytes into the large buffer (one counted copy of
 //!   2 KB).
+//! * **Workers.** Each worker has a pool of its own. A frame handed to
+//!   another worker ([`crate::worker`]) moves as its memory, small or
+//!   large ([`FrameMem`], [`BufferPool::detach`]): the receiving pool
+//!   holds it in a slot of its own ([`BufferPool::adopt`]), weighing its
+//!   size against its own cap, and, when done with it, puts it in its
+//!   outbox, from where the runner sends it home through a return ring
+//!   ([`BufferPool::take_outbox`], [`BufferPool::restore`]) to the free
+//!   list of its size. Memory stays counted as allocated by its home
+//!   pool while away, so the caps together bound the run's memory. No
+//!   worker ever touches memory another holds. A frame lent by a port or
+//!   shared by a duplicate is copied instead (counted), so a port's lent
+//!   memory never leaves its worker; segments cut from a super-frame and
+//!   super-frames coalesced from segments are buffers of the pool that
+//!   made them, like any other.
 
 use crate::backends::lend::LentFrame;
 use crate::gso::{Plan, VnetHdr, VNET_HDR_LEN};
@@ -53,6 +67,26 @@ pub const BIG_BUF_SIZE: usize = 65536 + 2048;
 
 /// A buffer of the pool (a packet descriptor's `buf`).
 pub type BufId = u32;
+
+/// A buffer's memory ([`BUF_SIZE`] or [`BIG_BUF_SIZE`] bytes), as it
+/// moves between workers' pools.
+pub type FrameMem = Box<[u8]>;
+
+/// A frame taken out of a pool to move to another worker's
+/// ([`BufferPool::detach`]).
+pub struct Detached {
+    /// Its memory.
+    pub mem: FrameMem,
+    /// The frame's length.
+    pub len: u32,
+    /// Its metadata (the references are the receiving pool's to set).
+    pub meta: BufMeta,
+    /// The worker whose pool the memory belongs to.
+    pub home: u16,
+    /// A frame a port lent that the pool no longer needs (it was
+    /// copied): to give back to port `.0`.
+    pub lent: Option<(u16, LentFrame)>,
+}
 
 /// A netfilter queue's packet: what its verdict names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -135,6 +169,8 @@ struct Slot {
     /// Bytes the slot weighs against the cap while in use.
     charge: u64,
     meta: BufMeta,
+    /// The worker `mem` belongs to, if another's (a frame handed over).
+    home: Option<u16>,
 }
 
 /// Buffers, their metadata, their free lists, and the cap.
@@ -156,6 +192,10 @@ pub struct BufferPool {
     copies: Cell<u64>,
     /// Where a frame refused at the cap is read, to drain it.
     scratch: Box<[u8; BUF_SIZE]>,
+    /// The worker this pool belongs to.
+    me: u16,
+    /// Memory of other workers' this pool is done with: (home, memory).
+    outbox: Vec<(u16, FrameMem)>,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -195,7 +235,96 @@ impl BufferPool {
             cap: cap_bytes.max(BUF_SIZE as u64),
             copies: Cell::new(0),
             scratch: Box::new([0u8; BUF_SIZE]),
+            me: 0,
+            outbox: Vec::new(),
         }
+    }
+
+    /// Belong to worker `me` (memory handed over is sent home to it).
+    pub fn set_worker(&mut self, me: u16) {
+        self.me = me;
+    }
+
+    /// Take the frame in buffer `i` out of this pool, for another
+    /// worker's, and drop this pool's reference to it: its memory moves
+    /// (no copy, whatever its size) when the buffer is the only reference
+    /// and holds memory, else (a duplicate shares it, or a port lent it)
+    /// the frame is copied into memory of this pool's own of the size it
+    /// needs (one counted copy). `None`, the buffer untouched, if that
+    /// copy finds no memory under the cap.
+    pub fn detach(&mut self, i: BufId) -> Option<Detached> {
+        let me = self.me;
+        let s = &mut self.slots[i as usize];
+        let (len, meta) = (s.len, s.meta);
+        if s.meta.refs <= 1 && s.lent.is_none() {
+            if let Some(mem) = s.mem.take() {
+                // Ours, it stays counted as allocated while away.
+                let home = s.home.take().unwrap_or(me);
+                self.put(i);
+                return Some(Detached {
+                    mem,
+                    len,
+                    meta,
+                    home,
+                    lent: None,
+                });
+            }
+        }
+        let n = len as usize;
+        let mut mem = self.memory(size_for(n)?)?;
+        mem[..n].copy_from_slice(self.frame(i));
+        self.count_copy();
+        let lent = self.release(i);
+        Some(Detached {
+            mem,
+            len,
+            meta,
+            home: me,
+            lent,
+        })
+    }
+
+    /// Hold a frame another worker handed over (`mem`, belonging to
+    /// worker `home`, with its metadata: origin, annotation, virtio-net
+    /// header) in a buffer of this pool, with one reference; it weighs
+    /// its memory's size against this pool's cap. `Err(mem)` at the cap.
+    pub fn adopt(
+        &mut self,
+        mem: FrameMem,
+        len: u32,
+        meta: &BufMeta,
+        home: u16,
+    ) -> Result<BufId, FrameMem> {
+        let charge = mem.len().max(BUF_SIZE) as u64;
+        if self.held + charge > self.cap {
+            return Err(mem);
+        }
+        let room = mem.len();
+        let i = self.occupy(meta.origin, meta.annotation, charge, Some(mem));
+        let me = self.me;
+        let s = &mut self.slots[i as usize];
+        s.home = (home != me).then_some(home);
+        s.len = len.min(room as u32);
+        s.meta.vnet = meta.vnet;
+        Ok(i)
+    }
+
+    /// Free memory of this pool's own (not in a slot: recycled, or back
+    /// from other workers).
+    pub fn spare_count(&self) -> usize {
+        self.small.len() + self.big.len()
+    }
+
+    /// Memory of this pool's own, back from another worker: on the free
+    /// list of its size.
+    pub fn restore(&mut self, mem: FrameMem) {
+        self.unuse(mem);
+    }
+
+    /// Memory of other workers this pool is done with, to send home:
+    /// (home, memory).
+    pub fn take_outbox(&mut self) -> std::vec::Drain<'_, (u16, FrameMem)> {
+        self.outbox.drain(..)
     }
 
     /// The most small buffers the pool will hold.
@@ -238,7 +367,7 @@ impl BufferPool {
         }
         while self.allocated + size as u64 > self.cap {
             let m = self.small.pop().or_else(|| self.big.pop())?;
-            self.allocated -= m.len() as u64;
+            self.allocated = self.allocated.saturating_sub(m.len() as u64);
         }
         self.allocated += size as u64;
         Some(vec![0u8; size].into_boxed_slice())
@@ -265,6 +394,19 @@ impl BufferPool {
             0 => None,
             _ => Some(self.memory(size)?),
         };
+        Some(self.occupy(origin, annotation, charge, mem))
+    }
+
+    /// A free slot, marked in use with one reference, holding `mem` (or
+    /// nothing yet), weighing `charge` bytes against the cap (checked by
+    /// the caller).
+    fn occupy(
+        &mut self,
+        origin: u16,
+        annotation: Annotation,
+        charge: u64,
+        mem: Option<FrameMem>,
+    ) -> BufId {
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -274,6 +416,7 @@ impl BufferPool {
         };
         let s = &mut self.slots[i as usize];
         s.mem = mem;
+        s.home = None;
         s.len = 0;
         s.charge = charge;
         s.meta = BufMeta {
@@ -284,20 +427,24 @@ impl BufferPool {
         };
         self.in_use += 1;
         self.held += charge;
-        Some(i)
+        i
     }
 
-    /// Put slot `i` back on the free list, its memory on its own.
+    /// Put slot `i` back on the free list, its memory on its own, or in
+    /// the outbox if another worker's (to go home).
     fn put(&mut self, i: BufId) {
         let s = &mut self.slots[i as usize];
         s.meta.refs = 0;
         let charge = std::mem::take(&mut s.charge);
         let mem = s.mem.take();
+        let home = s.home.take();
         self.in_use -= 1;
         self.held -= charge;
         self.free.push(i);
-        if let Some(m) = mem {
-            self.unuse(m);
+        match (mem, home) {
+            (Some(m), Some(home)) => self.outbox.push((home, m)),
+            (Some(m), None) => self.unuse(m),
+            (None, _) => {}
         }
     }
 
@@ -849,6 +996,90 @@ mod tests {
         }
         assert_eq!(small.len(), (BIG_BUF_SIZE + 2 * BUF_SIZE) / BUF_SIZE);
         assert!(p.allocated_bytes() <= (BIG_BUF_SIZE + 2 * BUF_SIZE) as u64);
+    }
+
+    #[test]
+    fn a_super_frame_moves_to_another_pool_and_its_large_buffer_goes_home() {
+        let mut a = BufferPool::with_cap(1 << 20);
+        let mut b = BufferPool::with_cap(1 << 20);
+        a.set_worker(0);
+        b.set_worker(1);
+        let hdr = VnetHdr {
+            gso_type: crate::gso::GSO_TCPV4,
+            gso_size: 1448,
+            ..VnetHdr::default()
+        };
+        let big: Vec<u8> = (0..30_000u32).map(|i| (i % 251) as u8).collect();
+        let mut got = Vec::new();
+        let mut rx = Rx::new(&mut a, 2, 10, &mut got);
+        let _ = rx.read_vnet(Annotation::default(), |iov| {
+            Ok(Some(scatter(iov, &hdr, &big)))
+        });
+        let allocated = a.allocated_bytes();
+        let copies = a.copies();
+        let d = a.detach(got[0]).expect("memory moves");
+        // Moved, not copied; still counted by its home pool.
+        assert_eq!(a.copies(), copies);
+        assert_eq!((d.mem.len(), d.len, d.home), (BIG_BUF_SIZE, 30_000, 0));
+        assert_eq!(a.in_use(), 0);
+        assert_eq!(a.allocated_bytes(), allocated);
+        let i = b.adopt(d.mem, d.len, &d.meta, d.home).expect("room");
+        assert_eq!(b.frame(i), &big[..]);
+        assert_eq!(b.meta(i).vnet, hdr);
+        assert_eq!(b.meta(i).origin, 2);
+        // The adopting pool allocated nothing, and weighs it at its size.
+        assert_eq!(b.allocated_bytes(), 0);
+        assert!(b
+            .adopt(vec![0u8; BIG_BUF_SIZE].into_boxed_slice(), 1, &d.meta, 0)
+            .is_ok());
+        let mut small = BufferPool::with_cap(BIG_BUF_SIZE as u64);
+        assert!(small
+            .adopt(vec![0u8; BIG_BUF_SIZE].into_boxed_slice(), 1, &d.meta, 0)
+            .is_ok());
+        assert!(small
+            .adopt(vec![0u8; BUF_SIZE].into_boxed_slice(), 1, &d.meta, 0)
+            .is_err());
+        // Released, it waits in the outbox, then goes home to the large
+        // free list, where the next super-frame finds it.
+        assert!(b.release(i).is_none());
+        let out: Vec<(u16, FrameMem)> = b.take_outbox().collect();
+        assert_eq!(out.len(), 1);
+        for (home, mem) in out {
+            assert_eq!(home, 0);
+            a.restore(mem);
+        }
+        assert_eq!(a.spare_count(), 2);
+        let mut again = Vec::new();
+        let mut rx = Rx::new(&mut a, 2, 10, &mut again);
+        let _ = rx.read_vnet(Annotation::default(), |iov| {
+            Ok(Some(scatter(iov, &hdr, &big)))
+        });
+        assert_eq!(a.frame(again[0]), &big[..]);
+        assert_eq!(a.allocated_bytes(), allocated);
+    }
+
+    #[test]
+    fn a_shared_or_lent_frame_is_copied_at_a_hand_off_into_a_buffer_of_its_size() {
+        let mut a = BufferPool::with_cap(1 << 20);
+        let mut got = Vec::new();
+        let long = vec![3u8; 5000];
+        let _ = Rx::new(&mut a, 0, 10, &mut got).copy(&[&long], Annotation::default());
+        a.share(got[0]);
+        let copies = a.copies();
+        let d = a.detach(got[0]).expect("room for the copy");
+        assert_eq!(a.copies(), copies + 1);
+        assert_eq!((d.mem.len(), d.len), (BIG_BUF_SIZE, 5000));
+        assert_eq!(&d.mem[..5000], &long[..]);
+        // The duplicate still holds the original.
+        assert_eq!(a.in_use(), 1);
+        assert_eq!(a.frame(got[0]), &long[..]);
+        // Without memory under the cap for the copy, nothing changes.
+        let mut tight = BufferPool::with_cap(BIG_BUF_SIZE as u64);
+        let mut got = Vec::new();
+        let _ = Rx::new(&mut tight, 0, 10, &mut got).copy(&[&long], Annotation::default());
+        tight.share(got[0]);
+        assert!(tight.detach(got[0]).is_none());
+        assert_eq!(tight.meta(got[0]).refs(), 2);
     }
 
     #[test]

@@ -21,7 +21,9 @@
 //! can touch it ([`keeps_whole`]): every pipe has unlimited bandwidth
 //! (so its queue never holds a packet and its limit cannot be reached)
 //! and no loss, duplication, corruption, reordering, jitter, AQM, ECN,
-//! MAC profile, bandwidth trace, burst, wireless or time-varying model;
+//! MAC profile, bandwidth trace, burst, wireless or time-varying model,
+//! nor netem's `limit` (packets in the delay line, counted one by one)
+//! or `slot` (transmission opportunities of so many packets);
 //! there are no flow queues; no rule draws `prob` or matches a
 //! per-packet field (`iplen`, `tcpflags`); and every port writes
 //! virtio-net headers. Then the super-frame's one emulated decision
@@ -390,6 +392,8 @@ pub fn keeps_whole(spec: &Spec) -> bool {
             && c.profile().is_none()
             && c.wireless().is_none()
             && c.timevarying().is_none()
+            && c.limit().is_none()
+            && c.slot().is_none()
     });
     let rules_per_frame = spec.rules.values().all(|r| {
         r.prob.is_none()
@@ -421,6 +425,19 @@ pub struct GsoStats {
     pub coalesced: u64,
     /// Segments that left inside them.
     pub segments_coalesced: u64,
+}
+
+impl std::ops::AddAssign for GsoStats {
+    fn add_assign(&mut self, o: GsoStats) {
+        self.superframes += o.superframes;
+        self.segments += o.segments;
+        self.kept_whole += o.kept_whole;
+        self.sent_whole += o.sent_whole;
+        self.uncut += o.uncut;
+        self.csum_completed += o.csum_completed;
+        self.coalesced += o.coalesced;
+        self.segments_coalesced += o.segments_coalesced;
+    }
 }
 
 /// The most segments merged into one super-frame.

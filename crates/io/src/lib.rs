@@ -13,6 +13,9 @@
 //!   and the count of copies made;
 //! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
 //!   with its lateness meter;
+//! * [`worker`], [`spsc`]: one emulation over several runners (workers),
+//!   each owning some pipes and ports, handing packets to each other on
+//!   lock-free rings;
 //! * [`ecn`]: CE marks written into frames;
 //! * [`gso`]: GSO super-frames: virtio-net headers, segmentation in user
 //!   space, and when a super-frame may cross whole;
@@ -21,7 +24,8 @@
 //! What it deliberately does not do: know which mode it serves (a shell,
 //! a bridge, host mode, a topology are port plans and specs built in
 //! `pipelab-modes`) or build engine objects. `unsafe` appears only in
-//! [`backends`], each block with its SAFETY argument.
+//! [`backends`] and the ring of [`spsc`], each block with its SAFETY
+//! argument.
 
 pub mod backends;
 pub mod buffers;
@@ -32,3 +36,5 @@ pub mod netlink;
 pub mod netns;
 pub mod runner;
 pub mod signals;
+pub mod spsc;
+pub mod worker;

@@ -58,16 +58,26 @@
 //! accounting then counts segments (`received` counts each). The
 //! report's `gso` counts super-frames received, segments cut, kept and
 //! sent whole.
+//!
+//! As one of several workers ([`Runner::join`], [`crate::worker`]) the
+//! runner receives only from its own ports, transmits on any, and hands
+//! packets whose next pipe another worker owns to it: parcels taken in
+//! at the start of each step and after each receive, parcels sent as soon
+//! as the emulation hands them off, the other worker woken if it may be
+//! asleep. A worker's accounting has the hand-offs as terms:
+//! `received + handoffs_in = delivered + dropped (handoff included) +
+//! handoffs_out + inside`.
 
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
 use crate::clock::Clock;
 use crate::gso::{GsoStats, Leaving, Offloads};
+use crate::worker::{Links, Parcel};
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
 use pipelab_classify::PacketView;
-use pipelab_emu::{Compiled, Departure, Emulation, Exit, Ingress, Reason};
+use pipelab_emu::{Compiled, Departure, Emulation, Exit, Handoff, Ingress, Reason};
 use pipelab_engine::engine::EngineOptions;
 use pipelab_engine::models::flip_bit;
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};
@@ -155,11 +165,60 @@ pub struct RunnerStats {
     pub dropped_loop: u64,
     /// Could not be transmitted (port down or gone).
     pub dropped_tx: u64,
-    /// Still inside the emulator.
+    /// Could not be handed to another worker (its ring was full).
+    pub dropped_handoff: u64,
+    /// Handed to other workers (workers only).
+    pub handoffs_out: u64,
+    /// Taken over from other workers (workers only).
+    pub handoffs_in: u64,
+    /// Still inside the emulator (for a total over workers, with the
+    /// packets on their way between two).
     pub inside: u64,
     /// GSO super-frames: received, cut into segments, kept and sent
     /// whole (a debug counter; see [`crate::gso`]).
     pub gso: GsoStats,
+}
+
+impl RunnerStats {
+    /// Packets dropped, every reason.
+    pub fn dropped(&self) -> u64 {
+        self.dropped_queue
+            + self.dropped_loss
+            + self.dropped_aqm
+            + self.dropped_link
+            + self.dropped_memory
+            + self.dropped_rule
+            + self.dropped_loop
+            + self.dropped_tx
+            + self.dropped_handoff
+    }
+
+    /// Whether the accounting identity holds: `received + handoffs_in =
+    /// delivered + dropped + handoffs_out + inside`.
+    pub fn balanced(&self) -> bool {
+        self.received + self.handoffs_in
+            == self.delivered + self.dropped() + self.handoffs_out + self.inside
+    }
+}
+
+impl std::ops::AddAssign for RunnerStats {
+    fn add_assign(&mut self, o: RunnerStats) {
+        self.received += o.received;
+        self.delivered += o.delivered;
+        self.dropped_queue += o.dropped_queue;
+        self.dropped_loss += o.dropped_loss;
+        self.dropped_aqm += o.dropped_aqm;
+        self.dropped_link += o.dropped_link;
+        self.dropped_memory += o.dropped_memory;
+        self.dropped_rule += o.dropped_rule;
+        self.dropped_loop += o.dropped_loop;
+        self.dropped_tx += o.dropped_tx;
+        self.dropped_handoff += o.dropped_handoff;
+        self.handoffs_out += o.handoffs_out;
+        self.handoffs_in += o.handoffs_in;
+        self.inside += o.inside;
+        self.gso += o.gso;
+    }
 }
 
 /// Lateness percentiles, in microseconds.
@@ -182,6 +241,24 @@ pub struct Lateness {
     /// Times it left real-time priority because it was busy more than
     /// 85% of a 50 ms window (the kernel would have throttled it).
     pub rt_demotions: u64,
+}
+
+impl Lateness {
+    /// The percentiles of `h` (lateness in ns), with the real-time
+    /// state given.
+    pub fn from_histogram(h: &Histogram<u64>, realtime: bool, rt_demotions: u64) -> Lateness {
+        let us = |v: u64| v as f64 / 1e3;
+        Lateness {
+            count: h.len(),
+            mean_us: h.mean() / 1e3,
+            p50_us: us(h.value_at_quantile(0.5)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p999_us: us(h.value_at_quantile(0.999)),
+            max_us: us(h.max()),
+            realtime,
+            rt_demotions,
+        }
+    }
 }
 
 /// The runner. See the module documentation.
@@ -220,6 +297,18 @@ pub struct Runner {
     leaving: Vec<Leaving>,
     /// Buffers whose frames left as part of a coalesced one.
     spent: Vec<BufId>,
+    /// As one of several workers: the rings to the others.
+    links: Option<Links>,
+    /// Per port: whether this runner receives from it (a worker only
+    /// transmits on the ports other workers receive from).
+    receives: Vec<bool>,
+    /// Hand-offs the emulation made, being sent.
+    handoffs: Vec<Handoff>,
+    /// Parcels taken from the other workers, being offered.
+    parcels: Vec<Parcel>,
+    /// How long after leaving their last stage parcels were taken in
+    /// (ns): the hand-off's own latency.
+    handoff_wait: Histogram<u64>,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -300,6 +389,18 @@ impl Runner {
     /// A runner over `ports`, driving `emu` (its spec's port plan numbers
     /// the ports as `ports` does).
     pub fn new(emu: Emulation, ports: Vec<Box<dyn Port>>, opts: RunnerOptions) -> Runner {
+        Runner::with_margin(emu, ports, opts, None)
+    }
+
+    /// [`Runner::new`] with the sleep margin given (measured once for
+    /// several workers, so that they do not measure each other's
+    /// start-up), or measured here (`None`).
+    pub fn with_margin(
+        emu: Emulation,
+        ports: Vec<Box<dyn Port>>,
+        opts: RunnerOptions,
+        margin: Option<Duration>,
+    ) -> Runner {
         // The default timer slack (50 µs) would let every sleep overshoot;
         // ask for exact wake-ups. Failure only costs accuracy.
         let _ = nix::sys::prctl::set_timerslack(1);
@@ -322,7 +423,7 @@ impl Runner {
             lateness: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
             stats: RunnerStats::default(),
-            margin: measure_sleep_margin(),
+            margin: margin.unwrap_or_else(measure_sleep_margin),
             busy_poll: opts.busy_poll,
             out: Vec::with_capacity(1024),
             corrupt_rng: stage_rng(opts.seed, StageKind::Corrupt, u64::MAX),
@@ -333,6 +434,172 @@ impl Runner {
             segs: Vec::with_capacity(64),
             leaving: Vec::with_capacity(1024),
             spent: Vec::with_capacity(1024),
+            links: None,
+            receives: vec![true; n],
+            handoffs: Vec::new(),
+            parcels: Vec::new(),
+            handoff_wait: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
+        }
+    }
+
+    /// How long after leaving their last stage the packets other workers
+    /// handed over were taken in (the hand-off's latency, which adds to
+    /// their delay): percentiles, µs.
+    pub fn handoff_latency(&self) -> Lateness {
+        Lateness::from_histogram(&self.handoff_wait, false, 0)
+    }
+
+    /// Run as one of several workers: `links` reach the others, and only
+    /// the ports `receives` marks are read (the others are this worker's
+    /// transmit handles); `clock` is every worker's, so that the instants
+    /// hand-offs carry mean the same to all (call before the first step).
+    /// See [`crate::worker`].
+    pub fn join(&mut self, links: Links, receives: Vec<bool>, clock: Clock) {
+        self.clock = clock;
+        self.bufs.set_worker(links.id());
+        self.receives = receives;
+        self.receives.resize(self.ports.len(), false);
+        self.links = Some(links);
+    }
+
+    /// The worker this runner is (0 alone).
+    pub fn worker(&self) -> u16 {
+        self.links.as_ref().map_or(0, |l| l.id())
+    }
+
+    /// Whether this runner receives from port `i`.
+    pub fn receives(&self, i: usize) -> bool {
+        self.receives.get(i).copied().unwrap_or(false)
+    }
+
+    /// The lateness histogram (ns), to merge over workers.
+    pub fn lateness_histogram(&self) -> &Histogram<u64> {
+        &self.lateness
+    }
+
+    /// The emulation, to change its partition (then [`Runner::apply`]).
+    pub fn emulation_mut(&mut self) -> &mut Emulation {
+        &mut self.emu
+    }
+
+    /// Send what the emulation handed off to the workers owning its next
+    /// pipe (a full ring drops the packet: `dropped_handoff`).
+    fn ship(&mut self) {
+        let Some(links) = self.links.as_mut() else {
+            return;
+        };
+        self.emu.take_handoffs(&mut self.handoffs);
+        if self.handoffs.is_empty() {
+            return;
+        }
+        let mut hs = std::mem::take(&mut self.handoffs);
+        for h in hs.drain(..) {
+            let buf = h.pkt.buf;
+            let Some(d) = self.bufs.detach(buf) else {
+                // A frame to copy (lent, or shared by a duplicate) and no
+                // memory under the cap for it.
+                self.stats.dropped_memory += 1;
+                let m = self.bufs.meta(buf);
+                if let Some(port) = self.ports.get_mut(m.origin as usize) {
+                    port.discard(m);
+                }
+                if let Some((origin, frame)) = self.bufs.release(buf) {
+                    if let Some(port) = self.ports.get_mut(origin as usize) {
+                        port.reclaim(frame);
+                    }
+                }
+                continue;
+            };
+            if let Some((origin, frame)) = d.lent {
+                if let Some(port) = self.ports.get_mut(origin as usize) {
+                    port.reclaim(frame);
+                }
+            }
+            let parcel = Parcel {
+                handoff: h,
+                mem: d.mem,
+                len: d.len,
+                meta: d.meta,
+                home: d.home,
+            };
+            match links.send(parcel) {
+                Ok(()) => self.stats.handoffs_out += 1,
+                Err(p) => {
+                    self.stats.dropped_handoff += 1;
+                    if let Some(port) = self.ports.get_mut(p.meta.origin as usize) {
+                        port.discard(&p.meta);
+                    }
+                    links.send_home(p.home, p.mem, &mut self.bufs);
+                }
+            }
+        }
+        self.handoffs = hs;
+        links.wake_peers();
+    }
+
+    /// Take the packets other workers handed over and offer each to the
+    /// emulation where it was going; take back memory they are done with.
+    fn take_parcels(&mut self) {
+        let Some(links) = self.links.as_mut() else {
+            return;
+        };
+        links.settle_memory(&mut self.bufs);
+        let mut parcels = std::mem::take(&mut self.parcels);
+        links.take(&mut parcels);
+        if parcels.is_empty() {
+            self.parcels = parcels;
+            return;
+        }
+        // Each enters at the instant it left its last stage (the engine
+        // advanced to it first), in that order: its due times are exact,
+        // and a hand-off that came late shows as lateness, never as a
+        // silently longer delay. Each ring's parcels are in order already
+        // (a sender hands off in the order packets leave their stage), and
+        // the sort is stable, so no flow is reordered.
+        parcels.sort_by_key(|p| p.handoff.at);
+        let now = self.clock.now();
+        for p in parcels.drain(..) {
+            self.advance(p.handoff.at.min(now));
+            self.stats.handoffs_in += 1;
+            let buf = match self.bufs.adopt(p.mem, p.len, &p.meta, p.home) {
+                Ok(b) => b,
+                Err(mem) => {
+                    self.stats.dropped_memory += 1;
+                    if let Some(l) = self.links.as_mut() {
+                        l.send_home(p.home, mem, &mut self.bufs);
+                    }
+                    continue;
+                }
+            };
+            let mut h = p.handoff;
+            h.pkt.buf = buf;
+            self.handoff_wait
+                .saturating_record(now.saturating_since(h.at).as_nanos().max(1));
+            let r = self.emu.resume(h);
+            self.settle_ingress(r, buf);
+            self.ship();
+        }
+        self.parcels = parcels;
+    }
+
+    /// What became of a packet the emulation answered at once.
+    fn settle_ingress(&mut self, r: Ingress, buf: BufId) {
+        match r {
+            Ingress::Queued => {}
+            Ingress::Out(out) => {
+                if self.transmit(out as usize, buf) {
+                    self.stats.delivered += 1;
+                } else {
+                    self.stats.dropped_tx += 1;
+                }
+                self.release(buf);
+            }
+            Ingress::Dropped(r) => {
+                self.count_drop(r);
+                self.discard(buf);
+                self.release(buf);
+            }
         }
     }
 
@@ -429,18 +696,13 @@ impl Runner {
 
     /// Lateness of transmissions so far.
     pub fn lateness(&self) -> Lateness {
-        let h = &self.lateness;
-        let us = |v: u64| v as f64 / 1e3;
-        Lateness {
-            count: h.len(),
-            mean_us: h.mean() / 1e3,
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p999_us: us(h.value_at_quantile(0.999)),
-            max_us: us(h.max()),
-            realtime: self.rt.on,
-            rt_demotions: self.rt.demotions,
-        }
+        Lateness::from_histogram(&self.lateness, self.rt.on, self.rt.demotions)
+    }
+
+    /// Whether nothing is inside this runner's emulation and no parcel
+    /// waits for it.
+    pub fn idle(&self) -> bool {
+        self.emu.in_flight() == 0 && !self.links.as_ref().is_some_and(|l| l.pending())
     }
 
     /// Tell the port a frame came from that the emulator dropped it.
@@ -466,6 +728,7 @@ impl Runner {
         let bufs = &self.bufs;
         self.emu
             .advance(now, &mut self.out, &mut |p: &Packet| view_of(bufs, p.buf));
+        self.ship();
     }
 
     /// Transmit everything due by now.
@@ -572,7 +835,7 @@ impl Runner {
     /// is marked lost instead of ending the run; any other error does.
     fn receive(&mut self) -> io::Result<()> {
         for p in 0..self.ports.len() {
-            if self.lost[p].is_some() {
+            if self.lost[p].is_some() || !self.receives[p] {
                 continue;
             }
             match self.receive_from(p) {
@@ -630,22 +893,9 @@ impl Runner {
         }
         // Departures due by now free their slots first.
         self.advance(now);
-        match self.emu.ingress(now, pkt, p as u16, &mut info.view) {
-            Ingress::Queued => {}
-            Ingress::Out(out) => {
-                if self.transmit(out as usize, buf) {
-                    self.stats.delivered += 1;
-                } else {
-                    self.stats.dropped_tx += 1;
-                }
-                self.release(buf);
-            }
-            Ingress::Dropped(r) => {
-                self.count_drop(r);
-                self.discard(buf);
-                self.release(buf);
-            }
-        }
+        let r = self.emu.ingress(now, pkt, p as u16, &mut info.view);
+        self.settle_ingress(r, buf);
+        self.ship();
     }
 
     /// Hand every port's queued transmissions to the kernel; frames that
@@ -664,16 +914,24 @@ impl Runner {
             self.release(buf);
         }
         self.unflushed = sent;
+        if let Some(l) = self.links.as_mut() {
+            l.settle_memory(&mut self.bufs);
+        }
     }
 
     /// Serve, receive, and wait until there is work or `limit` passes.
     /// `extra` is one more descriptor to wake on (a child's pidfd).
     pub fn step(&mut self, limit: Duration, extra: Option<BorrowedFd<'_>>) -> io::Result<()> {
         self.rt.check(self.clock.now());
+        self.take_parcels();
         self.serve();
         self.receive()?;
+        self.take_parcels();
         self.serve();
         self.flush_ports();
+        if self.links.as_ref().is_some_and(|l| l.pending()) {
+            return Ok(());
+        }
         let now = self.clock.now();
         let wake = self
             .emu
@@ -690,21 +948,31 @@ impl Runner {
             Duration(until_wake.as_nanos().saturating_sub(self.margin.as_nanos()))
         };
         // One poll set per wait, reused by every spin iteration.
+        let links = self.links.as_ref();
         let mut fds: Vec<PollFd<'_>> = self
             .ports
             .iter()
             .zip(&self.lost)
-            .filter(|(_, lost)| lost.is_none())
-            .map(|(p, _)| p.fd())
+            .zip(&self.receives)
+            .filter(|((_, lost), rx)| lost.is_none() && **rx)
+            .map(|((p, _), _)| p.fd())
             .chain(extra)
+            .chain(links.map(|l| l.fd()))
             .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
             .collect();
         if sleep.as_nanos() >= 50_000 {
-            wait_readable(&mut fds, sleep)?;
+            // Another worker writes the wake-up only while the flag is up.
+            if links.is_none_or(|l| l.may_sleep()) {
+                let r = wait_readable(&mut fds, sleep);
+                if let Some(l) = links {
+                    l.awake();
+                }
+                r?;
+            }
         } else {
-            // Spin until the deadline or a frame arrives.
+            // Spin until the deadline, a frame or a parcel arrives.
             while self.clock.now() < wake {
-                if wait_readable(&mut fds, Duration::ZERO)? {
+                if wait_readable(&mut fds, Duration::ZERO)? || links.is_some_and(|l| l.pending()) {
                     break;
                 }
             }
@@ -728,7 +996,9 @@ impl Runner {
     /// `bound` has passed, so packets in flight reach the far end.
     pub fn drain(&mut self, bound: Duration) -> io::Result<()> {
         let end = self.clock.now() + bound;
-        while self.emu.in_flight() > 0 && self.clock.now() < end {
+        while (self.emu.in_flight() > 0 || self.links.as_ref().is_some_and(|l| l.pending()))
+            && self.clock.now() < end
+        {
             self.step(Duration::from_millis(10), None)?;
         }
         Ok(())

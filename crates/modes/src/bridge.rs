@@ -32,7 +32,7 @@
 
 use crate::ledger::{Change, Ledger, Record};
 use crate::live::{LiveRunner, SendPort};
-use crate::report::{queue_counters, rule_counters, QueueCounters};
+use crate::report::QueueCounters;
 use pipelab_classify::Direction;
 use pipelab_emu::{lower_config, Compiled, LowerError, Spec};
 use pipelab_engine::Duration;
@@ -107,6 +107,9 @@ pub struct BridgeOptions {
     /// AF_PACKET ports with virtio-net headers (GSO super-frames, GRO left
     /// on); else MTU-sized frames and GRO off.
     pub offload: bool,
+    /// Workers (`--workers`, `--cpus`): one per direction by default,
+    /// as the CPUs allow (see [`crate::workers`]).
+    pub workers: crate::workers::WorkerOptions,
 }
 
 /// What the bridge does when a port's interface is deleted.
@@ -138,6 +141,8 @@ pub struct BridgeReport {
     pub rules: Vec<(u32, u64, u64)>,
     /// Per flow queue (`queue N`) counters, in number order.
     pub queues: Vec<QueueCounters>,
+    /// Each worker's figures (accounting with hand-offs, lateness).
+    pub workers: Vec<crate::workers::WorkerFigures>,
 }
 
 /// Turn GRO off on `port` if it is on, written down in `record` first
@@ -194,6 +199,17 @@ fn open_port(name: &str, backend: Backend, offload: bool) -> io::Result<(SendPor
     }
 }
 
+/// A transmit handle on interface `name` for a worker that does not
+/// receive from it: an AF_PACKET socket with a transmit ring of its own,
+/// whatever the receiving port's backend (see [`crate::workers`]), with
+/// virtio-net headers if the receiving port takes them (`vnet`), so that
+/// every worker sends super-frames kept whole as that port would.
+fn tx_handle(name: &str, vnet: bool) -> io::Result<SendPort> {
+    AfPacket::open_tx(name, vnet)
+        .map(|p| Box::new(p) as SendPort)
+        .map_err(|e| io::Error::new(e.kind(), format!("{name}: transmit handle: {e}")))
+}
+
 /// Run the bridge until SIGINT/SIGTERM or `duration`.
 pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if opts.ports[0] == opts.ports[1] {
@@ -242,13 +258,23 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             .join(", "),
         opts.runner.seed
     );
+    // One worker per direction (as the CPUs allow); each transmits on
+    // the port the other receives from through a socket of its own.
+    let k = opts.workers.count(2);
+    let plan = crate::workers::direction_plan(2, k, &opts.workers);
+    let rx_worker = crate::workers::by_port(2, k);
+    let vnet: Vec<bool> = ports.iter().map(|p| p.offloads()).collect();
+    let ports = crate::workers::spread(ports, &rx_worker, k, |i| {
+        tx_handle(&opts.ports[i], vnet.get(i).copied().unwrap_or(false))
+    })?;
     // Blocked before the runner's thread starts, so that it inherits the
     // mask and the signals reach the descriptor.
     let signals = StopSignals::block()?;
-    let live = std::sync::Arc::new(LiveRunner::spawn(
+    let live = std::sync::Arc::new(LiveRunner::spawn_workers(
         "pipelab-bridge",
         opts.compiled,
         ports,
+        plan,
         opts.runner,
     )?);
     let (a, b) = (opts.ports[0].clone(), opts.ports[1].clone());
@@ -275,12 +301,12 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         if left.is_some_and(|l| l.is_zero()) || signals.wait(left.map_or(limit, |l| l.min(limit))) {
             break;
         }
-        lost = match live.with(|r| {
+        lost = match live.with_each(|r| {
             r.lost_ports()
                 .map(|(i, why)| (i, why.to_string()))
                 .collect::<Vec<_>>()
         }) {
-            Ok(l) => l,
+            Ok(l) => l.into_iter().flatten().collect(),
             // The runner ended: its error is the run's.
             Err(_) => break,
         };
@@ -298,14 +324,23 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
                 continue;
             }
             if let Ok((port, kind)) = open_port(name, opts.backend, opts.offload) {
+                let vnet = port.offloads();
                 // A new interface of that name: its own GRO setting.
-                if !port.offloads() {
+                if !vnet {
                     if let Err(e) = gro_off(&mut record, name) {
                         eprintln!("pipelab: {name}: GRO stays on: {e}");
                     }
                 }
                 let i = *i;
-                let _ = live.with(move |r| r.replace_port(i, port));
+                // The worker receiving it gets the port, the others a
+                // new transmit handle each.
+                let owner = rx_worker.get(i).copied().unwrap_or(0) as usize;
+                let _ = live.with_on(owner, move |r| r.replace_port(i, port));
+                for w in (0..k as usize).filter(|&w| w != owner) {
+                    if let Ok(h) = tx_handle(name, vnet) {
+                        let _ = live.with_on(w, move |r| r.replace_port(i, h));
+                    }
+                }
                 announced[i] = false;
                 if let Some(b) = backends.get_mut(i) {
                     b.1 = kind.clone();
@@ -320,25 +355,36 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     let _ = control.close();
     let seed = opts.runner.seed;
     let drain = failure.is_none();
-    let last = live.with(move |r| {
+    let last = (|| {
         // After a failure the run ends now; otherwise packets in flight
         // get a second to reach the far side.
-        let drained = if drain {
-            r.drain(Duration::from_secs(1))
-        } else {
-            Ok(())
-        };
+        if drain {
+            live.drain(Duration::from_secs(1))?;
+        }
+        let t = crate::workers::live_totals(&live)?;
+        // A port's counters are its receiving worker's and every
+        // transmit handle's.
+        let mut ports: Vec<(String, pipelab_io::backends::PortStats)> = Vec::new();
+        for per in live.with_each(|r| r.port_stats())? {
+            for (i, (n, st)) in per.into_iter().enumerate() {
+                match ports.get_mut(i) {
+                    Some(p) => p.1 += st,
+                    None => ports.push((n, st)),
+                }
+            }
+        }
         let report = BridgeReport {
-            stats: r.stats(),
-            lateness: r.lateness(),
-            ports: r.port_stats(),
+            stats: t.stats,
+            lateness: t.lateness,
+            ports,
             backends,
             seed,
-            rules: rule_counters(r.emulation()),
-            queues: queue_counters(r.emulation()),
+            rules: t.rules,
+            queues: t.queues,
+            workers: t.workers,
         };
-        (drained, report)
-    });
+        Ok::<_, crate::error::ModeError>((Ok::<(), io::Error>(()), report))
+    })();
     let stopped = live.stop();
     drop(signals);
     let report = match last {

@@ -15,7 +15,9 @@
 //! * [`mod@topo`]: live topologies, one named namespace per virtual node;
 //! * [`probe`]: timestamped UDP test traffic and its report;
 //! * [`privilege`]: what each mode needs from the kernel, checked before
-//!   it changes anything.
+//!   it changes anything;
+//! * [`workers`]: how a mode's emulation is split over workers
+//!   (`--workers`, `--cpus`) and how their figures add up.
 
 pub mod bridge;
 pub mod error;
@@ -28,3 +30,4 @@ pub mod probe;
 pub mod report;
 pub mod shell;
 pub mod topo;
+pub mod workers;

@@ -65,8 +65,8 @@ impl Plane for ModePlane {
 
     fn stats(&self) -> serde_json::Value {
         let mode = self.mode;
-        self.live
-            .with(move |r| crate::report::stats_json(mode, r))
+        crate::workers::live_totals(&self.live)
+            .map(|t| crate::workers::stats_json(mode, &t))
             .unwrap_or_else(|e| serde_json::json!({ "plane": mode, "error": e.to_string() }))
     }
 

@@ -128,6 +128,9 @@ pub struct ShellOptions {
     /// (checksum, TSO, USO), see [`pipelab_io::gso`]; else MTU-sized
     /// frames only.
     pub offload: bool,
+    /// Workers (`--workers`, `--cpus`): one per direction by default,
+    /// as the CPUs allow (see [`crate::workers`]).
+    pub workers: crate::workers::WorkerOptions,
 }
 
 /// The report written at exit.
@@ -149,6 +152,8 @@ pub struct ShellReport {
     pub rules: Vec<(u32, u64, u64)>,
     /// Per flow queue counters, in number order.
     pub queues: Vec<crate::report::QueueCounters>,
+    /// Each worker's figures (accounting with hand-offs, lateness).
+    pub workers: Vec<crate::workers::WorkerFigures>,
 }
 
 fn nft_available() -> bool {
@@ -276,11 +281,30 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         eprintln!("pipelab shell: no 'nft' tool: the namespace reaches the host only (no NAT)");
     }
 
+    // One worker per direction (as the CPUs allow); each writes to the
+    // TAP the other reads through a descriptor of its own.
+    let k = opts.workers.count(2);
+    let plan = crate::workers::direction_plan(2, k, &opts.workers);
+    let mut handles: Vec<Vec<SendPort>> = Vec::new();
+    for tap in [&tap_in, &tap_out] {
+        let mut h: Vec<SendPort> = Vec::new();
+        for _ in 1..k {
+            h.push(Box::new(tap.try_clone()?));
+        }
+        handles.push(h);
+    }
     let ports: Vec<SendPort> = vec![Box::new(tap_in), Box::new(tap_out)];
-    let live = Arc::new(LiveRunner::spawn(
+    let ports = crate::workers::spread(ports, &crate::workers::by_port(2, k), k, |i| {
+        handles
+            .get_mut(i)
+            .and_then(|h| h.pop())
+            .ok_or_else(|| io::Error::other("internal: no TAP handle left"))
+    })?;
+    let live = Arc::new(LiveRunner::spawn_workers(
         "pipelab-shell",
         compiled,
         ports,
+        plan,
         opts.runner,
     )?);
     // `pipelab --target NAME ...` reconfigures it from now on.
@@ -316,21 +340,23 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     // Deliver what is still in flight: at most the longest delay plus the
     // time to send each pipe's backlog.
     let seed = opts.runner.seed;
-    let report = live
-        .with(move |r| {
-            let bound = drain_bound(r.emulation());
-            r.drain(bound).map(|()| ShellReport {
-                exit_code: 0,
-                stats: r.stats(),
-                lateness: r.lateness(),
-                margin_us: r.margin().as_nanos() as f64 / 1e3,
-                buffer_bytes: r.buffer_bytes(),
-                seed,
-                rules: crate::report::rule_counters(r.emulation()),
-                queues: crate::report::queue_counters(r.emulation()),
-            })
-        })
-        .map_err(io::Error::other)??;
+    let bounds = live
+        .with_each(|r| (drain_bound(r.emulation()), r.margin(), r.buffer_bytes()))
+        .map_err(io::Error::other)?;
+    let bound = bounds.iter().map(|b| b.0).max().unwrap_or(Duration::ZERO);
+    live.drain(bound).map_err(io::Error::other)?;
+    let t = crate::workers::live_totals(&live).map_err(io::Error::other)?;
+    let report = ShellReport {
+        exit_code: 0,
+        stats: t.stats,
+        lateness: t.lateness,
+        margin_us: bounds.first().map_or(0.0, |b| b.1.as_nanos() as f64 / 1e3),
+        buffer_bytes: bounds.iter().map(|b| b.2).sum(),
+        seed,
+        rules: t.rules,
+        queues: t.queues,
+        workers: t.workers,
+    };
     live.stop()?;
     // A shell's convention: a command killed by signal N exits 128 + N.
     let code = match status {

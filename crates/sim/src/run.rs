@@ -433,7 +433,7 @@ impl Worker<'_> {
             }
             out.records
                 .extend(self.departures.drain(..).map(|d| Record::departure(&d)));
-            self.emu.take_handoffs(&mut self.handoffs);
+            self.emu.take_early_exits(&mut self.handoffs);
             for h in self.handoffs.drain(..) {
                 let to = self
                     .emu

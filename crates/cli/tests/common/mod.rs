@@ -92,26 +92,50 @@ impl Drop for Bg {
 }
 
 /// `received = delivered + dropped (every reason) + inside` in a run's
-/// JSON report.
+/// JSON report, in total; and for each worker, with its hand-offs as
+/// terms: `received + handoffs_in = delivered + dropped + handoffs_out +
+/// inside`, the workers' figures adding up to the total's.
 pub fn check_accounting(v: &Value) {
-    let s = &v["stats"];
-    let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("stats.{k} in {s}"));
-    let dropped: u64 = [
+    const DROPS: [&str; 9] = [
         "dropped_queue",
         "dropped_loss",
         "dropped_aqm",
         "dropped_link",
         "dropped_memory",
         "dropped_rule",
+        "dropped_loop",
         "dropped_tx",
-    ]
-    .iter()
-    .map(|k| n(k))
-    .sum();
+        "dropped_handoff",
+    ];
+    let s = &v["stats"];
+    let n = |s: &Value, k: &str| s[k].as_u64().unwrap_or(0);
+    let dropped = |s: &Value| DROPS.iter().map(|k| n(s, k)).sum::<u64>();
+    assert!(s["received"].is_u64(), "stats.received in {s}");
     assert_eq!(
-        n("received"),
-        n("delivered") + dropped + n("inside"),
+        n(s, "received"),
+        n(s, "delivered") + dropped(s) + n(s, "inside"),
         "accounting: {s}"
+    );
+    let Some(workers) = v["workers"].as_array() else {
+        return;
+    };
+    let mut sum = [0u64; 3];
+    for w in workers {
+        let ws = &w["stats"];
+        assert_eq!(
+            n(ws, "received") + n(ws, "handoffs_in"),
+            n(ws, "delivered") + dropped(ws) + n(ws, "handoffs_out") + n(ws, "inside"),
+            "worker {} accounting: {ws}",
+            w["worker"]
+        );
+        sum[0] += n(ws, "received");
+        sum[1] += n(ws, "delivered");
+        sum[2] += dropped(ws);
+    }
+    assert_eq!(
+        sum,
+        [n(s, "received"), n(s, "delivered"), dropped(s)],
+        "the workers add up to the total: {v}"
     );
 }
 

@@ -175,6 +175,9 @@ pub struct AfPacket {
     vnet: Option<OwnedFd>,
     /// Super-frames read whole from the socket (`TP_STATUS_COPY`).
     pub rx_superframes: u64,
+    /// Where the transmit ring starts in the mapping (after the receive
+    /// ring; 0 for a transmit handle, which has none).
+    tx_base: usize,
 }
 
 impl AfPacket {
@@ -289,6 +292,7 @@ impl AfPacket {
             kernel_drops: std::cell::Cell::new(0),
             vnet: side,
             rx_superframes: 0,
+            tx_base: BLOCK_SIZE * BLOCK_NR,
         };
         AfPacket::bind(s, ifindex, (libc::ETH_P_ALL as u16).to_be())?;
         // SAFETY: packet_mreq is plain old data; all-zero is valid.
@@ -297,6 +301,64 @@ impl AfPacket {
         mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)?;
         Ok(port)
+    }
+
+    /// A transmit handle on `ifname`: a socket of protocol 0 (it receives
+    /// nothing) with a transmit ring of its own, for a worker that sends
+    /// on a port another worker receives from (any backend's: frames
+    /// sent this way do not pass the receiving socket or XDP program).
+    /// With `vnet` it writes virtio-net headers as a port opened by
+    /// [`AfPacket::open_offloaded`] does (super-frames kept whole leave
+    /// by a second, ring-less socket), so that every worker sends a frame
+    /// on the port as its receiving worker would.
+    pub fn open_tx(ifname: &str, vnet: bool) -> io::Result<AfPacket> {
+        let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
+            io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
+        })?;
+        let fd = AfPacket::socket(0)?;
+        let s = fd.as_raw_fd();
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V2)?;
+        // Before the ring (the kernel refuses it after).
+        let side = if vnet {
+            let one: libc::c_int = 1;
+            setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
+            let side = AfPacket::socket(0)?;
+            setsockopt(side.as_raw_fd(), libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
+            AfPacket::bind(side.as_raw_fd(), ifindex, 0)?;
+            Some(side)
+        } else {
+            None
+        };
+        let txreq = libc::tpacket_req {
+            tp_block_size: BLOCK_SIZE as u32,
+            tp_block_nr: TX_BLOCK_NR as u32,
+            tp_frame_size: TX_FRAME_SIZE as u32,
+            tp_frame_nr: TX_FRAME_NR as u32,
+        };
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
+        let ring = Arc::new(Mapping::new(Some(s), BLOCK_SIZE * TX_BLOCK_NR, 0)?);
+        AfPacket::bind(s, ifindex, 0)?;
+        Ok(AfPacket {
+            fd,
+            ring,
+            cur: 0,
+            lent: Vec::new(),
+            lent_order: VecDeque::new(),
+            lent_seq: 0,
+            tx_cur: 0,
+            tx_marked: 0,
+            tx_failed: 0,
+            name: ifname.to_string(),
+            watch: super::IfWatch::new(ifindex),
+            stats: PortStats::default(),
+            rx_oversize: 0,
+            csum_fixed: 0,
+            rx_unlent: 0,
+            kernel_drops: std::cell::Cell::new(0),
+            vnet: side,
+            rx_superframes: 0,
+            tx_base: 0,
+        })
     }
 
     /// The receive slot header at ring position `i`.
@@ -308,14 +370,10 @@ impl AfPacket {
 
     /// The transmit slot header at position `i`.
     fn tx_slot(&self, i: usize) -> *mut libc::tpacket2_hdr {
-        // SAFETY: `i < TX_FRAME_NR`; the transmit ring follows the receive
-        // ring in the mapping, so the offset stays inside it.
-        unsafe {
-            self.ring
-                .ptr()
-                .add(BLOCK_SIZE * BLOCK_NR + i * TX_FRAME_SIZE)
-                as *mut libc::tpacket2_hdr
-        }
+        // SAFETY: `i < TX_FRAME_NR`; the transmit ring starts at
+        // `tx_base` (after the receive ring, or at 0 in a transmit
+        // handle's mapping), so the offset stays inside the mapping.
+        unsafe { self.ring.ptr().add(self.tx_base + i * TX_FRAME_SIZE) as *mut libc::tpacket2_hdr }
     }
 
     fn tx_status(&self, i: usize) -> u32 {
@@ -488,6 +546,10 @@ impl Port for AfPacket {
     }
 
     fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
+        if self.lent.is_empty() {
+            // A transmit handle has no receive ring.
+            return Ok(());
+        }
         self.take_back_old(rx);
         while rx.wants_more() {
             let i = self.cur;

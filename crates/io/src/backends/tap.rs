@@ -141,6 +141,22 @@ impl Tap {
     }
 }
 
+impl Tap {
+    /// A second handle on the same device (a duplicated descriptor), for
+    /// a worker that transmits on it while another receives from it
+    /// (writes to a TAP are atomic per frame, from any thread). It writes
+    /// virtio-net headers if the device takes them, as the first does.
+    pub fn try_clone(&self) -> io::Result<Tap> {
+        Ok(Tap {
+            file: self.file.try_clone()?,
+            name: self.name.clone(),
+            stats: PortStats::default(),
+            vnet: self.vnet,
+            offloads: self.offloads,
+        })
+    }
+}
+
 impl Port for Tap {
     fn name(&self) -> &str {
         &self.name

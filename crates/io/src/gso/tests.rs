@@ -353,6 +353,8 @@ fn only_a_fixed_delay_keeps_super_frames_whole() {
         "pipe 1 config delay 10ms corrupt 1%",
         "pipe 1 config delay 10ms queue 100 red 0.002/5/45/0.1",
         "pipe 1 config delay 10ms codel target 5ms interval 100ms",
+        "pipe 1 config delay 100ms limit 50",
+        "pipe 1 config slot 10ms",
     ] {
         assert!(!keeps_whole(&spec_of(&[cut, rule])), "{cut}");
     }

@@ -11,6 +11,7 @@
 //! * speed: a fast link is not slowed by segmenting (segments leaving
 //!   together are coalesced again);
 //! * per-segment accounting through a bridge with GRO left on;
+//! * super-frames kept whole cross from one worker to another whole;
 //! * nothing left behind: the ports' offload settings (GRO, TSO, GSO,
 //!   checksum) are what they were, after a normal exit and after
 //!   `kill -9` and `pipelab cleanup`.
@@ -342,6 +343,84 @@ fn a_bridge_with_gro_on_carries_tcp_segment_by_segment() {
         assert_eq!(rule_pkts, n(s, &["received"]), "the rule counts segments");
         assert!(rule_pkts > rx, "segments {rule_pkts} vs frames {rx}");
         if !(40.0..=50.0).contains(&mbps) {
+            return Err(format!("goodput {mbps:.1} Mbit/s"));
+        }
+        Ok(())
+    });
+    assert_eq!(offloads(&hosts.ports), before, "offloads after the bridge");
+    let _ = std::fs::remove_file(&conf);
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+/// Super-frames kept whole cross workers: a bridge with two workers (one
+/// per port) whose one pipe, a fixed delay, is fed from both ports and so
+/// owned by worker 0. TCP from B's side to A's: worker 1 receives the
+/// super-frames (GRO on at both ports) and hands them to worker 0 whole
+/// (their large buffers move and go home), which sends them whole out
+/// of port A; the accounting holds per worker and none is dropped for
+/// memory.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn super_frames_kept_whole_cross_workers() {
+    let Some(_g) = live() else { return };
+    let hosts = TwoHosts::new("plgw", "plgw", "10.79.9");
+    for p in &hosts.ports {
+        ethtool::set(p, Offload::Gro, true).expect("GRO on");
+    }
+    let before = offloads(&hosts.ports);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = tmp("whole.conf");
+    std::fs::write(
+        &conf,
+        "pipe 1 config delay 1ms\nadd 100 pipe 1 ip from any to any\n",
+    )
+    .expect("write");
+    let r = in_one_of_two(|| {
+        let stats = tmp("whole.json");
+        let bridge = start_bridge(
+            dir.path(),
+            &hosts,
+            &conf,
+            &["--stats", &stats, "--workers", "2"],
+        );
+        let port = free_port();
+        let _server = iperf3_server(Some(&hosts.ns[0]), port);
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &hosts.ns[1],
+                "iperf3",
+                "-c",
+                &hosts.addr[0],
+            ])
+            .args(["-p", &port.to_string(), "-t", "3", "-J"])
+            .output()
+            .expect("iperf3 -c");
+        let mbps = goodput(&String::from_utf8_lossy(&out.stdout));
+        Bg(bridge).stop();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats"))
+            .expect("stats json");
+        let _ = std::fs::remove_file(&stats);
+        check_accounting(&v);
+        let s = &v["stats"];
+        let w = v["workers"].as_array().expect("workers");
+        eprintln!("bridge, 2 workers: {mbps:.1} Mbit/s; {s}");
+        assert_eq!(w.len(), 2, "{v}");
+        assert_eq!(n(s, &["gso", "segments"]), 0, "{s}");
+        assert_eq!(n(s, &["dropped_memory"]), 0, "{s}");
+        // Worker 1 received the data's super-frames and handed them over;
+        // worker 0 sent them whole.
+        assert!(n(&w[1]["stats"], &["gso", "kept_whole"]) > 0, "{v}");
+        assert!(n(&w[1]["stats"], &["handoffs_out"]) > 0, "{v}");
+        assert!(n(&w[0]["stats"], &["handoffs_in"]) > 0, "{v}");
+        assert!(n(&w[0]["stats"], &["gso", "sent_whole"]) > 0, "{v}");
+        if mbps < 100.0 {
             return Err(format!("goodput {mbps:.1} Mbit/s"));
         }
         Ok(())

@@ -38,7 +38,8 @@ use core::fmt;
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
-use crate::linkset::{loss_probability, LinkAttr, LinkSet};
+use crate::attrs::{read_link, Written};
+use crate::linkset::loss_probability;
 use crate::model::{Link, Node, Role, Topology};
 
 /// A GML error: where, which field, what is wrong.
@@ -291,11 +292,8 @@ fn as_text(e: &Entry) -> Result<String, GmlError> {
     }
 }
 
-/// The link attribute of a GML key (`bandwidth`, `bw`, `delay`, `loss`,
-/// `queue`).
-fn attr_of(key: &str) -> LinkAttr {
-    LinkAttr::from_key(key).unwrap_or(LinkAttr::Bw)
-}
+/// The keys of a node.
+const NODE_KEYS: &[&str] = &["id", "role", "type", "name", "label"];
 
 /// A number token as the unit layer reads it: as written, or in plain
 /// decimal if written with an exponent or a sign (`1e6` = `1000000`,
@@ -362,7 +360,11 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
                     })?;
                 }
                 "name" | "label" => name = as_text(a)?,
-                _ => {}
+                k if crate::attrs::is_metadata(k) => {}
+                k => {
+                    let e = crate::attrs::unknown(k, a.line, "node", NODE_KEYS);
+                    return Err(err(e.line, &e.key, e.message));
+                }
             }
         }
         let id = id.ok_or_else(|| err(e.line, "id", "node has no id"))?;
@@ -394,13 +396,11 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
         };
         let mut src = None;
         let mut dst = None;
-        let mut set = LinkSet::default();
-        // Where each attribute was written: (line, key, word).
-        let mut written: Vec<(LinkAttr, usize, &str, String)> = Vec::new();
+        let mut written = Vec::new();
         for a in attrs {
             let line = a.line;
             let key = a.key.as_str();
-            let (attr, word) = match (key, &a.value) {
+            let value = match (key, &a.value) {
                 ("source", _) => {
                     src = Some((as_id(a)?, line));
                     continue;
@@ -409,44 +409,33 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
                     dst = Some((as_id(a)?, line));
                     continue;
                 }
-                ("bandwidth" | "bw" | "kbps" | "delay" | "loss" | "queue", Value::List(_)) => {
+                (k, Value::List(_)) if crate::attrs::is_metadata(k) => continue,
+                (_, Value::List(_)) => {
                     return Err(err(
                         line,
                         key,
                         "expected a number or a string, found a list",
                     ))
                 }
-                ("kbps", Value::Num(v, raw)) => {
-                    (LinkAttr::Bw, format!("{}Kbit/s", number(*v, raw)))
-                }
-                ("kbps", Value::Str(_)) => {
-                    return Err(err(
-                        line,
-                        key,
-                        "expected a number of kbit/s (or use `bandwidth \"10Mbit/s\"`)",
-                    ))
-                }
-                ("bandwidth" | "bw" | "delay" | "loss" | "queue", Value::Num(v, raw)) => {
-                    (attr_of(key), number(*v, raw))
-                }
-                ("bandwidth" | "bw" | "delay" | "loss" | "queue", Value::Str(s)) => {
-                    (attr_of(key), s.clone())
-                }
-                _ => continue,
+                (_, Value::Num(v, raw)) => number(*v, raw),
+                (_, Value::Str(s)) => s.clone(),
             };
-            set.set_word(attr, &word)
-                .map_err(|e| err(line, key, e.to_string()))?;
-            written.retain(|w| w.0 != attr);
-            written.push((attr, line, key, word));
+            written.push(Written {
+                key: key.to_string(),
+                value,
+                line,
+            });
         }
-        if let Err(limit) = set.check() {
+        let read = read_link(&written, &["source", "target"])
+            .map_err(|e| err(e.line, &e.key, e.message))?;
+        if let Err(limit) = read.set.check() {
             // The attribute was written (defaults are not checked here).
-            let (line, key, word) = written
+            let (line, key, word) = read
+                .written
                 .iter()
                 .find(|w| w.0 == limit.attr)
-                .map_or((e.line, limit.attr.name(), ""), |w| {
-                    (w.1, w.2, w.3.as_str())
-                });
+                .and_then(|w| written.get(w.1).map(|a| (a.line, a.key.as_str(), w.2.as_str())))
+                .unwrap_or((e.line, limit.attr.name(), ""));
             return Err(err(line, key, limit.message(word)));
         }
         let mut link = Link {
@@ -456,8 +445,15 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
             delay: defaults.delay,
             loss: defaults.loss,
             queue: defaults.queue,
+            words: read.words.clone(),
         };
-        set.apply(&mut link);
+        read.set.apply(&mut link);
+        if let Err((i, message)) = read.check(&link, &written) {
+            let (line, key) = i
+                .and_then(|i| written.get(i))
+                .map_or((e.line, "edge"), |a| (a.line, a.key.as_str()));
+            return Err(err(line, key, message));
+        }
         let (s, sl) = src.ok_or_else(|| err(e.line, "source", "edge has no source"))?;
         let (t, tl) = dst.ok_or_else(|| err(e.line, "target", "edge has no target"))?;
         link.a = topo
@@ -490,9 +486,9 @@ pub fn to_gml(topo: &Topology) -> String {
         let (Some(a), Some(b)) = (topo.nodes.get(l.a), topo.nodes.get(l.b)) else {
             continue;
         };
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "  edge [ source {} target {} bandwidth {} delay \"{}ns\" loss {} queue \"{}\" ]",
+            "  edge [ source {} target {} bandwidth {} delay \"{}ns\" loss {} queue \"{}\"",
             a.id,
             b.id,
             l.bw.bps(),
@@ -500,6 +496,14 @@ pub fn to_gml(topo: &Topology) -> String {
             loss_probability(l.loss),
             pipelab_lang::units::format_queue(l.queue)
         );
+        let (jitter, rest) = crate::attrs::written_words(&l.words);
+        if let Some(j) = jitter {
+            let _ = write!(s, " jitter \"{j}\"");
+        }
+        if let Some(r) = rest {
+            let _ = write!(s, " pipe \"{}\"", r.replace('"', "'"));
+        }
+        s.push_str(" ]\n");
     }
     s.push_str("]\n");
     s

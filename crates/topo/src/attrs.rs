@@ -13,7 +13,8 @@
 //!   `distribution`, `jitter-order`, `red`, `gred`, `codel`, `pie`,
 //!   `duplicate`, `reorder`, `corrupt`, `ber`, `burst`, `ecn`, `noecn`,
 //!   `noerror`, `accounting`, `overhead`, `wireless`, `profile`, `limit`,
-//!   `rate`, `slot`, `seed`, `gap`, and the forms of `bw`, `delay`, `loss`
+//!   `rate`, `slot`, `seed`, `gap` (GML keys cannot hold `-`: write
+//!   `jitter_order`), and the forms of `bw`, `delay`, `loss`
 //!   and `plr` that only the language has (`bw "trace:FILE"`, `delay "20ms
 //!   5ms 25%"`, `loss "gemodel 1% 10% 70% 0.1%"`, `plr "K,p,H,r"`). The
 //!   value is the rest of the words (`codel "target 5ms interval 100ms"`,
@@ -69,7 +70,16 @@ pub const METADATA_KEYS: &[&str] = &[
 
 /// The topology's own link attributes (beside `source`/`target` or `a`/`b`).
 const LINK_KEYS: &[&str] = &[
-    "bw", "bandwidth", "kbps", "delay", "loss", "plr", "queue", "jitter", "aqm", "pipe",
+    "bw",
+    "bandwidth",
+    "kbps",
+    "delay",
+    "loss",
+    "plr",
+    "queue",
+    "jitter",
+    "aqm",
+    "pipe",
 ];
 
 /// Pipe words of the language that a topology link takes as keys as they
@@ -186,7 +196,10 @@ fn near(key: &str, known: &[&str]) -> Vec<String> {
         .collect();
     all.sort();
     all.dedup();
-    all.into_iter().take(3).map(|(_, k)| k.to_string()).collect()
+    all.into_iter()
+        .take(3)
+        .map(|(_, k)| k.to_string())
+        .collect()
 }
 
 /// The error for a key of a `what` (`node`, `link`) that is neither one of
@@ -260,7 +273,8 @@ pub fn read_link(attrs: &[Written], ends: &[&'static str]) -> Result<LinkAttrsRe
         let value = a.value.trim();
         let first = value.split_whitespace().next().unwrap_or("");
         let rest = value[first.len()..].trim();
-        let lower = key.to_ascii_lowercase();
+        // GML keys cannot hold `-`: `jitter_order` is `jitter-order`.
+        let lower = key.to_ascii_lowercase().replace('_', "-");
         let set = |attr: LinkAttr, word: &str, out: &mut LinkAttrsRead| {
             out.set
                 .set_word(attr, word)
@@ -309,8 +323,7 @@ pub fn read_link(attrs: &[Written], ends: &[&'static str]) -> Result<LinkAttrsRe
             }
             "queue" => set(LinkAttr::Queue, value, &mut out)?,
             "aqm" => {
-                if !["red", "gred", "codel", "pie"].contains(&first.to_ascii_lowercase().as_str())
-                {
+                if !["red", "gred", "codel", "pie"].contains(&first.to_ascii_lowercase().as_str()) {
                     return Err(err(format!(
                         "unknown queue management '{first}' (red, gred, codel or pie, then its words: e.g. aqm \"codel target 5ms\")"
                     )));
@@ -319,18 +332,6 @@ pub fn read_link(attrs: &[Written], ends: &[&'static str]) -> Result<LinkAttrsRe
                 pieces.push((i, "aqm"));
             }
             "pipe" => {
-                let one = parse_pipe_params(value).map_err(|e| err(parse_message(&e)))?;
-                if one.bw.is_some() || one.delay.is_some() || one.queue.is_some() || one.plr.is_some()
-                {
-                    return Err(err(
-                        "bw, delay, queue and plr are the link's own attributes: give them as keys (a jitter as jitter \"5ms\")".into(),
-                    ));
-                }
-                if one.mask.is_some() || one.buckets.is_some() {
-                    return Err(err(
-                        "'mask' and 'buckets' make a dynamic pipe; a topology link is one pipe per direction".into(),
-                    ));
-                }
                 push(&mut text, i, value);
                 pieces.push((i, "pipe"));
             }
@@ -376,6 +377,26 @@ pub fn read_link(attrs: &[Written], ends: &[&'static str]) -> Result<LinkAttrsRe
             }
         })?;
         let mut spec = spec;
+        // Only a `pipe` key can set these (every other key's text is
+        // built above): they are the link's own keys.
+        let own = spec.bw.is_some()
+            || spec.queue.is_some()
+            || spec.plr.is_some()
+            || spec
+                .delay
+                .is_some_and(|d| d > pipelab_engine::Duration::ZERO);
+        let dynamic = spec.mask.is_some() || spec.buckets.is_some();
+        if let (true, Some(&(i, _))) = (own || dynamic, pieces.iter().find(|p| p.1 == "pipe")) {
+            return Err(AttrError {
+                line: attrs[i].line,
+                key: attrs[i].key.clone(),
+                message: if own {
+                    "bw, delay, queue and plr are the link's own attributes: give them as keys (a jitter as jitter \"5ms\")".into()
+                } else {
+                    "'mask' and 'buckets' make a dynamic pipe; a topology link is one pipe per direction".into()
+                },
+            });
+        }
         // The link's delay is the mean; `delay 0` only carried the jitter.
         spec.delay = None;
         if !spec.files().is_empty() {
@@ -437,21 +458,11 @@ impl LinkAttrsRead {
                 .or(by_set)
                 .or(by_pipe)
                 .or_else(|| self.pieces.first().map(|p| p.0));
-            let key = i.and_then(|i| attrs.get(i)).map_or(param, |a| a.key.as_str());
+            let key = i
+                .and_then(|i| attrs.get(i))
+                .map_or(param, |a| a.key.as_str());
             (i, format!("invalid {key}: {}", e.reason))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn distance_counts_edits() {
-        assert_eq!(distance("jiter", "jitter"), 1);
-        assert_eq!(distance("codle", "codel"), 2);
-        assert_eq!(distance("", "bw"), 2);
     }
 }
 
@@ -466,11 +477,283 @@ pub fn written_words(words: &PipeSpec) -> (Option<String>, Option<String>) {
         one.jitter = Some(j);
         // `delay 0ns SIGMA [CORR]`: the words after the mean.
         let text = one.to_string();
-        text.split_whitespace().skip(2).collect::<Vec<_>>().join(" ")
+        text.split_whitespace()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join(" ")
     });
     let mut rest = words.clone();
     rest.jitter = None;
     rest.delay = None;
     let rest = (rest != PipeSpec::default()).then(|| rest.to_string());
     (jitter, rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gml::parse_gml;
+    use crate::native::parse_toml;
+    use pipelab_engine::{Duration, QueueLimit, Rate};
+    use pipelab_lang::{AqmSpec, DistSpec, LossSpec};
+
+    /// A GML topology of two VNs and one edge with `attrs`.
+    fn gml(attrs: &str) -> String {
+        format!(
+            "graph [\n  node [ id 0 role \"client\" ]\n  node [ id 1 role \"client\" ]\n  edge [ source 0 target 1\n    {attrs} ]\n]\n"
+        )
+    }
+
+    /// A TOML topology of two VNs and one link with `attrs` (one per line).
+    fn toml(attrs: &str) -> String {
+        format!("[[node]]\nid = 0\nrole = \"client\"\n[[node]]\nid = 1\nrole = \"client\"\n[[link]]\na = 0\nb = 1\n{attrs}\n")
+    }
+
+    /// The words the language's parser gives `text`, without the delay's
+    /// mean (a link's delay stands for it).
+    fn language(text: &str) -> PipeSpec {
+        let mut spec = parse_pipe_params(text).expect(text);
+        spec.delay = None;
+        spec
+    }
+
+    #[test]
+    fn distance_counts_edits() {
+        assert_eq!(distance("jiter", "jitter"), 1);
+        assert_eq!(distance("codle", "codel"), 2);
+        assert_eq!(distance("", "bw"), 2);
+    }
+
+    /// A pass proves the issue's example edge reads as the language reads
+    /// its words, keeps bw, delay and queue as the link's values, and
+    /// lowers to an engine pipe (jitter, distribution, Gilbert-Elliott
+    /// loss, CoDel with ECN).
+    #[test]
+    fn the_issue_example_reads_every_word() {
+        let t = parse_gml(&gml(
+            r#"bandwidth "10Mbit/s" delay "20ms" jitter "5ms" distribution "normal" loss "gemodel 1% 10% 70% 0.1%" aqm "codel" ecn 1"#,
+        ))
+        .expect("parses");
+        let l = &t.links[0];
+        assert_eq!(l.bw, Rate::from_bps(10_000_000));
+        assert_eq!(l.delay, Duration::from_millis(20));
+        assert_eq!(l.loss, 0.0);
+        assert_eq!(l.queue, QueueLimit::default());
+        assert_eq!(
+            l.words.jitter.map(|j| j.sigma),
+            Some(Duration::from_millis(5))
+        );
+        assert_eq!(l.words.distribution, Some(DistSpec::Normal));
+        assert!(
+            matches!(l.words.loss, Some(LossSpec::Gemodel(_))),
+            "{:?}",
+            l.words.loss
+        );
+        assert!(
+            matches!(l.words.aqm, Some(AqmSpec::Codel { .. })),
+            "{:?}",
+            l.words.aqm
+        );
+        assert!(l.words.ecn);
+        assert_eq!(
+            l.words,
+            language("delay 0 5ms distribution normal loss gemodel 1% 10% 70% 0.1% codel ecn")
+        );
+        let d = crate::distill::distill(&t, crate::distill::Mode::HopByHop).expect("distils");
+        for p in &d.pipes {
+            let cfg = crate::lower::pipe_config(p).expect("lowers");
+            assert_eq!(cfg.bw(), Rate::from_bps(10_000_000));
+            assert!(
+                cfg.min_delay() < Duration::from_millis(20),
+                "jitter lowers the least delay"
+            );
+        }
+    }
+
+    /// Every family of pipe words, as a GML key and as a TOML key, gives
+    /// exactly the words the language's parser gives (`KEY VALUE` written
+    /// in a `pipe N config` line), and the link still lowers. A pass
+    /// proves a topology takes each family and reads it as the language.
+    #[test]
+    fn every_family_reads_as_the_language() {
+        let cases: &[(&str, &str, &str)] = &[
+            // (key, value, the language's words)
+            ("delay", "20ms 5ms 25%", "delay 0 5ms 25%"),
+            ("jitter", "5ms", "delay 0 5ms"),
+            ("distribution", "pareto", "delay 0 1ms distribution pareto"),
+            ("jitter-order", "keep", "jitter-order keep"),
+            ("loss", "random 2%", "loss random 2%"),
+            (
+                "loss",
+                "state 1% 10% 70% 0.1%",
+                "loss state 1% 10% 70% 0.1%",
+            ),
+            ("loss", "gemodel 1% 10%", "loss gemodel 1% 10%"),
+            ("plr", "0.001,0.01,0.5,0.3", "plr 0.001,0.01,0.5,0.3"),
+            ("red", "0.002/5/15/0.1", "red 0.002/5/15/0.1"),
+            ("gred", "0.002/5/15/0.1", "gred 0.002/5/15/0.1"),
+            (
+                "codel",
+                "target 5ms interval 100ms",
+                "codel target 5ms interval 100ms",
+            ),
+            ("pie", "target 15ms", "pie target 15ms"),
+            ("aqm", "pie target 15ms", "pie target 15ms"),
+            ("duplicate", "1% 25%", "duplicate 1% 25%"),
+            ("reorder", "25% 50%", "reorder 25% 50%"),
+            ("corrupt", "0.1%", "corrupt 0.1%"),
+            ("ber", "1e-6", "ber 1e-6"),
+            ("burst", "64KB", "burst 64KB"),
+            ("ecn", "true", "ecn"),
+            ("noerror", "1", "noerror"),
+            ("accounting", "l2", "accounting l2"),
+            ("overhead", "10 cellsize 48", "overhead 10 cellsize 48"),
+            (
+                "wireless",
+                "802.11b rate 11Mbit/s snr 20dB",
+                "wireless 802.11b rate 11Mbit/s snr 20dB",
+            ),
+            ("profile", "802.11b-11", "profile 802.11b-11"),
+            ("limit", "1000", "limit 1000"),
+            ("slot", "800us 1ms packets 32", "slot 800us 1ms packets 32"),
+            ("seed", "42", "seed 42"),
+            ("gap", "5", "gap 5"),
+            (
+                "pipe",
+                "duplicate 1% corrupt 0.1%",
+                "duplicate 1% corrupt 0.1%",
+            ),
+        ];
+        for (key, value, words) in cases {
+            // A distribution needs a jitter to shape.
+            let extra = if *key == "distribution" {
+                "jitter \"1ms\" "
+            } else {
+                ""
+            };
+            let delay = if *key == "delay" { "" } else { "delay 20 " };
+            let gkey = key.replace('-', "_");
+            let g = parse_gml(&gml(&format!("{delay}{extra}{gkey} \"{value}\"")))
+                .unwrap_or_else(|e| panic!("GML {key} {value}: {e}"));
+            assert_eq!(g.links[0].words, language(words), "GML {key} {value}");
+            assert_eq!(g.links[0].delay, Duration::from_millis(20), "GML {key}");
+            let extra = if *key == "distribution" {
+                "jitter = \"1ms\"\n"
+            } else {
+                ""
+            };
+            let delay = if *key == "delay" { "" } else { "delay = 20\n" };
+            let t = parse_toml(&toml(&format!("{delay}{extra}{key} = \"{value}\"")))
+                .unwrap_or_else(|e| panic!("TOML {key} {value}: {e}"));
+            assert_eq!(t.links[0].words, language(words), "TOML {key} {value}");
+            let d = crate::distill::distill(&g, crate::distill::Mode::HopByHop).expect("distils");
+            crate::lower::pipe_config(&d.pipes[0]).unwrap_or_else(|e| panic!("{key}: {e}"));
+        }
+        // netem's rate replaces the bandwidth: a link without `bw`.
+        let g = parse_gml(&gml(r#"rate "10mbit" delay 5"#)).expect("rate");
+        assert_eq!(g.links[0].words, language("rate 10mbit"));
+        // A bare number and a boolean are values too.
+        let t = parse_toml(&toml("ecn = true\nseed = 7\nnoecn = false")).expect("flags");
+        assert_eq!(t.links[0].words, language("ecn seed 7"));
+    }
+
+    /// A pass proves unknown keys are refused naming their line and key,
+    /// with near spellings; metadata (capitalised keys, `id`, `label`,
+    /// `graphics` lists) is accepted; the language's refusals (two AQMs,
+    /// a dynamic pipe, a value it refuses) are errors of the key that
+    /// wrote them; a whole-pipe refusal (a jitter larger than what the
+    /// delay allows is not one, but `rate` with `bw` is) names its key.
+    #[test]
+    fn refusals_name_line_and_key() {
+        let cases: &[(&str, usize, &str, &str)] = &[
+            (
+                "delay 5\n jiter \"5ms\"",
+                6,
+                "jiter",
+                "did you mean jitter?",
+            ),
+            (
+                "colour \"red\"",
+                5,
+                "colour",
+                "unknown link attribute 'colour'",
+            ),
+            (
+                "codel \"\"\n red \"0.002/5/15/0.1\"",
+                6,
+                "red",
+                "cannot be combined with 'codel'",
+            ),
+            ("mask \"src-ip 0xffffffff\"", 5, "mask", "dynamic pipe"),
+            ("pipe \"buckets 4\"", 5, "pipe", "dynamic pipe"),
+            ("loss \"gemodle 1%\"", 5, "loss", "gemodle"),
+            ("delay 5\n\n jitter \"5 parsecs\"", 7, "jitter", "parsecs"),
+            ("loss \"trace:drops.txt\"", 5, "loss", "names a file"),
+            (
+                "bw \"10Mbit/s\"\n rate \"5mbit\"",
+                6,
+                "rate",
+                "'rate' and 'bw'",
+            ),
+            ("ecn \"maybe\"", 5, "ecn", "a flag"),
+            ("pipe \"delay 5ms\"", 5, "pipe", "the link's own attributes"),
+            ("distribution \"normal\"", 5, "distribution", "needs"),
+        ];
+        for (attrs, line, key, says) in cases {
+            let e = parse_gml(&gml(attrs)).expect_err(attrs);
+            assert_eq!((e.line, e.field.as_str()), (*line, *key), "{attrs}: {e}");
+            assert!(e.message.contains(says), "{attrs}: {e}");
+        }
+        let e = parse_gml("graph [\n node [ id 0\n rol \"client\" ]\n]").expect_err("node key");
+        assert_eq!((e.line, e.field.as_str()), (3, "rol"), "{e}");
+        assert!(e.message.contains("did you mean role?"), "{e}");
+        let e = parse_toml(&toml("delay = 5\njiter = \"5ms\"")).expect_err("toml");
+        let e = e.to_string();
+        assert!(
+            e.starts_with("line 11: link 1 (between 0 and 1): field `jiter`"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean jitter?"), "{e}");
+        // Metadata stays accepted (Topology Zoo, yEd, networkx).
+        let t = parse_gml(
+            "graph [\n node [ id 0 label \"a\" Country \"NL\" Latitude 52.3 hyperedge 1 geocode_id \"x\" graphics [ x 1 y 2 ] ]\n node [ id 1 ]\n edge [ source 0 target 1 id 7 key 0 LinkLabel \"OC-48\" LinkSpeed \"2.5\" LinkSpeedUnits \"G\" LinkSpeedRaw 2500000000.0 LinkType \"fibre\" LinkNote \"\" weight 3 graphics [ width 2 ] LabelGraphics [ text \"l\" ] ]\n]",
+        )
+        .expect("metadata");
+        assert_eq!(t.links[0].words, PipeSpec::default());
+        let t = parse_toml(&toml("LinkLabel = \"x\"\nlabel = \"y\"")).expect("toml metadata");
+        assert_eq!(t.links[0].words, PipeSpec::default());
+    }
+
+    /// A pass proves a link's words survive `to_gml` and `to_toml` and
+    /// read back equal.
+    #[test]
+    fn words_round_trip_through_both_formats() {
+        let t = parse_gml(&gml(
+            r#"bw "10Mbit/s" delay "20ms 5ms 25%" distribution "normal" loss "gemodel 1% 10% 70% 0.1%" codel "target 5ms" ecn 1 duplicate "1%" limit 500"#,
+        ))
+        .expect("parses");
+        let back = parse_gml(&crate::gml::to_gml(&t)).expect("GML reads back");
+        assert_eq!(back, t);
+        let toml = crate::native::to_toml(&t).expect("writes");
+        let back = parse_toml(&toml).expect("TOML reads back");
+        assert_eq!(back, t);
+    }
+
+    /// A pass proves a collapsed path takes the words of its one link
+    /// that has any, and two such links on one path are refused.
+    #[test]
+    fn collapsed_paths_keep_one_links_words() {
+        let text = |second: &str| {
+            format!(
+                "graph [\n node [ id 0 role \"client\" ]\n node [ id 1 ]\n node [ id 2 role \"client\" ]\n edge [ source 0 target 1 delay 5 duplicate \"1%\" ]\n edge [ source 1 target 2 delay 5 {second} ]\n]"
+            )
+        };
+        let t = parse_gml(&text("")).expect("parses");
+        let d = crate::distill::distill(&t, crate::distill::Mode::EndToEnd).expect("distils");
+        assert!(d.pipes.iter().all(|p| p.words == language("duplicate 1%")));
+        let t = parse_gml(&text("corrupt \"1%\"")).expect("parses");
+        let e = crate::distill::distill(&t, crate::distill::Mode::EndToEnd).expect_err("two");
+        assert!(e.to_string().contains("both have pipe words"), "{e}");
+        crate::distill::distill(&t, crate::distill::Mode::HopByHop).expect("hop by hop");
+    }
 }

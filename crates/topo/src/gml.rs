@@ -434,7 +434,11 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
                 .written
                 .iter()
                 .find(|w| w.0 == limit.attr)
-                .and_then(|w| written.get(w.1).map(|a| (a.line, a.key.as_str(), w.2.as_str())))
+                .and_then(|w| {
+                    written
+                        .get(w.1)
+                        .map(|a| (a.line, a.key.as_str(), w.2.as_str()))
+                })
                 .unwrap_or((e.line, limit.attr.name(), ""));
             return Err(err(line, key, limit.message(word)));
         }

@@ -12,10 +12,10 @@
 
 use std::net::Ipv4Addr;
 
+use crate::linkset::loss_probability;
 use pipelab_classify::Direction;
 use pipelab_emu::{Destinations, Egress, Paths, PipeDef, PortDef, Spec, TOPO_PIPE_BASE};
 use pipelab_engine::{Duration, PipeConfig, QueueLimit, Rate};
-use crate::linkset::loss_probability;
 
 use crate::cross::loaded;
 use crate::distill::{Distilled, PipeSpec};

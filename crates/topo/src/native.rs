@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::gml::GmlDefaults;
 use crate::attrs::{read_link, Written};
+use crate::gml::GmlDefaults;
 use crate::linkset::loss_probability;
 use crate::model::{Link, Node, Role, Topology};
 use crate::TopoError;
@@ -179,13 +179,18 @@ pub fn parse_toml_with(text: &str, d: &GmlDefaults) -> Result<Topology, TopoErro
             });
         }
         let at = |line: usize| format!("line {line}: {what}");
-        let read = read_link(&written, &["a", "b"]).map_err(|e| bad(at(e.line), &e.key, e.message))?;
+        let read =
+            read_link(&written, &["a", "b"]).map_err(|e| bad(at(e.line), &e.key, e.message))?;
         if let Err(limit) = read.set.check() {
             let (line, key, word) = read
                 .written
                 .iter()
                 .find(|w| w.0 == limit.attr)
-                .and_then(|w| written.get(w.1).map(|a| (a.line, a.key.as_str(), w.2.as_str())))
+                .and_then(|w| {
+                    written
+                        .get(w.1)
+                        .map(|a| (a.line, a.key.as_str(), w.2.as_str()))
+                })
                 .unwrap_or((0, limit.attr.name(), ""));
             return Err(bad(at(line), key, limit.message(word)));
         }

@@ -11,20 +11,26 @@
 //!
 //! A small tokenizer (keys, numbers, quoted strings, `[`, `]`, `#` comments)
 //! feeds a recursive reader of `key value` lists. Only `graph`, its `node`s
-//! and `edge`s are interpreted; other keys (`directed`, `Creator`,
-//! `graphics`, ...) are skipped. Attributes:
+//! and `edge`s are interpreted; the graph's other keys (`directed`,
+//! `Creator`, ...) are skipped. Attributes:
 //!
-//! * node: `id` (required, integer), `role` (`client`, `stub`, `transit`;
-//!   default `stub`), `name` or `label`.
+//! * node: `id` (required, integer), `role` or `type` (`client`, `stub`,
+//!   `transit`; default `stub`), `name` or `label`; metadata
+//!   ([`crate::attrs::is_metadata`]: capitalised keys, `graphics`, ...) is
+//!   skipped, any other key refused with its line.
 //! * edge: `source`, `target` (node ids, required); `bandwidth` or `bw`
 //!   (a bare number is bit/s, or a string with a unit: `"10Mbit/s"`),
 //!   `kbps` (a number of kbit/s); `delay` (a bare number is ms, or
 //!   `"250us"`); `loss` (a probability `0.001`, or `"0.1%"`); `queue`
-//!   (slots, or a size such as `"100KB"`). Missing attributes take
+//!   (slots, or a size such as `"100KB"`); every other pipe word of the
+//!   language (`jitter "5ms" distribution "normal" codel "" ecn 1`), read
+//!   by [`crate::attrs`]; metadata skipped, any other key refused with
+//!   its line and the nearest known keys. Missing attributes take
 //!   [`GmlDefaults`].
 //!
 //! Every value is read by the command language's unit layer, through
-//! [`crate::linkset::LinkSet`]: a spelling a `pipe N config` line refuses
+//! [`crate::linkset::LinkSet`] (pipe words by the language's parser): a
+//! spelling a `pipe N config` line refuses
 //! (`"10Mbps"`, `"5 ms"`) is refused here with the same message and hint,
 //! and the limits of a pipe (a queue of at least one packet, a delay of at
 //! most 3600 s) apply. A number token is passed on as written (in plain

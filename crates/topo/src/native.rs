@@ -18,13 +18,17 @@
 //! delay = "5ms"         # or a number of ms
 //! loss = 0.001          # or "0.1%"
 //! queue = 20            # slots, or "64KB"
+//! jitter = "5ms"        # any pipe word of the language ([`crate::attrs`])
+//! codel = "target 5ms"
+//! ecn = true
 //! ```
 //!
-//! Missing link attributes take [`crate::gml::GmlDefaults`]. Values are
-//! read as in GML, by the command language's unit layer through
-//! [`crate::linkset::LinkSet`] (an integer or a float is passed on as its
-//! plain decimal text): `bw = "10Mbps"` is refused with the language's
-//! message and hint. Errors name the entry and the key.
+//! Missing link attributes take [`crate::gml::GmlDefaults`]. A link's keys
+//! are read as a GML edge's, by [`crate::attrs`] (an integer or a float is
+//! passed on as its plain decimal text, a boolean as `true`/`false`):
+//! `bw = "10Mbps"` is refused with the language's message and hint, an
+//! unknown key (`jiter`) with the nearest known ones. Errors name the
+//! line (found from the key's place in the file), the entry and the key.
 
 use std::collections::BTreeMap;
 

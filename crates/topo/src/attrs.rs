@@ -232,10 +232,12 @@ pub fn link_keys(ends: &[&'static str]) -> Vec<&'static str> {
         .collect()
 }
 
-/// True if `word` reads as a number first (`0.01`, `1%`, `.5`), i.e. a
-/// topology value rather than a language model's name.
-fn numeric(word: &str) -> bool {
-    word.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == '+')
+/// True if `word` names one of netem's loss models (`random`, `state`,
+/// `gemodel`, `trace:FILE`): a `loss` key's value is then the language's,
+/// else a loss rate of the topology.
+fn loss_model(word: &str) -> bool {
+    let w = word.to_ascii_lowercase();
+    matches!(w.as_str(), "random" | "state" | "gemodel") || w.starts_with("trace:")
 }
 
 /// The message of a language parse error, with its hint.
@@ -310,9 +312,8 @@ pub fn read_link(attrs: &[Written], ends: &[&'static str]) -> Result<LinkAttrsRe
                 push(&mut text, i, &format!("delay 0 {value}"));
                 pieces.push((i, "delay"));
             }
-            "loss" | "plr" if numeric(first) && !value.contains(',') => {
-                set(LinkAttr::Loss, value, &mut out)?
-            }
+            "loss" if !loss_model(first) => set(LinkAttr::Loss, value, &mut out)?,
+            "plr" if !value.contains(',') => set(LinkAttr::Loss, value, &mut out)?,
             "loss" => {
                 push(&mut text, i, &format!("loss {value}"));
                 pieces.push((i, "loss"));

@@ -120,7 +120,15 @@ fn end_id(l: &LinkEntry, key: &str, what: &str, text: &str) -> Result<u64, TopoE
             key,
             "expected a node id (a non-negative integer)".into(),
         )),
-        None => Err(bad(what.to_string(), key, "missing".into())),
+        None => {
+            // The line of the entry's first key.
+            let at = l.keys().map(|k| k.span().start).min().unwrap_or(0);
+            Err(bad(
+                format!("line {}: {what}", line_of(text, at)),
+                key,
+                "missing (a link joins two nodes: a = ID, b = ID)".into(),
+            ))
+        }
     }
 }
 

@@ -404,7 +404,7 @@ pub fn read_link(attrs: &[Written], ends: &[&'static str]) -> Result<LinkAttrsRe
             let (param, path) = spec.files()[0];
             let i = pieces
                 .iter()
-                .find(|p| p.1 == param || (p.1 == "bw" && param == "bw"))
+                .find(|p| p.1 == param)
                 .map_or(pieces[0].0, |p| p.0);
             return Err(AttrError {
                 line: attrs[i].line,

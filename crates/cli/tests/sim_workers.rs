@@ -204,3 +204,83 @@ fn bad_input_is_refused_naming_what_and_where() {
         );
     }
 }
+
+/// One CBR flow of 2000 packets of 1000 B at 100 pps across the single
+/// link of a 2-VN topology whose edge carries `attrs`; its report.
+fn two_vn_flow(attrs: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let topo = dir.path().join("pair.gml");
+    std::fs::write(
+        &topo,
+        format!(
+            "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"client\" name \"b\" ]\n  edge [ source 0 target 1 LinkLabel \"test\" {attrs} ]\n]\n"
+        ),
+    )
+    .expect("write topology");
+    let flow = format!(
+        "cbr rate 100pps size 1000B duration 20s from {}:1000 to {}:9",
+        vn(0),
+        vn(1)
+    );
+    let (out, _) = ok(&[
+        "sim",
+        "--topology",
+        topo.to_str().expect("utf-8"),
+        "--traffic",
+        &flow,
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    report["flows"][0].clone()
+}
+
+/// A pass proves a topology link's `delay` and `loss` act through
+/// `pipelab sim --topology`: with delay 20ms and loss 10% on a 10 Mbit/s
+/// link, every delivered packet takes exactly 20 ms plus its 0.8 ms of
+/// transmission (1000 B at 10 Mbit/s, no queueing at 100 pps), and the
+/// delivered fraction of 2000 packets is within 4.5 standard deviations
+/// of 90% (binomial: σ = √(2000·0.1·0.9) ≈ 13.4 packets).
+#[test]
+fn a_topology_links_delay_and_loss_act_in_sim() {
+    let f = two_vn_flow(r#"bandwidth "10Mbit/s" delay "20ms" loss "10%" queue 1000"#);
+    assert_eq!(f["sent"].as_u64(), Some(2000), "{f}");
+    let lost = f["lost"].as_u64().expect("lost");
+    assert!(
+        (140..=260).contains(&lost),
+        "{lost} of 2000 lost, expected 200 ± 60"
+    );
+    let d = &f["delay_ms"];
+    for k in ["min", "max"] {
+        let v = d[k].as_f64().expect("delay");
+        assert!((v - 20.8).abs() < 1e-6, "{k} delay {v} ms, expected 20.8");
+    }
+}
+
+/// A pass proves the language's words on a topology link act through
+/// `pipelab sim --topology`: a jitter of 5 ms with a normal distribution
+/// spreads the delays around 20.8 ms (mean within 0.5 ms, standard
+/// deviation within 4..6 ms over 2000 packets; the standard error of the
+/// mean is about 0.11 ms), and a Gilbert-Elliott loss model (netem's
+/// `gemodel p r 1-h 1-k`) that never leaves its good state (p = 0%),
+/// where it loses 5% (1-k), loses 100 ± 45 packets (σ ≈ 9.7).
+#[test]
+fn a_topology_links_pipe_words_act_in_sim() {
+    let f = two_vn_flow(
+        r#"bandwidth "10Mbit/s" delay "20ms" jitter "5ms" distribution "normal" queue 1000"#,
+    );
+    assert_eq!(f["received"].as_u64(), Some(2000), "{f}");
+    let d = &f["delay_ms"];
+    let mean = d["mean"].as_f64().expect("mean");
+    let std = d["stddev"].as_f64().expect("stddev");
+    assert!((mean - 20.8).abs() < 0.5, "mean delay {mean} ms");
+    assert!((4.0..6.0).contains(&std), "delay deviation {std} ms");
+    let f =
+        two_vn_flow(r#"bandwidth "10Mbit/s" delay 20 loss "gemodel 0% 100% 100% 5%" queue 1000"#);
+    let lost = f["lost"].as_u64().expect("lost");
+    assert!(
+        (55..=145).contains(&lost),
+        "{lost} of 2000 lost, expected 100 ± 45"
+    );
+}

@@ -126,6 +126,7 @@ mod tests {
             delay: Duration::from_millis(delay_ms),
             loss: 0.0,
             queue,
+            words: Default::default(),
             hops: 1,
             up: true,
         }

@@ -43,7 +43,7 @@ use core::str::FromStr;
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
-use crate::model::{Role, Topology};
+use crate::model::{PipeWords, Role, Topology};
 use crate::paths::{Arc, Faults, Metric, PathGraph, RouteMatrix, Routes};
 use crate::TopoError;
 
@@ -145,6 +145,10 @@ pub struct PipeSpec {
     pub loss: f64,
     /// Queue bound.
     pub queue: QueueLimit,
+    /// The pipe words of the link it stands for ([`crate::model::Link::words`];
+    /// a collapsed pipe takes those of the one link of its path that has
+    /// any).
+    pub words: PipeWords,
     /// Target-topology links it stands for (1 unless collapsed).
     pub hops: u32,
     /// False if a fault left it without a path (no route uses it).
@@ -307,6 +311,7 @@ fn link_pipes(topo: &Topology, i: usize, up: bool, out: &mut Vec<PipeSpec>) {
             delay: l.delay,
             loss: l.loss,
             queue: l.queue,
+            words: l.words.clone(),
             hops: 1,
             up,
         });
@@ -314,14 +319,18 @@ fn link_pipes(topo: &Topology, i: usize, up: bool, out: &mut Vec<PipeSpec>) {
 }
 
 /// A pipe pair collapsing the path of link arcs `path` from `u` to `v`;
-/// `None` path gives a down pair.
+/// `None` path gives a down pair. The pair takes the pipe words of the one
+/// link of the path that has any; two such links on one path cannot be
+/// collapsed (jitter, loss models and AQMs do not add up): an error names
+/// them.
 fn collapsed_pipes(
     topo: &Topology,
     u: usize,
     v: usize,
     path: Option<&[u32]>,
     out: &mut Vec<PipeSpec>,
-) {
+) -> Result<(), TopoError> {
+    let mut words: Option<usize> = None;
     let mut bw = Rate::UNLIMITED;
     let mut queue = QueueLimit::default();
     let mut delay = 0u64;
@@ -329,7 +338,26 @@ fn collapsed_pipes(
     let mut first = true;
     let path = path.unwrap_or(&[]);
     for &arc in path {
-        let l = &topo.links[arc as usize / 2];
+        let i = arc as usize / 2;
+        let l = &topo.links[i];
+        if l.words != PipeWords::default() {
+            if let Some(w) = words.filter(|&w| w != i) {
+                let name = |k: usize| {
+                    let l = &topo.links[k];
+                    format!("{}-{}", topo.node_name(l.a), topo.node_name(l.b))
+                };
+                return Err(TopoError::Invalid(format!(
+                    "links {} and {} both have pipe words ({} / {}) and lie on one collapsed path from {} to {}: distil hop-by-hop, or give the words to one link of the path",
+                    name(w),
+                    name(i),
+                    topo.links[w].words,
+                    l.words,
+                    topo.node_name(u),
+                    topo.node_name(v)
+                )));
+            }
+            words = Some(i);
+        }
         delay = delay.saturating_add(l.delay.as_nanos());
         reliability *= 1.0 - l.loss;
         let narrower = !l.bw.is_unlimited() && (bw.is_unlimited() || l.bw < bw);
@@ -350,10 +378,12 @@ fn collapsed_pipes(
             delay: Duration::from_nanos(delay),
             loss: (1.0 - reliability).clamp(0.0, 1.0),
             queue,
+            words: words.map_or_else(PipeWords::default, |i| topo.links[i].words.clone()),
             hops: path.len() as u32,
             up,
         });
     }
+    Ok(())
 }
 
 /// Frontier index of every node (1 = VNs); unreachable nodes get 0.
@@ -425,7 +455,7 @@ pub fn distill_with_routes(
                 for j in i + 1..n {
                     let path = lg.path(&tree, vns[i], vns[j]);
                     let k = pipes.len() as u32;
-                    collapsed_pipes(topo, vns[i], vns[j], path.as_deref(), &mut pipes);
+                    collapsed_pipes(topo, vns[i], vns[j], path.as_deref(), &mut pipes)?;
                     if path.is_some() {
                         routes.set(vns[i], vns[j], vec![k]);
                         routes.set(vns[j], vns[i], vec![k + 1]);
@@ -495,7 +525,7 @@ pub fn distill_with_routes(
                         continue;
                     }
                     let p = faulty.path(&t_now, u, v);
-                    collapsed_pipes(topo, u, v, p.as_deref(), &mut pipes);
+                    collapsed_pipes(topo, u, v, p.as_deref(), &mut pipes)?;
                 }
             }
         }

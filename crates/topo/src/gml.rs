@@ -11,20 +11,26 @@
 //!
 //! A small tokenizer (keys, numbers, quoted strings, `[`, `]`, `#` comments)
 //! feeds a recursive reader of `key value` lists. Only `graph`, its `node`s
-//! and `edge`s are interpreted; other keys (`directed`, `Creator`,
-//! `graphics`, ...) are skipped. Attributes:
+//! and `edge`s are interpreted; the graph's other keys (`directed`,
+//! `Creator`, ...) are skipped. Attributes:
 //!
-//! * node: `id` (required, integer), `role` (`client`, `stub`, `transit`;
-//!   default `stub`), `name` or `label`.
+//! * node: `id` (required, integer), `role` or `type` (`client`, `stub`,
+//!   `transit`; default `stub`), `name` or `label`; metadata
+//!   ([`crate::attrs::is_metadata`]: capitalised keys, `graphics`, ...) is
+//!   skipped, any other key refused with its line.
 //! * edge: `source`, `target` (node ids, required); `bandwidth` or `bw`
 //!   (a bare number is bit/s, or a string with a unit: `"10Mbit/s"`),
 //!   `kbps` (a number of kbit/s); `delay` (a bare number is ms, or
 //!   `"250us"`); `loss` (a probability `0.001`, or `"0.1%"`); `queue`
-//!   (slots, or a size such as `"100KB"`). Missing attributes take
+//!   (slots, or a size such as `"100KB"`); every other pipe word of the
+//!   language (`jitter "5ms" distribution "normal" codel "" ecn 1`), read
+//!   by [`crate::attrs`]; metadata skipped, any other key refused with
+//!   its line and the nearest known keys. Missing attributes take
 //!   [`GmlDefaults`].
 //!
 //! Every value is read by the command language's unit layer, through
-//! [`crate::linkset::LinkSet`]: a spelling a `pipe N config` line refuses
+//! [`crate::linkset::LinkSet`] (pipe words by the language's parser): a
+//! spelling a `pipe N config` line refuses
 //! (`"10Mbps"`, `"5 ms"`) is refused here with the same message and hint,
 //! and the limits of a pipe (a queue of at least one packet, a delay of at
 //! most 3600 s) apply. A number token is passed on as written (in plain
@@ -38,7 +44,8 @@ use core::fmt;
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
-use crate::linkset::{loss_probability, LinkAttr, LinkSet};
+use crate::attrs::{read_link, Written};
+use crate::linkset::loss_probability;
 use crate::model::{Link, Node, Role, Topology};
 
 /// A GML error: where, which field, what is wrong.
@@ -291,11 +298,8 @@ fn as_text(e: &Entry) -> Result<String, GmlError> {
     }
 }
 
-/// The link attribute of a GML key (`bandwidth`, `bw`, `delay`, `loss`,
-/// `queue`).
-fn attr_of(key: &str) -> LinkAttr {
-    LinkAttr::from_key(key).unwrap_or(LinkAttr::Bw)
-}
+/// The keys of a node.
+const NODE_KEYS: &[&str] = &["id", "role", "type", "name", "label"];
 
 /// A number token as the unit layer reads it: as written, or in plain
 /// decimal if written with an exponent or a sign (`1e6` = `1000000`,
@@ -362,7 +366,11 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
                     })?;
                 }
                 "name" | "label" => name = as_text(a)?,
-                _ => {}
+                k if crate::attrs::is_metadata(k) => {}
+                k => {
+                    let e = crate::attrs::unknown(k, a.line, "node", NODE_KEYS);
+                    return Err(err(e.line, &e.key, e.message));
+                }
             }
         }
         let id = id.ok_or_else(|| err(e.line, "id", "node has no id"))?;
@@ -394,13 +402,11 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
         };
         let mut src = None;
         let mut dst = None;
-        let mut set = LinkSet::default();
-        // Where each attribute was written: (line, key, word).
-        let mut written: Vec<(LinkAttr, usize, &str, String)> = Vec::new();
+        let mut written = Vec::new();
         for a in attrs {
             let line = a.line;
             let key = a.key.as_str();
-            let (attr, word) = match (key, &a.value) {
+            let value = match (key, &a.value) {
                 ("source", _) => {
                     src = Some((as_id(a)?, line));
                     continue;
@@ -409,44 +415,37 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
                     dst = Some((as_id(a)?, line));
                     continue;
                 }
-                ("bandwidth" | "bw" | "kbps" | "delay" | "loss" | "queue", Value::List(_)) => {
+                (k, Value::List(_)) if crate::attrs::is_metadata(k) => continue,
+                (_, Value::List(_)) => {
                     return Err(err(
                         line,
                         key,
                         "expected a number or a string, found a list",
                     ))
                 }
-                ("kbps", Value::Num(v, raw)) => {
-                    (LinkAttr::Bw, format!("{}Kbit/s", number(*v, raw)))
-                }
-                ("kbps", Value::Str(_)) => {
-                    return Err(err(
-                        line,
-                        key,
-                        "expected a number of kbit/s (or use `bandwidth \"10Mbit/s\"`)",
-                    ))
-                }
-                ("bandwidth" | "bw" | "delay" | "loss" | "queue", Value::Num(v, raw)) => {
-                    (attr_of(key), number(*v, raw))
-                }
-                ("bandwidth" | "bw" | "delay" | "loss" | "queue", Value::Str(s)) => {
-                    (attr_of(key), s.clone())
-                }
-                _ => continue,
+                (_, Value::Num(v, raw)) => number(*v, raw),
+                (_, Value::Str(s)) => s.clone(),
             };
-            set.set_word(attr, &word)
-                .map_err(|e| err(line, key, e.to_string()))?;
-            written.retain(|w| w.0 != attr);
-            written.push((attr, line, key, word));
+            written.push(Written {
+                key: key.to_string(),
+                value,
+                line,
+            });
         }
-        if let Err(limit) = set.check() {
+        let read = read_link(&written, &["source", "target"])
+            .map_err(|e| err(e.line, &e.key, e.message))?;
+        if let Err(limit) = read.set.check() {
             // The attribute was written (defaults are not checked here).
-            let (line, key, word) = written
+            let (line, key, word) = read
+                .written
                 .iter()
                 .find(|w| w.0 == limit.attr)
-                .map_or((e.line, limit.attr.name(), ""), |w| {
-                    (w.1, w.2, w.3.as_str())
-                });
+                .and_then(|w| {
+                    written
+                        .get(w.1)
+                        .map(|a| (a.line, a.key.as_str(), w.2.as_str()))
+                })
+                .unwrap_or((e.line, limit.attr.name(), ""));
             return Err(err(line, key, limit.message(word)));
         }
         let mut link = Link {
@@ -456,8 +455,15 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
             delay: defaults.delay,
             loss: defaults.loss,
             queue: defaults.queue,
+            words: read.words.clone(),
         };
-        set.apply(&mut link);
+        read.set.apply(&mut link);
+        if let Err((i, message)) = read.check(&link, &written) {
+            let (line, key) = i
+                .and_then(|i| written.get(i))
+                .map_or((e.line, "edge"), |a| (a.line, a.key.as_str()));
+            return Err(err(line, key, message));
+        }
         let (s, sl) = src.ok_or_else(|| err(e.line, "source", "edge has no source"))?;
         let (t, tl) = dst.ok_or_else(|| err(e.line, "target", "edge has no target"))?;
         link.a = topo
@@ -490,9 +496,9 @@ pub fn to_gml(topo: &Topology) -> String {
         let (Some(a), Some(b)) = (topo.nodes.get(l.a), topo.nodes.get(l.b)) else {
             continue;
         };
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "  edge [ source {} target {} bandwidth {} delay \"{}ns\" loss {} queue \"{}\" ]",
+            "  edge [ source {} target {} bandwidth {} delay \"{}ns\" loss {} queue \"{}\"",
             a.id,
             b.id,
             l.bw.bps(),
@@ -500,6 +506,14 @@ pub fn to_gml(topo: &Topology) -> String {
             loss_probability(l.loss),
             pipelab_lang::units::format_queue(l.queue)
         );
+        let (jitter, rest) = crate::attrs::written_words(&l.words);
+        if let Some(j) = jitter {
+            let _ = write!(s, " jitter \"{j}\"");
+        }
+        if let Some(r) = rest {
+            let _ = write!(s, " pipe \"{}\"", r.replace('"', "'"));
+        }
+        s.push_str(" ]\n");
     }
     s.push_str("]\n");
     s

@@ -44,6 +44,7 @@
 #![warn(missing_docs)]
 
 pub mod assign;
+pub mod attrs;
 pub mod command;
 pub mod cross;
 pub mod distill;

@@ -12,28 +12,43 @@
 
 use std::net::Ipv4Addr;
 
+use crate::linkset::loss_probability;
 use pipelab_classify::Direction;
 use pipelab_emu::{Destinations, Egress, Paths, PipeDef, PortDef, Spec, TOPO_PIPE_BASE};
-use pipelab_engine::models::{LossConfig, Probability, UniformLoss};
-use pipelab_engine::PipeConfig;
+use pipelab_engine::{Duration, PipeConfig, QueueLimit, Rate};
 
 use crate::cross::loaded;
 use crate::distill::{Distilled, PipeSpec};
+use crate::model::PipeWords;
 use crate::TopoError;
 
-/// The engine configuration of one distilled pipe.
+/// The language's pipe spec of a link direction: its bandwidth, delay,
+/// loss and queue, and its pipe words ([`crate::attrs`]). An unlimited
+/// bandwidth and a zero loss are left unset, so that the words that
+/// replace them (`bw trace:`, netem's `rate`, a loss model) are not
+/// refused as combined with them.
+pub fn pipe_spec(
+    bw: Rate,
+    delay: Duration,
+    loss: f64,
+    queue: QueueLimit,
+    words: &PipeWords,
+) -> pipelab_lang::PipeSpec {
+    let mut spec = words.clone();
+    spec.bw = (!bw.is_unlimited()).then_some(bw);
+    spec.delay = Some(delay);
+    spec.queue = Some(queue);
+    spec.plr = (loss > 0.0).then(|| loss_probability(loss));
+    spec
+}
+
+/// The engine configuration of one distilled pipe, built by the
+/// language's builder from [`pipe_spec`] (the one way a pipe's words
+/// become an engine configuration).
 pub fn pipe_config(p: &PipeSpec) -> Result<PipeConfig, TopoError> {
-    let cfg =
-        PipeConfig::new(p.bw, p.delay, p.queue).map_err(|e| TopoError::Engine(e.to_string()))?;
-    if p.loss > 0.0 {
-        let prob = Probability::new(p.loss).map_err(|e| TopoError::Engine(e.to_string()))?;
-        Ok(cfg.with_loss(LossConfig::Uniform(UniformLoss::new(
-            prob,
-            Probability::ZERO,
-        ))))
-    } else {
-        Ok(cfg)
-    }
+    pipe_spec(p.bw, p.delay, p.loss, p.queue, &p.words)
+        .to_config()
+        .map_err(|e| TopoError::Engine(e.to_string()))
 }
 
 /// The spec number of distilled pipe `i`.
@@ -130,6 +145,9 @@ pub fn pipe_texts(
             );
             if q.loss > 0.0 {
                 text.push_str(&format!(" loss {}%", q.loss * 100.0));
+            }
+            if q.words != PipeWords::default() {
+                text.push_str(&format!(" {}", q.words));
             }
             if !p.up {
                 text.push_str(" down");

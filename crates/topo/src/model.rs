@@ -76,7 +76,15 @@ pub struct Link {
     pub loss: f64,
     /// Queue bound of each direction's pipe.
     pub queue: QueueLimit,
+    /// The language's pipe words beyond these four (jitter, loss models,
+    /// AQM, netem and wireless words: [`crate::attrs`]), applied to both
+    /// directions' pipes; `bw`, `delay`, `queue` and `plr` stay unset (the
+    /// fields above stand for them).
+    pub words: PipeWords,
 }
+
+/// A link's pipe words, as the language's parser read them.
+pub type PipeWords = pipelab_lang::PipeSpec;
 
 impl Link {
     /// A link with the attributes `attrs`.
@@ -88,6 +96,7 @@ impl Link {
             delay: attrs.delay,
             loss: attrs.loss,
             queue: attrs.queue,
+            words: PipeWords::default(),
         }
     }
 

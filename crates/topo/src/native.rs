@@ -18,18 +18,26 @@
 //! delay = "5ms"         # or a number of ms
 //! loss = 0.001          # or "0.1%"
 //! queue = 20            # slots, or "64KB"
+//! jitter = "5ms"        # any pipe word of the language ([`crate::attrs`])
+//! codel = "target 5ms"
+//! ecn = true
 //! ```
 //!
-//! Missing link attributes take [`crate::gml::GmlDefaults`]. Values are
-//! read as in GML, by the command language's unit layer through
-//! [`crate::linkset::LinkSet`] (an integer or a float is passed on as its
-//! plain decimal text): `bw = "10Mbps"` is refused with the language's
-//! message and hint. Errors name the entry and the key.
+//! Missing link attributes take [`crate::gml::GmlDefaults`]. A link's keys
+//! are read as a GML edge's, by [`crate::attrs`] (an integer or a float is
+//! passed on as its plain decimal text, a boolean as `true`/`false`):
+//! `bw = "10Mbps"` is refused with the language's message and hint, an
+//! unknown key (`jiter`) with the nearest known ones. Errors name the
+//! line (found from the key's place in the file), the entry and the key.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use toml::Spanned;
 
+use crate::attrs::{read_link, Written};
 use crate::gml::GmlDefaults;
-use crate::linkset::{loss_probability, LinkAttr, LinkSet};
+use crate::linkset::loss_probability;
 use crate::model::{Link, Node, Role, Topology};
 use crate::TopoError;
 
@@ -42,26 +50,23 @@ enum NumOrStr {
     Str(String),
 }
 
-impl NumOrStr {
-    /// The value as the unit layer reads it: a string as written, a
-    /// number as its plain decimal (the shortest that reads back as the
-    /// float, never with an exponent).
-    fn word(&self) -> String {
-        match self {
-            NumOrStr::Int(v) => v.to_string(),
-            NumOrStr::Float(v) => format!("{v}"),
-            NumOrStr::Str(s) => s.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
     node: Vec<NodeEntry>,
     #[serde(default)]
     link: Vec<LinkEntry>,
+}
+
+/// A link as read: every key with where it is, so that each is checked
+/// by [`crate::attrs`] and an error names its line.
+type LinkEntry = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+
+#[derive(Debug, Serialize)]
+struct FileOut {
+    node: Vec<NodeEntry>,
+    link: Vec<LinkOut>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -78,28 +83,53 @@ fn default_role() -> String {
     "stub".into()
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LinkEntry {
+#[derive(Debug, Serialize)]
+struct LinkOut {
     a: u64,
     b: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    bw: Option<NumOrStr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    delay: Option<NumOrStr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    loss: Option<NumOrStr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    queue: Option<NumOrStr>,
+    bw: NumOrStr,
+    delay: NumOrStr,
+    loss: NumOrStr,
+    queue: NumOrStr,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jitter: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pipe: Option<String>,
 }
 
 fn bad(what: String, field: &str, m: String) -> TopoError {
     TopoError::Invalid(format!("{what}: field `{field}`: {m}"))
 }
 
+/// The 1-based line of byte `at` of `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.get(..at).map_or(0, |t| t.matches('\n').count() + 1)
+}
+
 /// Parse the native TOML format.
 pub fn parse_toml(text: &str) -> Result<Topology, TopoError> {
     parse_toml_with(text, &GmlDefaults::default())
+}
+
+/// A node id given as `a` or `b`.
+fn end_id(l: &LinkEntry, key: &str, what: &str, text: &str) -> Result<u64, TopoError> {
+    match l.get(key).map(|v| (v.get_ref(), v.span())) {
+        Some((toml::Value::Integer(i), _)) if *i >= 0 => Ok(*i as u64),
+        Some((_, span)) => Err(bad(
+            format!("line {}: {what}", line_of(text, span.start)),
+            key,
+            "expected a node id (a non-negative integer)".into(),
+        )),
+        None => {
+            // The line of the entry's first key.
+            let at = l.keys().map(|k| k.span().start).min().unwrap_or(0);
+            Err(bad(
+                format!("line {}: {what}", line_of(text, at)),
+                key,
+                "missing (a link joins two nodes: a = ID, b = ID)".into(),
+            ))
+        }
+    }
 }
 
 /// Parse the native TOML format with the given defaults for links.
@@ -120,37 +150,61 @@ pub fn parse_toml_with(text: &str, d: &GmlDefaults) -> Result<Topology, TopoErro
         });
     }
     for (i, l) in file.link.iter().enumerate() {
-        let what = format!("link {} (between {} and {})", i + 1, l.a, l.b);
+        let entry = format!("link {}", i + 1);
+        let la = end_id(l, "a", &entry, text)?;
+        let lb = end_id(l, "b", &entry, text)?;
+        let what = format!("link {} (between {la} and {lb})", i + 1);
         let a = topo
-            .node_by_id(l.a)
-            .ok_or_else(|| bad(what.clone(), "a", format!("no node with id {}", l.a)))?;
+            .node_by_id(la)
+            .ok_or_else(|| bad(what.clone(), "a", format!("no node with id {la}")))?;
         let b = topo
-            .node_by_id(l.b)
-            .ok_or_else(|| bad(what.clone(), "b", format!("no node with id {}", l.b)))?;
+            .node_by_id(lb)
+            .ok_or_else(|| bad(what.clone(), "b", format!("no node with id {lb}")))?;
         if a == b {
             return Err(bad(what, "b", "a link cannot join a node to itself".into()));
         }
-        let mut set = LinkSet::default();
-        let given = [
-            (LinkAttr::Bw, &l.bw),
-            (LinkAttr::Delay, &l.delay),
-            (LinkAttr::Loss, &l.loss),
-            (LinkAttr::Queue, &l.queue),
-        ];
-        for (attr, value) in &given {
-            if let Some(v) = value {
-                set.set_word(*attr, &v.word())
-                    .map_err(|e| bad(what.clone(), attr.name(), e.to_string()))?;
+        let mut written = Vec::new();
+        for (k, v) in l {
+            let key = k.get_ref().as_str();
+            if key == "a" || key == "b" {
+                continue;
             }
+            let line = line_of(text, k.span().start);
+            let value = match v.get_ref() {
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::Float(f) => format!("{f}"),
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Boolean(b) => b.to_string(),
+                _ if crate::attrs::is_metadata(key) => continue,
+                _ => {
+                    return Err(bad(
+                        format!("line {line}: {what}"),
+                        key,
+                        "expected a number, a string or a boolean".into(),
+                    ))
+                }
+            };
+            written.push(Written {
+                key: key.to_string(),
+                value,
+                line,
+            });
         }
-        if let Err(limit) = set.check() {
-            let word = given
+        let at = |line: usize| format!("line {line}: {what}");
+        let read =
+            read_link(&written, &["a", "b"]).map_err(|e| bad(at(e.line), &e.key, e.message))?;
+        if let Err(limit) = read.set.check() {
+            let (line, key, word) = read
+                .written
                 .iter()
-                .find(|(attr, _)| *attr == limit.attr)
-                .and_then(|(_, v)| v.as_ref())
-                .map(NumOrStr::word)
-                .unwrap_or_default();
-            return Err(bad(what, limit.attr.name(), limit.message(&word)));
+                .find(|w| w.0 == limit.attr)
+                .and_then(|w| {
+                    written
+                        .get(w.1)
+                        .map(|a| (a.line, a.key.as_str(), w.2.as_str()))
+                })
+                .unwrap_or((0, limit.attr.name(), ""));
+            return Err(bad(at(line), key, limit.message(word)));
         }
         let mut link = Link {
             a,
@@ -159,8 +213,15 @@ pub fn parse_toml_with(text: &str, d: &GmlDefaults) -> Result<Topology, TopoErro
             delay: d.delay,
             loss: d.loss,
             queue: d.queue,
+            words: read.words.clone(),
         };
-        set.apply(&mut link);
+        read.set.apply(&mut link);
+        if let Err((k, message)) = read.check(&link, &written) {
+            let (line, key) = k
+                .and_then(|k| written.get(k))
+                .map_or((0, "link"), |a| (a.line, a.key.as_str()));
+            return Err(bad(at(line), key, message));
+        }
         topo.links.push(link);
     }
     Ok(topo)
@@ -170,7 +231,7 @@ pub fn parse_toml_with(text: &str, d: &GmlDefaults) -> Result<Topology, TopoErro
 /// precision).
 pub fn to_toml(topo: &Topology) -> Result<String, TopoError> {
     topo.validate()?;
-    let file = File {
+    let file = FileOut {
         node: topo
             .nodes
             .iter()
@@ -183,13 +244,18 @@ pub fn to_toml(topo: &Topology) -> Result<String, TopoError> {
         link: topo
             .links
             .iter()
-            .map(|l| LinkEntry {
-                a: topo.nodes[l.a].id,
-                b: topo.nodes[l.b].id,
-                bw: Some(NumOrStr::Str(format!("{}bit/s", l.bw.bps()))),
-                delay: Some(NumOrStr::Str(format!("{}ns", l.delay.as_nanos()))),
-                loss: Some(NumOrStr::Float(loss_probability(l.loss).as_f64())),
-                queue: Some(NumOrStr::Str(pipelab_lang::units::format_queue(l.queue))),
+            .map(|l| {
+                let (jitter, pipe) = crate::attrs::written_words(&l.words);
+                LinkOut {
+                    a: topo.nodes[l.a].id,
+                    b: topo.nodes[l.b].id,
+                    bw: NumOrStr::Str(format!("{}bit/s", l.bw.bps())),
+                    delay: NumOrStr::Str(format!("{}ns", l.delay.as_nanos())),
+                    loss: NumOrStr::Float(loss_probability(l.loss).as_f64()),
+                    queue: NumOrStr::Str(pipelab_lang::units::format_queue(l.queue)),
+                    jitter,
+                    pipe,
+                }
             })
             .collect(),
     };

@@ -111,6 +111,7 @@ fn small() -> Topology {
             delay: Duration::from_millis(ms),
             loss: 0.0,
             queue: Default::default(),
+            words: Default::default(),
         });
     };
     for (i, &ri) in r.iter().enumerate() {

@@ -299,7 +299,8 @@ fn gml(p: P, w: &str) -> Got {
     }
 }
 
-/// (d) a TOML link with `KEY = "W"`: errors name the link and the key.
+/// (d) a TOML link with `KEY = "W"`: errors name the line, the link and
+/// the key.
 fn toml(p: P, w: &str) -> Got {
     let text = format!(
         "[[node]]\nid = 0\n[[node]]\nid = 1\n[[link]]\na = 0\nb = 1\n{} = \"{w}\"\n",
@@ -309,7 +310,7 @@ fn toml(p: P, w: &str) -> Got {
         Ok(t) => from_link(p, &t.links[0]),
         Err(e) => {
             let e = e.to_string();
-            let prefix = format!("link 1 (between 0 and 1): field `{}`: ", p.word());
+            let prefix = format!("line 8: link 1 (between 0 and 1): field `{}`: ", p.word());
             match e.strip_prefix(&prefix) {
                 Some(rest) => Err(rest.to_string()),
                 None => panic!("{e}: does not start with {prefix}"),

@@ -103,7 +103,8 @@ impl TestNs {
             .status();
         sh(&format!(
             "ip netns add {name} && ip -n {name} link set lo up && \
-             ip netns exec {name} sh -c 'echo 0 > /proc/sys/net/ipv4/ip_forward'"
+             ip netns exec {name} sh -c 'echo 0 > /proc/sys/net/ipv4/ip_forward; \
+             echo 0 > /proc/sys/net/ipv6/conf/all/forwarding'"
         ));
         TestNs(name)
     }
@@ -111,6 +112,16 @@ impl TestNs {
     fn forwarding(&self) -> String {
         sh(&format!(
             "ip netns exec {} cat /proc/sys/net/ipv4/ip_forward",
+            self.0
+        ))
+        .trim()
+        .to_string()
+    }
+
+    /// `net.ipv6.conf.all.forwarding`.
+    fn forwarding6(&self) -> String {
+        sh(&format!(
+            "ip netns exec {} cat /proc/sys/net/ipv6/conf/all/forwarding",
             self.0
         ))
         .trim()
@@ -156,6 +167,7 @@ impl TestNs {
             .collect();
         assert_eq!(links, Vec::<String>::new(), "links left");
         assert_eq!(self.forwarding(), "0", "ip_forward left on");
+        assert_eq!(self.forwarding6(), "0", "IPv6 forwarding left on");
         assert_eq!(self.pids(), Vec::<String>::new(), "processes left");
     }
 }
@@ -212,7 +224,7 @@ fn read_pid(p: &Path) -> Option<u32> {
 /// Issue item 4: two shells started from `ip_forward=0` overlap; when the
 /// first exits, the second still forwards beyond the host (pings to
 /// another namespace through NAT all answered), and the value comes back
-/// to 0 after the last one.
+/// to 0 after the last one; so does IPv6 forwarding, held alike.
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -264,6 +276,11 @@ fn overlapping_shells_share_ip_forward_and_the_last_restores_it() {
         "1",
         "the first shell's exit turned forwarding off"
     );
+    assert_eq!(
+        x.forwarding6(),
+        "1",
+        "the first shell's exit turned IPv6 forwarding off"
+    );
     let o = b.wait_with_output().expect("wait b");
     let out = text(&o.stdout);
     assert!(
@@ -274,7 +291,93 @@ fn overlapping_shells_share_ip_forward_and_the_last_restores_it() {
     );
     // The last one out restored what the first one found.
     assert_eq!(x.forwarding(), "0");
+    assert_eq!(x.forwarding6(), "0");
     assert_eq!(x.nft_tables(), Vec::<String>::new());
+    assert_eq!(d.records(), Vec::<String>::new(), "records left");
+}
+
+/// Issue 15, item 3: a shell is dual-stack. From IPv6 forwarding off, a
+/// shell in X reaches a host beyond X over IPv6 (forwarding on while it
+/// runs, its source masqueraded by the `ip6` table: the far host has no
+/// route back to the shell's ULA), and its neighbour, the host side, at
+/// once (`nodad`: no duplicate address detection to wait for). At exit
+/// the `ip` and `ip6` tables are gone and both forwarding sysctls are
+/// back to 0.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn a_shell_routes_ipv6_beyond_its_host_and_restores_ipv6_forwarding() {
+    let Some(_g) = live() else { return };
+    let d = Dirs::new();
+    let x = TestNs::new("6x");
+    let far = TestNs::new("6f");
+    let id = std::process::id() % 100_000;
+    sh(&format!(
+        "ip link add plt6a{id} netns {x} type veth peer name plt6b{id} netns {f} && \
+         ip -n {x} addr add fd99:15:3::1/64 dev plt6a{id} nodad && ip -n {x} link set plt6a{id} up && \
+         ip -n {f} addr add fd99:15:3::2/64 dev plt6b{id} nodad && ip -n {f} link set plt6b{id} up",
+        x = x.0,
+        f = far.0
+    ));
+    let shell = d
+        .cmd(
+            Some(&x.0),
+            &[
+                "shell",
+                "--",
+                "sh",
+                "-c",
+                "ping -6 -c 1 -W 1 $PIPELAB_OUTSIDE6 && \
+                 ip -6 addr show dev eth0 && ip -6 route && \
+                 ping -6 -c 3 -i 0.2 -W 2 fd99:15:3::2 && sleep 1",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shell");
+    let pid = shell.id();
+    assert!(
+        wait_for(10.0, || x.forwarding6() == "1"),
+        "the shell did not turn IPv6 forwarding on"
+    );
+    assert!(
+        wait_for(5.0, || x.nft_tables().len() == 2),
+        "tables: {:?}",
+        x.nft_tables()
+    );
+    let tables = x.nft_tables();
+    assert_eq!(
+        tables,
+        vec![
+            format!("table ip pipelab_{pid}"),
+            format!("table ip6 pipelab_{pid}")
+        ]
+    );
+    let o = shell.wait_with_output().expect("wait");
+    let (st, out, err) = (o.status, text(&o.stdout), text(&o.stderr));
+    assert!(st.success(), "shell: {st}\n{out}{err}");
+    assert!(out.contains("3 received"), "{out}");
+    // The namespace's addresses: the ULA ::2/64, no tentative or dadfailed
+    // one; the default route via the host side's ::1.
+    let ula = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("inet6 fd"))
+        .unwrap_or_else(|| panic!("no ULA in {out}"));
+    assert!(ula.contains("::2/64"), "{ula}");
+    assert!(
+        !out.contains("tentative") && !out.contains("dadfailed"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("default via fd") && l.contains("::1 dev eth0")),
+        "{out}"
+    );
+    assert!(err.contains("(PIPELAB_OUTSIDE6)"), "{err}");
+    x.assert_clean(&[&format!("plt6a{id}")]);
     assert_eq!(d.records(), Vec::<String>::new(), "records left");
 }
 
@@ -506,9 +609,13 @@ fn kill9_of_a_shell_kills_its_command_and_cleanup_restores_the_host() {
         read_pid(&cmd_pid).unwrap_or(0),
         read_pid(&bg_pid).unwrap_or(0),
     );
-    let table = format!("table ip pipelab_{pid}");
-    assert_eq!(x.nft_tables(), vec![table.clone()]);
+    let table = vec![
+        format!("table ip pipelab_{pid}"),
+        format!("table ip6 pipelab_{pid}"),
+    ];
+    assert_eq!(x.nft_tables(), table.clone());
     assert_eq!(x.forwarding(), "1");
+    assert_eq!(x.forwarding6(), "1");
     let t0 = Instant::now();
     kill9(&mut shell);
     assert!(
@@ -517,7 +624,7 @@ fn kill9_of_a_shell_kills_its_command_and_cleanup_restores_the_host() {
     );
     eprintln!("command gone {:?} after kill -9", t0.elapsed());
     // Left: the table, forwarding, the background job.
-    assert_eq!(x.nft_tables(), vec![table.clone()]);
+    assert_eq!(x.nft_tables(), table.clone());
     assert!(alive(bg));
 
     let o = d.output(None, &["cleanup", "--dry-run"]);
@@ -526,20 +633,25 @@ fn kill9_of_a_shell_kills_its_command_and_cleanup_restores_the_host() {
     let owner = format!("pipelab shell 'shell-{pid}' (pid {pid})");
     for line in [
         format!("would delete nft table ip pipelab_{pid} (left by {owner})"),
+        format!("would delete nft table ip6 pipelab_{pid} (left by {owner})"),
         format!("would set net.ipv4.ip_forward back to 0 (left by {owner})"),
+        format!("would set net.ipv6.conf.all.forwarding back to 0 (left by {owner})"),
         format!("would kill 1 processes left in its namespace (left by {owner})"),
     ] {
         assert!(out.contains(&line), "no '{line}' in:\n{out}");
     }
-    assert_eq!(x.nft_tables(), vec![table], "a dry run changed the host");
+    assert_eq!(x.nft_tables(), table, "a dry run changed the host");
     assert_eq!(x.forwarding(), "1");
+    assert_eq!(x.forwarding6(), "1");
 
     let o = d.output(None, &["cleanup"]);
     let out = text(&o.stdout);
     assert!(o.status.success(), "{out}{}", text(&o.stderr));
     for line in [
         format!("restored: nft table ip pipelab_{pid} deleted (left by {owner})"),
+        format!("restored: nft table ip6 pipelab_{pid} deleted (left by {owner})"),
         format!("restored: net.ipv4.ip_forward back to 0 (left by {owner})"),
+        format!("restored: net.ipv6.conf.all.forwarding back to 0 (left by {owner})"),
         format!("restored: 1 processes left in its namespace killed (left by {owner})"),
     ] {
         assert!(out.contains(&line), "no '{line}' in:\n{out}");

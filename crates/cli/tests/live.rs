@@ -11,7 +11,7 @@ use std::net::UdpSocket;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{check_accounting, in_one_of_two, live, ping_avg_ms, Bg, BIN};
+use common::{check_accounting, in_one_of_two, live, ping_avg_ms, ping_min_ms, Bg, BIN};
 
 fn leftovers() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
@@ -127,6 +127,44 @@ fn shell_ping_rtt_is_twice_the_delay() {
     }
 }
 
+/// The same over IPv6: `ping -6` to the host side's ULA address
+/// (`PIPELAB_OUTSIDE6`) through `delay 20ms` each way: every reply comes
+/// back (the first too: no neighbour discovery or duplicate address
+/// detection to wait for), the minimum RTT is in [40, 41] ms and the mean
+/// 40 ms ± 1 ms (in one of two runs: see [`in_one_of_two`]).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn shell_ping6_rtt_is_twice_the_delay() {
+    let Some(_g) = live() else { return };
+    let r = in_one_of_two(|| {
+        let (out, v) = shell(
+            &["--link", "delay 20ms"],
+            "ping -6 -c 20 -i 0.05 -q $PIPELAB_OUTSIDE6",
+        );
+        let (min, avg) = (ping_min_ms(&out), ping_avg_ms(&out));
+        // The pipes carried the echoes (40 frames at least, each way).
+        let delivered = v["stats"]["delivered"].as_u64().unwrap_or(0);
+        eprintln!("ping -6: min {min} ms, mean {avg} ms, {delivered} delivered");
+        if (40.0..=41.0).contains(&min)
+            && (avg - 40.0).abs() <= 1.0
+            && out.contains("20 received")
+            && delivered >= 40
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "min {min} ms, mean {avg} ms, {delivered} delivered: {out}"
+            ))
+        }
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
 /// The probe through a 10 ms link: mean one-way delay 10 ms ± 0.2 ms and
 /// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost (in one of two
 /// runs: see [`in_one_of_two`]).
@@ -195,8 +233,43 @@ fn iperf3_tcp_goodput_matches_the_bandwidth() {
     }
 }
 
+/// Real TCP over IPv6 (`iperf3 -6` to `PIPELAB_OUTSIDE6`) through
+/// `bw 50Mbit/s delay 10ms queue 100`: goodput between 40 and 50 Mbit/s
+/// (in one of two runs: see [`in_one_of_two`]).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn iperf3_tcp_over_ipv6_matches_the_bandwidth() {
+    let Some(_g) = live() else { return };
+    let r = in_one_of_two(|| {
+        let mbps = iperf3_mbps_to(
+            &["--link", "bw 50Mbit/s delay 10ms queue 100"],
+            5,
+            "-6 -c $PIPELAB_OUTSIDE6",
+        );
+        eprintln!("iperf3 -6: {mbps:.2} Mbit/s");
+        if (40.0..=50.0).contains(&mbps) {
+            Ok(())
+        } else {
+            Err(format!("goodput {mbps} Mbit/s"))
+        }
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
 /// iperf3 TCP goodput, Mbit/s, through `pipelab shell ARGS`.
 fn iperf3_mbps(args: &[&str], seconds: u32) -> f64 {
+    iperf3_mbps_to(args, seconds, "-c $PIPELAB_OUTSIDE")
+}
+
+/// iperf3 TCP goodput, Mbit/s, through `pipelab shell ARGS`, the client
+/// run with `target` (`-c $PIPELAB_OUTSIDE`); the server listens on
+/// every address of the host, IPv4 and IPv6.
+fn iperf3_mbps_to(args: &[&str], seconds: u32, target: &str) -> f64 {
     let port = free_udp_port();
     let server = Command::new("iperf3")
         .args(["-s", "-1", "-p", &port.to_string()])
@@ -206,10 +279,7 @@ fn iperf3_mbps(args: &[&str], seconds: u32) -> f64 {
         .expect("iperf3 -s (install iperf3)");
     let _server = Bg(server);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let (out, _) = shell(
-        args,
-        &format!("iperf3 -c $PIPELAB_OUTSIDE -p {port} -t {seconds} -J"),
-    );
+    let (out, _) = shell(args, &format!("iperf3 {target} -p {port} -t {seconds} -J"));
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("iperf3 json: {e}: {out}"));
     v["end"]["sum_received"]["bits_per_second"]
         .as_f64()

@@ -8,7 +8,7 @@
 use futures::TryStreamExt;
 use rtnetlink::{Handle, LinkUnspec, LinkVeth, RouteMessageBuilder};
 use std::io;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 fn nl_err(what: &str, e: rtnetlink::Error) -> io::Error {
     io::Error::other(format!("netlink: {what}: {e}"))
@@ -141,6 +141,32 @@ impl Netlink {
         self.rt
             .block_on(async move { h.address().add(index, ip, prefix).execute().await })
             .map_err(|e| nl_err(&format!("add address {ip}/{prefix}"), e))
+    }
+
+    /// Add IPv6 address `ip/prefix` to interface `index`, usable at once:
+    /// `nodad` (no duplicate address detection, so no neighbour
+    /// solicitation on the link and no tentative period).
+    pub fn add_addr6_nodad(&self, index: u32, ip: Ipv6Addr, prefix: u8) -> io::Result<()> {
+        use rtnetlink::packet_route::address::{AddressAttribute, AddressFlags};
+        let h = self.handle.clone();
+        self.rt
+            .block_on(async move {
+                let mut req = h.address().add(index, IpAddr::V6(ip), prefix);
+                req.message_mut()
+                    .attributes
+                    .push(AddressAttribute::Flags(AddressFlags::Nodad));
+                req.execute().await
+            })
+            .map_err(|e| nl_err(&format!("add address {ip}/{prefix}"), e))
+    }
+
+    /// Add a default IPv6 route (`::/0`) via `gw`.
+    pub fn add_default_route6(&self, gw: Ipv6Addr) -> io::Result<()> {
+        let h = self.handle.clone();
+        let msg = RouteMessageBuilder::<Ipv6Addr>::new().gateway(gw).build();
+        self.rt
+            .block_on(async move { h.route().add(msg).execute().await })
+            .map_err(|e| nl_err(&format!("add default route via {gw}"), e))
     }
 
     /// Add a default IPv4 route via `gw`.

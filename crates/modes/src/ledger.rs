@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -60,6 +60,9 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(10);
 pub const SHELL_RANGE: (Ipv4Addr, u8) = (Ipv4Addr::new(100, 64, 0, 0), 10);
 /// How many /24s [`SHELL_RANGE`] holds.
 pub const SHELL_SUBNETS: u32 = 1 << (24 - 10);
+/// How many /64s a shell's IPv6 range (a ULA /48, see [`shell_range6`])
+/// holds.
+pub const SHELL_SUBNETS6: u32 = 1 << 16;
 
 /// A network namespace, by the device and inode of its nsfs file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -160,6 +163,13 @@ pub enum Change {
         /// Its prefix length.
         len: u8,
     },
+    /// An IPv6 subnet used by the owner (nothing to undo).
+    Subnet6 {
+        /// Its network address.
+        addr: Ipv6Addr,
+        /// Its prefix length.
+        len: u8,
+    },
 }
 
 /// What a sysctl's key looks like to a person (`net.ipv4.ip_forward`).
@@ -185,6 +195,7 @@ impl Change {
             }
             Change::Claim { ifname } => format!("claim on {ifname}"),
             Change::Subnet { addr, len } => format!("subnet {addr}/{len}"),
+            Change::Subnet6 { addr, len } => format!("subnet {addr}/{len}"),
         }
     }
 }
@@ -246,6 +257,12 @@ pub enum LedgerError {
         /// Its prefix length.
         len: u8,
     },
+    /// No /64 of the IPv6 range is free.
+    #[error("no free /64 in {addr}/48: every one is used by a running pipelab or overlaps an address of this host")]
+    NoSubnet6 {
+        /// The range's network address.
+        addr: Ipv6Addr,
+    },
     /// A file of the ledger could not be read or written.
     #[error("cannot {what} {}: {source}", .path.display())]
     Io {
@@ -262,7 +279,9 @@ impl From<LedgerError> for io::Error {
     fn from(e: LedgerError) -> io::Error {
         let kind = match &e {
             LedgerError::Claimed { .. } => io::ErrorKind::AddrInUse,
-            LedgerError::NoSubnet { .. } => io::ErrorKind::AddrNotAvailable,
+            LedgerError::NoSubnet { .. } | LedgerError::NoSubnet6 { .. } => {
+                io::ErrorKind::AddrNotAvailable
+            }
             LedgerError::Locked(_) => io::ErrorKind::WouldBlock,
             LedgerError::Io { source, .. } => source.kind(),
         };
@@ -465,7 +484,10 @@ impl Ledger {
         for (_, r) in self.records() {
             if !r.alive() {
                 for e in &r.entries {
-                    if !matches!(e.change, Change::Claim { .. } | Change::Subnet { .. }) {
+                    if !matches!(
+                        e.change,
+                        Change::Claim { .. } | Change::Subnet { .. } | Change::Subnet6 { .. }
+                    ) {
                         out.push(Restored {
                             owner: r.owner(),
                             what: e.change.describe(),
@@ -759,6 +781,43 @@ impl Record {
         Ok(addr)
     }
 
+    /// Reserve a free /64 of `range` (a /48, [`shell_range6`]): the
+    /// `first`-th one (modulo [`SHELL_SUBNETS6`]) if it is free, else the
+    /// next free one (wrapping); free as for [`Record::reserve_subnet`]:
+    /// reserved by no live record and overlapping none of `host`.
+    /// Returns its network address.
+    pub fn reserve_subnet6(
+        &mut self,
+        range: Ipv6Addr,
+        first: u32,
+        host: &[(Ipv6Addr, u8)],
+    ) -> Result<Ipv6Addr, LedgerError> {
+        let ns = NsId::current().map_err(|e| LedgerError::Io {
+            what: "read the namespace of",
+            path: "/proc/thread-self/ns/net".into(),
+            source: e,
+        })?;
+        let _lock = self.ledger.lock()?;
+        let mut taken: Vec<(Ipv6Addr, u8)> = host.to_vec();
+        for (p, r) in self.ledger.records() {
+            if p == self.path || r.alive() {
+                for e in r.entries {
+                    if let Change::Subnet6 { addr, len } = e.change {
+                        taken.push((addr, len));
+                    }
+                }
+            }
+        }
+        let i = pick_subnet6(range, first, &taken).ok_or(LedgerError::NoSubnet6 { addr: range })?;
+        let addr = subnet6_addr(range, i);
+        self.data.entries.push(Entry {
+            netns: ns,
+            change: Change::Subnet6 { addr, len: 64 },
+        });
+        self.save()?;
+        Ok(addr)
+    }
+
     /// Undo everything now, newest first, and remove the record; returns
     /// what could not be undone.
     pub fn close(mut self) -> Vec<String> {
@@ -830,6 +889,75 @@ pub fn pick_subnet(first: u32, taken: &[(Ipv4Addr, u8)]) -> Option<u32> {
     (0..SHELL_SUBNETS)
         .map(|k| (first + k) % SHELL_SUBNETS)
         .find(|&i| !taken.iter().any(|&t| overlap((subnet_addr(i), 24), t)))
+}
+
+/// The ULA /48 shells take their IPv6 /64s from (RFC 4193):
+/// `fd00::/8` and a 40-bit global ID, stable for this host (derived from
+/// `/etc/machine-id`, else the host name), so that a shell's addresses
+/// do not change from run to run and two hosts' shells do not collide.
+pub fn shell_range6() -> Ipv6Addr {
+    let seed = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .find_map(|p| fs::read_to_string(p).ok().filter(|s| !s.trim().is_empty()))
+        .or_else(|| fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .unwrap_or_default();
+    ula_range(seed.trim())
+}
+
+/// The ULA /48 whose 40-bit global ID is a hash (FNV-1a, 64 bits) of
+/// `seed`.
+pub fn ula_range(seed: &str) -> Ipv6Addr {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in b"pipelab-ula:".iter().chain(seed.as_bytes()) {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let id = h & ((1 << 40) - 1);
+    Ipv6Addr::from((0xfdu128 << 120) | (u128::from(id) << 80))
+}
+
+/// The network address of the `i`-th /64 of the /48 `range`.
+pub fn subnet6_addr(range: Ipv6Addr, i: u32) -> Ipv6Addr {
+    let base = u128::from(range) & !((1u128 << 80) - 1);
+    Ipv6Addr::from(base | (u128::from(i % SHELL_SUBNETS6) << 64))
+}
+
+/// Do IPv6 networks `a` and `b` overlap?
+fn overlap6(a: (Ipv6Addr, u8), b: (Ipv6Addr, u8)) -> bool {
+    let len = a.1.min(b.1).min(128);
+    if len == 0 {
+        return true;
+    }
+    (u128::from(a.0) ^ u128::from(b.0)) >> (128 - u32::from(len)) == 0
+}
+
+/// The first /64 of `range`, from the `first`-th on (wrapping), that
+/// overlaps none of `taken`.
+pub fn pick_subnet6(range: Ipv6Addr, first: u32, taken: &[(Ipv6Addr, u8)]) -> Option<u32> {
+    (0..SHELL_SUBNETS6)
+        .map(|k| first.wrapping_add(k) % SHELL_SUBNETS6)
+        .find(|&i| {
+            !taken
+                .iter()
+                .any(|&t| overlap6((subnet6_addr(range, i), 64), t))
+        })
+}
+
+/// The IPv6 networks of the calling thread's namespace (address and
+/// prefix length of every address).
+pub fn host_networks6() -> Vec<(Ipv6Addr, u8)> {
+    let mut out = Vec::new();
+    if let Ok(addrs) = nix::ifaddrs::getifaddrs() {
+        for a in addrs {
+            let (Some(addr), Some(mask)) = (a.address, a.netmask) else {
+                continue;
+            };
+            if let (Some(ip), Some(m)) = (addr.as_sockaddr_in6(), mask.as_sockaddr_in6()) {
+                out.push((ip.ip(), u128::from(m.ip()).count_ones() as u8));
+            }
+        }
+    }
+    out
 }
 
 /// The IPv4 networks of the calling thread's namespace (address and
@@ -1048,7 +1176,10 @@ fn undo(e: &Entry, owner: u32, act: bool) -> Result<Option<String>, String> {
             Ok(Some(say(act, &e.change, "removed", "remove")))
         }
         // Held values are restored by their last holder (see the callers).
-        Change::Sysctl { .. } | Change::Claim { .. } | Change::Subnet { .. } => Ok(None),
+        Change::Sysctl { .. }
+        | Change::Claim { .. }
+        | Change::Subnet { .. }
+        | Change::Subnet6 { .. } => Ok(None),
     }
 }
 
@@ -1123,6 +1254,57 @@ mod tests {
         // The whole range taken: none.
         assert_eq!(pick_subnet(5, &[(ip("100.64.0.0"), 10)]), None);
         assert_eq!(pick_subnet(5, &[(ip("0.0.0.0"), 0)]), None);
+    }
+
+    #[test]
+    fn the_ipv6_range_is_a_stable_ula_and_a_taken_64_is_skipped() {
+        let r = ula_range("3d1219c7c4c5404aaa1f6d2a48adfda4");
+        assert_eq!(r, ula_range("3d1219c7c4c5404aaa1f6d2a48adfda4"), "stable");
+        assert_ne!(r, ula_range("another host"));
+        let o = r.octets();
+        assert_eq!(o[0], 0xfd, "in fd00::/8");
+        assert!(o[6..].iter().all(|&b| b == 0), "a /48: {r}");
+        assert_eq!(shell_range6(), shell_range6());
+        // The i-th /64 carries i in its subnet ID.
+        let s = subnet6_addr(r, 0x1234);
+        assert_eq!(&s.octets()[..6], &o[..6]);
+        assert_eq!(&s.octets()[6..8], &[0x12, 0x34]);
+        assert_eq!(pick_subnet6(r, 7, &[]), Some(7));
+        // Held, or on the host (an address in it, any prefix): skipped.
+        let held = [(subnet6_addr(r, 7), 64)];
+        assert_eq!(pick_subnet6(r, 7, &held), Some(8));
+        let host = [(Ipv6Addr::from(u128::from(subnet6_addr(r, 8)) | 2), 120)];
+        assert_eq!(pick_subnet6(r, 8, &host), Some(9));
+        // Wrapping, and a host route covering the whole /48 leaves none.
+        assert_eq!(
+            pick_subnet6(r, SHELL_SUBNETS6 - 1, &[(subnet6_addr(r, 0xffff), 64)]),
+            Some(0)
+        );
+        assert_eq!(pick_subnet6(r, 3, &[(r, 48)]), None);
+        assert_eq!(pick_subnet6(r, 3, &[("fc00::".parse().unwrap(), 7)]), None);
+        // Link-local and other ULAs do not overlap it.
+        let other = [
+            ("fe80::1".parse().unwrap(), 64),
+            ("fd00::2".parse().unwrap(), 64),
+        ];
+        assert_eq!(pick_subnet6(r, 3, &other).map(|_| ()), Some(()));
+    }
+
+    #[test]
+    fn held_ipv6_subnets_are_not_given_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let r = ula_range("x");
+        let mut a = ledger.begin("shell", "a").unwrap();
+        let mut b = ledger.begin("shell", "b").unwrap();
+        let x = a.reserve_subnet6(r, 5, &[]).unwrap();
+        let y = b.reserve_subnet6(r, 5, &[]).unwrap();
+        assert_eq!(x, subnet6_addr(r, 5));
+        assert_eq!(y, subnet6_addr(r, 6));
+        drop(a);
+        assert_eq!(b.reserve_subnet6(r, 5, &[]).unwrap(), x, "released");
+        let e = b.reserve_subnet6(r, 0, &[(r, 48)]).unwrap_err().to_string();
+        assert!(e.contains(&format!("no free /64 in {r}/48")), "{e}");
     }
 
     #[test]

@@ -22,13 +22,22 @@
 //! the process id names unless a running pipelab holds it or it overlaps
 //! an address of the host, else the next free one; so shells nest (an
 //! inner shell's "host" is the outer namespace) and never share a subnet.
-//! Closing the TAPs removes both interfaces; the command dies with the
-//! shell (`PR_SET_PDEATHSIG`), what it left in the namespace is killed at
-//! exit, and the namespace vanishes with its last process. The NAT rule
-//! (nftables, when the `nft` tool is present) and `net.ipv4.ip_forward`
-//! (held by every shell of the namespace, restored by the last) are
-//! written in the ledger before they are changed and restored on exit, or
-//! by the next pipelab command (or `pipelab cleanup`) after a crash.
+//! The link is dual-stack: a /64 of the host's ULA /48
+//! ([`crate::ledger::shell_range6`]: `fd00::/8` and a global ID stable for
+//! the host), reserved the same way (its subnet ID is the /24's index
+//! when free), `::1` outside (`PIPELAB_OUTSIDE6`) and `::2` inside, with
+//! a default route `::/0`. Both sides' addresses are `nodad` and their
+//! neighbours permanent, neither side takes router advertisements or
+//! solicits them: no neighbour discovery crosses the link, for IPv6 as
+//! for IPv4 (ARP). Closing the TAPs removes both interfaces; the command
+//! dies with the shell (`PR_SET_PDEATHSIG`), what it left in the
+//! namespace is killed at exit, and the namespace vanishes with its last
+//! process. The NAT rules (nftables tables `ip pipelab_PID` and `ip6
+//! pipelab_PID`, masquerading, when the `nft` tool is present),
+//! `net.ipv4.ip_forward` and `net.ipv6.conf.all.forwarding` (each held by
+//! every shell of the namespace, restored by the last) are written in the
+//! ledger before they are changed and restored on exit, or by the next
+//! pipelab command (or `pipelab cleanup`) after a crash.
 //!
 //! With offloads (the default; `--offload off` turns them off) both TAPs
 //! carry virtio-net headers and advertise checksum offload, TSO and USO,
@@ -36,7 +45,10 @@
 //! their segments wherever anything but a fixed delay acts on them
 //! ([`pipelab_io::gso`]).
 
-use crate::ledger::{host_networks, Change, Ledger, NsId, SHELL_SUBNETS};
+use crate::ledger::{
+    host_networks, host_networks6, shell_range6, Change, Ledger, NsId, Record, SHELL_RANGE,
+    SHELL_SUBNETS,
+};
 use crate::live::{LiveRunner, SendPort};
 use nix::sys::signal::Signal;
 use pipelab_classify::Direction;
@@ -51,7 +63,7 @@ use pipelab_io::signals::StopSignals;
 use pipelab_lang::{parse_line, Command as Cmd, Config, PipeSpec};
 use serde::Serialize;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -164,6 +176,70 @@ fn nft_available() -> bool {
         .unwrap_or(false)
 }
 
+/// Does this namespace have IPv6 (the kernel's, not turned off for all
+/// interfaces)?
+fn ipv6_available() -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
+        .is_ok_and(|v| v.trim() == "0")
+}
+
+/// IPv6 on interface `dev` (of the calling thread's namespace) without
+/// neighbour discovery's chatter: on (whatever the namespace's default),
+/// no duplicate address detection (the addresses are ours and unique;
+/// the link-local one is usable at once), no router solicitation or
+/// advertisement taken (the routes are set). The interface is pipelab's
+/// and vanishes with it: nothing for the ledger.
+fn quiet_ipv6(dev: &str) -> io::Result<()> {
+    let conf = std::path::Path::new("/proc/sys/net/ipv6/conf").join(dev);
+    for (key, value) in [
+        ("disable_ipv6", "0"),
+        ("accept_dad", "0"),
+        ("accept_ra", "0"),
+        ("router_solicitations", "0"),
+    ] {
+        let path = conf.join(key);
+        std::fs::write(&path, value)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Make nftables table `family table` from `rules`, written in the ledger
+/// first; a refusal of `nft` leaves the namespace without NAT (said when
+/// `verbose`), not the shell without a link.
+fn nft_table(
+    record: &mut Record,
+    family: &str,
+    table: &str,
+    rules: &str,
+    verbose: bool,
+) -> io::Result<()> {
+    record.record(Change::NftTable {
+        family: family.into(),
+        table: table.into(),
+    })?;
+    let mut nft = Command::new("nft");
+    nft.args(["-f", "-"]).stdin(std::process::Stdio::piped());
+    die_with_parent(&mut nft);
+    let made = nft
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            if let Some(mut s) = c.stdin.take() {
+                s.write_all(rules.as_bytes())?;
+            }
+            c.wait()
+        })
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !made && verbose {
+        eprintln!(
+            "pipelab shell: nft could not make table {family} {table}: no NAT beyond this host"
+        );
+    }
+    Ok(())
+}
+
 /// Run `opts.command` behind the emulated link; returns its exit code.
 pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let pid = std::process::id();
@@ -192,6 +268,17 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let net = record.reserve_subnet(pid % SHELL_SUBNETS, &host_networks())?;
     let outside = Ipv4Addr::from(u32::from(net) + 1);
     let inside = Ipv4Addr::from(u32::from(net) + 2);
+    // The IPv6 /64 of the host's ULA /48 whose subnet ID is the /24's
+    // index, unless a running pipelab has it or it overlaps an address of
+    // this host, else the next free one; none if this kernel has no IPv6.
+    let v6 = if ipv6_available() {
+        let index = u32::from(net).wrapping_sub(u32::from(SHELL_RANGE.0)) >> 8;
+        let net6 = record.reserve_subnet6(shell_range6(), index, &host_networks6())?;
+        let base = u128::from(net6);
+        Some((Ipv6Addr::from(base | 1), Ipv6Addr::from(base | 2)))
+    } else {
+        None
+    };
     // SIGTERM and SIGHUP are for the command: blocked here (in every
     // thread started from now on), read from a descriptor and forwarded
     // to it, so that the shell always outlives its command and cleans up.
@@ -227,17 +314,32 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         let idx_out = nl.index(&out_name)?;
         nl.set_mac(idx_out, mac_out)?;
         nl.add_addr(idx_out, IpAddr::V4(outside), 24)?;
+        if v6.is_some() {
+            quiet_ipv6(&out_name)?;
+        }
         nl.up(idx_out, Some(1500))?;
         nl.add_neighbour(idx_out, IpAddr::V4(inside), mac_in)?;
+        if let Some((outside6, inside6)) = v6 {
+            nl.add_addr6_nodad(idx_out, outside6, 64)?;
+            nl.add_neighbour(idx_out, IpAddr::V6(inside6), mac_in)?;
+        }
     }
     ns.run(move || {
         let nl = Netlink::connect()?;
         nl.loopback_up()?;
         let idx = nl.index("eth0")?;
         nl.add_addr(idx, IpAddr::V4(inside), 24)?;
+        if v6.is_some() {
+            quiet_ipv6("eth0")?;
+        }
         nl.up(idx, Some(1500))?;
         nl.add_neighbour(idx, IpAddr::V4(outside), mac_out)?;
         nl.add_default_route(outside)?;
+        if let Some((outside6, inside6)) = v6 {
+            nl.add_addr6_nodad(idx, inside6, 64)?;
+            nl.add_neighbour(idx, IpAddr::V6(outside6), mac_out)?;
+            nl.add_default_route6(outside6)?;
+        }
         Ok(())
     })?;
 
@@ -248,34 +350,26 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             eprintln!("pipelab shell: {e}: the namespace reaches this host only");
         }
     }
+    if v6.is_some() {
+        if let Err(e) = record.hold_sysctl("net/ipv6/conf/all/forwarding", "1") {
+            if opts.verbose {
+                eprintln!("pipelab shell: {e}: over IPv6 the namespace reaches this host only");
+            }
+        }
+    }
     if nft_available() {
         let table = format!("pipelab_{pid}");
         let rules = format!(
             "table ip {table} {{\n  chain post {{\n    type nat hook postrouting priority 100;\n    \
              ip saddr {inside} oifname != \"{out_name}\" masquerade\n  }}\n}}\n"
         );
-        record.record(Change::NftTable {
-            family: "ip".into(),
-            table: table.clone(),
-        })?;
-        let mut nft = Command::new("nft");
-        nft.args(["-f", "-"]).stdin(std::process::Stdio::piped());
-        die_with_parent(&mut nft);
-        let made = nft
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                if let Some(mut s) = c.stdin.take() {
-                    s.write_all(rules.as_bytes())?;
-                }
-                c.wait()
-            })
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !made && opts.verbose {
-            eprintln!(
-                "pipelab shell: nft could not make table ip {table}: no NAT beyond this host"
+        nft_table(&mut record, "ip", &table, &rules, opts.verbose)?;
+        if let Some((_, inside6)) = v6 {
+            let rules = format!(
+                "table ip6 {table} {{\n  chain post {{\n    type nat hook postrouting priority 100;\n    \
+                 ip6 saddr {inside6} oifname != \"{out_name}\" masquerade\n  }}\n}}\n"
             );
+            nft_table(&mut record, "ip6", &table, &rules, opts.verbose)?;
         }
     } else if opts.verbose {
         eprintln!("pipelab shell: no 'nft' tool: the namespace reaches the host only (no NAT)");
@@ -326,8 +420,14 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         .env("PIPELAB_OUTSIDE", outside.to_string())
         .env("PIPELAB_INSIDE", inside.to_string())
         .env("PIPELAB_NAME", &name);
+    let mut addresses = format!("inside {inside}, outside {outside} (PIPELAB_OUTSIDE)");
+    if let Some((outside6, inside6)) = v6 {
+        cmd.env("PIPELAB_OUTSIDE6", outside6.to_string())
+            .env("PIPELAB_INSIDE6", inside6.to_string());
+        addresses = format!("{addresses}; inside {inside6}, outside {outside6} (PIPELAB_OUTSIDE6)");
+    }
     eprintln!(
-        "pipelab shell: inside {inside}, outside {outside} (PIPELAB_OUTSIDE); seed {}; change it with `pipelab --target {name} ...`",
+        "pipelab shell: {addresses}; seed {}; change it with `pipelab --target {name} ...`",
         opts.runner.seed
     );
     let interrupts = ignore_interrupts();

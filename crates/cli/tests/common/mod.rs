@@ -149,6 +149,17 @@ pub fn ping_avg_ms(out: &str) -> f64 {
         .unwrap_or_else(|| panic!("no rtt line in: {out}"))
 }
 
+/// The minimum RTT (ms) of a `ping` summary ("rtt min/avg/max/mdev =
+/// a/b/c/d ms").
+pub fn ping_min_ms(out: &str) -> f64 {
+    out.lines()
+        .find(|l| l.contains("rtt min/avg/max"))
+        .and_then(|l| l.split('=').nth(1))
+        .and_then(|v| v.trim().split('/').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no rtt line in: {out}"))
+}
+
 /// Two network namespaces, `{ns}A{id}` and `{ns}B{id}`, each with an
 /// `eth0` addressed `{subnet}.1/24` and `{subnet}.2/24` whose veth peer
 /// (`{port}a{id}`, `{port}b{id}`) is in the host, all up: what a bridge

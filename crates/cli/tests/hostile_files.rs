@@ -182,7 +182,7 @@ const KINDS: &[Kind] = &[
         bad: "[[node]]\nid = 0\nrole = \"client\"\n\n[[node]]\nid = 1\nrole = \"stub\"\n\n[[link]]\na = 0\nb = 1\nbw = \"10Mbit/s\"\n\n[[node]]\nid = 2\nrole = \"client\"\n\n[[link]]\na = 2\nb = 1\ndelay = \"5 ms\"\n",
         bad_outcome: Rejected(
             2,
-            "error: FILE: link 2 (between 2 and 1): field `delay`: space in '5 ms': write the value as one word: 5ms",
+            "error: FILE: line 21: link 2 (between 2 and 1): field `delay`: space in '5 ms': write the value as one word: 5ms",
         ),
         binary_outcome: Rejected(
             2,

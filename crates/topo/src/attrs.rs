@@ -300,7 +300,17 @@ pub fn read_link(attrs: &[Written], ends: &[&'static str]) -> Result<LinkAttrsRe
                 set(LinkAttr::Bw, &format!("{value}Kbit/s"), &mut out)?;
             }
             "delay" => {
-                set(LinkAttr::Delay, first, &mut out)?;
+                // `5 ms`: a unit apart from its number is the unit layer's
+                // error ("space in ..."), as everywhere else, not a jitter.
+                let spaced_unit = rest
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_alphabetic()));
+                set(
+                    LinkAttr::Delay,
+                    if spaced_unit { value } else { first },
+                    &mut out,
+                )?;
                 if !rest.is_empty() {
                     // The jitter after the delay, as the language writes it;
                     // the mean is the link's delay.

@@ -44,7 +44,7 @@
 //! from the topology alone.
 //!
 //! Once a link's values are known (its defaults filled in), the whole
-//! pipe (the link attributes and the pipe words, as [`crate::lower`] will
+//! pipe (the link attributes and the pipe words, as [`crate::lower()`] will
 //! build it for each direction) is checked by the language's builder
 //! ([`pipelab_lang::PipeSpec::check`]), so a link that would not lower is
 //! refused when the file is read, naming the key that gave the word.

@@ -212,6 +212,27 @@ impl AfPacket {
 
     /// Bind packet socket `fd` to interface `ifindex`, protocol `proto`
     /// (network order; 0 receives nothing).
+    /// The socket that sends whole super-frames beside the ring (virtio-net
+    /// headers on; protocol 0: it sends, and receives nothing).
+    fn vnet_side(ifindex: u32) -> io::Result<OwnedFd> {
+        let side = AfPacket::socket(0)?;
+        let one: libc::c_int = 1;
+        setsockopt(side.as_raw_fd(), libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
+        AfPacket::bind(side.as_raw_fd(), ifindex, 0)?;
+        Ok(side)
+    }
+
+    /// Ask for the transmit ring on socket `s` (mapped by the caller).
+    fn tx_ring(s: RawFd) -> io::Result<()> {
+        let txreq = libc::tpacket_req {
+            tp_block_size: BLOCK_SIZE as u32,
+            tp_block_nr: TX_BLOCK_NR as u32,
+            tp_frame_size: TX_FRAME_SIZE as u32,
+            tp_frame_nr: TX_FRAME_NR as u32,
+        };
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)
+    }
+
     fn bind(fd: RawFd, ifindex: u32, proto: u16) -> io::Result<()> {
         // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -245,11 +266,7 @@ impl AfPacket {
             if setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &VNET_RCVBUF).is_err() {
                 setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUF, &VNET_RCVBUF)?;
             }
-            // Protocol 0: it sends, and receives nothing.
-            let side = AfPacket::socket(0)?;
-            setsockopt(side.as_raw_fd(), libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
-            AfPacket::bind(side.as_raw_fd(), ifindex, 0)?;
-            Some(side)
+            Some(AfPacket::vnet_side(ifindex)?)
         } else {
             None
         };
@@ -260,13 +277,7 @@ impl AfPacket {
             tp_frame_nr: FRAME_NR as u32,
         };
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
-        let txreq = libc::tpacket_req {
-            tp_block_size: BLOCK_SIZE as u32,
-            tp_block_nr: TX_BLOCK_NR as u32,
-            tp_frame_size: TX_FRAME_SIZE as u32,
-            tp_frame_nr: TX_FRAME_NR as u32,
-        };
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
+        AfPacket::tx_ring(s)?;
         // Both rings in one mapping, the receive ring first.
         let ring = Arc::new(Mapping::new(
             Some(s),
@@ -322,20 +333,11 @@ impl AfPacket {
         let side = if vnet {
             let one: libc::c_int = 1;
             setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
-            let side = AfPacket::socket(0)?;
-            setsockopt(side.as_raw_fd(), libc::SOL_PACKET, PACKET_VNET_HDR, &one)?;
-            AfPacket::bind(side.as_raw_fd(), ifindex, 0)?;
-            Some(side)
+            Some(AfPacket::vnet_side(ifindex)?)
         } else {
             None
         };
-        let txreq = libc::tpacket_req {
-            tp_block_size: BLOCK_SIZE as u32,
-            tp_block_nr: TX_BLOCK_NR as u32,
-            tp_frame_size: TX_FRAME_SIZE as u32,
-            tp_frame_nr: TX_FRAME_NR as u32,
-        };
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_TX_RING, &txreq)?;
+        AfPacket::tx_ring(s)?;
         let ring = Arc::new(Mapping::new(Some(s), BLOCK_SIZE * TX_BLOCK_NR, 0)?);
         AfPacket::bind(s, ifindex, 0)?;
         Ok(AfPacket {

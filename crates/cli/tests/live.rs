@@ -267,8 +267,9 @@ fn iperf3_mbps(args: &[&str], seconds: u32) -> f64 {
 }
 
 /// iperf3 TCP goodput, Mbit/s, through `pipelab shell ARGS`, the client
-/// run with `target` (`-c $PIPELAB_OUTSIDE`); the server listens on
-/// every address of the host, IPv4 and IPv6.
+/// run with `target` (`-c $PIPELAB_OUTSIDE`, and any other client option
+/// such as `-O 2`); the server listens on every address of the host, IPv4
+/// and IPv6.
 fn iperf3_mbps_to(args: &[&str], seconds: u32, target: &str) -> f64 {
     let port = free_udp_port();
     let server = Command::new("iperf3")
@@ -294,6 +295,11 @@ fn iperf3_mbps_to(args: &[&str], seconds: u32, target: &str) -> f64 {
 /// better than the previous one beyond 2.5 % of TCP's run-to-run noise, and
 /// at least 6 % lost over the range), and at collision 1/CW = 0.0625 lands
 /// within 10 % of the 5.7 Mbit/s the paper measured on the real network.
+/// Goodput is measured in steady state, as the paper's saturated flow:
+/// iperf3 omits the first 2 s, since whether slow start happens to
+/// overflow the 50-slot queue moves a 6 s average by ±3 % from run to
+/// run (6.35 → 5.81 in one run, 6.29 → 5.93 in the next; steady state:
+/// 6.47 → 5.93 and 6.48 → 5.94).
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -305,7 +311,7 @@ fn wireless_tcp_goodput_follows_table4() {
     let mut first = None;
     for c in ["0", "0.02", "0.04", "0.0625", "0.08"] {
         let link = format!("profile 802.11b-11 cw 16 netload 1% collision {c}");
-        let mbps = iperf3_mbps(&["--shared", &link], 6);
+        let mbps = iperf3_mbps_to(&["--shared", &link], 6, "-O 2 -c $PIPELAB_OUTSIDE");
         eprintln!("collision {c}: {mbps:.2} Mbit/s");
         assert!(
             mbps <= last * 1.025,

@@ -5,8 +5,8 @@
 //!
 //! * the host ends of two veth pairs, with AF_PACKET (one copy: into a
 //!   transmit ring slot; received without one, the receive slot lent to
-//!   the pool, except the last frame of a receive batch, and frames held
-//!   past the lend window, copied into the pool);
+//!   the pool, the last frame of a receive batch too; frames held past
+//!   the lend window are copied into the pool);
 //! * the same with AF_XDP (one copy: into the transmitting port's UMEM;
 //!   received without one, the frame lent out of the receiving UMEM);
 //! * two TAP devices, as `pipelab shell` makes them (none: `read` into and
@@ -213,6 +213,9 @@ struct Run {
     copies: u64,
     /// Datagrams B received intact, by sequence number.
     intact: u64,
+    /// CPU time the runner's thread used, and the wall time it ran.
+    cpu: std::time::Duration,
+    wall: std::time::Duration,
 }
 
 /// Send N numbered datagrams from A to B through a runner over `ports`
@@ -229,20 +232,29 @@ fn run_case(bed: &Bed, ports: Vec<Box<dyn Port + Send>>, case: Case) -> Run {
     let runner = {
         let stop = stop.clone();
         let ns = bed.ports.try_clone().expect("namespace");
-        std::thread::spawn(move || -> io::Result<(RunnerStats, u64)> {
-            ns.enter()?;
-            let opts = RunnerOptions {
-                mem_cap: case.mem_cap,
-                ..RunnerOptions::default()
-            };
-            let mut emu = Emulation::new(opts.engine_options());
-            emu.apply(compiled(case.delay_ms));
-            let ports: Vec<Box<dyn Port>> = ports.into_iter().map(|p| p as Box<dyn Port>).collect();
-            let mut r = Runner::new(emu, ports, opts);
-            r.run_until(None, |_| stop.load(Ordering::Relaxed))?;
-            r.drain(Duration::from_millis(200 + 2 * case.delay_ms as u64))?;
-            Ok((r.stats(), r.copies()))
-        })
+        std::thread::spawn(
+            move || -> io::Result<(RunnerStats, u64, [std::time::Duration; 2])> {
+                ns.enter()?;
+                let cpu = || {
+                    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+                        .map(std::time::Duration::from)
+                        .unwrap_or_default()
+                };
+                let (cpu0, wall0) = (cpu(), std::time::Instant::now());
+                let opts = RunnerOptions {
+                    mem_cap: case.mem_cap,
+                    ..RunnerOptions::default()
+                };
+                let mut emu = Emulation::new(opts.engine_options());
+                emu.apply(compiled(case.delay_ms));
+                let ports: Vec<Box<dyn Port>> =
+                    ports.into_iter().map(|p| p as Box<dyn Port>).collect();
+                let mut r = Runner::new(emu, ports, opts);
+                r.run_until(None, |_| stop.load(Ordering::Relaxed))?;
+                r.drain(Duration::from_millis(200 + 2 * case.delay_ms as u64))?;
+                Ok((r.stats(), r.copies(), [cpu() - cpu0, wall0.elapsed()]))
+            },
+        )
     };
     let rx = bed
         .b
@@ -302,10 +314,12 @@ fn run_case(bed: &Bed, ports: Vec<Box<dyn Port + Send>>, case: Case) -> Run {
         take(&rx, &mut seen);
     }
     stop.store(true, Ordering::Relaxed);
-    let (stats, copies) = runner.join().expect("runner thread").expect("runner error");
+    let (stats, copies, [cpu, wall]) = runner.join().expect("runner thread").expect("runner error");
     Run {
         stats,
         copies,
+        cpu,
+        wall,
         intact: seen.iter().filter(|s| **s).count() as u64,
     }
 }
@@ -340,17 +354,44 @@ fn af_packet_copies_each_forwarded_frame_once() {
     bed.veths();
     let r = run(&bed, bed.open(AfPacket::open));
     r.assert_forwarded("AF_PACKET");
-    // One into a transmit ring slot per frame (received without one, its
-    // receive slot lent to the pool; none held past the lend window),
-    // and one more for the last frame of each receive batch, copied at
-    // reception so that its slot goes back at once (see the backend's
-    // `recv`): fewer than one in two here (2000 frames in bursts of 50).
+    // One into a transmit ring slot per frame, none at reception: every
+    // receive slot is lent to the pool, the last of each batch too (the
+    // runner waits on an edge-triggered epoll, not on the socket), and
+    // none is held past the lend window here (2000 frames in bursts of 50).
     let (c, d) = (r.copies, r.stats.delivered);
     eprintln!("AF_PACKET: {c} copies for {d} frames");
-    assert!(
-        c >= d && 2 * c < 3 * d,
-        "AF_PACKET: {c} copies for {d} frames"
+    assert_eq!(c, d, "AF_PACKET: {c} copies for {d} frames");
+}
+
+/// A runner holding AF_PACKET's last received frame (lent, its slot the
+/// one before the kernel's next, which makes the socket poll readable)
+/// sleeps until it is due: one datagram through a 2 s pipe costs the
+/// runner's thread a small part of the time it runs, not all of it.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn af_packet_runner_sleeps_while_it_holds_the_last_frame() {
+    let Some(_g) = live() else { return };
+    let bed = Bed::new().expect("namespaces");
+    bed.veths();
+    let case = Case {
+        n: 1,
+        delay_ms: 2000,
+        burst: 1,
+        ..Case::default()
+    };
+    let r = run_case(&bed, bed.open(AfPacket::open), case);
+    eprintln!(
+        "AF_PACKET, one frame held 2 s: runner CPU {:?} of {:?}; copies {}",
+        r.cpu, r.wall, r.copies
     );
+    assert_eq!(r.intact, 1, "{:?}", r.stats);
+    assert!(r.wall > std::time::Duration::from_secs(2), "{:?}", r.wall);
+    // Spinning would use nearly all of it (at least half on a loaded
+    // machine); sleeping uses a few percent at most.
+    assert!(r.cpu * 4 < r.wall, "runner CPU {:?} of {:?}", r.cpu, r.wall);
 }
 
 /// Frames held longer than AF_PACKET's lend window (half its receive
@@ -381,14 +422,17 @@ fn af_packet_copies_into_the_pool_what_it_holds_past_its_lend_window() {
     );
     assert_eq!(r.intact, n, "{s:?}");
     assert_eq!(s.received, s.delivered, "{s:?}");
-    // The first 2 × window were taken back (two copies each), at least;
-    // the last window at most stayed lent until they left (one).
+    // The first 2 × window were taken back (two copies each); the last
+    // window stayed lent until they left (one each). Frames the bed's
+    // stacks send besides the datagrams (a neighbour solicitation, say)
+    // move the window by as many.
+    let extra = s.received - n;
+    let unlent = r.copies - s.delivered;
     assert!(
-        r.copies >= s.delivered + 2 * window - 2,
-        "{s:?}, {} copies",
+        (2 * window - 2..=2 * window + extra).contains(&unlent),
+        "{s:?}, {} copies: {unlent} taken back, window {window}",
         r.copies
     );
-    assert!(r.copies < 2 * s.delivered, "{s:?}, {} copies", r.copies);
 }
 
 /// At the memory cap, AF_PACKET's lent slots are refused and given back
@@ -418,11 +462,9 @@ fn af_packet_at_the_memory_cap_drops_and_counts() {
     assert!(s.dropped_memory > 0, "{s:?}");
     assert_eq!(s.received, s.delivered + s.dropped_memory, "{s:?}");
     assert!(r.intact > 0 && r.intact <= 100, "{} intact", r.intact);
-    assert!(
-        r.copies >= s.delivered && 2 * r.copies < 3 * s.delivered,
-        "{s:?}, {} copies",
-        r.copies
-    );
+    // What was refused went back uncopied; what was kept, lent, is
+    // copied once on its way out.
+    assert_eq!(r.copies, s.delivered, "{s:?}, {} copies", r.copies);
 }
 
 #[test]

@@ -7,7 +7,12 @@
 //! frame, and lends each slot to the runner's buffer pool
 //! ([`LentFrame`]): the frame stays in the slot while the emulation holds
 //! it, and the slot goes back to the kernel when the pool is done with it
-//! ([`Port::reclaim`]). The kernel fills the ring in order and drops what
+//! ([`Port::reclaim`]). The last frame of a batch is lent too: a packet
+//! socket polls readable while the slot before the kernel's next one is
+//! not the kernel's, so the descriptor the runner waits on is an epoll
+//! instance watching the socket edge-triggered ([`AfPacket::fd`]): it is
+//! readable when a frame arrived since the port last looked, whatever
+//! the slots lent meanwhile. The kernel fills the ring in order and drops what
 //! arrives while its next slot is still lent, so a slot may stay lent for
 //! at most [`LEND_WINDOW`] arrivals (half the ring): a frame held longer
 //! (a long delay, a deep queue) is copied into the pool then
@@ -67,6 +72,7 @@ use super::lend::{LentFrame, Mapping};
 use super::{Port, PortStats};
 use crate::buffers::{Annotation, BufId, BufferPool, Rx, BUF_SIZE};
 use crate::gso::{VnetHdr, VNET_HDR_LEN};
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -178,6 +184,10 @@ pub struct AfPacket {
     /// Where the transmit ring starts in the mapping (after the receive
     /// ring; 0 for a transmit handle, which has none).
     tx_base: usize,
+    /// The socket watched edge-triggered (receiving ports): what the
+    /// runner waits on, readable once per arrival, not while a lent slot
+    /// makes the socket itself poll readable.
+    edge: Option<Epoll>,
 }
 
 impl AfPacket {
@@ -284,6 +294,7 @@ impl AfPacket {
             BLOCK_SIZE * (BLOCK_NR + TX_BLOCK_NR),
             0,
         )?);
+        let edge = AfPacket::edge(fd.as_fd())?;
         let port = AfPacket {
             fd,
             ring,
@@ -304,6 +315,7 @@ impl AfPacket {
             vnet: side,
             rx_superframes: 0,
             tx_base: BLOCK_SIZE * BLOCK_NR,
+            edge: Some(edge),
         };
         AfPacket::bind(s, ifindex, (libc::ETH_P_ALL as u16).to_be())?;
         // SAFETY: packet_mreq is plain old data; all-zero is valid.
@@ -360,7 +372,40 @@ impl AfPacket {
             vnet: side,
             rx_superframes: 0,
             tx_base: 0,
+            edge: None,
         })
+    }
+
+    /// An epoll instance watching `fd` for arrivals, edge-triggered.
+    fn edge(fd: BorrowedFd<'_>) -> io::Result<Epoll> {
+        let ep = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
+        ep.add(
+            fd,
+            EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLET, 0),
+        )?;
+        Ok(ep)
+    }
+
+    /// Consume the arrivals the epoll instance reported, so that it polls
+    /// readable again only on the next one.
+    fn drain_edge(&self) -> io::Result<()> {
+        if let Some(ep) = &self.edge {
+            let mut ev = [EpollEvent::empty()];
+            ep.wait(&mut ev, EpollTimeout::ZERO)?;
+        }
+        Ok(())
+    }
+
+    /// Make the epoll instance readable again at once (frames are left in
+    /// the ring past a full batch): modifying a watch re-checks its level.
+    fn rearm_edge(&self) -> io::Result<()> {
+        if let Some(ep) = &self.edge {
+            ep.modify(
+                self.fd.as_fd(),
+                &mut EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLET, 0),
+            )?;
+        }
+        Ok(())
     }
 
     /// The receive slot header at ring position `i`.
@@ -543,8 +588,13 @@ impl Port for AfPacket {
         &self.name
     }
 
+    /// The epoll instance watching the socket edge-triggered (a
+    /// transmit handle, which receives nothing: the socket).
     fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+        match &self.edge {
+            Some(ep) => ep.0.as_fd(),
+            None => self.fd.as_fd(),
+        }
     }
 
     fn recv(&mut self, rx: &mut Rx<'_>) -> io::Result<()> {
@@ -553,12 +603,29 @@ impl Port for AfPacket {
             return Ok(());
         }
         self.take_back_old(rx);
-        while rx.wants_more() {
+        let mut drained = false;
+        loop {
             let i = self.cur;
+            if !rx.wants_more() {
+                if self.waiting(i) {
+                    // A full batch, more in the ring: come back at once.
+                    self.rearm_edge()?;
+                }
+                return Ok(());
+            }
             let h = self.slot(i);
             // SAFETY: `h` points to a slot header inside the live mapping;
             // the status word is read volatile because the kernel writes it.
-            let status = unsafe { std::ptr::read_volatile(&(*h).tp_status) };
+            let mut status = unsafe { std::ptr::read_volatile(&(*h).tp_status) };
+            if status & libc::TP_STATUS_USER == 0 && !drained {
+                // The ring is read. Consume the arrivals reported so far,
+                // then look once more: a frame written before the drain
+                // is read now, one written after it wakes the runner.
+                drained = true;
+                self.drain_edge()?;
+                // SAFETY: as above.
+                status = unsafe { std::ptr::read_volatile(&(*h).tp_status) };
+            }
             if status & libc::TP_STATUS_USER == 0 {
                 return self.check_error();
             }
@@ -660,18 +727,6 @@ impl Port for AfPacket {
             }
             self.stats.rx_frames += 1;
             self.stats.rx_bytes += total as u64;
-            if !self.waiting(self.cur) {
-                // The last frame the kernel wrote: copied, and its slot
-                // given back at once. `poll` says a packet ring is
-                // readable while the slot before the kernel's next one is
-                // not the kernel's, so lending this one would keep the
-                // runner from sleeping.
-                if rx.copy(&[frame], Annotation::default()).is_some() {
-                    rx.set_vnet(vnet);
-                }
-                self.give_back(i);
-                continue;
-            }
             let addr = i * FRAME_SIZE + start;
             // SAFETY: the kernel handed this slot over and takes it back
             // only when its status says so, which `give_back` writes once
@@ -695,7 +750,6 @@ impl Port for AfPacket {
                 Some(Err(_)) | None => self.give_back(i),
             }
         }
-        Ok(())
     }
 
     fn send(&mut self, pool: &BufferPool, buf: BufId) -> io::Result<()> {

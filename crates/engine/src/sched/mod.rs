@@ -51,6 +51,7 @@ use crate::time::{Duration, Instant};
 pub mod registry;
 pub use registry::*;
 
+mod fq;
 mod heap;
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{check_accounting, in_one_of_two, live, ping_avg_ms, Bg, TwoHosts, BIN};
+use common::{in_one_of_two, live, ping_avg_ms, read_stats, tmp_path, Bg, TwoHosts, BIN};
 
 fn sh(cmd: &str) {
     let st = Command::new("sh").args(["-c", cmd]).status().expect("sh");
@@ -96,21 +96,6 @@ impl Drop for Testbed {
     }
 }
 
-fn stats_path(tag: &str) -> String {
-    format!(
-        "{}/pipelab-bridge-{}-{tag}.json",
-        std::env::temp_dir().display(),
-        std::process::id()
-    )
-}
-
-fn read_stats(path: &str) -> Value {
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("stats")).expect("json");
-    check_accounting(&v);
-    v
-}
-
 fn guard() -> Option<std::sync::MutexGuard<'static, ()>> {
     live()
 }
@@ -125,7 +110,7 @@ fn guard() -> Option<std::sync::MutexGuard<'static, ()>> {
 fn probe_through_bridge_sees_the_delay() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
-    let stats = stats_path("probe");
+    let stats = tmp_path("probe");
     let br = tb.bridge(
         "pipe 1 config delay 10ms\nadd 100 pipe 1 ip from any to any\n",
         &stats,
@@ -217,7 +202,7 @@ fn probe(tb: &Testbed, rate: &str, duration: &str) -> Value {
 fn non_ip_frames_cross_with_the_delay() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
-    let stats = stats_path("l2");
+    let stats = tmp_path("l2");
     let br = tb.bridge(
         "pipe 1 config delay 15ms\nadd 100 pipe 1 ip from any to any\n",
         &stats,
@@ -300,7 +285,7 @@ fn port_down_and_up_is_survived_and_counted() {
 fn port_down_and_up(backend: &str) {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
-    let stats = stats_path("fault");
+    let stats = tmp_path("fault");
     let br = tb.bridge_with(
         "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any\n",
         &stats,
@@ -412,7 +397,7 @@ fn a_deleted_port_is_waited_for_and_forwarding_resumes() {
         let Some(_g) = guard() else { return };
         let tb = Testbed::new();
         let id = tb.id;
-        let stats = stats_path(&format!("recreate-{backend}"));
+        let stats = tmp_path(&format!("recreate-{backend}"));
         let log = format!(
             "{}/pipelab-bridge-{id}-recreate.log",
             std::env::temp_dir().display()
@@ -477,7 +462,7 @@ fn a_deleted_port_is_waited_for_and_forwarding_resumes() {
 fn rules_see_the_receiving_port() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
-    let stats = stats_path("recv");
+    let stats = tmp_path("recv");
     let conf = format!(
         "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any recv pba{}\n",
         tb.id
@@ -529,7 +514,7 @@ fn rules_see_the_receiving_port() {
 fn af_xdp_bridge_sees_the_delay_and_passes_non_ip_frames() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
-    let stats = stats_path("xdp");
+    let stats = tmp_path("xdp");
     let br = tb.bridge_with(
         "pipe 1 config delay 10ms\nadd 100 pipe 1 ip from any to any\n",
         &stats,
@@ -576,7 +561,7 @@ fn af_xdp_unavailable_fails_clearly_or_falls_back() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
     let id = tb.id;
-    let stats = stats_path("xdpbusy");
+    let stats = tmp_path("xdpbusy");
     let first = tb.bridge_with(
         "add 100 allow ip from any to any\n",
         &stats,
@@ -658,7 +643,7 @@ fn a_deleted_port_ends_the_bridge_cleanly() {
         let Some(_g) = guard() else { return };
         let tb = Testbed::new();
         let id = tb.id;
-        let stats = stats_path(&format!("del-{backend}"));
+        let stats = tmp_path(&format!("del-{backend}"));
         let mut child = tb.spawn_bridge(
             "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any\n",
             &stats,
@@ -800,7 +785,7 @@ fn mbit(r: &Value) -> f64 {
 /// the shares.
 fn weighted_shares_live(kind: &str) {
     let tb = Testbed::new();
-    let stats = stats_path(kind);
+    let stats = tmp_path(kind);
     let conf = format!(
         "pipe 1 config bw 2Mbit/s\nsched 1 config type {kind}\n\
          queue 1 config weight 1 sched 1 queue 10\nqueue 2 config weight 2 sched 1 queue 10\n\
@@ -886,7 +871,7 @@ fn drr_weights_share_the_live_link() {
 fn masked_pipe_gives_each_live_flow_its_own_link() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
-    let stats = stats_path("mask");
+    let stats = tmp_path("mask");
     let br = tb.bridge(
         "pipe 1 config bw 1Mbit/s mask dst-port 0xffff\n\
          add 100 pipe 1 udp from any to any\nadd 200 allow ip from any to any\n",
@@ -995,7 +980,7 @@ fn shell_link_words_are_the_whole_pipe_language() {
 fn vlan_tagged_frames_cross_with_their_tag() {
     let Some(_g) = guard() else { return };
     let tb = Testbed::new();
-    let stats = stats_path("vlan");
+    let stats = tmp_path("vlan");
     let br = tb.bridge(
         "pipe 1 config delay 5ms\nadd 100 pipe 1 ip from any to any\n",
         &stats,

@@ -21,31 +21,11 @@
 
 use pipelab_io::backends::ethtool::{self, Offload};
 use serde_json::Value;
-use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{check_accounting, in_one_of_two, live, Bg, TwoHosts, BIN};
-
-fn tmp(name: &str) -> String {
-    let n = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!(
-        "{}/pipelab-gso-{}-{n}-{name}",
-        std::env::temp_dir().display(),
-        std::process::id()
-    )
-}
-
-fn free_port() -> u16 {
-    UdpSocket::bind("0.0.0.0:0")
-        .and_then(|s| s.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
+use common::{check_accounting, free_udp_port, in_one_of_two, live, tmp_path, Bg, TwoHosts, BIN};
 
 /// An `iperf3 -s -1` on `port` (in namespace `ns` if given).
 fn iperf3_server(ns: Option<&str>, port: u16) -> Bg {
@@ -79,9 +59,9 @@ fn goodput(out: &str) -> f64 {
 /// One run of iperf3 TCP for `seconds` through `pipelab shell --offload
 /// OFFLOAD --link LINK`: goodput (Mbit/s) and the shell's report.
 fn shell_tcp(offload: &str, link: &str, seconds: u32) -> (f64, Value) {
-    let port = free_port();
+    let port = free_udp_port();
     let _server = iperf3_server(None, port);
-    let stats = tmp("stats.json");
+    let stats = tmp_path("stats.json");
     let out = Command::new(BIN)
         .args(["shell", "--offload", offload, "--link", link])
         .args(["--stats", &stats, "--", "sh", "-c"])
@@ -302,17 +282,17 @@ fn a_bridge_with_gro_on_carries_tcp_segment_by_segment() {
     }
     let before = offloads(&hosts.ports);
     let dir = tempfile::tempdir().expect("tempdir");
-    let conf = tmp("bridge.conf");
+    let conf = tmp_path("bridge.conf");
     std::fs::write(
         &conf,
         "pipe 1 config bw 50Mbit/s delay 5ms queue 100\nadd 100 pipe 1 ip from any to any\n",
     )
     .expect("write");
     let r = in_one_of_two(|| {
-        let stats = tmp("bridge.json");
+        let stats = tmp_path("bridge.json");
         let bridge = start_bridge(dir.path(), &hosts, &conf, &["--stats", &stats]);
         assert_eq!(offloads(&hosts.ports), before, "offloads changed");
-        let port = free_port();
+        let port = free_udp_port();
         let _server = iperf3_server(Some(&hosts.ns[1]), port);
         let out = Command::new("ip")
             .args([
@@ -374,21 +354,21 @@ fn super_frames_kept_whole_cross_workers() {
     }
     let before = offloads(&hosts.ports);
     let dir = tempfile::tempdir().expect("tempdir");
-    let conf = tmp("whole.conf");
+    let conf = tmp_path("whole.conf");
     std::fs::write(
         &conf,
         "pipe 1 config delay 1ms\nadd 100 pipe 1 ip from any to any\n",
     )
     .expect("write");
     let r = in_one_of_two(|| {
-        let stats = tmp("whole.json");
+        let stats = tmp_path("whole.json");
         let bridge = start_bridge(
             dir.path(),
             &hosts,
             &conf,
             &["--stats", &stats, "--workers", "2"],
         );
-        let port = free_port();
+        let port = free_udp_port();
         let _server = iperf3_server(Some(&hosts.ns[0]), port);
         let out = Command::new("ip")
             .args([
@@ -449,7 +429,7 @@ fn offloads_are_as_before_after_kill9_and_cleanup() {
     }
     let before = offloads(&hosts.ports);
     let dir = tempfile::tempdir().expect("tempdir");
-    let conf = tmp("kill.conf");
+    let conf = tmp_path("kill.conf");
     std::fs::write(
         &conf,
         "pipe 1 config delay 1ms\nadd 100 pipe 1 ip from any to any\n",

@@ -7,11 +7,13 @@
 //! dropped + inside`) and that tear-down left no interface or NAT table.
 
 use serde_json::Value;
-use std::net::UdpSocket;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{check_accounting, in_one_of_two, live, ping_avg_ms, ping_min_ms, Bg, BIN};
+use common::{
+    check_accounting, free_udp_port, in_one_of_two, live, ping_avg_ms, ping_min_ms, tmp_path, Bg,
+    BIN,
+};
 
 fn leftovers() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
@@ -35,7 +37,7 @@ fn leftovers() -> Vec<String> {
 
 /// Run `pipelab shell ARGS -- sh -c SCRIPT`; returns (stdout, stats JSON).
 fn shell(args: &[&str], script: &str) -> (String, Value) {
-    let stats = tempfile_path("stats.json");
+    let stats = tmp_path("stats.json");
     let out = Command::new(BIN)
         .arg("shell")
         .args(args)
@@ -61,25 +63,6 @@ fn shell(args: &[&str], script: &str) -> (String, Value) {
         "tear-down left objects behind"
     );
     (stdout, v)
-}
-
-fn tempfile_path(name: &str) -> String {
-    let n = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!(
-        "{}/pipelab-test-{}-{n}-{name}",
-        std::env::temp_dir().display(),
-        std::process::id()
-    )
-}
-
-fn free_udp_port() -> u16 {
-    UdpSocket::bind("0.0.0.0:0")
-        .and_then(|s| s.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
 }
 
 fn probe_receiver(port: u16) -> Bg {

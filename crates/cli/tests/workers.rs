@@ -8,34 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{check_accounting, in_one_of_two, live, Bg, TwoHosts, BIN};
-
-/// The minimum RTT (ms) of a `ping` summary: what the emulated link
-/// adds, whatever else the host's CPUs are doing.
-fn ping_min_ms(out: &str) -> f64 {
-    out.lines()
-        .find(|l| l.contains("rtt min/avg/max"))
-        .and_then(|l| l.split('=').nth(1))
-        .and_then(|v| v.trim().split('/').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no rtt line in: {out}"))
-}
-
-fn tmp(tag: &str) -> String {
-    format!(
-        "{}/pipelab-workers-{}-{tag}",
-        std::env::temp_dir().display(),
-        std::process::id()
-    )
-}
-
-fn read_stats(path: &str) -> Value {
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("stats")).expect("json");
-    check_accounting(&v);
-    let _ = std::fs::remove_file(path);
-    v
-}
+use common::{in_one_of_two, live, ping_min_ms, read_stats, tmp_path, Bg, TwoHosts, BIN};
 
 /// Two namespaces and a bridge between their veth peers.
 struct Bed {
@@ -51,7 +24,7 @@ impl Bed {
 
     /// `pipelab bridge A B -f CONFIG --workers 2 EXTRA`, once it runs.
     fn bridge(&self, config: &str, stats: &str, extra: &[&str]) -> Bg {
-        let conf = tmp("bridge.conf");
+        let conf = tmp_path("bridge.conf");
         std::fs::write(&conf, config).expect("write config");
         let c = Command::new(BIN)
             .args([
@@ -152,7 +125,7 @@ fn two_workers_keep_a_bridges_delay() {
     let bed = Bed::new();
     let [a, b] = &bed.hosts.ports;
     for backend in ["af-packet", "af-xdp"] {
-        let stats = tmp(&format!("k2-{backend}.json"));
+        let stats = tmp_path(&format!("k2-{backend}.json"));
         let br = bed.bridge(
             &format!(
                 "pipe 1 config delay 10ms\npipe 2 config delay 10ms\n\
@@ -208,7 +181,7 @@ fn two_workers_keep_a_bridges_delay() {
 fn a_cross_worker_route_never_reorders_a_flow() {
     let Some(_g) = live() else { return };
     let bed = Bed::new();
-    let stats = tmp("reorder.json");
+    let stats = tmp_path("reorder.json");
     let br = bed.bridge(
         "pipe 1 config delay 1ms\nadd 100 pipe 1 ip from any to any\n",
         &stats,
@@ -249,7 +222,7 @@ fn overload_is_dropped_at_the_input_and_timing_kept() {
     let bed = Bed::new();
     let [a, b] = &bed.hosts.ports;
     let r = in_one_of_two(|| {
-        let stats = tmp("overload.json");
+        let stats = tmp_path("overload.json");
         let br = bed.bridge(
             &format!(
                 "pipe 1 config bw 250kbit/s delay 5ms queue 20\npipe 2 config delay 5ms\n\
@@ -309,7 +282,7 @@ fn free_tcp_port() -> u16 {
 fn a_shell_with_two_workers() {
     let Some(_g) = live() else { return };
     let name = format!("wsh{}", std::process::id());
-    let stats = tmp("shell.json");
+    let stats = tmp_path("shell.json");
     let port = free_tcp_port();
     let server = Command::new("iperf3")
         .args(["-s", "-1", "-p", &port.to_string()])
@@ -395,7 +368,7 @@ fn a_shell_with_two_workers() {
 fn a_topology_route_across_two_workers() {
     let Some(_g) = live() else { return };
     let name = format!("wt{}", std::process::id());
-    let file = tmp("chain.toml");
+    let file = tmp_path("chain.toml");
     let mut t = String::new();
     for (i, n) in ["a", "r1", "r2", "r3", "b"].iter().enumerate() {
         let role = if n.len() == 1 { "client" } else { "stub" };

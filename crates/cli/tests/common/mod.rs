@@ -10,6 +10,38 @@ use std::sync::{Mutex, MutexGuard};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_pipelab");
 
+/// A path in the temporary directory for `tag`, unique to this process
+/// and call (so that tests running at once never share a file).
+pub fn tmp_path(tag: &str) -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}/pipelab-test-{}-{n}-{tag}",
+        std::env::temp_dir().display(),
+        std::process::id()
+    )
+}
+
+/// A UDP port free on this host now.
+pub fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// A `--stats` report: read, its accounting checked
+/// ([`check_accounting`]), and the file removed.
+pub fn read_stats(path: &str) -> Value {
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("stats")).expect("json");
+    check_accounting(&v);
+    let _ = std::fs::remove_file(path);
+    v
+}
+
 /// Run `pipelab ARGS`: exit code, stdout, stderr.
 pub fn run(args: &[&str]) -> (i32, String, String) {
     let o = std::process::Command::new(BIN)

@@ -110,8 +110,9 @@ enum Cmd {
     #[command(subcommand)]
     Probe(live::ProbeCmd),
     /// Undo what pipelab processes that no longer run left on this host
-    /// (nft tables, host-mode rules, GRO turned off, namespaces, files,
-    /// ip_forward), as recorded in the host ledger; prints each thing restored.
+    /// (nft tables, host-mode and attach rules, GRO turned off,
+    /// namespaces, files, ip_forward), as recorded in the host ledger;
+    /// prints each thing restored.
     ///
     /// Every command that changes the host does this first (host-mode
     /// rules excepted: they hold the host's traffic, fail-closed, until

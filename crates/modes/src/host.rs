@@ -42,6 +42,18 @@
 //!   table, jumped to first from `OUTPUT` and `INPUT`. [`remove_table`]
 //!   removes either form.
 //!
+//! * [`Hooks::Device`] (`pipelab attach`, [`crate::attach`]) moves the
+//!   two base chains to the `postrouting` hook (`oifname "DEV"`,
+//!   direction `out`) and the `prerouting` hook (`iifname "DEV"`,
+//!   direction `in`), either or both: one interface's traffic, the
+//!   host's own and forwarded alike; the iptables form uses chains
+//!   `TABLE_post` and `TABLE_pre` of the `mangle` table (the `filter`
+//!   table has no PREROUTING). The queue number may be searched for
+//!   ([`HostOptions::queue_search`]); a mode with a ledger record of its
+//!   own hands it to [`HostPlane::start_recorded`]. An xtables table the
+//!   iptables form makes is written down first ([`Change::XtTable`]) and
+//!   deleted once only empty built-in chains are left in it.
+//!
 //! The runner ([`pipelab_io::runner`]) runs on a thread of its own with
 //! the queue as its only port, at real-time priority
 //! ([`REALTIME_PRIORITY`], best effort) so that the host's other load does

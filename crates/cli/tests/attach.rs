@@ -480,8 +480,28 @@ fn attach_netns_pid_shapes_a_process_namespace_as_a_containers() {
             "{line}"
         );
         let p = ping("", "198.19.75.2", N);
+        // Registered: listed, and changed while it runs. The new
+        // configuration is compiled on the control server's thread,
+        // which must be in the namespace too: `xmit eth0` is the
+        // namespace's eth0, not the host's.
+        let name = format!("attach-{}", bg.0.id());
+        let (code, out, err) = common::run(&["list"]);
+        assert!(
+            code == 0 && out.contains(&name) && out.contains("attach"),
+            "{out}{err}"
+        );
+        let (code, _, err) =
+            common::run(&["--target", &name, "pipe", "1", "config", "delay", "20ms"]);
+        assert_eq!(code, 0, "{err}");
+        let (_, shown, _) = common::run(&["--target", &name, "show"]);
+        assert!(
+            shown.contains("65000 pipe 1 ip from any to any out xmit eth0"),
+            "{shown}"
+        );
+        let q = ping("", "198.19.75.2", N);
         assert!(bg.stop().success());
-        rtt_within(&p, N, 20.0)
+        rtt_within(&p, N, 20.0)?;
+        rtt_within(&q, N, 30.0)
     })
     .unwrap_or_else(|e| panic!("--netns {pid}: {e}"));
     assert_eq!(before, snapshot(&inside, "eth0", true));

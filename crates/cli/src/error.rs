@@ -6,7 +6,8 @@
 //! while running). Each variant carries what its message names (paths,
 //! flags, values, positions); the errors of the live commands and of
 //! `pipelab topo` are enums of their own ([`crate::live::ShellError`],
-//! [`crate::live::BridgeError`], [`crate::live::ProbeError`],
+//! [`crate::live::BridgeError`], [`crate::live::AttachCliError`],
+//! [`crate::live::ProbeError`],
 //! [`crate::topo::TopoError`]).
 
 use std::path::PathBuf;
@@ -148,6 +149,9 @@ pub enum CliError {
     /// `pipelab bridge` failed.
     #[error(transparent)]
     Bridge(#[from] crate::live::BridgeError),
+    /// `pipelab attach` failed.
+    #[error(transparent)]
+    Attach(#[from] crate::live::AttachCliError),
     /// `pipelab probe` failed.
     #[error(transparent)]
     Probe(#[from] crate::live::ProbeError),
@@ -254,6 +258,7 @@ impl CliError {
             | CliError::Sim(pipelab_sim::SimError::Traffic { .. })
             | CliError::Interval(_) => 2,
             CliError::Bridge(e) => e.code(),
+            CliError::Attach(e) => e.code(),
             CliError::Exit(code) => *code,
             _ => 1,
         }

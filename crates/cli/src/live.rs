@@ -1,4 +1,5 @@
-//! The live commands: `pipelab shell` and `pipelab probe`.
+//! The live commands: `pipelab shell`, `pipelab bridge`, `pipelab attach`
+//! and `pipelab probe`.
 
 use clap::{Args, Subcommand};
 use pipelab_io::runner::RunnerOptions;
@@ -107,6 +108,51 @@ impl BridgeError {
     }
 }
 
+/// Why `pipelab attach` could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachCliError {
+    /// The pipe parameters after `--` do not parse (a caret under the
+    /// word).
+    #[error("error: pipe parameters: {}", crate::caret(text, error))]
+    Words {
+        /// The words, joined by spaces.
+        text: String,
+        /// Why, at its column.
+        error: Box<ParseError>,
+    },
+    /// Neither pipe parameters nor `--config`.
+    #[error("error: nothing to shape with: give pipe parameters after `--` (e.g. `pipelab attach eth0 -- delay 50ms`) or --config FILE")]
+    Nothing,
+    /// The words make no configuration (the mode's message).
+    #[error("error: {0}")]
+    Link(String),
+    /// `--workers` or `--cpus`: one queue, one worker.
+    #[error("error: --{0}: pipelab attach runs one worker (its one netfilter queue)")]
+    Workers(&'static str),
+    /// The `--config` file cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigFileError),
+    /// A flag's value is refused.
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    /// The `--stats` file cannot be written.
+    #[error(transparent)]
+    Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// The mode refused or failed.
+    #[error(transparent)]
+    Mode(#[from] pipelab_modes::attach::AttachError),
+}
+
+impl AttachCliError {
+    /// The exit status: 2 for what the user gave wrong, else 1.
+    pub fn code(&self) -> u8 {
+        match self {
+            AttachCliError::Mode(e) if !e.is_usage() => 1,
+            _ => 2,
+        }
+    }
+}
+
 /// Why `pipelab probe` failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
@@ -157,7 +203,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
     /// The emulation's name, for `pipelab --target NAME ...` and
-    /// `pipelab list` (default: shell-PID, bridge-A-B).
+    /// `pipelab list` (default: shell-PID, bridge-A-B, attach-PID).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     /// Worker threads, each owning one direction's port and pipes
@@ -275,6 +321,43 @@ pub struct BridgeArgs {
     offload: OffloadArg,
     #[command(flatten)]
     run: RunArgs,
+}
+
+/// `pipelab attach` arguments.
+#[derive(Args, Debug)]
+pub struct AttachArgs {
+    /// The interface (in the --netns namespace, if given).
+    pub dev: String,
+    /// Shape what leaves by DEV (the postrouting hook): the default, as
+    /// `tc qdisc add dev DEV root netem` does.
+    #[arg(long)]
+    egress: bool,
+    /// Shape what arrives on DEV (the prerouting hook), instead of
+    /// egress; with --egress, both.
+    #[arg(long)]
+    ingress: bool,
+    /// Shape both directions (as --ingress --egress): pipe 1 egress,
+    /// pipe 2 ingress, each with the pipe parameters.
+    #[arg(long, conflicts_with_all = ["ingress", "egress"])]
+    both: bool,
+    /// The network namespace DEV is in: a name of `ip netns`
+    /// (/run/netns/NAME), a process id (/proc/PID/ns/net: a container's
+    /// main process), or a path.
+    #[arg(long, value_name = "NAME|PID|PATH")]
+    netns: Option<String>,
+    /// A configuration of the language, applied after the pipe
+    /// parameters (or alone). Its rules see what DEV sends as `out`
+    /// (`xmit DEV`) and what it receives as `in` (`recv DEV`).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Stop after this long (default: run until Ctrl-C or SIGTERM).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    duration: Option<String>,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Pipe parameters, after `--`: e.g. -- delay 50ms 5ms bw 10Mbit/s loss 1%.
+    #[arg(last = true, value_name = "PIPE PARAMETERS")]
+    words: Vec<String>,
 }
 
 /// `--offload` of `pipelab shell` and `pipelab bridge`.
@@ -476,6 +559,91 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         offload: a.offload == OffloadArg::On,
     };
     run_shell(opts).map_err(ShellError::Run)
+}
+
+/// `pipelab attach`'s configuration: pipes 1 (egress) and 2 (ingress)
+/// from the words after `--` (for the chosen directions), then the
+/// `--config` file on top.
+fn attach_config(
+    a: &AttachArgs,
+    ingress: bool,
+    egress: bool,
+) -> Result<pipelab_lang::Config, AttachCliError> {
+    if a.words.is_empty() && a.config.is_none() {
+        return Err(AttachCliError::Nothing);
+    }
+    let mut cfg = if a.words.is_empty() {
+        pipelab_lang::Config::new()
+    } else {
+        let text = a.words.join(" ");
+        let spec = parse_pipe_params(&text).map_err(|error| AttachCliError::Words {
+            text: text.clone(),
+            error: Box::new(error),
+        })?;
+        pipelab_modes::attach::attach_config(
+            &a.dev,
+            egress.then(|| spec.clone()),
+            ingress.then_some(spec),
+        )
+        .map_err(AttachCliError::Link)?
+    };
+    if let Some(path) = &a.config {
+        let name = path.display().to_string();
+        let text = crate::read_text(path)?;
+        if let Err(errors) = cfg.apply_script(&text) {
+            return Err(ConfigFileError::Script { name, errors, text }.into());
+        }
+    }
+    Ok(cfg)
+}
+
+/// Run `pipelab attach` until Ctrl-C, SIGTERM or `--duration`.
+pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
+    let (ingress, egress) = match (a.both, a.ingress, a.egress) {
+        (true, _, _) => (true, true),
+        (false, false, false) => (false, true),
+        (false, i, e) => (i, e),
+    };
+    if a.run.workers.is_some_and(|k| k > 1) {
+        return Err(AttachCliError::Workers("workers"));
+    }
+    if a.run.cpus.is_some() {
+        return Err(AttachCliError::Workers("cpus"));
+    }
+    let config = attach_config(&a, ingress, egress)?;
+    let mut runner = a.run.runner()?;
+    // As host mode's: releases at real-time priority (best effort),
+    // unless the thread spins.
+    runner.realtime = !runner.busy_poll;
+    let duration = match &a.duration {
+        Some(d) => {
+            Some(pipelab_lang::units::parse_duration(d).map_err(|e| flag_error("duration", d, e))?)
+        }
+        None => None,
+    };
+    let stats_file = a.run.stats_file()?;
+    let base = a
+        .config
+        .as_ref()
+        .and_then(|c| c.parent().map(std::path::Path::to_path_buf));
+    let opts = pipelab_modes::attach::AttachOptions {
+        dev: a.dev,
+        netns: a
+            .netns
+            .as_deref()
+            .map(pipelab_modes::attach::NetnsRef::parse),
+        ingress,
+        egress,
+        config,
+        load: crate::file_loader(base),
+        runner,
+        name: a.run.name,
+        duration,
+        stats_file,
+        verbose: a.run.verbose,
+    };
+    pipelab_modes::attach::run_attach(opts)?;
+    Ok(())
 }
 
 /// Run a probe command.

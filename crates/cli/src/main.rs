@@ -88,6 +88,21 @@ enum Cmd {
     /// Example:
     ///   pipelab bridge veth-a veth-b -f links.conf
     Bridge(live::BridgeArgs),
+    /// Shape an existing interface in place (its traffic and forwarded
+    /// traffic), as `tc qdisc add dev DEV root netem ...` does, in this
+    /// or another network namespace; restored on exit, and by the next
+    /// pipelab command after a crash.
+    ///
+    /// Egress only unless --ingress or --both. Pipe 1 shapes egress,
+    /// pipe 2 ingress; change them while it runs with
+    /// `pipelab --target attach-PID pipe 1 config ...`.
+    ///
+    /// Examples:
+    ///   pipelab attach eth0 -- delay 50ms 5ms loss 0.5%
+    ///   pipelab attach --both veth0 -- bw 10Mbit/s delay 20ms
+    ///   pipelab attach --netns $(docker inspect -f '{{.State.Pid}}' web) eth0 -- delay 50ms
+    #[command(verbatim_doc_comment)]
+    Attach(live::AttachArgs),
     /// Topologies (ModelNet): generate, distill and assign them, run them live with a namespace per VN.
     #[command(subcommand)]
     Topo(topo::TopoCmd),
@@ -95,8 +110,9 @@ enum Cmd {
     #[command(subcommand)]
     Probe(live::ProbeCmd),
     /// Undo what pipelab processes that no longer run left on this host
-    /// (nft tables, host-mode rules, GRO turned off, namespaces, files,
-    /// ip_forward), as recorded in the host ledger; prints each thing restored.
+    /// (nft tables, host-mode and attach rules, GRO turned off,
+    /// namespaces, files, ip_forward), as recorded in the host ledger;
+    /// prints each thing restored.
     ///
     /// Every command that changes the host does this first (host-mode
     /// rules excepted: they hold the host's traffic, fail-closed, until
@@ -360,6 +376,7 @@ fn main_inner(cli: Cli) -> Result<(), CliError> {
             let load = file_loader(config_dir(&a.config));
             Ok(live::bridge(a, &cfg, load)?)
         }
+        Cmd::Attach(a) => Ok(live::attach(a)?),
         Cmd::Topo(t) => emit(&topo::run(t)?),
         Cmd::Probe(p) => Ok(live::probe(p)?),
         Cmd::Cleanup { dry_run } => cleanup(dry_run),

@@ -42,6 +42,18 @@
 //!   table, jumped to first from `OUTPUT` and `INPUT`. [`remove_table`]
 //!   removes either form.
 //!
+//! * [`Hooks::Device`] (`pipelab attach`, [`crate::attach`]) moves the
+//!   two base chains to the `postrouting` hook (`oifname "DEV"`,
+//!   direction `out`) and the `prerouting` hook (`iifname "DEV"`,
+//!   direction `in`), either or both: one interface's traffic, the
+//!   host's own and forwarded alike; the iptables form uses chains
+//!   `TABLE_post` and `TABLE_pre` of the `mangle` table (the `filter`
+//!   table has no PREROUTING). The queue number may be searched for
+//!   ([`HostOptions::queue_search`]); a mode with a ledger record of its
+//!   own hands it to [`HostPlane::start_recorded`]. An xtables table the
+//!   iptables form makes is written down first ([`Change::XtTable`]) and
+//!   deleted once only empty built-in chains are left in it.
+//!
 //! The runner ([`pipelab_io::runner`]) runs on a thread of its own with
 //! the queue as its only port, at real-time priority
 //! ([`REALTIME_PRIORITY`], best effort) so that the host's other load does
@@ -76,27 +88,166 @@ use std::sync::Arc;
 
 pub use pipelab_io::runner::REALTIME_PRIORITY;
 
+/// Which packets the plane's rules hand to the queue.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Hooks {
+    /// This host's own traffic: what it sends (output hook, direction
+    /// `out`) and what it receives (input hook, direction `in`).
+    /// Forwarded traffic passes neither.
+    #[default]
+    Local,
+    /// The traffic crossing one interface, this host's own and forwarded
+    /// alike: what leaves by it (`egress`: postrouting hook, `oifname`,
+    /// direction `out`) and what arrives on it (`ingress`: prerouting
+    /// hook, `iifname`, direction `in`). Nothing on the interface itself
+    /// changes (`pipelab attach`).
+    Device {
+        /// The interface.
+        dev: String,
+        /// Queue what arrives on it.
+        ingress: bool,
+        /// Queue what leaves by it.
+        egress: bool,
+    },
+}
+
+/// One base chain of the plane's rules, in both forms.
+#[derive(Clone, Copy, Debug)]
+struct Chain {
+    /// The nftables chain, named after its hook.
+    nft: &'static str,
+    /// The xtables table and built-in chain that jump to ours.
+    xt_table: &'static str,
+    xt_hook: &'static str,
+    /// Our xtables chain is `TABLE_SUFFIX`.
+    suffix: &'static str,
+    /// The output side: the peer is the destination, the interface the
+    /// output one.
+    out: bool,
+}
+
+const OUTPUT: Chain = Chain {
+    nft: "output",
+    xt_table: "filter",
+    xt_hook: "OUTPUT",
+    suffix: "out",
+    out: true,
+};
+const INPUT: Chain = Chain {
+    nft: "input",
+    xt_table: "filter",
+    xt_hook: "INPUT",
+    suffix: "in",
+    out: false,
+};
+// NFQUEUE is not valid in the `filter` table's PREROUTING (it has
+// none): `mangle` has both.
+const POSTROUTING: Chain = Chain {
+    nft: "postrouting",
+    xt_table: "mangle",
+    xt_hook: "POSTROUTING",
+    suffix: "post",
+    out: true,
+};
+const PREROUTING: Chain = Chain {
+    nft: "prerouting",
+    xt_table: "mangle",
+    xt_hook: "PREROUTING",
+    suffix: "pre",
+    out: false,
+};
+/// Every chain either form may have left: what [`remove_table`] removes.
+const ALL_CHAINS: [Chain; 4] = [OUTPUT, INPUT, POSTROUTING, PREROUTING];
+
+impl Hooks {
+    /// The base chains, output side first.
+    fn chains(&self) -> Vec<Chain> {
+        match self {
+            Hooks::Local => vec![OUTPUT, INPUT],
+            Hooks::Device {
+                ingress, egress, ..
+            } => {
+                let mut v = Vec::new();
+                if *egress {
+                    v.push(POSTROUTING);
+                }
+                if *ingress {
+                    v.push(PREROUTING);
+                }
+                v
+            }
+        }
+    }
+
+    /// The interface, for [`Hooks::Device`].
+    pub fn device(&self) -> Option<&str> {
+        match self {
+            Hooks::Local => None,
+            Hooks::Device { dev, .. } => Some(dev),
+        }
+    }
+
+    /// A device's name is written into the rules: printable, no quote,
+    /// backslash or slash, at most 15 bytes (the kernel's limit); and at
+    /// least one direction.
+    pub fn check(&self) -> io::Result<()> {
+        let Hooks::Device {
+            dev,
+            ingress,
+            egress,
+        } = self
+        else {
+            return Ok(());
+        };
+        let ok = !dev.is_empty()
+            && dev.len() <= 15
+            && dev
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'\\' | b'/'));
+        if !ok {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("interface name '{dev}': at most 15 printable characters, no quote, backslash or slash"),
+            ));
+        }
+        if !ingress && !egress {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{dev}: neither ingress nor egress"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What [`HostPlane::start`] needs.
 #[derive(Clone, Debug)]
 pub struct HostOptions {
     /// The netfilter queue number (unused by anything else on the host).
     pub queue_num: u16,
+    /// How many numbers after `queue_num` to try, in order, while the
+    /// one tried is in use (0: `queue_num` or an error).
+    pub queue_search: u16,
     /// Runner settings.
     pub runner: RunnerOptions,
     /// The nftables table (family `inet`) the plane owns: letters, digits
     /// and `_`, starting with a letter, at most 24 characters.
     pub table: String,
+    /// Which packets are queued.
+    pub hooks: Hooks,
 }
 
 impl Default for HostOptions {
     fn default() -> Self {
         HostOptions {
             queue_num: 7400,
+            queue_search: 0,
             runner: RunnerOptions {
                 realtime: true,
                 ..RunnerOptions::default()
             },
             table: "pipelab_host".into(),
+            hooks: Hooks::Local,
         }
     }
 }
@@ -130,15 +281,20 @@ pub struct HostPlane {
     live: LiveRunner,
     /// The rules, in the host ledger.
     record: Option<Record>,
+    /// How the rules are written there.
+    change: Change,
     /// Stopped already (by `stop`).
     stopped: bool,
     table: String,
+    queue_num: u16,
+    form: RulesForm,
     seed: u64,
     counters: Arc<VerdictCounters>,
 }
 
 /// Check an nftables table name (it is written into an nft script, and
-/// names the iptables chains `NAME_out`, `NAME_in`).
+/// names the iptables chains `NAME_out`, `NAME_in`, `NAME_pre`,
+/// `NAME_post`).
 fn check_table(name: &str) -> io::Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 24
@@ -161,26 +317,37 @@ fn nft(script: &str) -> io::Result<()> {
     run_with_stdin("nft", &["-f", "-"], script)
 }
 
-/// The nft script that (re)creates the plane's table in one transaction.
-pub fn nft_script(table: &str, queue_num: u16, scope: &[IpNet]) -> String {
-    let mut out_rules = String::new();
-    let mut in_rules = String::new();
-    if scope.is_empty() {
-        out_rules.push_str(&format!("    queue num {queue_num}\n"));
-        in_rules.push_str(&format!("    queue num {queue_num}\n"));
-    }
-    for n in scope {
-        let fam = if n.addr().is_ipv4() { "ip" } else { "ip6" };
-        out_rules.push_str(&format!("    {fam} daddr {n} queue num {queue_num}\n"));
-        in_rules.push_str(&format!("    {fam} saddr {n} queue num {queue_num}\n"));
+/// The nft script that (re)creates the plane's table in one transaction:
+/// one base chain per hook of `hooks`, each queueing what `scope` (the
+/// peer's networks; empty: all) and the device select, after letting the
+/// plane's re-injected copies through.
+pub fn nft_script(table: &str, queue_num: u16, scope: &[IpNet], hooks: &Hooks) -> String {
+    let mut chains = String::new();
+    for c in hooks.chains() {
+        let dev = hooks
+            .device()
+            .map(|d| format!("{} \"{d}\" ", if c.out { "oifname" } else { "iifname" }))
+            .unwrap_or_default();
+        let mut rules = String::new();
+        if scope.is_empty() {
+            rules.push_str(&format!("    {dev}queue num {queue_num}\n"));
+        }
+        for n in scope {
+            let fam = if n.addr().is_ipv4() { "ip" } else { "ip6" };
+            let side = if c.out { "daddr" } else { "saddr" };
+            rules.push_str(&format!(
+                "    {dev}{fam} {side} {n} queue num {queue_num}\n"
+            ));
+        }
+        let hook = c.nft;
+        chains.push_str(&format!(
+            "  chain {hook} {{\n    type filter hook {hook} priority 0; policy accept;\n    \
+             meta mark {REINJECT_MARK:#x} return\n{rules}  }}\n"
+        ));
     }
     format!(
         "table inet {table} {{}}\ndelete table inet {table}\n\
-         table inet {table} {{\n\
-         \x20 chain output {{\n    type filter hook output priority 0; policy accept;\n    \
-         meta mark {REINJECT_MARK:#x} return\n{out_rules}  }}\n\
-         \x20 chain input {{\n    type filter hook input priority 0; policy accept;\n    \
-         meta mark {REINJECT_MARK:#x} return\n{in_rules}  }}\n}}\n"
+         table inet {table} {{\n{chains}}}\n"
     )
 }
 
@@ -225,38 +392,75 @@ fn xt(tool: &str, args: &[&str]) -> bool {
         .unwrap_or(false)
 }
 
-/// The `iptables-restore --noflush` script of one family: the two chains
-/// (flushed and refilled if they exist), and the jumps to them when
-/// `jumps` (they are not there yet).
-pub fn xt_script(table: &str, queue_num: u16, nets: &[IpNet], all: bool, jumps: bool) -> String {
-    let mut s = format!("*filter\n:{table}_out - [0:0]\n:{table}_in - [0:0]\n");
-    for chain in ["out", "in"] {
-        s.push_str(&format!(
-            "-A {table}_{chain} -m mark --mark {REINJECT_MARK:#x} -j RETURN\n"
-        ));
-        let side = if chain == "out" { "-d" } else { "-s" };
-        if all {
-            s.push_str(&format!(
-                "-A {table}_{chain} -j NFQUEUE --queue-num {queue_num}\n"
-            ));
+/// The `iptables-restore --noflush` script of one family: the chains of
+/// `hooks` (flushed and refilled if they exist), and the jumps to them
+/// when `jumps` (they are not there yet).
+pub fn xt_script(
+    table: &str,
+    queue_num: u16,
+    nets: &[IpNet],
+    all: bool,
+    jumps: bool,
+    hooks: &Hooks,
+) -> String {
+    let chains = hooks.chains();
+    let mut xt_tables: Vec<&str> = chains.iter().map(|c| c.xt_table).collect();
+    xt_tables.dedup();
+    let mut s = String::new();
+    for t in xt_tables {
+        let mine: Vec<&Chain> = chains.iter().filter(|c| c.xt_table == t).collect();
+        s.push_str(&format!("*{t}\n"));
+        for c in &mine {
+            s.push_str(&format!(":{table}_{} - [0:0]\n", c.suffix));
         }
-        for n in nets {
+        for c in &mine {
+            let chain = format!("{table}_{}", c.suffix);
             s.push_str(&format!(
-                "-A {table}_{chain} {side} {n} -j NFQUEUE --queue-num {queue_num}\n"
+                "-A {chain} -m mark --mark {REINJECT_MARK:#x} -j RETURN\n"
             ));
+            let dev = hooks
+                .device()
+                .map(|d| format!("{} {d} ", if c.out { "-o" } else { "-i" }))
+                .unwrap_or_default();
+            let side = if c.out { "-d" } else { "-s" };
+            if all {
+                s.push_str(&format!(
+                    "-A {chain} {dev}-j NFQUEUE --queue-num {queue_num}\n"
+                ));
+            }
+            for n in nets {
+                s.push_str(&format!(
+                    "-A {chain} {dev}{side} {n} -j NFQUEUE --queue-num {queue_num}\n"
+                ));
+            }
         }
+        if jumps {
+            for c in &mine {
+                s.push_str(&format!("-I {} 1 -j {table}_{}\n", c.xt_hook, c.suffix));
+            }
+        }
+        s.push_str("COMMIT\n");
     }
-    if jumps {
-        s.push_str(&format!(
-            "-I OUTPUT 1 -j {table}_out\n-I INPUT 1 -j {table}_in\n"
-        ));
-    }
-    s.push_str("COMMIT\n");
     s
 }
 
+/// Is the jump from `c`'s built-in chain to ours there?
+fn xt_jump(tool: &str, table: &str, c: &Chain) -> bool {
+    xt(
+        tool,
+        &[
+            "-t",
+            c.xt_table,
+            "-C",
+            c.xt_hook,
+            "-j",
+            &format!("{table}_{}", c.suffix),
+        ],
+    )
+}
+
 /// Install the rules through iptables and ip6tables.
-fn install_xt(table: &str, queue_num: u16, scope: &[IpNet]) -> io::Result<()> {
+fn install_xt(table: &str, queue_num: u16, scope: &[IpNet], hooks: &Hooks) -> io::Result<()> {
     for (v6, tool, restore_tool) in [
         (false, "iptables", "iptables-restore"),
         (true, "ip6tables", "ip6tables-restore"),
@@ -270,41 +474,56 @@ fn install_xt(table: &str, queue_num: u16, scope: &[IpNet]) -> io::Result<()> {
         if !all && nets.is_empty() {
             continue;
         }
-        let jumps = !(xt(tool, &["-C", "OUTPUT", "-j", &format!("{table}_out")])
-            && xt(tool, &["-C", "INPUT", "-j", &format!("{table}_in")]));
+        let jumps = !hooks.chains().iter().all(|c| xt_jump(tool, table, c));
         if jumps {
             remove_xt_family(tool, table);
         }
         restore(
             restore_tool,
-            &xt_script(table, queue_num, &nets, all, jumps),
+            &xt_script(table, queue_num, &nets, all, jumps, hooks),
         )?;
     }
     Ok(())
 }
 
 fn remove_xt_family(tool: &str, table: &str) {
-    for (hook, chain) in [
-        ("OUTPUT", format!("{table}_out")),
-        ("INPUT", format!("{table}_in")),
-    ] {
-        while xt(tool, &["-D", hook, "-j", &chain]) {}
-        if xt(tool, &["-F", &chain]) {
-            xt(tool, &["-X", &chain]);
+    for c in ALL_CHAINS {
+        let chain = format!("{table}_{}", c.suffix);
+        while xt(tool, &["-t", c.xt_table, "-D", c.xt_hook, "-j", &chain]) {}
+        if xt(tool, &["-t", c.xt_table, "-F", &chain]) {
+            xt(tool, &["-t", c.xt_table, "-X", &chain]);
         }
     }
 }
 
+/// Which form of the rules is installed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RulesForm {
+    /// The nftables table `inet TABLE`.
+    Nftables,
+    /// Chains `TABLE_...` of iptables and ip6tables (no `queue`
+    /// expression in this kernel's nftables).
+    Iptables,
+}
+
 /// Install the plane's rules: nftables if its `queue` expression is there,
 /// else iptables.
-fn install_rules(table: &str, queue_num: u16, scope: &[IpNet]) -> io::Result<()> {
-    match nft(&nft_script(table, queue_num, scope)) {
-        Ok(()) => Ok(()),
-        Err(nft_err) => install_xt(table, queue_num, scope).map_err(|xt_err| {
-            io::Error::other(format!(
-                "installing the host-mode rules: {nft_err}; and through iptables: {xt_err}"
-            ))
-        }),
+fn install_rules(
+    table: &str,
+    queue_num: u16,
+    scope: &[IpNet],
+    hooks: &Hooks,
+) -> io::Result<RulesForm> {
+    match nft(&nft_script(table, queue_num, scope, hooks)) {
+        Ok(()) => Ok(RulesForm::Nftables),
+        Err(nft_err) => install_xt(table, queue_num, scope, hooks)
+            .map(|()| RulesForm::Iptables)
+            .map_err(|xt_err| {
+                io::Error::other(format!(
+                    "installing the queue's rules: {nft_err}; and through iptables: {xt_err}"
+                ))
+            }),
     }
 }
 
@@ -326,6 +545,72 @@ pub fn remove_table(table: &str) -> io::Result<()> {
     }
 }
 
+/// The xtables tables (`ip mangle`, `ip6 filter`, ...) the iptables form
+/// of `hooks`' rules would use that do not exist now: iptables (over
+/// nftables) creates them, and leaves them when our chains go.
+pub fn missing_xt_tables(hooks: &Hooks) -> Vec<(&'static str, &'static str)> {
+    let mut tables: Vec<&'static str> = hooks.chains().iter().map(|c| c.xt_table).collect();
+    tables.dedup();
+    let mut out = Vec::new();
+    for t in tables {
+        for family in ["ip", "ip6"] {
+            let exists = Command::new("nft")
+                .args(["list", "table", family, t])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if !exists {
+                out.push((family, t));
+            }
+        }
+    }
+    out
+}
+
+/// Delete the nftables table `family table` (one iptables-nft made) if
+/// nothing is in it but built-in chains without rules and with policy
+/// accept: what a table is once the plane's chains are gone. True if it
+/// was deleted; not an error if it does not exist or holds anything
+/// else (then it stays).
+pub fn remove_empty_xt_table(family: &str, table: &str) -> io::Result<bool> {
+    let out = match Command::new("nft")
+        .args(["-j", "list", "table", family, table])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    {
+        Ok(o) if o.status.success() => o.stdout,
+        // No such table, or no nft tool: nothing of ours can be there.
+        _ => return Ok(false),
+    };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out) else {
+        return Ok(false);
+    };
+    let Some(items) = v["nftables"].as_array() else {
+        return Ok(false);
+    };
+    let mut chains = Vec::new();
+    for item in items {
+        if item.get("metainfo").is_some() || item.get("table").is_some() {
+            continue;
+        }
+        let c = &item["chain"];
+        match (c["name"].as_str(), c["hook"].as_str(), c["policy"].as_str()) {
+            (Some(name), Some(_), Some("accept")) => chains.push(name.to_string()),
+            // A rule, a set, a chain of someone's: not empty.
+            _ => return Ok(false),
+        }
+    }
+    let mut script = String::new();
+    for c in &chains {
+        script.push_str(&format!("delete chain {family} {table} {c}\n"));
+    }
+    script.push_str(&format!("delete table {family} {table}\n"));
+    nft(&script).map(|()| true)
+}
+
 /// True if the plane's rules (either form) are installed.
 pub fn rules_installed(table: &str) -> bool {
     if check_table(table).is_err() {
@@ -341,7 +626,7 @@ pub fn rules_installed(table: &str) -> bool {
     nft_has
         || ["iptables", "ip6tables"]
             .iter()
-            .any(|t| xt(t, &["-C", "OUTPUT", "-j", &format!("{table}_out")]))
+            .any(|t| ALL_CHAINS.iter().any(|c| xt_jump(t, table, c)))
 }
 
 /// Users named by `uid NAME` in `rules`, resolved through the system's
@@ -387,9 +672,15 @@ fn host_context() -> (Vec<std::net::IpAddr>, BTreeMap<String, u32>) {
 /// The spec of host mode running `cfg`: one port (the queue), whose
 /// packets leave by it; direction, interfaces and owning user as the
 /// queue reports them; `me` the host's addresses, interface and user
-/// names resolved now. Files are read relative to the current directory.
+/// names resolved now (in the calling thread's network namespace).
+/// Files are read relative to the current directory.
 pub fn host_spec(cfg: &Config) -> Result<Spec, ModeError> {
-    let mut spec = lower_config(cfg, &mut pipelab_emu::read_files)?;
+    host_spec_with(cfg, &mut pipelab_emu::read_files)
+}
+
+/// [`host_spec`], the files pipes name read with `load`.
+pub fn host_spec_with(cfg: &Config, load: pipelab_emu::Loader<'_>) -> Result<Spec, ModeError> {
+    let mut spec = lower_config(cfg, load)?;
     spec.ports = Spec::single_port("queue", None);
     let (me, ifaces) = host_context();
     spec.env = Env {
@@ -442,27 +733,73 @@ impl HostPlane {
     /// on output, source on input) is in one of `scope` is queued; the rest
     /// of the host's traffic never sees the plane. Empty `scope`: all.
     pub fn start_scoped(opts: HostOptions, scope: &[IpNet]) -> io::Result<HostPlane> {
+        let change = Change::HostRules {
+            table: opts.table.clone(),
+        };
+        HostPlane::start_inner(opts, scope, None, change)
+    }
+
+    /// Like [`HostPlane::start_scoped`], with the rules written in
+    /// `record` (an open record of the host ledger: the caller's mode and
+    /// name) as `change` (made in the calling thread's namespace) before
+    /// they are installed. The plane keeps `record`: stopping it removes
+    /// the rules and forgets `change`, dropping the record undoes the
+    /// caller's other changes.
+    pub fn start_recorded(
+        opts: HostOptions,
+        scope: &[IpNet],
+        record: Record,
+        change: Change,
+    ) -> io::Result<HostPlane> {
+        HostPlane::start_inner(opts, scope, Some(record), change)
+    }
+
+    fn start_inner(
+        opts: HostOptions,
+        scope: &[IpNet],
+        record: Option<Record>,
+        change: Change,
+    ) -> io::Result<HostPlane> {
         check_table(&opts.table)?;
+        opts.hooks.check()?;
         crate::privilege::require("host mode", crate::privilege::NETFILTER)?;
         let copy_range = (BUF_SIZE - 14) as u32;
         let max_len = (opts.runner.mem_cap / BUF_SIZE as u64).clamp(1024, 1 << 20) as u32;
-        let port = NfQueue::open(QueueOptions {
-            queue_num: opts.queue_num,
-            max_len,
-            copy_range,
-        })?;
+        let mut k = 0u16;
+        let (port, queue_num) = loop {
+            let queue_num = opts.queue_num.wrapping_add(k);
+            match NfQueue::open(QueueOptions {
+                queue_num,
+                max_len,
+                copy_range,
+            }) {
+                Ok(p) => break (p, queue_num),
+                Err(e) if e.kind() == io::ErrorKind::AddrInUse && k < opts.queue_search => k += 1,
+                Err(e) => return Err(e),
+            }
+        };
         let counters = port.counters();
         // No pipes, no rules until the first apply: every packet is
         // accepted at once.
         let empty = compile(&Config::default(), opts.runner.seed)?;
         // Written down before they are installed: after a crash, the
         // rules stay (fail-closed) until the daemon starts again (and
-        // replaces them) or `pipelab cleanup` removes them.
-        let mut record = Ledger::new().begin("host", &opts.table)?;
-        record.record(Change::HostRules {
-            table: opts.table.clone(),
-        })?;
-        install_rules(&opts.table, opts.queue_num, scope)?;
+        // replaces them) or `pipelab cleanup` removes them (host mode),
+        // or until the next pipelab command (attach).
+        let mut record = match record {
+            Some(r) => r,
+            None => Ledger::new().begin("host", &opts.table)?,
+        };
+        // Tables iptables would make for the fallback: removed once empty
+        // again, after the rules (undone newest first).
+        for (family, table) in missing_xt_tables(&opts.hooks) {
+            record.record(Change::XtTable {
+                family: family.to_string(),
+                table: table.to_string(),
+            })?;
+        }
+        record.record(change.clone())?;
+        let form = install_rules(&opts.table, queue_num, scope, &opts.hooks)?;
         let ports: Vec<SendPort> = vec![Box::new(port)];
         let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner) {
             Ok(l) => l,
@@ -474,8 +811,11 @@ impl HostPlane {
         Ok(HostPlane {
             live,
             record: Some(record),
+            change,
             stopped: false,
             table: opts.table,
+            queue_num,
+            form,
             seed: opts.runner.seed,
             counters,
         })
@@ -495,6 +835,15 @@ impl HostPlane {
     /// server does this without its lock).
     pub fn compile(cfg: &Config, seed: u64) -> Result<Compiled, ModeError> {
         compile(cfg, seed)
+    }
+
+    /// [`HostPlane::compile`], the files pipes name read with `load`.
+    pub fn compile_with(
+        cfg: &Config,
+        seed: u64,
+        load: pipelab_emu::Loader<'_>,
+    ) -> Result<Compiled, ModeError> {
+        Ok(Compiled::new(host_spec_with(cfg, load)?, seed)?)
     }
 
     /// The second half of [`HostPlane::apply`]: `c` handed to the runner,
@@ -526,6 +875,16 @@ impl HostPlane {
         &self.table
     }
 
+    /// The netfilter queue it is bound to.
+    pub fn queue_num(&self) -> u16 {
+        self.queue_num
+    }
+
+    /// How its rules are installed.
+    pub fn rules_form(&self) -> RulesForm {
+        self.form
+    }
+
     fn shutdown(&mut self) -> io::Result<HostStats> {
         self.stopped = true;
         let table = self.table.clone();
@@ -554,9 +913,7 @@ impl HostPlane {
         removed?;
         // Removed: nothing left to undo.
         if let Some(mut r) = self.record.take() {
-            let _ = r.forget(&Change::HostRules {
-                table: self.table.clone(),
-            });
+            let _ = r.forget(&self.change);
         }
         Ok(stats)
     }
@@ -604,13 +961,100 @@ mod tests {
     #[test]
     fn script_scopes_both_directions_and_skips_reinjected_copies() {
         let net: IpNet = IpNet::new("198.18.0.0".parse().unwrap(), 30).unwrap();
-        let s = nft_script("t1", 9, &[net]);
+        let s = nft_script("t1", 9, &[net], &Hooks::Local);
         assert!(s.contains("ip daddr 198.18.0.0/30 queue num 9"), "{s}");
         assert!(s.contains("ip saddr 198.18.0.0/30 queue num 9"), "{s}");
         assert_eq!(s.matches("meta mark 0x70696c62 return").count(), 2, "{s}");
         assert!(!s.contains("bypass"), "{s}");
-        let all = nft_script("t1", 9, &[]);
+        let all = nft_script("t1", 9, &[], &Hooks::Local);
         assert_eq!(all.matches("    queue num 9\n").count(), 2, "{all}");
+        assert!(
+            all.contains("hook output") && all.contains("hook input"),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn a_device_is_queued_at_prerouting_and_postrouting_by_name() {
+        let dev = |ingress, egress| Hooks::Device {
+            dev: "veth-x0".into(),
+            ingress,
+            egress,
+        };
+        let both = nft_script("pipelab_at_1", 7, &[], &dev(true, true));
+        assert!(
+            both.contains("type filter hook postrouting priority 0;"),
+            "{both}"
+        );
+        assert!(
+            both.contains("type filter hook prerouting priority 0;"),
+            "{both}"
+        );
+        assert!(
+            both.contains("    oifname \"veth-x0\" queue num 7\n"),
+            "{both}"
+        );
+        assert!(
+            both.contains("    iifname \"veth-x0\" queue num 7\n"),
+            "{both}"
+        );
+        assert_eq!(both.matches("meta mark 0x70696c62 return").count(), 2);
+        assert!(!both.contains("hook output") && !both.contains("hook input"));
+        assert!(!both.contains("bypass"), "fail-closed: {both}");
+        // Egress only, as tc's root qdisc: no prerouting chain at all.
+        let egress = nft_script("pipelab_at_1", 7, &[], &dev(false, true));
+        assert!(egress.contains("hook postrouting") && !egress.contains("prerouting"));
+        // iptables: the mangle table (NFQUEUE in PREROUTING), by device.
+        let xt = xt_script("pipelab_at_1", 7, &[], true, true, &dev(true, true));
+        assert!(xt.starts_with("*mangle\n"), "{xt}");
+        assert!(
+            xt.contains("-A pipelab_at_1_post -o veth-x0 -j NFQUEUE --queue-num 7\n"),
+            "{xt}"
+        );
+        assert!(
+            xt.contains("-A pipelab_at_1_pre -i veth-x0 -j NFQUEUE --queue-num 7\n"),
+            "{xt}"
+        );
+        assert!(
+            xt.contains("-I POSTROUTING 1 -j pipelab_at_1_post\n"),
+            "{xt}"
+        );
+        assert!(xt.contains("-I PREROUTING 1 -j pipelab_at_1_pre\n"), "{xt}");
+        assert!(!xt.contains("*filter"), "{xt}");
+        // Host mode's script is unchanged: the filter table's OUTPUT/INPUT.
+        let local = xt_script("t", 7, &[], true, true, &Hooks::Local);
+        assert!(
+            local.starts_with("*filter\n:t_out - [0:0]\n:t_in - [0:0]\n"),
+            "{local}"
+        );
+        assert!(local.ends_with("-I OUTPUT 1 -j t_out\n-I INPUT 1 -j t_in\nCOMMIT\n"));
+    }
+
+    #[test]
+    fn device_names_that_could_escape_the_rules_are_refused() {
+        let dev = |d: &str| Hooks::Device {
+            dev: d.into(),
+            ingress: false,
+            egress: true,
+        };
+        assert!(dev("eth0").check().is_ok());
+        assert!(dev("br-1a2b.100").check().is_ok());
+        for bad in [
+            "",
+            "a\"; flush ruleset",
+            "a b",
+            "a/b",
+            "a\\b",
+            "abcdefghijklmnop",
+        ] {
+            assert!(dev(bad).check().is_err(), "{bad:?}");
+        }
+        let none = Hooks::Device {
+            dev: "eth0".into(),
+            ingress: false,
+            egress: false,
+        };
+        assert!(none.check().unwrap_err().to_string().contains("neither"));
     }
 
     #[test]

@@ -25,7 +25,9 @@
 //! request (`pipelab cleanup`). Undoing is idempotent: a change written
 //! down and never made (the owner was killed between the two) undoes to
 //! nothing. Host mode's rules are fail-closed by design and undone only
-//! on request ([`Change::HostRules`]).
+//! on request ([`Change::HostRules`]); `pipelab attach`'s, fail-closed
+//! too, are undone by the next command ([`Change::AttachRules`]): the
+//! interface they hold belongs to no daemon that would come back.
 //!
 //! Each entry carries the network namespace it was made in; it is undone
 //! there (a thread enters it, found under `/run/netns` or through a
@@ -117,6 +119,30 @@ pub enum Change {
         /// The table.
         table: String,
     },
+    /// The rules of `pipelab attach` that queue one interface's traffic
+    /// (the nftables table `inet TABLE`, or the iptables chains named
+    /// after it). Fail-closed as host mode's, but undone by the next
+    /// pipelab command: nobody else would take that traffic again.
+    AttachRules {
+        /// The table.
+        table: String,
+        /// The interface.
+        dev: String,
+        /// Where the namespace was entered from (`/proc/PID/ns/net`, a
+        /// bind mount), tried first when it is undone; the entry's
+        /// [`NsId`] decides whether it is still that namespace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        netns_path: Option<PathBuf>,
+    },
+    /// An xtables table (`ip mangle`) iptables made for host mode's or
+    /// attach's chains (the iptables form of their rules): deleted once
+    /// nothing is left in it but empty built-in chains.
+    XtTable {
+        /// `ip` or `ip6`.
+        family: String,
+        /// `filter`, `mangle`.
+        table: String,
+    },
     /// Generic receive offload turned off on an interface: turned back on.
     GroOff {
         /// The interface.
@@ -184,6 +210,12 @@ impl Change {
             Change::NftTable { family, table } => format!("nft table {family} {table}"),
             Change::HostRules { table } => {
                 format!("host-mode rules '{table}' (nftables or iptables)")
+            }
+            Change::AttachRules { table, dev, .. } => {
+                format!("attach rules '{table}' on {dev} (nftables or iptables)")
+            }
+            Change::XtTable { family, table } => {
+                format!("empty iptables table {family} {table}")
             }
             Change::GroOff { ifname } => format!("GRO on {ifname}"),
             Change::NamedNetns { name } => format!("namespace {name}"),
@@ -531,6 +563,15 @@ impl Ledger {
                             ),
                             error: None,
                         });
+                        kept.push(e);
+                        continue;
+                    }
+                    // Under host-mode rules left in place: kept with them.
+                    Change::XtTable { .. }
+                        if kept
+                            .iter()
+                            .any(|k| matches!(k.change, Change::HostRules { .. })) =>
+                    {
                         kept.push(e);
                         continue;
                     }
@@ -980,10 +1021,19 @@ pub fn host_networks() -> Vec<(Ipv4Addr, u8)> {
 /// Run `f` on a thread inside namespace `ns` (at once if it is the
 /// calling thread's); `None` if the namespace no longer exists.
 fn in_netns<R: Send>(ns: NsId, f: impl FnOnce() -> R + Send) -> Option<R> {
+    in_netns_via(ns, None, f)
+}
+
+/// [`in_netns`], trying `hint` (a path the namespace was entered from)
+/// first: used if it still is namespace `ns`.
+fn in_netns_via<R: Send>(ns: NsId, hint: Option<&Path>, f: impl FnOnce() -> R + Send) -> Option<R> {
     if NsId::current().ok() == Some(ns) {
         return Some(f());
     }
-    let file = find_netns(ns)?;
+    let file = hint
+        .filter(|p| NsId::of_path(p).ok() == Some(ns))
+        .and_then(|p| File::open(p).ok())
+        .or_else(|| find_netns(ns))?;
     std::thread::scope(|s| {
         s.spawn(move || {
             setns(file.as_fd(), CloneFlags::CLONE_NEWNET).ok()?;
@@ -1109,6 +1159,29 @@ fn undo(e: &Entry, owner: u32, act: bool) -> Result<Option<String>, String> {
                 crate::host::remove_table(table).map_err(|e| e.to_string())?;
             }
             Ok(Some(say(act, &e.change, "removed", "remove")))
+        })
+        .unwrap_or(Ok(None)),
+        Change::AttachRules {
+            table, netns_path, ..
+        } => in_netns_via(e.netns, netns_path.as_deref(), || {
+            if !crate::host::rules_installed(table) {
+                return Ok(None);
+            }
+            if act {
+                crate::host::remove_table(table).map_err(|e| e.to_string())?;
+            }
+            Ok(Some(say(act, &e.change, "removed", "remove")))
+        })
+        .unwrap_or(Ok(None)),
+        Change::XtTable { family, table } => in_netns(e.netns, || {
+            if !act {
+                return Ok(None);
+            }
+            match crate::host::remove_empty_xt_table(family, table) {
+                Ok(true) => Ok(Some(say(act, &e.change, "removed", "remove"))),
+                Ok(false) => Ok(None),
+                Err(why) => Err(why.to_string()),
+            }
         })
         .unwrap_or(Ok(None)),
         Change::GroOff { ifname } => in_netns(e.netns, || {

@@ -12,6 +12,9 @@
 //!   through a configuration;
 //! * [`host`]: host mode, this host's own traffic shaped in place through
 //!   a netfilter queue;
+//! * [`attach`]: `pipelab attach`, an existing interface's traffic
+//!   (forwarded included) shaped in place through host mode's queue, in
+//!   this or another network namespace;
 //! * [`mod@topo`]: live topologies, one named namespace per virtual node;
 //! * [`probe`]: timestamped UDP test traffic and its report;
 //! * [`privilege`]: what each mode needs from the kernel, checked before
@@ -19,6 +22,7 @@
 //! * [`workers`]: how a mode's emulation is split over workers
 //!   (`--workers`, `--cpus`) and how their figures add up.
 
+pub mod attach;
 pub mod bridge;
 pub mod error;
 pub mod host;

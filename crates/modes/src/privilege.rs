@@ -47,6 +47,17 @@ pub const NETFILTER: Needs = Needs {
     why: "a netfilter queue and its nftables rules",
 };
 
+/// `pipelab attach --netns`: entering another network namespace, and a
+/// netfilter queue and its rules there.
+pub const NETNS_NETFILTER: Needs = Needs {
+    caps: &[
+        Capability::CAP_NET_ADMIN,
+        Capability::CAP_NET_RAW,
+        Capability::CAP_SYS_ADMIN,
+    ],
+    why: "entering a network namespace, a netfilter queue and its rules there",
+};
+
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(items: &[String]) -> String {
     match items {

@@ -105,6 +105,7 @@ impl TestNet {
                     ..RunnerOptions::default()
                 },
                 table: self.table.clone(),
+                ..HostOptions::default()
             },
             &[self.net],
         )
@@ -363,6 +364,7 @@ fn child_plane() {
                 ..RunnerOptions::default()
             },
             table: w[1].to_string(),
+            ..HostOptions::default()
         },
         &[net],
     )

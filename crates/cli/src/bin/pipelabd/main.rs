@@ -205,6 +205,7 @@ fn run(args: Args) -> Result<(), DaemonError> {
                     ..RunnerOptions::default()
                 },
                 table: args.table.clone(),
+                ..HostOptions::default()
             };
             Box::new(Host::start(opts, &scope).map_err(|e| fail(e.into()))?)
         }

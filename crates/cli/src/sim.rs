@@ -182,7 +182,7 @@ fn topology_scenario(
     }
     let loads = pipe_loads(&d, &demands);
     let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
-    let mut spec = pipelab_topo::lower(&d, &names, first.addr, &loads).map_err(|error| {
+    let mut spec = pipelab_topo::lower(&d, &names, first.addr, None, &loads).map_err(|error| {
         SimSetupError::Lower {
             file: file.to_path_buf(),
             error,

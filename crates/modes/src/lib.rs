@@ -13,6 +13,8 @@
 //! * [`host`]: host mode, this host's own traffic shaped in place through
 //!   a netfilter queue;
 //! * [`mod@topo`]: live topologies, one named namespace per virtual node;
+//! * [`ipv6`]: IPv6 on pipelab's interfaces without neighbour
+//!   discovery (shells and topologies);
 //! * [`probe`]: timestamped UDP test traffic and its report;
 //! * [`privilege`]: what each mode needs from the kernel, checked before
 //!   it changes anything;
@@ -22,6 +24,7 @@
 pub mod bridge;
 pub mod error;
 pub mod host;
+pub mod ipv6;
 pub mod ledger;
 pub mod live;
 pub mod plane;

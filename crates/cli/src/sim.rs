@@ -146,11 +146,12 @@ fn topology_scenario(
     })?;
     let d = crate::topo::distill(&topo, mode, args.metric.into(), args.routes.into(), file)?;
     let prefix = pipelab_modes::topo::parse_prefix(&args.prefix).map_err(TopoError::Prefix)?;
-    let vns =
-        pipelab_modes::topo::plan("sim", &topo, prefix).map_err(|source| TopoError::Plan {
+    let vns = pipelab_modes::topo::plan("sim", &topo, prefix, None).map_err(|source| {
+        TopoError::Plan {
             file: file.to_path_buf(),
             source,
-        })?;
+        }
+    })?;
     let Some(first) = vns.first() else {
         return Err(SimSetupError::NoVns(file.to_path_buf()).into());
     };

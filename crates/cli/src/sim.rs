@@ -146,11 +146,12 @@ fn topology_scenario(
     })?;
     let d = crate::topo::distill(&topo, mode, args.metric.into(), args.routes.into(), file)?;
     let prefix = pipelab_modes::topo::parse_prefix(&args.prefix).map_err(TopoError::Prefix)?;
-    let vns =
-        pipelab_modes::topo::plan("sim", &topo, prefix).map_err(|source| TopoError::Plan {
+    let vns = pipelab_modes::topo::plan("sim", &topo, prefix, None).map_err(|source| {
+        TopoError::Plan {
             file: file.to_path_buf(),
             source,
-        })?;
+        }
+    })?;
     let Some(first) = vns.first() else {
         return Err(SimSetupError::NoVns(file.to_path_buf()).into());
     };
@@ -182,7 +183,7 @@ fn topology_scenario(
     }
     let loads = pipe_loads(&d, &demands);
     let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
-    let mut spec = pipelab_topo::lower(&d, &names, first.addr, &loads).map_err(|error| {
+    let mut spec = pipelab_topo::lower(&d, &names, first.addr, None, &loads).map_err(|error| {
         SimSetupError::Lower {
             file: file.to_path_buf(),
             error,

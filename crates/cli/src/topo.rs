@@ -295,7 +295,9 @@ pub enum TopoCmd {
     Assign(assign::AssignArgs),
     /// Run a topology live: a named network namespace per VN
     /// (`pl-NAME-VN`), every packet through its route's pipes. Returns
-    /// once forwarding runs; the emulator stays in the background.
+    /// once forwarding runs; the emulator stays in the background. VNs
+    /// are dual-stack: VN i is host i+1 of `--prefix` and of an IPv6
+    /// ULA /64 chosen for the topology (see `topo status`).
     ///
     /// Example:
     ///   pipelab topo up ring.toml --distill last-mile --name lab
@@ -360,6 +362,9 @@ pub enum TopoCmd {
         name: String,
     },
     /// Run a command in a VN's namespace; the exit status is the command's.
+    /// It finds the VN's name and addresses in PIPELAB_VN, PIPELAB_ADDR
+    /// and PIPELAB_ADDR6 (topologies are dual-stack; `topo status` lists
+    /// every VN's addresses).
     ///
     /// Example:
     ///   pipelab topo exec vn3 -- ping -c 3 10.0.0.1
@@ -367,7 +372,7 @@ pub enum TopoCmd {
         /// The topology's name.
         #[arg(long, default_value = DEFAULT_NAME)]
         name: String,
-        /// The VN: its name, node id or address.
+        /// The VN: its name, node id or address (IPv4 or IPv6).
         vn: String,
         /// The command and its arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
@@ -486,11 +491,15 @@ pub(crate) fn distill(
 }
 
 fn summary(st: &live::TopoState) -> String {
+    let prefixes = match &st.prefix6 {
+        Some(p6) => format!("{} and {p6}", st.prefix),
+        None => st.prefix.clone(),
+    };
     format!(
         "topology {} up: {} VNs in {} ({}), {} pipes, {} routes, {:.2} s, pid {}, seed {}\n",
         st.name,
         st.vns.len(),
-        st.prefix,
+        prefixes,
         st.distill,
         st.pipes,
         st.routes,
@@ -500,10 +509,13 @@ fn summary(st: &live::TopoState) -> String {
     )
 }
 
+/// One line per VN: name, id, IPv4 and IPv6 addresses (`-` on an
+/// IPv4-only topology), namespace.
 fn vn_table(st: &live::TopoState) -> String {
-    let mut s = String::from("vn\tid\taddress\tnetns\n");
+    let mut s = String::from("vn\tid\taddress\taddress6\tnetns\n");
     for v in &st.vns {
-        s += &format!("{}\t{}\t{}\t{}\n", v.name, v.id, v.addr, v.netns);
+        let a6 = v.addr6.map_or_else(|| "-".to_string(), |a| a.to_string());
+        s += &format!("{}\t{}\t{}\t{a6}\t{}\n", v.name, v.id, v.addr, v.netns);
     }
     s
 }
@@ -774,7 +786,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 error,
             })?;
             let prefix_v = live::parse_prefix(&prefix).map_err(TopoError::Prefix)?;
-            live::plan(&name, &topology, prefix_v).map_err(|source| TopoError::Plan {
+            live::plan(&name, &topology, prefix_v, None).map_err(|source| TopoError::Plan {
                 file: file.clone(),
                 source,
             })?;
@@ -931,6 +943,16 @@ mod tests {
             name: name.into(),
             id,
             addr: std::net::Ipv4Addr::new(10, 0, 0, id as u8 + 1),
+            addr6: Some(std::net::Ipv6Addr::new(
+                0xfd00,
+                0,
+                0,
+                0x4000,
+                0,
+                0,
+                0,
+                id as u16 + 1,
+            )),
             netns: format!("pl-t-{name}"),
         };
         let node = |name: &str, id: u64| live::NodeName {
@@ -943,6 +965,7 @@ mod tests {
             file: "t.toml".into(),
             distill: "hop-by-hop".into(),
             prefix: "10.0.0.0/8".into(),
+            prefix6: Some("fd00:0:0:4000::/64".into()),
             pipes: 4,
             routes: 2,
             up_ms: 1.0,
@@ -950,6 +973,45 @@ mod tests {
             vns: vec![vn("a", 1), vn("b", 2)],
             nodes: vec![node("r1", 0), node("a", 1), node("b", 2)],
         }
+    }
+
+    /// A pass proves `topo status` shows where a VN's IPv6 address is:
+    /// the /64 in the summary, each VN's address in the table, and that
+    /// `topo exec` finds a VN by it.
+    #[test]
+    fn status_shows_the_ipv6_addresses() {
+        let st = state();
+        assert!(
+            summary(&st).contains(" VNs in 10.0.0.0/8 and fd00:0:0:4000::/64 ("),
+            "{}",
+            summary(&st)
+        );
+        assert_eq!(
+            vn_table(&st),
+            "vn\tid\taddress\taddress6\tnetns\n\
+             a\t1\t10.0.0.2\tfd00:0:0:4000::2\tpl-t-a\n\
+             b\t2\t10.0.0.3\tfd00:0:0:4000::3\tpl-t-b\n"
+        );
+        assert_eq!(
+            st.vn("fd00:0:0:4000::3").map(|v| v.name.as_str()),
+            Some("b")
+        );
+        assert_eq!(st.vn("10.0.0.2").map(|v| v.name.as_str()), Some("a"));
+        assert!(st.vn("fd00:0:0:4000::9").is_none());
+        let v4_only = live::TopoState {
+            prefix6: None,
+            vns: st
+                .vns
+                .iter()
+                .map(|v| live::VnState {
+                    addr6: None,
+                    ..v.clone()
+                })
+                .collect(),
+            ..st.clone()
+        };
+        assert!(summary(&v4_only).contains(" VNs in 10.0.0.0/8 ("));
+        assert!(vn_table(&v4_only).contains("a\t1\t10.0.0.2\t-\tpl-t-a\n"));
     }
 
     /// A pass proves an experiment's names are checked by the command

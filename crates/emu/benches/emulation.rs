@@ -149,8 +149,9 @@ fn path_spec(hops: u32) -> Spec {
     }
     let mut paths = Paths::new(
         2,
-        Destinations::V4Range {
+        Destinations::Range {
             base: Ipv4Addr::new(10, 0, 0, 1),
+            base6: None,
             count: 2,
         },
     );

@@ -19,7 +19,7 @@ use pipelab_engine::sched::{FlowSpec, SchedConfig};
 use pipelab_engine::PipeConfig;
 use pipelab_lang::{RuleSpec, Table};
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The first pipe number of a topology's pipes (distilled pipe `i` is
 /// pipe `TOPO_PIPE_BASE + i`).
@@ -107,10 +107,15 @@ pub struct PortDef {
 /// Which destination address belongs to which port.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Destinations {
-    /// Port `i` owns `base + i`, for `i` in `0..count`.
-    V4Range {
-        /// The first port's address.
+    /// Port `i` owns `base + i` and, on a dual-stack topology,
+    /// `base6 + i`, for `i` in `0..count`: one index for both of a port's
+    /// addresses, so IPv4 and IPv6 packets between two ports cross the
+    /// same path.
+    Range {
+        /// The first port's IPv4 address.
         base: Ipv4Addr,
+        /// The first port's IPv6 address (`None`: IPv4 only).
+        base6: Option<Ipv6Addr>,
         /// How many ports.
         count: u32,
     },
@@ -123,9 +128,14 @@ impl Destinations {
     #[inline]
     pub fn port(&self, dst: IpAddr) -> Option<u16> {
         match self {
-            Destinations::V4Range { base, count } => {
-                let IpAddr::V4(d) = dst else { return None };
-                let i = u32::from(d).wrapping_sub(u32::from(*base));
+            Destinations::Range { base, base6, count } => {
+                let i = match dst {
+                    IpAddr::V4(d) => u32::from(d).wrapping_sub(u32::from(*base)),
+                    IpAddr::V6(d) => {
+                        let i = u128::from(d).wrapping_sub(u128::from((*base6)?));
+                        u32::try_from(i).ok()?
+                    }
+                };
                 (i < *count).then_some(i as u16)
             }
             Destinations::Map(m) => m.get(&dst).copied(),
@@ -295,5 +305,43 @@ impl Spec {
                 egress: Egress::Port(0),
             },
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass proves a dual-stack range gives a port's IPv4 and IPv6
+    /// addresses the same index, and owns nothing outside its `count`
+    /// addresses of either family (nor IPv6 at all without `base6`).
+    #[test]
+    fn a_range_maps_both_families_to_one_port() {
+        let base6: Ipv6Addr = "fd12:3456:789a:1::1".parse().expect("v6");
+        let d = Destinations::Range {
+            base: Ipv4Addr::new(10, 0, 0, 1),
+            base6: Some(base6),
+            count: 3,
+        };
+        let port = |s: &str| d.port(s.parse().expect("address"));
+        for (v4, v6, want) in [
+            ("10.0.0.1", "fd12:3456:789a:1::1", Some(0)),
+            ("10.0.0.3", "fd12:3456:789a:1::3", Some(2)),
+            ("10.0.0.4", "fd12:3456:789a:1::4", None),
+            ("10.0.0.0", "fd12:3456:789a:1::", None),
+            ("10.1.0.1", "fd12:3456:789a:2::1", None),
+        ] {
+            assert_eq!(port(v4), want, "{v4}");
+            assert_eq!(port(v6), want, "{v6}");
+        }
+        // Far above the range: the 128-bit difference does not wrap into it.
+        assert_eq!(port("fd12:3456:789a:1:0:1::1"), None);
+        let v4_only = Destinations::Range {
+            base: Ipv4Addr::new(10, 0, 0, 1),
+            base6: None,
+            count: 3,
+        };
+        assert_eq!(v4_only.port("10.0.0.2".parse().expect("v4")), Some(1));
+        assert_eq!(v4_only.port(IpAddr::V6(base6)), None);
     }
 }

@@ -280,8 +280,9 @@ fn topology_spec(rules: &str, delays_ms: [u64; 2]) -> Spec {
     }
     let mut paths = Paths::new(
         2,
-        Destinations::V4Range {
+        Destinations::Range {
             base: Ipv4Addr::new(10, 0, 0, 1),
+            base6: None,
             count: 2,
         },
     );

@@ -54,8 +54,9 @@ fn spec(rules: &str) -> Spec {
     }
     let mut paths = Paths::new(
         3,
-        Destinations::V4Range {
+        Destinations::Range {
             base: Ipv4Addr::new(10, 0, 0, 1),
+            base6: None,
             count: 3,
         },
     );

@@ -948,13 +948,31 @@ pub fn shell_range6() -> Ipv6Addr {
 /// The ULA /48 whose 40-bit global ID is a hash (FNV-1a, 64 bits) of
 /// `seed`.
 pub fn ula_range(seed: &str) -> Ipv6Addr {
+    let h = fnv1a(b"pipelab-ula:".iter().chain(seed.as_bytes()));
+    let id = h & ((1 << 40) - 1);
+    Ipv6Addr::from((0xfdu128 << 120) | (u128::from(id) << 80))
+}
+
+/// FNV-1a (64 bits) of `bytes`: stable from build to build, unlike the
+/// standard library's hasher.
+fn fnv1a<'a>(bytes: impl IntoIterator<Item = &'a u8>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in b"pipelab-ula:".iter().chain(seed.as_bytes()) {
+    for b in bytes {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    let id = h & ((1 << 40) - 1);
-    Ipv6Addr::from((0xfdu128 << 120) | (u128::from(id) << 80))
+    h
+}
+
+/// The /64 of [`shell_range6`] (by index, for
+/// [`Record::reserve_subnet6`]) that the live topology named `name`
+/// takes when it is free: above the ones shells take first (a shell's is
+/// its /24's index, below [`SHELL_SUBNETS`]), chosen by a hash of the
+/// name, so that a topology keeps its IPv6 addresses from run to run.
+pub fn topo_subnet6_index(name: &str) -> u32 {
+    let above = SHELL_SUBNETS6 - SHELL_SUBNETS;
+    SHELL_SUBNETS
+        + (fnv1a(b"pipelab-topo:".iter().chain(name.as_bytes())) % u64::from(above)) as u32
 }
 
 /// The network address of the `i`-th /64 of the /48 `range`.
@@ -1361,6 +1379,20 @@ mod tests {
             ("fd00::2".parse().unwrap(), 64),
         ];
         assert_eq!(pick_subnet6(r, 3, &other).map(|_| ()), Some(()));
+    }
+
+    /// A pass proves a topology's preferred /64 is the same from run to
+    /// run, never one a shell takes first, and differs between names.
+    #[test]
+    fn a_topology_prefers_a_64_of_its_own_above_the_shells() {
+        let names = ["default", "lab", "t6", "tping", "a.b_c"];
+        let firsts: HashSet<u32> = names.iter().map(|n| topo_subnet6_index(n)).collect();
+        assert_eq!(firsts.len(), names.len(), "{firsts:?}");
+        for n in names {
+            let i = topo_subnet6_index(n);
+            assert_eq!(i, topo_subnet6_index(n), "stable");
+            assert!((SHELL_SUBNETS..SHELL_SUBNETS6).contains(&i), "{n}: {i}");
+        }
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //!   (forwarded included) shaped in place through host mode's queue, in
 //!   this or another network namespace;
 //! * [`mod@topo`]: live topologies, one named namespace per virtual node;
+//! * [`ipv6`]: IPv6 on pipelab's interfaces without neighbour
+//!   discovery (shells and topologies);
 //! * [`probe`]: timestamped UDP test traffic and its report;
 //! * [`privilege`]: what each mode needs from the kernel, checked before
 //!   it changes anything;
@@ -26,6 +28,7 @@ pub mod attach;
 pub mod bridge;
 pub mod error;
 pub mod host;
+pub mod ipv6;
 pub mod ledger;
 pub mod live;
 pub mod plane;

@@ -45,6 +45,7 @@
 //! their segments wherever anything but a fixed delay acts on them
 //! ([`pipelab_io::gso`]).
 
+use crate::ipv6::{ipv6_available, quiet_ipv6};
 use crate::ledger::{
     host_networks, host_networks6, shell_range6, Change, Ledger, NsId, Record, SHELL_RANGE,
     SHELL_SUBNETS,
@@ -174,34 +175,6 @@ fn nft_available() -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
-}
-
-/// Does this namespace have IPv6 (the kernel's, not turned off for all
-/// interfaces)?
-fn ipv6_available() -> bool {
-    std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
-        .is_ok_and(|v| v.trim() == "0")
-}
-
-/// IPv6 on interface `dev` (of the calling thread's namespace) without
-/// neighbour discovery's chatter: on (whatever the namespace's default),
-/// no duplicate address detection (the addresses are ours and unique;
-/// the link-local one is usable at once), no router solicitation or
-/// advertisement taken (the routes are set). The interface is pipelab's
-/// and vanishes with it: nothing for the ledger.
-fn quiet_ipv6(dev: &str) -> io::Result<()> {
-    let conf = std::path::Path::new("/proc/sys/net/ipv6/conf").join(dev);
-    for (key, value) in [
-        ("disable_ipv6", "0"),
-        ("accept_dad", "0"),
-        ("accept_ra", "0"),
-        ("router_solicitations", "0"),
-    ] {
-        let path = conf.join(key);
-        std::fs::write(&path, value)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    }
-    Ok(())
 }
 
 /// Make nftables table `family table` from `rules`, written in the ledger

@@ -14,21 +14,33 @@
 //!   VN, bind-mounts it, creates the TAP `eth0` inside it (the device never
 //!   appears in the host's namespace) and configures it over a netlink
 //!   socket opened in that namespace: one link request (MAC, `NOARP`, MTU,
-//!   up), `lo` up, the address and a default route, pipelined on one
+//!   up), `lo` up, the addresses and default routes, pipelined on one
 //!   connection. Several workers run in parallel.
-//! * **Addresses.** VN `i` (in topology order) gets the `i + 1`-th address
-//!   of the prefix (default `10.0.0.0/8`), with the prefix's length, so all
-//!   VNs are on-link; the default route also points at `eth0`.
+//! * **Addresses.** Topologies are dual-stack. VN `i` (in topology order)
+//!   gets the `i + 1`-th address of the prefix (default `10.0.0.0/8`),
+//!   with the prefix's length, so all VNs are on-link; the default route
+//!   also points at `eth0`. It also gets host `i + 1` of an IPv6 /64
+//!   (`NET6::1` for the first VN), `nodad`, and an on-link default route
+//!   `::/0` by `eth0`. The /64 is one of the host's ULA /48
+//!   ([`crate::ledger::shell_range6`], shells take theirs there too),
+//!   reserved in the ledger (no running shell or topology shares it): the
+//!   one the topology's name hashes to when free
+//!   ([`crate::ledger::topo_subnet6_index`]), so the addresses stay from
+//!   run to run. Without IPv6 on this host, topologies are IPv4 only.
 //! * **No ARP, no ND.** Every `eth0` has the same MAC address and the
 //!   `NOARP` flag: the kernel then addresses every frame to its own MAC
-//!   (the neighbour entry of a `NOARP` device is the device's address), so
-//!   frames arrive at the destination VN already addressed to it, and no
-//!   resolution traffic exists. IPv6 is disabled in the VNs. Frames that
-//!   are not IPv4 unicast to another VN of the topology are dropped (and
-//!   counted as `rule` drops).
+//!   (the neighbour entry of a `NOARP` device is the device's address,
+//!   for IPv6 as for IPv4), so frames arrive at the destination VN
+//!   already addressed to it, and no resolution traffic exists. The VNs
+//!   have no link-local IPv6 address, do no duplicate address detection
+//!   and neither solicit nor take router advertisements
+//!   ([`crate::ipv6`]): an idle VN sends no frame at all. Frames
+//!   that are not IPv4 or IPv6 unicast to another VN of the topology are
+//!   dropped (and counted as `rule` drops).
 //! * **Steering.** The topology is lowered to the one emulation spec
 //!   ([`pipelab_topo::lower()`]): port `k` is VN `k`, its frames leave by
-//!   the port their destination IPv4 address belongs to, across the pipes
+//!   the port their destination address (IPv4 or IPv6: both of a VN's
+//!   addresses are its port's) belongs to, across the pipes
 //!   of the pair's route (an `n × n` table of engine routes). The runner
 //!   reads each frame once into its buffer; the engine moves one
 //!   descriptor through the route's pipes.
@@ -49,7 +61,9 @@
 //!   pairs' routes.
 //!   SIGINT and SIGTERM stop it too.
 //! * **State.** `/run/pipelab/topo/NAME.json` ([`TopoState`]): pid, VNs,
-//!   addresses; written once forwarding runs. [`down`] stops the emulator,
+//!   addresses (`addr`, `addr6`); written once forwarding runs. A command
+//!   run in a VN finds its name and addresses in `PIPELAB_VN`,
+//!   `PIPELAB_ADDR` and `PIPELAB_ADDR6`. [`down`] stops the emulator,
 //!   kills every process left in its namespaces and unmounts them; it
 //!   works from the name alone after a crash. The TAPs vanish with the
 //!   emulator's descriptors, so no link is ever left in the host. Every
@@ -58,7 +72,10 @@
 //!   pipelab command (or `pipelab cleanup`) removes them and says so.
 
 use crate::error::ModeError;
-use crate::ledger::{Change as HostChange, Ledger, NsId};
+use crate::ipv6::{ipv6_available, no_link_local, quiet_ipv6};
+use crate::ledger::{
+    host_networks6, shell_range6, topo_subnet6_index, Change as HostChange, Ledger, NsId,
+};
 use crate::live::{LiveRunner, SendPort};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
@@ -72,7 +89,7 @@ use pipelab_topo::{Metric, Mode, Network, Routes, Topology};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -95,6 +112,10 @@ pub struct VnState {
     pub id: u64,
     /// Its address.
     pub addr: Ipv4Addr,
+    /// Its IPv6 address (`None`: the topology is IPv4 only, this host
+    /// having no IPv6).
+    #[serde(default)]
+    pub addr6: Option<Ipv6Addr>,
     /// Its namespace (under [`NETNS_DIR`]).
     pub netns: String,
 }
@@ -121,6 +142,9 @@ pub struct TopoState {
     pub distill: String,
     /// The address prefix.
     pub prefix: String,
+    /// The IPv6 prefix, a /64 (`None`: IPv4 only).
+    #[serde(default)]
+    pub prefix6: Option<String>,
     /// Engine pipes.
     pub pipes: usize,
     /// VN pairs with a route.
@@ -137,7 +161,8 @@ pub struct TopoState {
 }
 
 impl TopoState {
-    /// The VN named `key`, or with id `key`, or address `key`.
+    /// The VN named `key`, or with id `key`, or address `key` (IPv4 or
+    /// IPv6).
     pub fn vn(&self, key: &str) -> Option<&VnState> {
         self.vns
             .iter()
@@ -146,9 +171,9 @@ impl TopoState {
                 let id: u64 = key.parse().ok()?;
                 self.vns.iter().find(|v| v.id == id)
             })
-            .or_else(|| {
-                let a: Ipv4Addr = key.parse().ok()?;
-                self.vns.iter().find(|v| v.addr == a)
+            .or_else(|| match key.parse().ok()? {
+                IpAddr::V4(a) => self.vns.iter().find(|v| v.addr == a),
+                IpAddr::V6(a) => self.vns.iter().find(|v| v.addr6 == Some(a)),
             })
     }
 
@@ -246,8 +271,16 @@ pub fn parse_prefix(s: &str) -> Result<(Ipv4Addr, u8), String> {
 }
 
 /// Names, ids, addresses and namespaces of `topo`'s VNs (in topology
-/// order) under `prefix`.
-pub fn plan(name: &str, topo: &Topology, prefix: (Ipv4Addr, u8)) -> io::Result<Vec<VnState>> {
+/// order) under `prefix` and, on a dual-stack topology, the /64 `net6`:
+/// VN `i` is host `i + 1` of both, so its IPv6 address ends in the same
+/// number as its IPv4 one counts from the prefix (10.0.0.3 and
+/// `NET6::3`).
+pub fn plan(
+    name: &str,
+    topo: &Topology,
+    prefix: (Ipv4Addr, u8),
+    net6: Option<Ipv6Addr>,
+) -> io::Result<Vec<VnState>> {
     let vns = topo.vns();
     let room = 1u64 << (32 - prefix.1 as u32);
     if vns.len() as u64 + 2 > room {
@@ -286,6 +319,7 @@ pub fn plan(name: &str, topo: &Topology, prefix: (Ipv4Addr, u8)) -> io::Result<V
             name: vn,
             id: node.id,
             addr: Ipv4Addr::from(base + i as u32),
+            addr6: net6.map(|n| Ipv6Addr::from(u128::from(n) + 1 + i as u128)),
         });
     }
     Ok(out)
@@ -299,6 +333,8 @@ struct Live {
     names: Vec<String>,
     /// VN 0's address.
     base: Ipv4Addr,
+    /// VN 0's IPv6 address (`None`: IPv4 only).
+    base6: Option<Ipv6Addr>,
     seed: u64,
     /// The synthetic cross-traffic matrix in force (ModelNet §4.3).
     cross: Vec<Demand>,
@@ -318,7 +354,7 @@ impl Live {
         let d = self.net.distilled();
         // Cross traffic follows the routes now in force.
         let loads = pipe_loads(d, &self.cross);
-        let mut spec = pipelab_topo::lower(d, &self.names, self.base, &loads)?;
+        let mut spec = pipelab_topo::lower(d, &self.names, self.base, self.base6, &loads)?;
         spec.merge_config(&self.config);
         Ok(Compiled::new(spec, self.seed)?)
     }
@@ -771,6 +807,17 @@ fn open_vn(name: &str, vn: &str) -> io::Result<(VnState, std::fs::File)> {
     Ok((v, f))
 }
 
+/// The environment a command in VN `v` finds: `PIPELAB_VN` (its name),
+/// `PIPELAB_ADDR` (its IPv4 address) and, on a dual-stack topology,
+/// `PIPELAB_ADDR6`.
+fn vn_env(cmd: &mut Command, v: &VnState) {
+    cmd.env("PIPELAB_VN", &v.name)
+        .env("PIPELAB_ADDR", v.addr.to_string());
+    if let Some(a) = v.addr6 {
+        cmd.env("PIPELAB_ADDR6", a.to_string());
+    }
+}
+
 /// Replace this process by `argv` running in VN `vn`'s namespace (the
 /// calling thread enters it); returns only on failure.
 pub fn exec(name: &str, vn: &str, argv: &[String]) -> io::Error {
@@ -785,19 +832,17 @@ pub fn exec(name: &str, vn: &str, argv: &[String]) -> io::Error {
     if let Err(e) = setns(f.as_fd(), CloneFlags::CLONE_NEWNET) {
         return io::Error::other(format!("enter {}: {e}", v.netns));
     }
-    let e = Command::new(prog)
-        .args(&argv[1..])
-        .env("PIPELAB_VN", &v.name)
-        .env("PIPELAB_ADDR", v.addr.to_string())
-        .exec();
+    let mut cmd = Command::new(prog);
+    cmd.args(&argv[1..]);
+    vn_env(&mut cmd, &v);
+    let e = cmd.exec();
     io::Error::new(e.kind(), format!("cannot run {prog}: {e}"))
 }
 
 /// Spawn `cmd` as a child of this process inside VN `vn`'s namespace.
 pub fn spawn_in_vn(name: &str, vn: &str, mut cmd: Command) -> io::Result<Child> {
     let (v, f) = open_vn(name, vn)?;
-    cmd.env("PIPELAB_VN", &v.name)
-        .env("PIPELAB_ADDR", v.addr.to_string());
+    vn_env(&mut cmd, &v);
     std::thread::spawn(move || -> io::Result<Child> {
         setns(f.as_fd(), CloneFlags::CLONE_NEWNET)
             .map_err(|e| io::Error::other(format!("enter {}: {e}", v.netns)))?;
@@ -829,8 +874,19 @@ fn make_vn(v: &VnState, len: u8, offload: bool, rt: &tokio::runtime::Runtime) ->
         None::<&str>,
     )
     .map_err(|e| ctx("bind mount", &e))?;
-    for k in ["default", "all"] {
-        let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6"), "1");
+    // IPv6 in the namespace's own settings (nothing on the host): off
+    // on an IPv4-only topology; else on, with no link-local address, no
+    // duplicate address detection, no router solicitation or
+    // advertisement, for every interface made from now on (`eth0`).
+    if v.addr6.is_some() {
+        quiet_ipv6("all")
+            .and_then(|()| quiet_ipv6("default"))
+            .and_then(|()| no_link_local("default"))
+            .map_err(|e| ctx("IPv6 settings", &e))?;
+    } else {
+        for k in ["default", "all"] {
+            let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6"), "1");
+        }
     }
     let tap = if offload {
         Tap::create_offloaded("eth0")
@@ -841,7 +897,9 @@ fn make_vn(v: &VnState, len: u8, offload: bool, rt: &tokio::runtime::Runtime) ->
     let idx = nix::net::if_::if_nametoindex("eth0").map_err(|e| ctx("eth0 index", &e))?;
     let lo = nix::net::if_::if_nametoindex("lo").map_err(|e| ctx("lo index", &e))?;
     let addr = v.addr;
+    let addr6 = v.addr6;
     rt.block_on(async move {
+        use rtnetlink::packet_route::address::{AddressAttribute, AddressFlags};
         let (conn, h, _) = rtnetlink::new_connection()?;
         let task = tokio::spawn(conn);
         let link = LinkUnspec::new_with_index(idx)
@@ -855,11 +913,26 @@ fn make_vn(v: &VnState, len: u8, offload: bool, rt: &tokio::runtime::Runtime) ->
             .output_interface(idx)
             .scope(rtnetlink::packet_route::route::RouteScope::Link)
             .build();
+        // On a dual-stack topology the IPv6 address (`nodad`: usable at
+        // once, no neighbour solicitation) in the /64 and a default route
+        // on-link by `eth0`, as for IPv4.
+        let v6 = async {
+            let Some(a6) = addr6 else { return Ok(()) };
+            let mut req = h.address().add(idx, IpAddr::V6(a6), 64);
+            req.message_mut()
+                .attributes
+                .push(AddressAttribute::Flags(AddressFlags::Nodad));
+            let route6 = RouteMessageBuilder::<Ipv6Addr>::new()
+                .output_interface(idx)
+                .build();
+            futures::try_join!(req.execute(), h.route().add(route6).execute()).map(|_| ())
+        };
         let r = futures::try_join!(
             h.link().set(link).execute(),
             h.link().set(lo).execute(),
             h.address().add(idx, IpAddr::V4(addr), len).execute(),
             h.route().add(route).execute(),
+            v6,
         );
         task.abort();
         r.map(|_| ()).map_err(|e| io::Error::other(e.to_string()))
@@ -954,7 +1027,20 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             left[0]
         )));
     }
-    let vns = plan(&name, &opts.topology, opts.prefix)?;
+    // The IPv6 /64 (unless this host has no IPv6): one of the host's ULA
+    // /48 ([`crate::ledger::shell_range6`], as shells take theirs),
+    // reserved in the ledger so that no running shell or topology shares
+    // it; the one the name hashes to when free.
+    let net6 = if ipv6_available() {
+        Some(record.reserve_subnet6(
+            shell_range6(),
+            topo_subnet6_index(&name),
+            &host_networks6(),
+        )?)
+    } else {
+        None
+    };
+    let vns = plan(&name, &opts.topology, opts.prefix, net6)?;
     if vns.is_empty() {
         return Err(invalid("the topology has no client nodes (VNs)"));
     }
@@ -996,8 +1082,8 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     // The whole network's spec, and how it is split over workers: the
     // pipes as `topo assign` partitions the links (weighted by route
     // usage), each VN received by the worker owning its first hop.
-    let mut first =
-        pipelab_topo::lower(net.distilled(), &names, vns[0].addr, &[]).map_err(ModeError::from)?;
+    let mut first = pipelab_topo::lower(net.distilled(), &names, vns[0].addr, vns[0].addr6, &[])
+        .map_err(ModeError::from)?;
     first.merge_config(&config);
     let k = opts.workers.count(net.distilled().pipes.len() / 2);
     let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers);
@@ -1028,6 +1114,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         net,
         names,
         base: vns[0].addr,
+        base6: vns[0].addr6,
         seed: opts.runner.seed,
         cross: Vec::new(),
         paths_changed: 0,
@@ -1050,6 +1137,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         file: opts.file.clone(),
         distill: opts.mode.to_string(),
         prefix: format!("{}/{}", opts.prefix.0, opts.prefix.1),
+        prefix6: net6.map(|n| format!("{n}/64")),
         pipes: n_pipes,
         routes: n_routes,
         up_ms: t0.elapsed().as_secs_f64() * 1e3,

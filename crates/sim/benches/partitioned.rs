@@ -37,7 +37,8 @@ fn scenario(k: usize) -> Scenario {
         })
         .collect();
     let loads = pipe_loads(&d, &demands);
-    let spec = pipelab_topo::lower(&d, &names, Ipv4Addr::new(10, 0, 0, 1), &loads).expect("lowers");
+    let spec =
+        pipelab_topo::lower(&d, &names, Ipv4Addr::new(10, 0, 0, 1), None, &loads).expect("lowers");
     Scenario {
         spec,
         pipe_text: pipelab_topo::lower::pipe_texts(&t, &d, &loads),

@@ -86,7 +86,8 @@ fn topo_scenario(t: &Topology, cross: &[(usize, usize, u64)], k: usize) -> Scena
         })
         .collect();
     let loads = pipe_loads(&d, &demands);
-    let spec = pipelab_topo::lower(&d, &names, Ipv4Addr::new(10, 0, 0, 1), &loads).expect("lowers");
+    let spec =
+        pipelab_topo::lower(&d, &names, Ipv4Addr::new(10, 0, 0, 1), None, &loads).expect("lowers");
     Scenario {
         spec,
         pipe_text: pipelab_topo::lower::pipe_texts(t, &d, &loads),
@@ -247,8 +248,9 @@ fn ties_between_partitions_feeding_one_pipe_are_canonical() {
     spec.pipes.insert(c, pipe(4_000_000, 500, 3));
     let mut paths = Paths::new(
         4,
-        Destinations::V4Range {
+        Destinations::Range {
             base: Ipv4Addr::new(10, 0, 0, 1),
+            base6: None,
             count: 4,
         },
     );

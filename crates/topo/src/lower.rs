@@ -10,7 +10,7 @@
 //! order); frames from it leave by the port of their destination address,
 //! across the pipes of the pair's route.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::linkset::loss_probability;
 use pipelab_classify::Direction;
@@ -57,14 +57,17 @@ pub fn pipe_number(i: u32) -> u32 {
 }
 
 /// The spec of `d` with VN `k` (in route-matrix order) at address
-/// `base + k`, named `names[k]`, and `loads[p]` bit/s of synthetic cross
-/// traffic on pipe `p` (ModelNet §4.3; empty: none). Rules see a VN's
-/// frames as `out`, received on its port (`recv NAME`) and to be sent on
-/// the destination's (`xmit NAME`).
+/// `base + k` and, on a dual-stack topology, `base6 + k` (`None`: IPv4
+/// only), named `names[k]`, and `loads[p]` bit/s of synthetic cross
+/// traffic on pipe `p` (ModelNet §4.3; empty: none). Packets to either of
+/// a VN's addresses take the same path. Rules see a VN's frames as
+/// `out`, received on its port (`recv NAME`) and to be sent on the
+/// destination's (`xmit NAME`).
 pub fn lower(
     d: &Distilled,
     names: &[String],
     base: Ipv4Addr,
+    base6: Option<Ipv6Addr>,
     loads: &[u64],
 ) -> Result<Spec, TopoError> {
     let vns = d.routes.vns();
@@ -82,8 +85,9 @@ pub fn lower(
     }
     let mut paths = Paths::new(
         n,
-        Destinations::V4Range {
+        Destinations::Range {
             base,
+            base6,
             count: n as u32,
         },
     );
@@ -167,4 +171,116 @@ pub fn partition_hint(d: &Distilled, k: usize, seed: u64) -> std::collections::B
         .enumerate()
         .map(|(i, &c)| (pipe_number(i as u32), c))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distill::{distill, Mode};
+    use crate::model::{Link, LinkAttrs, Role, Topology};
+    use pipelab_classify::PacketView;
+    use pipelab_emu::{Emulation, Exit, Ingress, Reason};
+    use pipelab_engine::{EngineOptions, FlowKey, Instant, Packet};
+    use std::net::IpAddr;
+
+    /// a — r — b and r — s — c: one-way delays 10 ms from a to r, 3 ms
+    /// from r to b, 1 ms from r to s and from s to c, all at 1 Gb/s.
+    fn tree() -> Topology {
+        let mut t = Topology::new();
+        let a = t.add_node(Role::Client, "a");
+        let r = t.add_node(Role::Stub, "r");
+        let b = t.add_node(Role::Client, "b");
+        let s = t.add_node(Role::Stub, "s");
+        let c = t.add_node(Role::Client, "c");
+        for (x, y, ms) in [(a, r, 10), (r, b, 3), (r, s, 1), (s, c, 1)] {
+            t.links.push(Link::with_attrs(
+                x,
+                y,
+                &LinkAttrs::new(Rate::from_bps(1_000_000_000), Duration::from_millis(ms)),
+            ));
+        }
+        t
+    }
+
+    /// Send one 1000-byte UDP packet from port `from` to `dst` at 1 s;
+    /// returns its fate at once, and where and after how long it left.
+    fn send(spec: &Spec, from: u16, dst: IpAddr) -> (Ingress, Option<(u16, Duration)>) {
+        let mut e = Emulation::with_spec(spec.clone(), EngineOptions::default()).expect("spec");
+        let start = Instant(1_000_000_000);
+        let mut p = Packet::new(1000);
+        p.born = start;
+        let src = match dst {
+            IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        };
+        p.key = FlowKey {
+            proto: 17,
+            src,
+            dst,
+            ..FlowKey::default()
+        };
+        let mut view = PacketView::ip(p.key, p.len);
+        let fate = e.ingress(start, p, from, &mut view);
+        let mut out = Vec::new();
+        let mut views = |p: &Packet| PacketView::ip(p.key, p.len);
+        while let Some(t) = e.next_deadline() {
+            e.advance(t, &mut out, &mut views);
+        }
+        let left = out.iter().find_map(|o| match o.exit {
+            Exit::Deliver { port } => Some((port, o.at.saturating_since(start))),
+            _ => None,
+        });
+        (fate, left)
+    }
+
+    /// A pass proves that on a dual-stack topology VN `k`'s IPv6 address
+    /// `base6 + k` is steered to VN `k`'s port across the same pipes as
+    /// its IPv4 address `base + k` (the same exact delay: the route's
+    /// delays plus one 8 µs transmission per hop at 1 Gb/s), and that an
+    /// IPv6 destination outside the topology is dropped for want of a
+    /// route, as an IPv4 one is.
+    #[test]
+    fn ipv6_destinations_take_their_vns_path() {
+        let t = tree();
+        let d = distill(&t, Mode::HopByHop).expect("distils");
+        assert_eq!(d.routes.vns().len(), 3);
+        let base = Ipv4Addr::new(10, 0, 0, 1);
+        let base6: Ipv6Addr = "fd12:3456:789a:4000::1".parse().expect("v6");
+        let spec = lower(&d, &[], base, Some(base6), &[]).expect("lowers");
+        let v4 = |k: u32| IpAddr::V4(Ipv4Addr::from(u32::from(base) + k));
+        let v6 = |k: u128| IpAddr::V6(Ipv6Addr::from(u128::from(base6) + k));
+        // a (port 0) to b (port 1): 10 + 3 ms and two transmissions; to
+        // c (port 2): 12 ms and three.
+        for (k, want) in [(1u16, 13_016_000u64), (2, 12_024_000)] {
+            let by4 = send(&spec, 0, v4(u32::from(k)));
+            let by6 = send(&spec, 0, v6(u128::from(k)));
+            assert_eq!(
+                by4,
+                (Ingress::Queued, Some((k, Duration::from_nanos(want))))
+            );
+            assert_eq!(by6, by4, "IPv6 to VN {k}");
+        }
+        // Back from c to a, by IPv6.
+        assert_eq!(
+            send(&spec, 2, v6(0)),
+            (Ingress::Queued, Some((0, Duration::from_nanos(12_024_000))))
+        );
+        // Outside the topology: past the last VN, another /64, below the
+        // first VN; and without a base6, every IPv6 destination.
+        let dropped = (Ingress::Dropped(Reason::NoRoute), None);
+        assert_eq!(send(&spec, 0, v4(3)), dropped);
+        for dst in [
+            "fd12:3456:789a:4000::4",
+            "fd12:3456:789a:4001::2",
+            "fd12:3456:789a:4000::",
+        ] {
+            assert_eq!(send(&spec, 0, dst.parse().expect("v6")), dropped, "{dst}");
+        }
+        let v4_only = lower(&d, &[], base, None, &[]).expect("lowers");
+        assert_eq!(send(&v4_only, 0, v6(1)), dropped);
+        assert_eq!(
+            send(&v4_only, 0, v4(1)).1,
+            Some((1, Duration::from_nanos(13_016_000)))
+        );
+    }
 }

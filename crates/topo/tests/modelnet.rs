@@ -130,7 +130,7 @@ fn small() -> Topology {
 /// after the other, and return (src, dst, one-way delay).
 fn one_packet_per_route(d: &pipelab_topo::Distilled) -> Vec<(usize, usize, Duration)> {
     let base = Ipv4Addr::new(10, 0, 0, 1);
-    let spec = pipelab_topo::lower(d, &[], base, &[]).expect("lowers");
+    let spec = pipelab_topo::lower(d, &[], base, None, &[]).expect("lowers");
     let mut e = Emulation::with_spec(spec, EngineOptions::default()).expect("spec");
     let vns = d.routes.vns().to_vec();
     let addr = |k: usize| IpAddr::V4(Ipv4Addr::from(u32::from(base) + k as u32));

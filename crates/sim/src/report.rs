@@ -21,6 +21,7 @@
 //! the first to the last delivery. For a periodic or link-limited flow this
 //! is exactly its rate (no fence-post error).
 
+use crate::timeseries::{FlowInterval, PipeInterval};
 use hdrhistogram::Histogram;
 use pipelab_engine::{Duration, Instant, Packet};
 use serde::Serialize;
@@ -95,10 +96,20 @@ pub struct FlowReport {
     pub delay_ms: Option<DelayStats>,
     /// Delivered throughput in bit/s (see the module doc).
     pub throughput_bps: f64,
+    /// With `--interval`: the one-way delay's distribution, `[p, ms]` at
+    /// p = 0, 0.01, ..., 1 (p = 0 the minimum, 1 the maximum, exact;
+    /// between, within 0.1 % as p50 and p99); empty when nothing was
+    /// delivered. Absent without `--interval`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_cdf: Option<Vec<[f64; 2]>>,
+    /// With `--interval`: what the flow did in each interval
+    /// ([`crate::timeseries`]). Absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Vec<FlowInterval>>,
 }
 
 /// One pipe's counters at the end of the run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PipeReport {
     /// The pipe's number.
     pub id: u32,
@@ -129,6 +140,10 @@ pub struct PipeReport {
     pub instances: Option<InstanceCounts>,
     /// For a dynamic pipe, the instances alive at the end, in key order.
     pub instance_list: Vec<PipeInstanceReport>,
+    /// With `--interval`: capacity, arrivals, departures, backlog and
+    /// drops in each interval ([`crate::timeseries`]). Absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Vec<PipeInterval>>,
 }
 
 /// The instances of a dynamic pipe or queue.
@@ -227,6 +242,10 @@ pub struct Report {
     pub seed: u64,
     /// Virtual time at which the last packet left, in seconds.
     pub end_s: f64,
+    /// With `--interval`: its length, in seconds (the `timeseries` of
+    /// flows and pipes). Absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_s: Option<f64>,
     /// Per flow, in `--traffic` order.
     pub flows: Vec<FlowReport>,
     /// Per pipe, in number order.
@@ -385,7 +404,29 @@ impl FlowAcc {
             received_bytes: self.received_bytes,
             delay_ms,
             throughput_bps,
+            delay_cdf: None,
+            timeseries: None,
         }
+    }
+
+    /// The one-way delay's distribution, `[p, ms]` at p = 0, 0.01, ...,
+    /// 1: the minimum and maximum exact, the rest from the histogram
+    /// (within 0.1 %), never outside them.
+    pub fn cdf(&self) -> Vec<[f64; 2]> {
+        if self.received == 0 {
+            return Vec::new();
+        }
+        (0..=100)
+            .map(|i| {
+                let p = i as f64 / 100.0;
+                let ns = match i {
+                    0 => self.min,
+                    100 => self.max,
+                    _ => self.hist.value_at_quantile(p).clamp(self.min, self.max),
+                };
+                [p, ns as f64 / 1e6]
+            })
+            .collect()
     }
 }
 

@@ -151,6 +151,9 @@ pub enum CliError {
     /// `pipelab probe` failed.
     #[error(transparent)]
     Probe(#[from] crate::live::ProbeError),
+    /// `pipelab plot` failed.
+    #[error(transparent)]
+    Plot(#[from] crate::plot::PlotError),
     /// `pipelab topo` failed (a message that carries no `error:` of its
     /// own gets one).
     #[error("{}", topo_message(&.0.to_string()))]
@@ -252,8 +255,10 @@ impl CliError {
             | CliError::Topo(_)
             | CliError::SimSetup(_)
             | CliError::Sim(pipelab_sim::SimError::Traffic { .. })
+            | CliError::Sim(pipelab_sim::SimError::Interval(_))
             | CliError::Interval(_) => 2,
             CliError::Bridge(e) => e.code(),
+            CliError::Plot(e) => e.code(),
             CliError::Exit(code) => *code,
             _ => 1,
         }

@@ -6,7 +6,9 @@
 //! `loop`, `loss`, `aqm`, `link`} and `throughput_bps`; `pipes[]` with `id`,
 //! `arrivals`, `departures`, `drops` (tail drops), `aqm_drops`, `link_drops`,
 //! `max_backlog`; `queues[]` (flow queues, with their instances). Fields
-//! are added, never renamed.
+//! are added, never renamed. With an interval (`--interval`), `interval_s`,
+//! each pipe's and flow's `timeseries` and each flow's `delay_cdf`
+//! ([`crate::timeseries`]); absent otherwise.
 //!
 //! Precision: min, max, mean and standard deviation of the one-way delay
 //! are exact (integer nanosecond sums). p50 and p99 come from an HDR

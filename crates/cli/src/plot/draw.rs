@@ -166,14 +166,25 @@ fn draw<DB: DrawingBackend>(
             },
         ),
         Kind::Cdf => {
-            let (_, xmax) = extent(&data.cdf, |p| p.0);
+            let (xmin, xmax) = extent(&data.cdf, |p| p.0);
             let (div, unit) = scale(data.cdf_unit, xmax);
+            // Each staircase goes on at its last level to the right edge,
+            // 5 % past the largest value, so that a line at the largest
+            // value is not hidden by the frame.
+            let right = (xmax + (xmax - xmin.min(0.0)) * 0.05) / div;
             let lines: Vec<Line> = data
                 .cdf
                 .iter()
-                .map(|l| Line {
-                    points: l.points.iter().map(|&(x, y)| (x / div, y)).collect(),
-                    ..l.clone()
+                .map(|l| {
+                    let mut points: Vec<(f64, f64)> =
+                        l.points.iter().map(|&(x, y)| (x / div, y)).collect();
+                    if let Some(&(_, y)) = points.last() {
+                        points.push((right, y));
+                    }
+                    Line {
+                        points,
+                        ..l.clone()
+                    }
                 })
                 .collect();
             xy(
@@ -287,11 +298,13 @@ fn xy<DB: DrawingBackend>(
                     let n = pts.len();
                     // At most ~50k points: an SVG stays loadable.
                     let step = n.div_ceil(50_000).max(1);
+                    // Small dots where there are many.
+                    let r = if n > 2000 { 1 } else { 2 };
                     chart
                         .draw_series(
                             pts.iter()
                                 .step_by(step)
-                                .map(|&p| Circle::new(p, 2, c.mix(0.6).filled())),
+                                .map(|&p| Circle::new(p, r, c.mix(0.6).filled())),
                         )
                         .map_err(err)?
                         .label(l.name.clone())

@@ -155,6 +155,9 @@ pub enum CliError {
     /// `pipelab probe` failed.
     #[error(transparent)]
     Probe(#[from] crate::live::ProbeError),
+    /// `pipelab plot` failed.
+    #[error(transparent)]
+    Plot(#[from] crate::plot::PlotError),
     /// `pipelab topo` failed (a message that carries no `error:` of its
     /// own gets one).
     #[error("{}", topo_message(&.0.to_string()))]
@@ -256,9 +259,11 @@ impl CliError {
             | CliError::Topo(_)
             | CliError::SimSetup(_)
             | CliError::Sim(pipelab_sim::SimError::Traffic { .. })
+            | CliError::Sim(pipelab_sim::SimError::Interval(_))
             | CliError::Interval(_) => 2,
             CliError::Bridge(e) => e.code(),
             CliError::Attach(e) => e.code(),
+            CliError::Plot(e) => e.code(),
             CliError::Exit(code) => *code,
             _ => 1,
         }

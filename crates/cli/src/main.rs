@@ -15,6 +15,8 @@ mod daemon_args;
 mod error;
 mod install;
 mod live;
+mod plot;
+mod progress;
 mod seed;
 mod sim;
 mod topo;
@@ -109,6 +111,16 @@ enum Cmd {
     /// Timestamped UDP test traffic: one-way delay, loss, reordering.
     #[command(subcommand)]
     Probe(live::ProbeCmd),
+    /// Draw a report as an SVG or PNG image: capacity, arrivals and
+    /// departures over time, delay over time, per-packet delay, CDF,
+    /// shares.
+    ///
+    /// Examples:
+    ///   pipelab sim link.conf --traffic 'cbr rate 1000pps size 1500B duration 10s' \
+    ///     --interval 100ms --json > report.json
+    ///   pipelab plot report.json -o throughput.png
+    ///   pipelab plot report.json -o delay.svg --kind cdf --size 1024x600
+    Plot(plot::PlotArgs),
     /// Undo what pipelab processes that no longer run left on this host
     /// (nft tables, host-mode and attach rules, GRO turned off,
     /// namespaces, files, ip_forward), as recorded in the host ledger;
@@ -379,6 +391,7 @@ fn main_inner(cli: Cli) -> Result<(), CliError> {
         Cmd::Attach(a) => Ok(live::attach(a)?),
         Cmd::Topo(t) => emit(&topo::run(t)?),
         Cmd::Probe(p) => Ok(live::probe(p)?),
+        Cmd::Plot(a) => emit(&plot::run(&a)?),
         Cmd::Cleanup { dry_run } => cleanup(dry_run),
         Cmd::Completions { shell } => emit(&install::completions(shell)),
         Cmd::Man { dir } => {

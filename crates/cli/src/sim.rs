@@ -17,7 +17,7 @@ use crate::{config_dir, emit, file_loader, load_config, read, OutputArgs};
 use clap::builder::RangedU64ValueParser;
 use clap::Args;
 use pipelab_lang::{Config, TrafficSpec};
-use pipelab_sim::{simulate_scenario, Scenario, SimOptions};
+use pipelab_sim::{simulate_scenario_with, traffic_end, Scenario, SimOptions};
 use pipelab_topo::command::Resolved;
 use pipelab_topo::cross::pipe_loads;
 use pipelab_topo::Mode;
@@ -80,8 +80,24 @@ pub struct SimArgs {
     /// report is the same, byte for byte, for any number.
     #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
     pub workers: usize,
+    /// Add per-interval series to the JSON report: each pipe's capacity,
+    /// arrivals, departures, backlog and drops, each flow's offered and
+    /// delivered rate, delay and drops, in intervals of this length of
+    /// virtual time (e.g. 100ms), and each flow's delay CDF (`pipelab
+    /// plot` draws them).
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg, requires = "json")]
+    pub interval: Option<pipelab_engine::Duration>,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// `--interval`: a duration with its unit, as everywhere.
+fn interval_arg(s: &str) -> Result<pipelab_engine::Duration, String> {
+    match pipelab_lang::units::parse_duration(s) {
+        Ok(d) if d.as_nanos() == 0 => Err("give a positive duration, e.g. 100ms".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// A configuration file read and applied, with the directory its files
@@ -273,9 +289,27 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
     let opts = SimOptions {
         seed: args.out.seed,
         workers: args.workers,
+        interval: args.interval,
         ..SimOptions::default()
     };
-    let (report, info) = simulate_scenario(&scenario, &traffic, &opts).map_err(CliError::Sim)?;
+    // Virtual-time progress, in ms of the traffic's length (the tail
+    // after the last source stops shows as 100 %).
+    let end_ms = traffic_end(&traffic).as_nanos() / 1_000_000;
+    let bar = crate::progress::Progress::new(
+        end_ms.max(1),
+        "sim: virtual time {msg} [{bar:30}] {percent}% ({elapsed})",
+    );
+    let total = format_s(end_ms);
+    let mut progress = |t: pipelab_engine::Instant| {
+        if bar.is_shown() {
+            let ms = t.as_nanos() / 1_000_000;
+            bar.set(ms);
+            bar.message(format!("{} / {total}", format_s(ms.min(end_ms))));
+        }
+    };
+    let result = simulate_scenario_with(&scenario, &traffic, &opts, &mut progress);
+    drop(bar);
+    let (report, info) = result.map_err(CliError::Sim)?;
     if let Some(note) = &info.note {
         eprintln!("note: {note}");
     }
@@ -285,4 +319,9 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
         report.to_table()
     };
     emit(&text)
+}
+
+/// Milliseconds as seconds, `12.345 s`.
+fn format_s(ms: u64) -> String {
+    format!("{}.{:03} s", ms / 1000, ms % 1000)
 }

@@ -561,12 +561,20 @@ fn up_background(args: &[String], name: &str) -> Result<String, TopoError> {
         .spawn()
         .map_err(TopoError::Spawn)?;
     let t0 = Instant::now();
+    // On a terminal: the VNs' namespaces as they are made.
+    let bar = crate::progress::Progress::spinner("{spinner} topo up {msg} ({elapsed})");
+    let mut polls = 0u32;
     loop {
         if let Ok(st) = live::read_state(name) {
             if st.pid == child.id() {
                 return Ok(summary(&st));
             }
         }
+        if bar.is_shown() && polls.is_multiple_of(20) {
+            let made = live::leftover_namespaces(name).len();
+            bar.message(format!("{name}: {made} VN namespaces made"));
+        }
+        polls = polls.wrapping_add(1);
         if let Ok(Some(status)) = child.try_wait() {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
             return Err(TopoError::Exited {
@@ -711,6 +719,30 @@ fn run_script(name: &str, script: &Path) -> Result<String, TopoError> {
         steps.len(),
         t0.elapsed().as_secs_f64()
     ))
+}
+
+/// `live::down`, with a bar of the VNs' namespaces removed on a
+/// terminal (it counts what is left while the teardown runs).
+fn down_with_progress(name: &str) -> std::io::Result<live::DownReport> {
+    let total = live::leftover_namespaces(name).len() as u64;
+    let bar = crate::progress::Progress::new(
+        total.max(1),
+        "topo down {msg} [{bar:30}] {pos}/{len} VN namespaces ({elapsed})",
+    );
+    if !bar.is_shown() || total < 2 {
+        return live::down(name);
+    }
+    bar.message(name.to_string());
+    std::thread::scope(|scope| {
+        let work = scope.spawn(|| live::down(name));
+        while !work.is_finished() {
+            let left = live::leftover_namespaces(name).len() as u64;
+            bar.set(total.saturating_sub(left));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        work.join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the teardown thread panicked")))
+    })
 }
 
 /// Parse a topology command given as words on the command line (errors
@@ -879,7 +911,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             Ok(String::new())
         }
         TopoCmd::Down { name } => {
-            let r = live::down(&name).map_err(TopoError::Live)?;
+            let r = down_with_progress(&name).map_err(TopoError::Live)?;
             Ok(format!(
                 "topology {name} down: emulator {}, {} namespaces removed, {} processes killed\n",
                 if r.killed_emulator {

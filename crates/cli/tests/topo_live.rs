@@ -744,54 +744,32 @@ fn check_fig5(flows: &[(usize, usize)], results: &[(&str, Vec<f64>, Vec<f64>)]) 
     assert!(spread(lm) > spread(e2e) + 0.3e6, "last-mile spread");
 }
 
+/// The measured throughputs as samples, drawn by `pipelab plot` as
+/// ModelNet Fig. 5's CDF (one line per distillation).
 fn plot_cdf(results: &[(&str, Vec<f64>, Vec<f64>)]) {
-    use plotters::prelude::*;
     let path = std::env::var("PIPELAB_FIG5_SVG")
         .map(PathBuf::from)
         .unwrap_or_else(|_| tmp("topo_fig5_cdf.svg"));
-    let root = SVGBackend::new(&path, (640, 420)).into_drawing_area();
-    root.fill(&WHITE).expect("fill");
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Per-flow TCP throughput, ring 10x4, 20 flows (ModelNet Fig. 5)",
-            ("sans-serif", 16),
-        )
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0f64..2.2f64, 0f64..1.0f64)
-        .expect("chart");
-    chart
-        .configure_mesh()
-        .x_desc("throughput (Mb/s)")
-        .y_desc("fraction of flows")
-        .draw()
-        .expect("mesh");
-    let colors = [RED, BLUE, GREEN];
-    for ((mode, _, got), color) in results.iter().zip(colors) {
-        let mut s: Vec<f64> = got.iter().map(|x| x / 1e6).collect();
-        s.sort_by(|a, b| a.total_cmp(b));
-        let n = s.len() as f64;
-        let mut pts = vec![(0.0, 0.0)];
-        for (i, x) in s.iter().enumerate() {
-            pts.push((*x, i as f64 / n));
-            pts.push((*x, (i + 1) as f64 / n));
-        }
-        pts.push((2.2, 1.0));
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .expect("series")
-            .label(mode.to_string())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .expect("legend");
-    root.present().expect("write svg");
+    let samples = serde_json::json!({
+        "title": "Per-flow TCP throughput, ring 10x4, 20 flows (ModelNet Fig. 5)",
+        "label": "throughput",
+        "unit": "bit/s",
+        "of": "flows",
+        "samples": results
+            .iter()
+            .map(|(mode, _, got)| serde_json::json!({"name": mode, "values": got}))
+            .collect::<Vec<_>>(),
+    });
+    let input = tmp("topo_fig5_samples.json");
+    std::fs::write(&input, samples.to_string()).expect("samples");
+    ok(&[
+        "plot",
+        &input.display().to_string(),
+        "-o",
+        &path.display().to_string(),
+        "--kind",
+        "cdf",
+    ]);
     eprintln!("CDF written to {}", path.display());
 }
 

@@ -856,6 +856,12 @@ impl Emulation {
         self.engine.next_deadline()
     }
 
+    /// Bring every pipe's counters up to just before `t`
+    /// ([`pipelab_engine::Engine::settle_before`]).
+    pub fn settle_before(&mut self, t: Instant) {
+        self.engine.settle_before(t);
+    }
+
     /// Do all work due up to `now`; append to `out` what leaves the
     /// emulation, each at its exact instant. `views` describes a packet
     /// that re-enters the rules (`one_pass 0`) as its frame reads.

@@ -1322,6 +1322,18 @@ impl Engine {
         self.pipes[pipe as usize].scheduled == Some((time, seq))
     }
 
+    /// Bring every pipe's counters up to just before `t` (every event
+    /// before `t` done, none at `t`): transmissions that ended before `t`
+    /// are settled, so `backlog` is the queue at `t`. A sampler (`pipelab
+    /// sim --interval`) calls it at an interval's end; it changes no
+    /// packet's fate or time.
+    pub fn settle_before(&mut self, t: Instant) {
+        let t = Instant(t.0.saturating_sub(1));
+        for p in &mut self.pipes {
+            p.settle(&mut self.pool, t);
+        }
+    }
+
     /// Do all work due at or before `now`, appending what leaves to `out`.
     pub fn advance(&mut self, now: Instant, out: &mut Vec<Output>) {
         self.advance_before(now, (Instant(u64::MAX), u64::MAX), out);

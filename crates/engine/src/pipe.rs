@@ -1145,6 +1145,16 @@ impl Pipe {
         }
     }
 
+    /// Settle the transmissions that ended at or before `t` and update the
+    /// backlog counters, as the next arrival or event would: a pipe
+    /// without a per-packet stage settles them lazily (it wakes for its
+    /// delay line only), so its `backlog` may still count packets already
+    /// sent. Decides nothing a later settlement would not decide the same.
+    pub(crate) fn settle(&mut self, pool: &mut Pool, t: Instant) {
+        self.catch_up(pool, t);
+        self.note_backlog();
+    }
+
     /// When packet `i`, transmitted at `done`, leaves the delay line.
     #[inline]
     fn exit_time(&mut self, pool: &mut Pool, i: u32, done: Instant) -> Instant {

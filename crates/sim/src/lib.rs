@@ -20,6 +20,9 @@
 //!   collects what happened to each packet.
 //! * [`report`]: per-flow, per-pipe and per-rule results, as a table or
 //!   JSON with stable field names.
+//! * [`timeseries`]: with an interval, what each pipe and flow did in
+//!   each interval of virtual time (capacity, arrivals, departures,
+//!   backlog, delay, drops), exactly.
 //!
 //! What it deliberately does not do: touch a clock or a socket, or know
 //! what a topology is (its caller lowers one, `pipelab_topo::lower`). The
@@ -33,11 +36,13 @@ pub mod partition;
 pub mod report;
 pub mod run;
 pub mod source;
+pub mod timeseries;
 
 pub use report::{
     DelayStats, FlowReport, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport,
     QueueReport, Report, RuleReport,
 };
 pub use run::{
-    simulate, simulate_scenario, simulate_with_loader, RunInfo, Scenario, SimError, SimOptions,
+    simulate, simulate_scenario, simulate_scenario_with, simulate_with_loader, traffic_end,
+    RunInfo, Scenario, SimError, SimOptions,
 };

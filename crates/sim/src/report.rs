@@ -6,7 +6,9 @@
 //! `loop`, `loss`, `aqm`, `link`} and `throughput_bps`; `pipes[]` with `id`,
 //! `arrivals`, `departures`, `drops` (tail drops), `aqm_drops`, `link_drops`,
 //! `max_backlog`; `queues[]` (flow queues, with their instances). Fields
-//! are added, never renamed.
+//! are added, never renamed. With an interval (`--interval`), `interval_s`,
+//! each pipe's and flow's `timeseries` and each flow's `delay_cdf`
+//! ([`crate::timeseries`]); absent otherwise.
 //!
 //! Precision: min, max, mean and standard deviation of the one-way delay
 //! are exact (integer nanosecond sums). p50 and p99 come from an HDR
@@ -21,6 +23,7 @@
 //! the first to the last delivery. For a periodic or link-limited flow this
 //! is exactly its rate (no fence-post error).
 
+use crate::timeseries::{FlowInterval, PipeInterval};
 use hdrhistogram::Histogram;
 use pipelab_engine::{Duration, Instant, Packet};
 use serde::Serialize;
@@ -95,10 +98,20 @@ pub struct FlowReport {
     pub delay_ms: Option<DelayStats>,
     /// Delivered throughput in bit/s (see the module doc).
     pub throughput_bps: f64,
+    /// With `--interval`: the one-way delay's distribution, `[p, ms]` at
+    /// p = 0, 0.01, ..., 1 (p = 0 the minimum, 1 the maximum, exact;
+    /// between, within 0.1 % as p50 and p99); empty when nothing was
+    /// delivered. Absent without `--interval`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_cdf: Option<Vec<[f64; 2]>>,
+    /// With `--interval`: what the flow did in each interval
+    /// ([`crate::timeseries`]). Absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Vec<FlowInterval>>,
 }
 
 /// One pipe's counters at the end of the run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PipeReport {
     /// The pipe's number.
     pub id: u32,
@@ -129,6 +142,10 @@ pub struct PipeReport {
     pub instances: Option<InstanceCounts>,
     /// For a dynamic pipe, the instances alive at the end, in key order.
     pub instance_list: Vec<PipeInstanceReport>,
+    /// With `--interval`: capacity, arrivals, departures, backlog and
+    /// drops in each interval ([`crate::timeseries`]). Absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Vec<PipeInterval>>,
 }
 
 /// The instances of a dynamic pipe or queue.
@@ -227,6 +244,10 @@ pub struct Report {
     pub seed: u64,
     /// Virtual time at which the last packet left, in seconds.
     pub end_s: f64,
+    /// With `--interval`: its length, in seconds (the `timeseries` of
+    /// flows and pipes). Absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_s: Option<f64>,
     /// Per flow, in `--traffic` order.
     pub flows: Vec<FlowReport>,
     /// Per pipe, in number order.
@@ -385,7 +406,29 @@ impl FlowAcc {
             received_bytes: self.received_bytes,
             delay_ms,
             throughput_bps,
+            delay_cdf: None,
+            timeseries: None,
         }
+    }
+
+    /// The one-way delay's distribution, `[p, ms]` at p = 0, 0.01, ...,
+    /// 1: the minimum and maximum exact, the rest from the histogram
+    /// (within 0.1 %), never outside them.
+    pub fn cdf(&self) -> Vec<[f64; 2]> {
+        if self.received == 0 {
+            return Vec::new();
+        }
+        (0..=100)
+            .map(|i| {
+                let p = i as f64 / 100.0;
+                let ns = match i {
+                    0 => self.min,
+                    100 => self.max,
+                    _ => self.hist.value_at_quantile(p).clamp(self.min, self.max),
+                };
+                [p, ns as f64 / 1e6]
+            })
+            .collect()
     }
 }
 

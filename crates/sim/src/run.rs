@@ -38,6 +38,7 @@ use crate::report::{
     Report, RuleReport,
 };
 use crate::source::Source;
+use crate::timeseries::{self, FlowBucket, MAX_INTERVALS};
 use pipelab_classify::{Direction, PacketView};
 use pipelab_emu::{
     lower_config, Admission, Compiled, Departure, Emulation, Entry, Exit, Ingress, LowerError,
@@ -45,7 +46,7 @@ use pipelab_emu::{
 };
 use pipelab_engine::engine::{EngineOptions, Handoff, InstanceStats, QueueId};
 use pipelab_engine::rng::{stage_rng, StageKind};
-use pipelab_engine::{FlowKey, Instant, Packet};
+use pipelab_engine::{Duration, FlowKey, Instant, Packet, PipeStats};
 use pipelab_lang::{Config, TrafficProto, TrafficSpec};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -65,6 +66,12 @@ pub struct SimOptions {
     /// Worker threads, each running a partition of the pipes (at least
     /// 1). The report does not depend on it.
     pub workers: usize,
+    /// Cut the run into intervals of this length and report what each
+    /// pipe and flow did in each ([`crate::timeseries`]); `None`: no
+    /// series. With it the pipes run in one partition (a pipe cut between
+    /// workers lets its packets out early, at the end of their
+    /// transmission, so its departures would be counted early).
+    pub interval: Option<Duration>,
 }
 
 impl Default for SimOptions {
@@ -73,6 +80,7 @@ impl Default for SimOptions {
             seed: 1,
             max_packets: EngineOptions::default().max_packets,
             workers: 1,
+            interval: None,
         }
     }
 }
@@ -161,6 +169,8 @@ pub enum SimError {
     Workers,
     /// A worker thread failed.
     Worker(String),
+    /// The interval of the series cannot cut this run.
+    Interval(String),
 }
 
 impl fmt::Display for SimError {
@@ -174,6 +184,7 @@ impl fmt::Display for SimError {
             SimError::Traffic { flow, reason } => write!(f, "--traffic #{}: {reason}", flow + 1),
             SimError::Workers => f.write_str("workers: give at least 1"),
             SimError::Worker(m) => write!(f, "a worker thread failed: {m}"),
+            SimError::Interval(m) => write!(f, "--interval: {m}"),
         }
     }
 }
@@ -283,21 +294,55 @@ struct Flows {
     /// Records not yet due for accounting (stamped at or after the
     /// current window's end).
     pending: Vec<Record>,
+    /// With an interval: its length (ns) and each flow's buckets.
+    series: Option<(u64, Vec<Vec<FlowBucket>>)>,
 }
 
 impl Flows {
+    /// A packet of flow `i`, `len` bytes, sent at `at`.
+    fn sent(&mut self, i: usize, len: u32, at: Instant) {
+        if let Some(f) = self.flows.get_mut(i) {
+            f.sent += 1;
+            f.sent_bytes += len as u64;
+        }
+        if let Some((d, series)) = &mut self.series {
+            if let Some(b) = series.get_mut(i) {
+                let b = timeseries::bucket(b, at, *d);
+                b.sent += 1;
+                b.sent_bytes += len as u64;
+            }
+        }
+    }
+
     fn take(&mut self, r: &Record) {
         self.end = self.end.max(r.at);
         let Some(f) = self.flows.get_mut(r.flow as usize) else {
             return;
         };
+        let bucket = match &mut self.series {
+            Some((d, series)) => series
+                .get_mut(r.flow as usize)
+                .map(|b| timeseries::bucket(b, r.at, *d)),
+            None => None,
+        };
         match r.event {
             Event::Delivered => {
                 let mut pkt = Packet::new(r.len);
                 pkt.flags = r.flags;
-                f.delivered(&pkt, r.tag, r.at - r.born, r.at);
+                let delay = r.at - r.born;
+                f.delivered(&pkt, r.tag, delay, r.at);
+                if let Some(b) = bucket {
+                    if r.flags & Packet::DUPLICATE == 0 {
+                        b.delivered(r.len, delay.as_nanos());
+                    }
+                }
             }
-            Event::Dropped(reason) => count_drop(&mut f.drops, reason),
+            Event::Dropped(reason) => {
+                count_drop(&mut f.drops, reason);
+                if let Some(b) = bucket {
+                    count_drop(&mut b.drops, reason);
+                }
+            }
             Event::Copied => {}
         }
     }
@@ -381,6 +426,35 @@ struct Worker<'a> {
     transit: BinaryHeap<Reverse<Transit>>,
     departures: Vec<Departure>,
     handoffs: Vec<Handoff>,
+    /// With an interval: the counters of its pipes at interval ends.
+    sampler: Option<Sampler>,
+}
+
+/// A worker's samples of its own pipes' counters, one per interval end
+/// ([`crate::timeseries`]).
+struct Sampler {
+    interval_ns: u64,
+    /// The next interval end to sample.
+    next: u64,
+    /// Samples taken.
+    taken: u64,
+    /// Its pipes, by number, with their samples.
+    pipes: BTreeMap<u32, Vec<PipeStats>>,
+}
+
+impl Sampler {
+    /// Sample every interval end up to `t` (inclusive), at most `upto`
+    /// in all: at each, every event before it done and none at it.
+    fn upto(&mut self, emu: &mut Emulation, t: Instant, upto: u64) {
+        while self.next <= t.as_nanos() && self.taken < upto.min(MAX_INTERVALS) {
+            emu.settle_before(Instant(self.next));
+            for (&n, v) in self.pipes.iter_mut() {
+                v.push(emu.pipe_totals(n).unwrap_or_default());
+            }
+            self.taken += 1;
+            self.next = self.next.saturating_add(self.interval_ns);
+        }
+    }
 }
 
 impl Worker<'_> {
@@ -410,6 +484,9 @@ impl Worker<'_> {
             };
             if t >= w.end {
                 break;
+            }
+            if let Some(s) = &mut self.sampler {
+                s.upto(&mut self.emu, t, u64::MAX);
             }
             while let Some(Reverse(Transit(h))) = self.transit.peek() {
                 if h.at != t {
@@ -512,12 +589,50 @@ pub fn simulate_scenario(
     traffic: &[TrafficSpec],
     opts: &SimOptions,
 ) -> Result<(Report, RunInfo), SimError> {
+    simulate_scenario_with(scenario, traffic, opts, &mut |_| {})
+}
+
+/// The instant the last source stops sending (its start plus its
+/// duration): how far a run's virtual time goes, its tail aside.
+pub fn traffic_end(traffic: &[TrafficSpec]) -> Instant {
+    traffic
+        .iter()
+        .map(|t| Instant::ZERO + t.start.unwrap_or(Duration::ZERO) + t.duration)
+        .max()
+        .unwrap_or(Instant::ZERO)
+}
+
+/// [`simulate_scenario`], telling `progress` the virtual time the
+/// sources have reached, every 1024 packets (a progress bar's feed: the
+/// driver admits packets at most two windows ahead of the engines; it
+/// sees the time only, and cannot change the run).
+pub fn simulate_scenario_with(
+    scenario: &Scenario,
+    traffic: &[TrafficSpec],
+    opts: &SimOptions,
+    progress: &mut dyn FnMut(Instant),
+) -> Result<(Report, RunInfo), SimError> {
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
     }
     if opts.workers == 0 {
         return Err(SimError::Workers);
     }
+    let interval_ns = match opts.interval.map(|d| d.as_nanos()) {
+        Some(0) => return Err(SimError::Interval("give a positive length".into())),
+        Some(d) => {
+            let n = traffic_end(traffic).as_nanos() / d + 1;
+            if n > MAX_INTERVALS {
+                return Err(SimError::Interval(format!(
+                    "{} cuts the traffic's {} into {n} intervals; at most {MAX_INTERVALS}: give a longer one",
+                    Duration(d),
+                    Duration(traffic_end(traffic).as_nanos()),
+                )));
+            }
+            Some(d)
+        }
+        None => None,
+    };
     let spec = &scenario.spec;
     let compiled = Compiled::new(spec.clone(), opts.seed)?;
     // The driver's emulation admits fresh packets (the rules, by port);
@@ -537,20 +652,35 @@ pub fn simulate_scenario(
         .enumerate()
         .map(|(i, k)| source_port(spec, k, i))
         .collect::<Result<Vec<u16>, SimError>>()?;
-    let plan = partition::plan(spec, &front, opts.workers, scenario.hint.as_ref());
+    // Series: one partition (see `SimOptions::interval`).
+    let workers = if interval_ns.is_some() {
+        1
+    } else {
+        opts.workers
+    };
+    let plan = partition::plan(spec, &front, workers, scenario.hint.as_ref());
     let parts = plan.parts;
-    let note = (parts < opts.workers).then(|| {
+    let note = if interval_ns.is_some() && opts.workers > 1 {
+        Some(format!(
+            "--workers {}: with --interval the pipes run in one partition (a pipe cut between workers would count its departures at the end of their transmission); running 1",
+            opts.workers
+        ))
+    } else {
+        None
+    };
+    let note = note.or_else(|| (parts < opts.workers).then(|| {
         format!(
             "--workers {}: the pipes form {parts} partition{} that can run apart (a step out of a pipe with no delay, a dynamic pipe or a pipe whose packets go back to the rules is never cut); running {parts}",
             opts.workers,
             if parts == 1 { "" } else { "s" }
         )
-    });
+    }));
     let lookahead = plan.lookahead.map_or(u64::MAX, |d| d.as_nanos());
     let mut flows = Flows {
         flows: traffic.iter().map(|_| FlowAcc::new()).collect(),
         end: Instant::ZERO,
         pending: Vec::new(),
+        series: interval_ns.map(|d| (d, vec![Vec::new(); traffic.len()])),
     };
     let mut sources: Vec<Source> = traffic
         .iter()
@@ -573,7 +703,7 @@ pub fn simulate_scenario(
         windows: 0,
         handoffs: 0,
     };
-    let workers: Vec<Emulation> = std::thread::scope(|scope| {
+    let workers: Vec<(Emulation, Option<Sampler>)> = std::thread::scope(|scope| {
         let mut to_w = Vec::new();
         let mut from_w = Vec::new();
         let mut handles = Vec::new();
@@ -583,29 +713,42 @@ pub fn simulate_scenario(
             to_w.push(tx);
             from_w.push(orx);
             let plan = &plan;
-            handles.push(scope.spawn(move || -> Result<Emulation, SimError> {
-                let mut emu = Emulation::with_spec(spec.clone(), eopts)?;
-                for &n in &plan.early {
-                    if plan.of_pipe.get(&n) == Some(&part) {
-                        emu.set_early_exit(n, true);
+            handles.push(
+                scope.spawn(move || -> Result<(Emulation, Option<Sampler>), SimError> {
+                    let mut emu = Emulation::with_spec(spec.clone(), eopts)?;
+                    for &n in &plan.early {
+                        if plan.of_pipe.get(&n) == Some(&part) {
+                            emu.set_early_exit(n, true);
+                        }
                     }
-                }
-                let mut w = Worker {
-                    part,
-                    emu,
-                    plan,
-                    transit: BinaryHeap::new(),
-                    departures: Vec::with_capacity(1024),
-                    handoffs: Vec::new(),
-                };
-                // The first answer says when it has work (none yet).
-                while let Ok(Some(win)) = rx.recv() {
-                    if otx.send(w.window(win)).is_err() {
-                        break;
+                    let sampler = interval_ns.map(|d| Sampler {
+                        interval_ns: d,
+                        next: d,
+                        taken: 0,
+                        pipes: emu
+                            .pipe_numbers()
+                            .filter(|&n| plan.owner_of(n) == part)
+                            .map(|n| (n, Vec::new()))
+                            .collect(),
+                    });
+                    let mut w = Worker {
+                        part,
+                        emu,
+                        plan,
+                        transit: BinaryHeap::new(),
+                        departures: Vec::with_capacity(1024),
+                        handoffs: Vec::new(),
+                        sampler,
+                    };
+                    // The first answer says when it has work (none yet).
+                    while let Ok(Some(win)) = rx.recv() {
+                        if otx.send(w.window(win)).is_err() {
+                            break;
+                        }
                     }
-                }
-                Ok(w.emu)
-            }));
+                    Ok((w.emu, w.sampler))
+                }),
+            );
         }
         let mut incoming: Vec<Vec<Handoff>> = vec![Vec::new(); parts];
         let mut next: Vec<Option<Instant>> = vec![None; parts];
@@ -632,8 +775,10 @@ pub fn simulate_scenario(
                     ..Packet::new(spec_i.size)
                 };
                 seq += 1;
-                flows.flows[i].sent += 1;
-                flows.flows[i].sent_bytes += spec_i.size as u64;
+                if seq.is_multiple_of(1024) {
+                    progress(at);
+                }
+                flows.sent(i, spec_i.size, at);
                 let mut view = view_of(&pkt);
                 match front.admit(&mut pkt, ports[i], &mut view) {
                     Admission::Out(_) => flows.pending.push(Record::of(&pkt, at, Event::Delivered)),
@@ -745,13 +890,59 @@ pub fn simulate_scenario(
             flows.take(r);
         }
     }
-    let report = report(scenario, traffic, opts, &front, &workers, &plan, &flows);
+    let mut workers = workers;
+    let mut series = None;
+    if let Some(d) = interval_ns {
+        // Every interval up to the one of the last event: the samples
+        // not taken while the run went on, now that it is over.
+        let n = flows.end.as_nanos() / d + 1;
+        if n > MAX_INTERVALS {
+            return Err(SimError::Interval(format!(
+                "{} cuts this run's {} into {n} intervals; at most {MAX_INTERVALS}: give a longer one",
+                Duration(d),
+                Duration(flows.end.as_nanos()),
+            )));
+        }
+        let mut samples = BTreeMap::new();
+        for (emu, sampler) in &mut workers {
+            if let Some(s) = sampler {
+                s.upto(emu, Instant::MAX, n);
+                samples.append(&mut s.pipes);
+            }
+        }
+        series = Some(Series {
+            interval_ns: d,
+            n: n as usize,
+            samples,
+        });
+    }
+    let emus: Vec<Emulation> = workers.into_iter().map(|(e, _)| e).collect();
+    let report = report(
+        scenario,
+        traffic,
+        opts,
+        &front,
+        &emus,
+        &plan,
+        &flows,
+        series.as_ref(),
+    );
     Ok((report, info))
+}
+
+/// The pipes' samples of a run with an interval.
+struct Series {
+    interval_ns: u64,
+    /// Intervals in the run.
+    n: usize,
+    /// Each pipe's counters at each interval end.
+    samples: BTreeMap<u32, Vec<PipeStats>>,
 }
 
 /// The report of a run: flows from the merged accounting, pipes and
 /// queues from the worker owning them, rules summed over the driver
 /// (fresh packets) and the workers (reinjected ones).
+#[allow(clippy::too_many_arguments)]
 fn report(
     scenario: &Scenario,
     traffic: &[TrafficSpec],
@@ -760,6 +951,7 @@ fn report(
     workers: &[Emulation],
     plan: &Plan,
     flows: &Flows,
+    series: Option<&Series>,
 ) -> Report {
     let owner = |n: u32| {
         plan.of_pipe
@@ -776,7 +968,22 @@ fn report(
                 .name
                 .clone()
                 .unwrap_or_else(|| format!("flow{i}"));
-            f.finish(i, name, traffic[i].to_string())
+            let mut r = f.finish(i, name, traffic[i].to_string());
+            if let (Some(s), Some((_, buckets))) = (series, &flows.series) {
+                r.delay_cdf = Some(f.cdf());
+                let b = buckets.get(i).map(Vec::as_slice).unwrap_or_default();
+                r.timeseries = Some(
+                    (0..s.n)
+                        .map(|k| {
+                            b.get(k)
+                                .copied()
+                                .unwrap_or_default()
+                                .finish(k, s.interval_ns)
+                        })
+                        .collect(),
+                );
+            }
+            r
         })
         .collect();
     let pipes = front
@@ -811,6 +1018,21 @@ fn report(
                 max_backlog_bytes: st.max_backlog_bytes,
                 instances: emu.pipe_instances(id).map(counts),
                 instance_list,
+                timeseries: series.map(|s| {
+                    let cap = match scenario.spec.pipes.get(&id) {
+                        Some(def) => timeseries::capacity(
+                            &def.config,
+                            id,
+                            opts.seed,
+                            emu.pipe_instances(id).is_some(),
+                            s.n,
+                            s.interval_ns,
+                        ),
+                        None => vec![None; s.n],
+                    };
+                    let samples = s.samples.get(&id).map(Vec::as_slice).unwrap_or_default();
+                    timeseries::pipe_intervals(samples, &cap, s.interval_ns)
+                }),
             })
         })
         .collect();
@@ -882,6 +1104,7 @@ fn report(
     Report {
         seed: opts.seed,
         end_s: flows.end.as_nanos() as f64 / 1e9,
+        interval_s: series.map(|s| s.interval_ns as f64 / 1e9),
         flows: flow_reports,
         pipes,
         queues,

@@ -1,0 +1,601 @@
+//! What `pipelab plot` reads, turned into one small model of series.
+//!
+//! Every input is read into a [`Data`]: named lines of `(x, y)` points
+//! per kind of graph (rates over time, delay over time, per-packet
+//! delays, CDFs) and named bars (shares). A reader fills what its input
+//! has and says why a kind is missing (`why_not`); the drawing knows
+//! nothing of where the numbers came from. A new input (an event log, a
+//! `timeseries` of another mode) is one more reader here.
+//!
+//! The kind of input is told from its content, not its name: JSON with
+//! `flows`, `pipes` and `end_s` is a `pipelab sim --json` report; with
+//! `plane`, `pipes` and `runner` a live `--stats` file; with `sent`,
+//! `received` and `histogram` a `pipelab probe send --json` report; with
+//! `samples` a set of samples (a topology experiment's per-flow
+//! throughputs, ModelNet Fig. 5); a CSV whose header is `run,seq,
+//! sent_unix_ns,received_unix_ns,delay_ms` the per-packet file of
+//! `pipelab probe recv --series`.
+
+use super::Kind;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What a line stands for, which decides how it is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A link's capacity: a shaded area.
+    Capacity,
+    /// A line.
+    Line,
+    /// A secondary line (thinner, lighter).
+    Thin,
+}
+
+/// A named series of points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// Its name in the legend.
+    pub name: String,
+    /// The points, in x order.
+    pub points: Vec<(f64, f64)>,
+    /// How it is drawn.
+    pub role: Role,
+}
+
+/// The unit of a value axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Bits per second (scaled to K/M/Gbit/s for the axis).
+    Bps,
+    /// Milliseconds.
+    Ms,
+    /// Bytes (scaled to KB/MB/GB).
+    Bytes,
+    /// A plain number.
+    Number,
+}
+
+/// Everything a plot can be drawn from, read from one input.
+#[derive(Clone, Debug)]
+pub struct Data {
+    /// What the input is ("a sim report").
+    pub what: &'static str,
+    /// The graph's title.
+    pub title: String,
+    /// Rates over time: x seconds, y bit/s.
+    pub throughput: Vec<Line>,
+    /// Delay over time: x seconds, y ms.
+    pub delay: Vec<Line>,
+    /// Per-packet delays: x seconds, y ms (drawn as points).
+    pub scatter: Vec<Line>,
+    /// Distributions: x a value in `cdf_unit`, y the fraction at or below.
+    pub cdf: Vec<Line>,
+    /// What the CDF's values are ("one-way delay").
+    pub cdf_label: String,
+    /// Their unit.
+    pub cdf_unit: Unit,
+    /// What the CDF counts ("packets", "flows").
+    pub cdf_of: String,
+    /// Shares: one bar per name.
+    pub shares: Vec<(String, f64)>,
+    /// What the bars measure ("delivered throughput").
+    pub shares_label: String,
+    /// Their unit.
+    pub shares_unit: Unit,
+    /// Why a kind is missing, where the input could have it.
+    pub why_not: Vec<(Kind, String)>,
+}
+
+impl Data {
+    fn new(what: &'static str, title: String) -> Data {
+        Data {
+            what,
+            title,
+            throughput: Vec::new(),
+            delay: Vec::new(),
+            scatter: Vec::new(),
+            cdf: Vec::new(),
+            cdf_label: "one-way delay".into(),
+            cdf_unit: Unit::Ms,
+            cdf_of: "packets".into(),
+            shares: Vec::new(),
+            shares_label: String::new(),
+            shares_unit: Unit::Bps,
+            why_not: Vec::new(),
+        }
+    }
+
+    /// Whether the input has what `kind` draws.
+    pub fn has(&self, kind: Kind) -> bool {
+        match kind {
+            Kind::Throughput => !self.throughput.is_empty(),
+            Kind::Delay => !self.delay.is_empty(),
+            Kind::Scatter => !self.scatter.is_empty(),
+            Kind::Cdf => !self.cdf.is_empty(),
+            Kind::Shares => !self.shares.is_empty(),
+        }
+    }
+
+    /// The kinds it has, best first.
+    pub fn kinds(&self) -> Vec<Kind> {
+        Kind::BEST_FIRST
+            .iter()
+            .copied()
+            .filter(|&k| self.has(k))
+            .collect()
+    }
+
+    /// Why `kind` is missing, if the reader said.
+    pub fn why_not(&self, kind: Kind) -> Option<&str> {
+        self.why_not
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, s)| s.as_str())
+    }
+}
+
+/// Read `text` (the contents of the input) into a [`Data`], or say what
+/// was expected.
+pub fn read(text: &str) -> Result<Data, String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        let has = |k: &str| v.get(k).is_some();
+        if has("flows") && has("pipes") && has("end_s") {
+            return sim_report(&v);
+        }
+        if has("plane") && has("pipes") && has("runner") {
+            return stats_file(&v);
+        }
+        if has("sent") && has("received") && has("histogram") {
+            return probe_report(&v);
+        }
+        if has("samples") {
+            return samples(&v);
+        }
+        return Err(format!(
+            "JSON with none of the keys pipelab plot reads: {EXPECTED}"
+        ));
+    }
+    let first = trimmed.lines().next().unwrap_or("").trim();
+    if first == PROBE_SERIES_HEADER {
+        return probe_series(text);
+    }
+    if trimmed.is_empty() {
+        return Err(format!("the file is empty; expected {EXPECTED}"));
+    }
+    Err(format!(
+        "not a report pipelab plot reads; expected {EXPECTED}"
+    ))
+}
+
+/// What [`read`] takes, for its errors.
+const EXPECTED: &str = "a `pipelab sim --json` report (keys flows, pipes, end_s), a `--stats` file (plane, pipes, runner), a `pipelab probe send --json` report (sent, received, histogram), samples (samples), or the CSV of `pipelab probe recv --series`";
+
+/// The header of `pipelab probe recv --series`.
+const PROBE_SERIES_HEADER: &str = "run,seq,sent_unix_ns,received_unix_ns,delay_ms";
+
+fn num(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+fn text_of(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// Steps: each interval's value held over `[t, t + d)`.
+fn steps(points: impl Iterator<Item = (f64, Option<f64>)>, d: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for (t, v) in points {
+        if let Some(v) = v {
+            out.push((t, v));
+            out.push((t + d, v));
+        }
+    }
+    out
+}
+
+/// The most pipes drawn in one throughput graph (the busiest).
+const MAX_PIPES: usize = 4;
+
+/// `pipelab sim --json`: throughput and delay from the `timeseries` of
+/// pipes and flows (`--interval`), CDFs from the flows' `delay_cdf`,
+/// shares from their throughput.
+fn sim_report(v: &Value) -> Result<Data, String> {
+    let mut d = Data::new(
+        "a sim report",
+        format!(
+            "pipelab sim, seed {}, {:.3} s of virtual time",
+            v.get("seed").and_then(Value::as_u64).unwrap_or(0),
+            num(v, "end_s").unwrap_or(0.0)
+        ),
+    );
+    let interval = num(v, "interval_s");
+    let no_series = "it has no series: run `pipelab sim ... --interval 100ms --json`";
+    match interval {
+        Some(dt) if dt > 0.0 => {
+            // The busiest pipes with series (most bytes arrived).
+            let mut pipes: Vec<&Value> = array(v, "pipes")
+                .iter()
+                .filter(|p| p.get("timeseries").is_some())
+                .collect();
+            let total = pipes.len();
+            pipes.sort_by_key(|p| {
+                std::cmp::Reverse(p.get("arrival_bytes").and_then(Value::as_u64).unwrap_or(0))
+            });
+            pipes.truncate(MAX_PIPES);
+            pipes.sort_by_key(|p| p.get("id").and_then(Value::as_u64).unwrap_or(0));
+            if total > MAX_PIPES {
+                d.title += &format!(" ({MAX_PIPES} busiest of {total} pipes)");
+            }
+            for p in pipes {
+                let id = p.get("id").and_then(Value::as_u64).unwrap_or(0);
+                let ts = array(p, "timeseries");
+                let series = |key: &str| {
+                    steps(
+                        ts.iter()
+                            .map(|i| (num(i, "t_s").unwrap_or(0.0), num(i, key))),
+                        dt,
+                    )
+                };
+                let cap = series("capacity_bps");
+                if !cap.is_empty() {
+                    d.throughput.push(Line {
+                        name: format!("pipe {id} capacity"),
+                        points: cap,
+                        role: Role::Capacity,
+                    });
+                }
+                d.throughput.push(Line {
+                    name: format!("pipe {id} arrivals"),
+                    points: series("offered_bps"),
+                    role: Role::Line,
+                });
+                d.throughput.push(Line {
+                    name: format!("pipe {id} departures"),
+                    points: series("delivered_bps"),
+                    role: Role::Line,
+                });
+            }
+            for f in array(v, "flows") {
+                let name = text_of(f, "name");
+                let ts = array(f, "timeseries");
+                let delay = |key: &str| {
+                    steps(
+                        ts.iter().map(|i| {
+                            (
+                                num(i, "t_s").unwrap_or(0.0),
+                                i.get("delay_ms").and_then(|dm| num(dm, key)),
+                            )
+                        }),
+                        dt,
+                    )
+                };
+                let mean = delay("mean");
+                if !mean.is_empty() {
+                    d.delay.push(Line {
+                        name: format!("{name} mean"),
+                        points: mean,
+                        role: Role::Line,
+                    });
+                    d.delay.push(Line {
+                        name: format!("{name} max"),
+                        points: delay("max"),
+                        role: Role::Thin,
+                    });
+                }
+                let cdf: Vec<(f64, f64)> = array(f, "delay_cdf")
+                    .iter()
+                    .filter_map(|pt| {
+                        let pt = pt.as_array()?;
+                        Some((pt.get(1)?.as_f64()?, pt.first()?.as_f64()?))
+                    })
+                    .collect();
+                if !cdf.is_empty() {
+                    d.cdf.push(Line {
+                        name,
+                        points: cdf,
+                        role: Role::Line,
+                    });
+                }
+            }
+        }
+        _ => {
+            d.why_not.push((Kind::Throughput, no_series.into()));
+            d.why_not.push((Kind::Delay, no_series.into()));
+            d.why_not.push((Kind::Cdf, no_series.into()));
+        }
+    }
+    d.why_not.push((
+        Kind::Scatter,
+        "a sim report has no per-packet delays (the CSV of `pipelab probe recv --series` has)"
+            .into(),
+    ));
+    for f in array(v, "flows") {
+        if let Some(bps) = num(f, "throughput_bps") {
+            d.shares.push((text_of(f, "name"), bps));
+        }
+    }
+    d.shares_label = "delivered throughput".into();
+    d.shares_unit = Unit::Bps;
+    Ok(d)
+}
+
+/// A live `--stats` file: the bytes each pipe delivered (its counters at
+/// the end of the run have no time).
+fn stats_file(v: &Value) -> Result<Data, String> {
+    let mut d = Data::new(
+        "a --stats file",
+        format!("pipelab {}: bytes delivered per pipe", text_of(v, "plane")),
+    );
+    for p in array(v, "pipes") {
+        let n = p.get("number").and_then(Value::as_u64).unwrap_or(0);
+        if let Some(b) = num(p, "departure_bytes") {
+            d.shares.push((format!("pipe {n}"), b));
+        }
+    }
+    d.shares_label = "bytes delivered".into();
+    d.shares_unit = Unit::Bytes;
+    let why = "a --stats file holds counters at the end of the run, not over time or per packet";
+    for k in [Kind::Throughput, Kind::Delay, Kind::Scatter, Kind::Cdf] {
+        d.why_not.push((k, why.into()));
+    }
+    Ok(d)
+}
+
+/// `pipelab probe send --json`: the delay histogram as a CDF.
+fn probe_report(v: &Value) -> Result<Data, String> {
+    let mut d = Data::new(
+        "a probe report",
+        format!(
+            "pipelab probe: {} sent, {} received",
+            v.get("sent").and_then(Value::as_u64).unwrap_or(0),
+            v.get("received").and_then(Value::as_u64).unwrap_or(0)
+        ),
+    );
+    let bins: Vec<(f64, f64)> = array(v, "histogram")
+        .iter()
+        .filter_map(|b| {
+            let b = b.as_array()?;
+            Some((b.first()?.as_f64()?, b.get(1)?.as_f64()?))
+        })
+        .collect();
+    let total: f64 = bins.iter().map(|b| b.1).sum();
+    if total > 0.0 {
+        let min = v
+            .get("delay_ms")
+            .and_then(|dm| num(dm, "min"))
+            .unwrap_or(bins[0].0);
+        let mut pts = vec![(min, 0.0)];
+        let mut acc = 0.0;
+        for (upper, count) in bins {
+            acc += count;
+            pts.push((upper, acc / total));
+        }
+        d.cdf.push(Line {
+            name: "probe".into(),
+            points: pts,
+            role: Role::Line,
+        });
+    }
+    let why =
+        "a probe report holds a histogram; `pipelab probe recv --series FILE` writes every packet";
+    for k in [Kind::Throughput, Kind::Delay, Kind::Scatter] {
+        d.why_not.push((k, why.into()));
+    }
+    Ok(d)
+}
+
+/// Samples: `{"title": ..., "label": ..., "unit": "bit/s"|"ms"|...,
+/// "of": "flows", "samples": [{"name": ..., "values": [...]}, ...]}`,
+/// e.g. a topology experiment's per-flow throughputs under several
+/// distillations (ModelNet Fig. 5): one CDF per sample set.
+fn samples(v: &Value) -> Result<Data, String> {
+    let title = match text_of(v, "title") {
+        t if t.is_empty() => "samples".to_string(),
+        t => t,
+    };
+    let mut d = Data::new("samples", title);
+    d.cdf_label = match text_of(v, "label") {
+        l if l.is_empty() => "value".to_string(),
+        l => l,
+    };
+    d.cdf_unit = match text_of(v, "unit").as_str() {
+        "bit/s" => Unit::Bps,
+        "ms" => Unit::Ms,
+        "bytes" => Unit::Bytes,
+        _ => Unit::Number,
+    };
+    d.cdf_of = match text_of(v, "of") {
+        o if o.is_empty() => "samples".to_string(),
+        o => o,
+    };
+    let Some(sets) = v.get("samples").and_then(Value::as_array) else {
+        return Err("`samples` must be a list of {\"name\": ..., \"values\": [...]}".into());
+    };
+    for (i, s) in sets.iter().enumerate() {
+        let Some(values) = s.get("values").and_then(Value::as_array) else {
+            return Err(format!("samples[{i}]: no `values` list"));
+        };
+        let mut xs = Vec::with_capacity(values.len());
+        for (j, x) in values.iter().enumerate() {
+            match x.as_f64() {
+                Some(x) if x.is_finite() => xs.push(x),
+                _ => return Err(format!("samples[{i}].values[{j}]: not a number: {x}")),
+            }
+        }
+        if xs.is_empty() {
+            continue;
+        }
+        let name = match text_of(s, "name") {
+            n if n.is_empty() => format!("set {}", i + 1),
+            n => n,
+        };
+        d.cdf.push(Line {
+            name,
+            points: empirical_cdf(xs),
+            role: Role::Line,
+        });
+    }
+    let why = "samples have no time";
+    for k in [Kind::Throughput, Kind::Delay, Kind::Scatter] {
+        d.why_not.push((k, why.into()));
+    }
+    Ok(d)
+}
+
+/// The empirical CDF of `xs` as a staircase: at each value the fraction
+/// of samples at or below it.
+fn empirical_cdf(mut xs: Vec<f64>) -> Vec<(f64, f64)> {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len() as f64;
+    let mut pts = Vec::with_capacity(2 * xs.len());
+    for (i, &x) in xs.iter().enumerate() {
+        pts.push((x, i as f64 / n));
+        pts.push((x, (i + 1) as f64 / n));
+    }
+    pts
+}
+
+/// `pipelab probe recv --series`: every packet's delay at its arrival
+/// (seconds from the run's first arrival), one series per run; the CDF
+/// of all delays of each run.
+fn probe_series(text: &str) -> Result<Data, String> {
+    let mut runs: BTreeMap<u64, Vec<(u64, f64)>> = BTreeMap::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        let bad = || {
+            format!(
+                "line {}: expected {PROBE_SERIES_HEADER}, got '{line}'",
+                n + 1
+            )
+        };
+        if f.len() != 5 {
+            return Err(bad());
+        }
+        let run: u64 = f[0].parse().map_err(|_| bad())?;
+        for field in &f[1..3] {
+            field.parse::<u64>().map_err(|_| bad())?;
+        }
+        let received: u64 = f[3].parse().map_err(|_| bad())?;
+        let delay: f64 = f[4].parse().map_err(|_| bad())?;
+        if !delay.is_finite() {
+            return Err(bad());
+        }
+        runs.entry(run).or_default().push((received, delay));
+    }
+    let mut d = Data::new(
+        "a probe series",
+        "pipelab probe: per-packet one-way delay".into(),
+    );
+    for (run, pkts) in runs {
+        let t0 = pkts.iter().map(|p| p.0).min().unwrap_or(0);
+        let mut pts: Vec<(f64, f64)> = pkts
+            .iter()
+            .map(|&(t, dl)| ((t - t0) as f64 / 1e9, dl))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        d.cdf.push(Line {
+            name: format!("run {run}"),
+            points: empirical_cdf(pts.iter().map(|p| p.1).collect()),
+            role: Role::Line,
+        });
+        d.scatter.push(Line {
+            name: format!("run {run}"),
+            points: pts,
+            role: Role::Line,
+        });
+    }
+    d.why_not.push((
+        Kind::Throughput,
+        "a probe series has delays, not rates".into(),
+    ));
+    d.why_not.push((
+        Kind::Delay,
+        "use --kind scatter: every packet's delay".into(),
+    ));
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass proves a sim report's capacity series becomes the plot's
+    /// capacity line, interval by interval, as steps.
+    #[test]
+    fn sim_series_become_lines() {
+        let json = r#"{"seed": 1, "end_s": 0.2, "interval_s": 0.1,
+          "flows": [{"name": "f", "throughput_bps": 5.0,
+                     "delay_cdf": [[0.0, 1.0], [1.0, 2.0]],
+                     "timeseries": [{"t_s": 0.0, "delay_ms": {"min": 1.0, "mean": 1.5, "max": 2.0}},
+                                    {"t_s": 0.1, "delay_ms": null}]}],
+          "pipes": [{"id": 1, "arrival_bytes": 10, "timeseries": [
+             {"t_s": 0.0, "capacity_bps": 12e6, "offered_bps": 1.0, "delivered_bps": 2.0},
+             {"t_s": 0.1, "capacity_bps": 24e6, "offered_bps": 3.0, "delivered_bps": 4.0}]}]}"#;
+        let d = read(json).expect("reads");
+        assert_eq!(
+            d.kinds(),
+            vec![Kind::Throughput, Kind::Delay, Kind::Cdf, Kind::Shares]
+        );
+        let cap = &d.throughput[0];
+        assert_eq!(cap.name, "pipe 1 capacity");
+        assert_eq!(cap.role, Role::Capacity);
+        assert_eq!(
+            cap.points,
+            vec![(0.0, 12e6), (0.1, 12e6), (0.1, 24e6), (0.1 + 0.1, 24e6)]
+        );
+        assert_eq!(d.delay[0].points, vec![(0.0, 1.5), (0.1, 1.5)]);
+        assert_eq!(d.cdf[0].points, vec![(1.0, 0.0), (2.0, 1.0)]);
+        assert_eq!(d.shares, vec![("f".to_string(), 5.0)]);
+    }
+
+    /// A report without series says how to get them.
+    #[test]
+    fn a_report_without_series_says_how() {
+        let d = read(r#"{"seed": 1, "end_s": 1, "flows": [], "pipes": []}"#).expect("reads");
+        assert!(!d.has(Kind::Throughput));
+        assert!(d
+            .why_not(Kind::Throughput)
+            .is_some_and(|w| w.contains("--interval")));
+    }
+
+    /// Unknown content is refused naming what was expected.
+    #[test]
+    fn unknown_inputs_are_refused() {
+        for text in ["{\"a\": 1}", "hello", "", "{not json"] {
+            let e = read(text).expect_err(text);
+            assert!(
+                e.contains("sim --json") || e.contains("not valid JSON"),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    /// The probe's CSV: per-packet points from the first arrival, and a
+    /// CDF whose last step reaches 1.
+    #[test]
+    fn probe_series_is_read() {
+        let csv = "run,seq,sent_unix_ns,received_unix_ns,delay_ms\n7,0,100,2000000100,2.0\n7,1,200,2500000200,4.0\n";
+        let d = read(csv).expect("reads");
+        assert_eq!(d.scatter[0].points, vec![(0.0, 2.0), (0.5000001, 4.0)]);
+        assert_eq!(d.cdf[0].points.last(), Some(&(4.0, 1.0)));
+        let e =
+            read("run,seq,sent_unix_ns,received_unix_ns,delay_ms\n1,2,x,4,5\n").expect_err("bad");
+        assert!(e.contains("line 2"), "{e}");
+    }
+}

@@ -1,0 +1,316 @@
+//! Per-interval series of a run (`pipelab sim --interval D`): what each
+//! pipe and each flow did in every interval `[k·D, (k+1)·D)` of virtual
+//! time, exactly, for graphs over time (Mahimahi's throughput and delay
+//! graphs, `pipelab plot`).
+//!
+//! * **Flows** are counted by the driver from the packets' fates: a
+//!   packet is *sent* in the interval of its birth, *received* (with its
+//!   one-way delay) or *dropped* (by reason) in the interval of its exit.
+//! * **Pipes** are sampled by the worker that owns them: at each
+//!   interval's end, every event before it done and none at it, the
+//!   pipe's counters ([`pipelab_engine::PipeStats`]) are read after
+//!   [`pipelab_emu::Emulation::settle_before`]; an interval's counts are
+//!   the differences of two samples, its backlog the queue at its end.
+//!   Sampling reads, it decides nothing: the rest of the report is the
+//!   same with or without `--interval` (a test checks it).
+//! * **Capacity** comes from the pipe's configuration, not from the
+//!   packets: a fixed rate as configured; a Mahimahi trace (`bw trace:`)
+//!   as the bytes of the delivery opportunities that fall in the interval
+//!   (idle opportunities included: capacity is what the link offered);
+//!   a time-varying graph (`timevarying`) as the time-weighted mean of
+//!   its states' rates over the interval, from a copy of the walk the
+//!   pipe takes (the same seeded stream, so the same states at the same
+//!   instants). `null` where the link has no rate of its own (unlimited,
+//!   or a state that is) or a per-packet one (`wireless`, `profile`), and
+//!   for a dynamic pipe with a time-varying graph (each instance walks
+//!   its own).
+//!
+//! Rates are bits per second over the whole interval (`bytes·8/D`), the
+//! last interval included (it ends after the last event).
+
+use crate::report::Drops;
+use pipelab_engine::models::timevarying::TimeVarying;
+use pipelab_engine::models::trace_bw::BwTrace;
+use pipelab_engine::rng::{stage_rng, StageKind};
+use pipelab_engine::{Instant, PipeConfig, PipeStats};
+use serde::Serialize;
+
+/// The most intervals a run may be cut into (`--interval` against the
+/// traffic's length).
+pub const MAX_INTERVALS: u64 = 1_000_000;
+
+/// One interval of one pipe.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PipeInterval {
+    /// The interval's start, seconds of virtual time.
+    pub t_s: f64,
+    /// What the link could carry, bit/s (see the module doc); `null`
+    /// where it has no rate of its own.
+    pub capacity_bps: Option<f64>,
+    /// Packets that arrived.
+    pub arrivals: u64,
+    /// Bytes that arrived.
+    pub arrival_bytes: u64,
+    /// Packets that left the delay line.
+    pub departures: u64,
+    /// Bytes that left.
+    pub departure_bytes: u64,
+    /// Arrivals in bit/s.
+    pub offered_bps: f64,
+    /// Departures in bit/s.
+    pub delivered_bps: f64,
+    /// Packets queued at the interval's end (the one on the wire
+    /// included).
+    pub backlog: u32,
+    /// Bytes queued at the interval's end.
+    pub backlog_bytes: u64,
+    /// Tail drops.
+    pub drops: u64,
+    /// Drops by queue management.
+    pub aqm_drops: u64,
+    /// Drops by the loss model.
+    pub loss_drops: u64,
+    /// Losses on the link (MAC profile).
+    pub link_drops: u64,
+}
+
+/// One-way delay of the packets delivered in one interval, ms (exact).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct IntervalDelay {
+    /// Smallest.
+    pub min: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+/// One interval of one flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowInterval {
+    /// The interval's start, seconds of virtual time.
+    pub t_s: f64,
+    /// Packets sent (born in the interval).
+    pub sent: u64,
+    /// Bytes sent.
+    pub sent_bytes: u64,
+    /// Sent bytes in bit/s.
+    pub offered_bps: f64,
+    /// Packets delivered (copies not counted).
+    pub received: u64,
+    /// Bytes delivered.
+    pub received_bytes: u64,
+    /// Delivered bytes in bit/s.
+    pub delivered_bps: f64,
+    /// One-way delay of the packets delivered; `null` when none was.
+    pub delay_ms: Option<IntervalDelay>,
+    /// Losses in the interval, by reason.
+    pub drops: Drops,
+}
+
+/// A flow's counts in one interval, while the run goes on.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FlowBucket {
+    pub sent: u64,
+    pub sent_bytes: u64,
+    pub received: u64,
+    pub received_bytes: u64,
+    pub delay_min: u64,
+    pub delay_max: u64,
+    pub delay_sum: u128,
+    pub drops: Drops,
+}
+
+impl FlowBucket {
+    /// A delivery of `len` bytes after `delay_ns`.
+    pub fn delivered(&mut self, len: u32, delay_ns: u64) {
+        if self.received == 0 || delay_ns < self.delay_min {
+            self.delay_min = delay_ns;
+        }
+        self.delay_max = self.delay_max.max(delay_ns);
+        self.delay_sum += delay_ns as u128;
+        self.received += 1;
+        self.received_bytes += len as u64;
+    }
+
+    pub fn finish(&self, k: usize, interval_ns: u64) -> FlowInterval {
+        let bps = |bytes: u64| bytes as f64 * 8.0 * 1e9 / interval_ns as f64;
+        FlowInterval {
+            t_s: k as f64 * interval_ns as f64 / 1e9,
+            sent: self.sent,
+            sent_bytes: self.sent_bytes,
+            offered_bps: bps(self.sent_bytes),
+            received: self.received,
+            received_bytes: self.received_bytes,
+            delivered_bps: bps(self.received_bytes),
+            delay_ms: (self.received > 0).then(|| IntervalDelay {
+                min: self.delay_min as f64 / 1e6,
+                mean: self.delay_sum as f64 / self.received as f64 / 1e6,
+                max: self.delay_max as f64 / 1e6,
+            }),
+            drops: self.drops,
+        }
+    }
+}
+
+/// The bucket of instant `t` in `buckets`, grown to hold it.
+pub(crate) fn bucket(
+    buckets: &mut Vec<FlowBucket>,
+    t: Instant,
+    interval_ns: u64,
+) -> &mut FlowBucket {
+    let k = (t.as_nanos() / interval_ns) as usize;
+    if buckets.len() <= k {
+        buckets.resize(k + 1, FlowBucket::default());
+    }
+    &mut buckets[k]
+}
+
+/// The intervals of a pipe from its samples (one per interval end) and
+/// capacities (one per interval).
+pub(crate) fn pipe_intervals(
+    samples: &[PipeStats],
+    capacity: &[Option<f64>],
+    interval_ns: u64,
+) -> Vec<PipeInterval> {
+    let zero = PipeStats::default();
+    let bps = |bytes: u64| bytes as f64 * 8.0 * 1e9 / interval_ns as f64;
+    samples
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let p = if k == 0 { &zero } else { &samples[k - 1] };
+            let arrival_bytes = s.arrival_bytes - p.arrival_bytes;
+            let departure_bytes = s.departure_bytes - p.departure_bytes;
+            PipeInterval {
+                t_s: k as f64 * interval_ns as f64 / 1e9,
+                capacity_bps: capacity.get(k).copied().flatten(),
+                arrivals: s.arrivals - p.arrivals,
+                arrival_bytes,
+                departures: s.departures - p.departures,
+                departure_bytes,
+                offered_bps: bps(arrival_bytes),
+                delivered_bps: bps(departure_bytes),
+                backlog: s.backlog,
+                backlog_bytes: s.backlog_bytes,
+                drops: s.drops - p.drops,
+                aqm_drops: s.aqm_drops - p.aqm_drops,
+                loss_drops: s.loss_drops - p.loss_drops,
+                link_drops: s.link_drops - p.link_drops,
+            }
+        })
+        .collect()
+}
+
+/// Delivery opportunities of `trace` (aligned to the engine's epoch)
+/// strictly before `x` ns.
+fn opportunities_before(trace: &BwTrace, x: u64) -> u128 {
+    let period = trace.period().as_nanos();
+    let offsets: Vec<u64> = trace.offsets().map(|d| d.as_nanos()).collect();
+    let n = offsets.len() as u128;
+    let (c, r) = (x / period, x % period);
+    let mut count = c as u128 * n + offsets.partition_point(|&s| s < r) as u128;
+    if r == 0 && c > 0 {
+        // The last cycle's opportunities at its very end (offset = the
+        // period) fall at `x` itself, not before it.
+        count -= offsets.iter().filter(|&&s| s == period).count() as u128;
+    }
+    count
+}
+
+/// The capacity of pipe `number` (configured as `cfg`, in a run seeded
+/// `seed`) in each of `n` intervals of `interval_ns`; `dynamic` for a
+/// pipe with a mask.
+pub(crate) fn capacity(
+    cfg: &PipeConfig,
+    number: u32,
+    seed: u64,
+    dynamic: bool,
+    n: usize,
+    interval_ns: u64,
+) -> Vec<Option<f64>> {
+    let per_s = 1e9 / interval_ns as f64;
+    if cfg.wireless().is_some() || cfg.profile().is_some() {
+        return vec![None; n];
+    }
+    if let Some(trace) = cfg.bw_trace() {
+        let bytes = trace.opportunity_bytes() as f64;
+        return (0..n as u64)
+            .map(|k| {
+                let a = k.saturating_mul(interval_ns);
+                let b = a.saturating_add(interval_ns);
+                let ops = opportunities_before(trace, b) - opportunities_before(trace, a);
+                Some(ops as f64 * bytes * 8.0 * per_s)
+            })
+            .collect();
+    }
+    let base = cfg.link_rate();
+    if let Some(graph) = cfg.timevarying() {
+        if dynamic {
+            return vec![None; n];
+        }
+        let rates: Vec<Option<u64>> = (0..graph.len())
+            .map(|i| {
+                let r = graph.params(i).bandwidth.unwrap_or(base);
+                (!r.is_unlimited()).then(|| r.bps())
+            })
+            .collect();
+        // The pipe's own walk: the same graph, stream and start
+        // (`Channel::for_config`).
+        let seed = cfg.seed().unwrap_or(seed);
+        let mut walk = TimeVarying::new(
+            graph.clone(),
+            stage_rng(seed, StageKind::Variation, number as u64),
+            Instant::ZERO,
+        );
+        return (0..n as u64)
+            .map(|k| {
+                let a = k.saturating_mul(interval_ns);
+                let b = a.saturating_add(interval_ns);
+                let (mut t, mut bits) = (a, 0u128);
+                while t < b {
+                    let (state, until) = walk.state_at(Instant(t));
+                    let end = until.as_nanos().clamp(t + 1, b);
+                    bits += rates[state]? as u128 * (end - t) as u128;
+                    t = end;
+                }
+                Some(bits as f64 / 1e9 * per_s)
+            })
+            .collect();
+    }
+    if base.is_unlimited() {
+        return vec![None; n];
+    }
+    vec![Some(base.bps() as f64); n]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipelab_engine::Duration;
+
+    fn trace(ms: &[u64]) -> BwTrace {
+        BwTrace::new(ms.iter().map(|&m| Duration::from_millis(m))).expect("trace")
+    }
+
+    /// A pass proves opportunities are counted per interval as the trace
+    /// places them, across its loop: offsets 1, 1, 2, 4 ms (period 4 ms),
+    /// so opportunities at 1, 1, 2, 4, 5, 5, 6, 8, ... ms.
+    #[test]
+    fn trace_opportunities_per_interval() {
+        let t = trace(&[1, 1, 2, 4]);
+        let ms = 1_000_000;
+        assert_eq!(opportunities_before(&t, 0), 0);
+        assert_eq!(opportunities_before(&t, ms), 0);
+        assert_eq!(opportunities_before(&t, ms + 1), 2);
+        assert_eq!(opportunities_before(&t, 4 * ms), 3);
+        assert_eq!(opportunities_before(&t, 4 * ms + 1), 4);
+        assert_eq!(opportunities_before(&t, 8 * ms), 7);
+        assert_eq!(opportunities_before(&t, 8 * ms + 1), 8);
+        // Intervals of 2 ms: [0,2) 2, [2,4) 1, [4,6) 3, [6,8) 1, [8,10) 3.
+        let cfg = PipeConfig::default().with_bw_trace(t);
+        let cap = capacity(&cfg, 1, 1, false, 5, 2 * ms);
+        let bits = |ops: u64| Some(ops as f64 * 1500.0 * 8.0 * 500.0);
+        assert_eq!(cap, vec![bits(2), bits(1), bits(3), bits(1), bits(3)]);
+    }
+}

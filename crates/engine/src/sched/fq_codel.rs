@@ -2,7 +2,7 @@
 //! `dn_sched_fq_codel.c`): deficit round robin over flow queues, with a
 //! CoDel AQM (RFC 8289) on each flow queue.
 //!
-//! The round robin ([`super::fq`]): flows that become backlogged join the
+//! The round robin (`sched/fq.rs`): flows that become backlogged join the
 //! *new* list with one quantum of credit and are served before the *old*
 //! list, so a sparse flow (one that never builds a queue) has its packets
 //! sent almost at once while bulk flows wait their turn.

@@ -3,7 +3,7 @@
 //! `type fq_pie`, ipfw(8): "similar to fq_codel but uses per sub-queue PIE
 //! AQM instance to control the queueing delay") and Linux's `sch_fq_pie.c`.
 //!
-//! The round robin is fq_codel's (RFC 8290 §4, [`super::fq`]): flows that
+//! The round robin is fq_codel's (RFC 8290 §4, `sched/fq.rs`): flows that
 //! become backlogged join the *new* list with one quantum of credit and
 //! are served before the *old* list; a flow whose credit is spent gets a
 //! quantum more and moves to the old list's tail. Each flow queue has its

@@ -96,6 +96,7 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             view.dscp = h.dcp().value();
             info.ecn = h.ecn().value();
             view.ip_len = h.total_len() as u32;
+            view.fragment = h.is_fragmenting_payload();
             info.l3_len = view.ip_len;
         }
         Some(LaxNetSlice::Ipv6(ip)) => {
@@ -107,6 +108,7 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             view.dscp = h.traffic_class() >> 2;
             info.ecn = h.traffic_class() & 3;
             view.ip_len = 40 + h.payload_length() as u32;
+            view.fragment = ip.payload().fragmented;
             info.l3_len = view.ip_len;
         }
         _ => {}
@@ -124,6 +126,8 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             // The flag byte: byte 13 of the TCP header (CWR..FIN).
             view.tcp_flags = t.slice().get(13).copied();
         }
+        Some(TransportSlice::Icmpv4(i)) => view.icmp_type = Some(i.type_u8()),
+        Some(TransportSlice::Icmpv6(i)) => view.icmp_type = Some(i.type_u8()),
         _ => {}
     }
     info

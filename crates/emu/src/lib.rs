@@ -32,6 +32,7 @@ pub mod partition;
 pub mod spec;
 
 pub use compiled::{Compiled, SpecError};
+pub use pipelab_classify::Answer;
 pub use emulation::{
     Admission, Applied, Counts, Departure, Emulation, Entry, Exit, Ingress, Reason, MAX_PASSES,
 };

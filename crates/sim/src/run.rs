@@ -38,7 +38,7 @@ use crate::report::{
     Report, RuleReport,
 };
 use crate::source::Source;
-use pipelab_classify::{Direction, PacketView};
+use pipelab_classify::{Answer, Direction, PacketView};
 use pipelab_emu::{
     lower_config, Admission, Compiled, Departure, Emulation, Entry, Exit, Ingress, LowerError,
     Reason, Spec, SpecError,
@@ -236,6 +236,8 @@ enum Event {
     Delivered,
     /// Dropped, why.
     Dropped(Reason),
+    /// Dropped by a `reset` or `unreach` rule, and answered.
+    Answered(Answer),
     /// A copy was made (only the instant counts).
     Copied,
 }
@@ -270,6 +272,7 @@ impl Record {
         let event = match d.exit {
             Exit::Deliver { .. } => Event::Delivered,
             Exit::Dropped(r) => Event::Dropped(r),
+            Exit::Answer(a) => Event::Answered(a),
             Exit::Duplicated => Event::Copied,
         };
         Record::of(&d.pkt, d.at, event)
@@ -298,6 +301,10 @@ impl Flows {
                 f.delivered(&pkt, r.tag, r.at - r.born, r.at);
             }
             Event::Dropped(reason) => count_drop(&mut f.drops, reason),
+            Event::Answered(a) => {
+                count_drop(&mut f.drops, a.into());
+                f.answers += 1;
+            }
             Event::Copied => {}
         }
     }
@@ -322,6 +329,9 @@ fn count_drop(d: &mut Drops, r: Reason) {
         Reason::Link => d.link += 1,
         Reason::Rule | Reason::NoRoute => d.rule += 1,
         Reason::Loop => d.r#loop += 1,
+        Reason::Reset => d.reset += 1,
+        Reason::Unreach => d.unreach += 1,
+        Reason::Down => d.down += 1,
     }
 }
 
@@ -428,6 +438,9 @@ impl Worker<'_> {
                     Ingress::Out(_) => out.records.push(Record::of(&i.pkt, t, Event::Delivered)),
                     Ingress::Dropped(r) => {
                         out.records.push(Record::of(&i.pkt, t, Event::Dropped(r)))
+                    }
+                    Ingress::Answer(a) => {
+                        out.records.push(Record::of(&i.pkt, t, Event::Answered(a)))
                     }
                 }
             }
@@ -639,6 +652,9 @@ pub fn simulate_scenario(
                     Admission::Out(_) => flows.pending.push(Record::of(&pkt, at, Event::Delivered)),
                     Admission::Dropped(r) => {
                         flows.pending.push(Record::of(&pkt, at, Event::Dropped(r)))
+                    }
+                    Admission::Answer(a) => {
+                        flows.pending.push(Record::of(&pkt, at, Event::Answered(a)))
                     }
                     Admission::Enter(entry) => {
                         let p = plan.owner_of(entry.pipe().0) as usize;

@@ -21,6 +21,7 @@
 
 pub mod bridge;
 pub mod error;
+pub mod fault;
 pub mod host;
 pub mod ledger;
 pub mod live;

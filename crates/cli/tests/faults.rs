@@ -39,7 +39,10 @@ fn http_server(port: u16) -> Bg {
         .expect("python3 -m http.server");
     let t0 = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(10), "http.server on {port}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "http.server on {port}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     Bg(c)
@@ -52,7 +55,15 @@ fn shell_with(config: &str, script: &str) -> (String, Value) {
     let stats = tmp("stats.json");
     std::fs::write(&cfg, config).expect("config file");
     let out = Command::new(BIN)
-        .args(["shell", "--link", "delay 5ms", "--config", &cfg, "--stats", &stats])
+        .args([
+            "shell",
+            "--link",
+            "delay 5ms",
+            "--config",
+            &cfg,
+            "--stats",
+            &stats,
+        ])
         .args(["--", "sh", "-c", script])
         .stdin(Stdio::null())
         .output()
@@ -64,8 +75,8 @@ fn shell_with(config: &str, script: &str) -> (String, Value) {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats"))
-        .expect("stats json");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats")).expect("stats json");
     let _ = std::fs::remove_file(&stats);
     let _ = std::fs::remove_file(&cfg);
     check_accounting(&v);
@@ -238,9 +249,19 @@ fn a_pipe_down_for_two_seconds_black_holes_ping_then_passes() {
         let stats = tmp("down.json");
         let out_file = tmp("ping.txt");
         let mut shell = Command::new(BIN)
-            .args(["shell", "--name", &name, "--link", "delay 5ms", "--stats", &stats])
+            .args([
+                "shell",
+                "--name",
+                &name,
+                "--link",
+                "delay 5ms",
+                "--stats",
+                &stats,
+            ])
             .args(["--", "sh", "-c"])
-            .arg(format!("ping -D -n -c 60 -i 0.1 $PIPELAB_OUTSIDE > {out_file}"))
+            .arg(format!(
+                "ping -D -n -c 60 -i 0.1 $PIPELAB_OUTSIDE > {out_file}"
+            ))
             .stderr(Stdio::piped())
             .spawn()
             .expect("pipelab shell");

@@ -32,12 +32,12 @@ pub mod partition;
 pub mod spec;
 
 pub use compiled::{Compiled, SpecError};
-pub use pipelab_classify::Answer;
 pub use emulation::{
     Admission, Applied, Counts, Departure, Emulation, Entry, Exit, Ingress, Reason, MAX_PASSES,
 };
 pub use lower::{lower_config, read_files, FileLoader, Loader, LowerError};
 pub use partition::{Handoff, Partition, Target};
+pub use pipelab_classify::Answer;
 pub use spec::{
     Destinations, Egress, Env, MaskDef, Paths, PipeDef, PortDef, QueueDef, Spec, TOPO_PIPE_BASE,
 };

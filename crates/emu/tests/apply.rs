@@ -441,7 +441,10 @@ fn reset_and_unreach_rules_drop_and_ask_for_answers() {
          add 30 pipe 1 ip from any to any
 ",
     ));
-    assert_eq!(r.offer(ms(0), tcp(1, 80), 0), Ingress::Answer(Answer::Reset));
+    assert_eq!(
+        r.offer(ms(0), tcp(1, 80), 0),
+        Ingress::Answer(Answer::Reset)
+    );
     assert_eq!(
         r.offer(ms(1), udp(2, 53), 0),
         Ingress::Answer(Answer::Unreach(1))

@@ -37,8 +37,8 @@
 //! more VLAN tags than two, MACsec) gives `None`; the runner counts it
 //! (`answers_failed`). ICMP answers are rate-limited by [`IcmpLimit`].
 
-use etherparse::{LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, PacketBuilder};
 use etherparse::{Icmpv4Type, Icmpv6Type, TransportSlice};
+use etherparse::{LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, PacketBuilder};
 use pipelab_classify::answer::{icmp6_for, IPV6_MIN_MTU};
 use pipelab_classify::Answer;
 use pipelab_engine::{Duration, Instant};
@@ -66,8 +66,7 @@ pub fn build(frame: &[u8], a: Answer, out: &mut [u8]) -> Option<usize> {
         return None;
     };
     if p.link_exts.len() > 2
-        || p
-            .link_exts
+        || p.link_exts
             .iter()
             .any(|e| !matches!(e, LaxLinkExtSlice::Vlan(_)))
     {
@@ -83,7 +82,10 @@ pub fn build(frame: &[u8], a: Answer, out: &mut [u8]) -> Option<usize> {
         LaxNetSlice::Ipv6(ip) => {
             let h = ip.header();
             let off = offset_in(frame, h.slice())?;
-            (off, (off + 40 + h.payload_length() as usize).min(frame.len()))
+            (
+                off,
+                (off + 40 + h.payload_length() as usize).min(frame.len()),
+            )
         }
         _ => return None,
     };
@@ -114,11 +116,7 @@ pub fn build(frame: &[u8], a: Answer, out: &mut [u8]) -> Option<usize> {
             let ip = match net {
                 LaxNetSlice::Ipv4(ip) => {
                     let h = ip.header();
-                    PacketBuilder::ipv4(
-                        h.destination(),
-                        h.source(),
-                        ANSWER_TTL,
-                    )
+                    PacketBuilder::ipv4(h.destination(), h.source(), ANSWER_TTL)
                 }
                 LaxNetSlice::Ipv6(ip) => {
                     let h = ip.header();
@@ -126,9 +124,7 @@ pub fn build(frame: &[u8], a: Answer, out: &mut [u8]) -> Option<usize> {
                 }
                 _ => return None,
             };
-            let tcp = ip
-                .tcp(t.destination_port(), t.source_port(), seq, 0)
-                .rst();
+            let tcp = ip.tcp(t.destination_port(), t.source_port(), seq, 0).rst();
             let tcp = match ack {
                 Some(n) => tcp.ack(n),
                 None => tcp,
@@ -219,7 +215,7 @@ impl IcmpLimit {
         let gained = now.saturating_since(self.last).as_nanos() / per;
         if gained > 0 {
             self.tokens = (self.tokens as u64 + gained).min(Self::BURST as u64) as u32;
-            self.last = self.last + Duration(gained * per);
+            self.last += Duration(gained * per);
         }
         if self.tokens == 0 {
             return false;
@@ -366,7 +362,10 @@ mod tests {
         assert_eq!((i.type_u8(), i.code_u8()), (3, 1));
         assert!(matches!(i.icmp_type(), I4::DestinationUnreachable(_)));
         assert_eq!(i.payload(), &orig[14..14 + 20 + 8]);
-        assert_eq!(i.checksum(), i.header().icmp_type.calc_checksum(i.payload()));
+        assert_eq!(
+            i.checksum(),
+            i.header().icmp_type.calc_checksum(i.payload())
+        );
     }
 
     fn udp6(payload: usize) -> Vec<u8> {

@@ -73,6 +73,7 @@
 //! `received + handoffs_in = delivered + dropped (handoff included) +
 //! handoffs_out + inside`.
 
+use crate::answer::IcmpLimit;
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
 use crate::clock::Clock;
@@ -82,7 +83,6 @@ use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
 use pipelab_classify::PacketView;
-use crate::answer::IcmpLimit;
 use pipelab_emu::{Answer, Compiled, Departure, Emulation, Exit, Handoff, Ingress, Reason};
 use pipelab_engine::engine::EngineOptions;
 use pipelab_engine::models::flip_bit;
@@ -659,9 +659,9 @@ impl Runner {
             self.stats.answers_limited += 1;
             return;
         }
-        let made = self
-            .bufs
-            .make_from(buf, meta.origin, |frame, out| crate::answer::build(frame, a, out));
+        let made = self.bufs.make_from(buf, meta.origin, |frame, out| {
+            crate::answer::build(frame, a, out)
+        });
         let Some(reply) = made else {
             self.stats.answers_failed += 1;
             return;

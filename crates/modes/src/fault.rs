@@ -91,7 +91,11 @@ fn parse(toks: &[pipelab_lang::lexer::Token<'_>]) -> Result<PipeFault, ParseErro
         ParseError::new(1, t.column, t.text, m, hint)
     };
     if let Some(t) = toks.iter().find(|t| t.kind != TokenKind::Word) {
-        return Err(err(t, format!("unexpected '{}'", t.text), Some(USAGE.into())));
+        return Err(err(
+            t,
+            format!("unexpected '{}'", t.text),
+            Some(USAGE.into()),
+        ));
     }
     let n = &toks[1];
     let pipe = match n.text.parse::<u32>() {
@@ -140,7 +144,10 @@ fn parse(toks: &[pipelab_lang::lexer::Token<'_>]) -> Result<PipeFault, ParseErro
 /// Run `f` on every worker's runner: black-hole pipe `n` from now for
 /// `window` (see [`PipeFault::window`]). Errors if no worker has pipe
 /// `n`; the reply names what was done.
-pub fn run(live: &crate::live::LiveRunner, f: PipeFault) -> Result<String, crate::error::ModeError> {
+pub fn run(
+    live: &crate::live::LiveRunner,
+    f: PipeFault,
+) -> Result<String, crate::error::ModeError> {
     let (n, window) = (f.pipe(), f.window());
     let found = live.with_each(move |r| r.set_pipe_down(n, window))?;
     if !found.iter().any(|&b| b) {
@@ -213,14 +220,28 @@ mod tests {
     /// refused with the column of the word at fault.
     #[test]
     fn other_lines_are_not_claimed_and_errors_name_the_word() {
-        for s in ["pipe 1 config delay 5ms", "pipe show", "add 100 pipe 1 ip from any to any", ""] {
+        for s in [
+            "pipe 1 config delay 5ms",
+            "pipe show",
+            "add 100 pipe 1 ip from any to any",
+            "",
+        ] {
             assert!(parse_pipe_fault(s).is_none(), "{s}");
         }
         assert_eq!(bad("pipe x down 5s"), "1:6: invalid pipe number 'x'");
         assert_eq!(bad("pipe 0 down"), "1:6: invalid pipe number '0'");
         assert_eq!(bad("pipe 1 down 5"), "1:13: missing unit in '5'");
-        assert_eq!(bad("pipe 1 down 0ms"), "1:13: a black-hole must last a positive time");
-        assert_eq!(bad("pipe 1 up 5s"), "1:11: unexpected '5s' at end of command");
-        assert_eq!(bad("pipe 1 down 5s now"), "1:16: unexpected 'now' at end of command");
+        assert_eq!(
+            bad("pipe 1 down 0ms"),
+            "1:13: a black-hole must last a positive time"
+        );
+        assert_eq!(
+            bad("pipe 1 up 5s"),
+            "1:11: unexpected '5s' at end of command"
+        );
+        assert_eq!(
+            bad("pipe 1 down 5s now"),
+            "1:16: unexpected 'now' at end of command"
+        );
     }
 }

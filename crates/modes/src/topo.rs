@@ -353,7 +353,10 @@ impl Live {
             Outcome::Blackhole { pipes, duration } => {
                 // The link's pipes, each black-holed in every worker's
                 // emulation; no route changes (routing does not see it).
-                let numbers: Vec<u32> = pipes.iter().map(|&p| pipelab_topo::pipe_number(p)).collect();
+                let numbers: Vec<u32> = pipes
+                    .iter()
+                    .map(|&p| pipelab_topo::pipe_number(p))
+                    .collect();
                 for &n in &numbers {
                     crate::fault::run(
                         &self.runner,

@@ -277,10 +277,7 @@ fn reset_and_unreach_drops_and_answers_are_counted() {
     );
     let f = &r.flows;
     assert_eq!((f[0].sent, f[0].drops.reset, f[0].answers), (100, 100, 100));
-    assert_eq!(
-        (f[1].sent, f[1].drops.unreach, f[1].answers),
-        (50, 50, 50)
-    );
+    assert_eq!((f[1].sent, f[1].drops.unreach, f[1].answers), (50, 50, 50));
     assert_eq!((f[2].sent, f[2].drops.reset, f[2].answers), (20, 20, 0));
     assert_eq!((f[3].sent, f[3].received, f[3].answers), (10, 10, 0));
     for fl in f {

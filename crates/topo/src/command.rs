@@ -307,12 +307,16 @@ impl<'a> Cursor<'a> {
         let action = match act.text.to_ascii_lowercase().as_str() {
             "down" if self.pos < self.toks.len() => {
                 let t = self.word(USAGE, "missing the duration")?;
-                let d = units::parse_duration(t.text).map_err(|e| self.unit(t.column, t.text, e))?;
+                let d =
+                    units::parse_duration(t.text).map_err(|e| self.unit(t.column, t.text, e))?;
                 if d == Duration::ZERO {
                     return Err(self.err_at(
                         t,
                         "a black-hole must last a positive time",
-                        Some("e.g. `link A B down 5s`; `link A B down` fails the link until `up`".into()),
+                        Some(
+                            "e.g. `link A B down 5s`; `link A B down` fails the link until `up`"
+                                .into(),
+                        ),
                     ));
                 }
                 LinkAction::DownFor(d)
@@ -938,7 +942,10 @@ mod tests {
         let hole = format!("link {r} {v0} down 2s");
         let before = net.distilled().clone();
         match execute(&hole, &mut net, &mut cross) {
-            Ok(Outcome::Blackhole { mut pipes, duration }) => {
+            Ok(Outcome::Blackhole {
+                mut pipes,
+                duration,
+            }) => {
                 pipes.sort_unstable();
                 let mut want = c.pipes.clone();
                 want.sort_unstable();

@@ -147,6 +147,35 @@ mod tests {
         v
     }
 
+    /// A pass proves the view carries what decides whether a packet may
+    /// be answered: the ICMP type (an echo request, 8; an ICMPv6 one,
+    /// 128) and whether an IPv4 packet is a fragment (more-fragments or
+    /// an offset), which a whole datagram is not.
+    #[test]
+    fn icmp_type_and_fragments_are_read() {
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2([1; 6], [2; 6])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .icmpv4_echo_request(1, 1)
+            .write(&mut v, &[0u8; 8])
+            .expect("write");
+        let f = parse_ethernet(&v);
+        assert_eq!((f.view.icmp_type, f.view.fragment), (Some(8), false));
+        let mut v6 = Vec::new();
+        PacketBuilder::ethernet2([1; 6], [2; 6])
+            .ipv6([0xfd; 16], [0xfe; 16], 64)
+            .icmpv6_echo_request(1, 1)
+            .write(&mut v6, &[])
+            .expect("write");
+        assert_eq!(parse_ethernet(&v6).view.icmp_type, Some(128));
+        let mut frag = udp4();
+        // More fragments (flags byte at 14 + 6).
+        frag[20] |= 0x20;
+        let f = parse_ethernet(&frag);
+        assert!(f.view.fragment && !f.view.has_ports);
+        assert!(!parse_ethernet(&udp4()).view.fragment);
+    }
+
     #[test]
     fn ipv4_udp_frame_gives_its_five_tuple_and_lengths() {
         let f = parse_ethernet(&udp4());

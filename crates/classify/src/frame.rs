@@ -96,6 +96,7 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             view.dscp = h.dcp().value();
             info.ecn = h.ecn().value();
             view.ip_len = h.total_len() as u32;
+            view.fragment = h.is_fragmenting_payload();
             info.l3_len = view.ip_len;
         }
         Some(LaxNetSlice::Ipv6(ip)) => {
@@ -107,6 +108,7 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             view.dscp = h.traffic_class() >> 2;
             info.ecn = h.traffic_class() & 3;
             view.ip_len = 40 + h.payload_length() as u32;
+            view.fragment = ip.payload().fragmented;
             info.l3_len = view.ip_len;
         }
         _ => {}
@@ -124,6 +126,8 @@ pub fn parse_ethernet(frame: &[u8]) -> FrameInfo {
             // The flag byte: byte 13 of the TCP header (CWR..FIN).
             view.tcp_flags = t.slice().get(13).copied();
         }
+        Some(TransportSlice::Icmpv4(i)) => view.icmp_type = Some(i.type_u8()),
+        Some(TransportSlice::Icmpv6(i)) => view.icmp_type = Some(i.type_u8()),
         _ => {}
     }
     info
@@ -141,6 +145,35 @@ mod tests {
         let mut v = Vec::new();
         b.write(&mut v, &[0u8; 100]).expect("write");
         v
+    }
+
+    /// A pass proves the view carries what decides whether a packet may
+    /// be answered: the ICMP type (an echo request, 8; an ICMPv6 one,
+    /// 128) and whether an IPv4 packet is a fragment (more-fragments or
+    /// an offset), which a whole datagram is not.
+    #[test]
+    fn icmp_type_and_fragments_are_read() {
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2([1; 6], [2; 6])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .icmpv4_echo_request(1, 1)
+            .write(&mut v, &[0u8; 8])
+            .expect("write");
+        let f = parse_ethernet(&v);
+        assert_eq!((f.view.icmp_type, f.view.fragment), (Some(8), false));
+        let mut v6 = Vec::new();
+        PacketBuilder::ethernet2([1; 6], [2; 6])
+            .ipv6([0xfd; 16], [0xfe; 16], 64)
+            .icmpv6_echo_request(1, 1)
+            .write(&mut v6, &[])
+            .expect("write");
+        assert_eq!(parse_ethernet(&v6).view.icmp_type, Some(128));
+        let mut frag = udp4();
+        // More fragments (flags byte at 14 + 6).
+        frag[20] |= 0x20;
+        let f = parse_ethernet(&frag);
+        assert!(f.view.fragment && !f.view.has_ports);
+        assert!(!parse_ethernet(&udp4()).view.fragment);
     }
 
     #[test]

@@ -33,6 +33,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod answer;
 pub mod frame;
 mod matcher;
 pub mod table;
@@ -46,6 +47,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+pub use answer::Answer;
 pub use matcher::Matcher;
 pub use table::LpmTable;
 
@@ -100,6 +102,11 @@ pub struct PacketView {
     pub out_if: Option<u32>,
     /// The user owning the local socket, where the backend knows it.
     pub uid: Option<u32>,
+    /// The ICMP or ICMPv6 type, if an ICMP header was read.
+    pub icmp_type: Option<u8>,
+    /// `true` if the packet is a fragment of a larger IP packet (IPv4
+    /// more-fragments or a fragment offset, an IPv6 fragment header).
+    pub fragment: bool,
 }
 
 impl PacketView {
@@ -148,6 +155,9 @@ pub enum Decision {
     Pipe(u32),
     /// Send the packet to flow queue `N`.
     Queue(u32),
+    /// Drop the packet and answer it (`reset`, `unreach CODE`), if
+    /// [`Answer::allowed`] lets it be answered.
+    Answer(Answer),
 }
 
 /// The decision and the position of the rule that took it (to resume after
@@ -330,9 +340,9 @@ impl Classifier {
             }
             let decision = match r.spec.action {
                 Action::Allow => Decision::Allow,
-                // reset and unreach drop here; their answer (a TCP reset,
-                // an ICMP unreachable) is the live modes' to send.
-                Action::Deny | Action::Reset | Action::Unreach(_) => Decision::Deny,
+                Action::Deny => Decision::Deny,
+                Action::Reset => Decision::Answer(Answer::Reset),
+                Action::Unreach(c) => Decision::Answer(Answer::Unreach(c)),
                 Action::Pipe(n) => Decision::Pipe(n),
                 Action::Queue(n) => Decision::Queue(n),
                 Action::Count => {

@@ -818,7 +818,7 @@ fn bad_input_is_refused_with_a_clear_message() {
         ),
         (
             vec!["topo", "run", "--name", "nosuch", &script],
-            "line 2: expected `link A B down|up`",
+            "line 2: expected `link A B down [DURATION]|up`",
         ),
         (
             vec!["topo", "status", "--name", "nosuch"],

@@ -77,13 +77,15 @@
 //!              "departures": 0, "departure_bytes": 0,
 //!              "drops": 0,                 // at a full queue
 //!              "loss_drops": 0,            // by the loss model
+//!              "down_drops": 0,            // while down (`pipe N down 5s`)
 //!              "duplicated": 0,
 //!              "backlog": 0,               // packets queued now
 //!              "in_delay_line": 0}, ...],
 //!   "rules": [[100, 12, 18000], ...],      // [number, packets, bytes]; 65535 last
 //!   "runner": {"received", "delivered", "dropped_queue", "dropped_loss", "dropped_aqm",
 //!              "dropped_link", "dropped_memory", "dropped_rule", "dropped_loop",
-//!              "dropped_tx", "inside",
+//!              "dropped_reset", "dropped_unreach", "dropped_down",
+//!              "dropped_tx", "inside", "answers", "answers_limited", "answers_failed",
 //!              "gso": {"superframes", "segments", "kept_whole", "sent_whole",
 //!                      "uncut", "csum_completed", "coalesced",
 //!                      "segments_coalesced"}},  // pipelab_io::runner::RunnerStats

@@ -18,7 +18,7 @@
 use crate::compiled::Compiled;
 use crate::partition::{Handoff, Partition, Target};
 use crate::spec::{Destinations, Egress, PortDef, Spec};
-use pipelab_classify::{Classifier, Decision, PacketView, RuleCounters};
+use pipelab_classify::{Answer, Classifier, Decision, PacketView, RuleCounters};
 use pipelab_engine::engine::{
     DropReason, EngineOptions, EngineStats, Fate, InstanceStats, Output, QueueId, QueueStats,
 };
@@ -51,6 +51,13 @@ pub enum Reason {
     /// No path to its destination (a topology), or a destination no port
     /// owns.
     NoRoute,
+    /// A `reset` rule (answered with a TCP reset if it may be).
+    Reset,
+    /// An `unreach` rule (answered with an ICMP unreachable if it may be).
+    Unreach,
+    /// A pipe that was down (a black-hole window,
+    /// [`Emulation::set_pipe_down`]).
+    Down,
 }
 
 impl Reason {
@@ -65,6 +72,18 @@ impl Reason {
             Reason::Rule => "rule",
             Reason::Loop => "loop",
             Reason::NoRoute => "no_route",
+            Reason::Reset => "reset",
+            Reason::Unreach => "unreach",
+            Reason::Down => "down",
+        }
+    }
+}
+
+impl From<Answer> for Reason {
+    fn from(a: Answer) -> Reason {
+        match a {
+            Answer::Reset => Reason::Reset,
+            Answer::Unreach(_) => Reason::Unreach,
         }
     }
 }
@@ -77,6 +96,7 @@ impl From<DropReason> for Reason {
             DropReason::Loss => Reason::Loss,
             DropReason::Aqm => Reason::Aqm,
             DropReason::Link => Reason::Link,
+            DropReason::Down => Reason::Down,
         }
     }
 }
@@ -90,6 +110,10 @@ pub enum Ingress {
     Out(u16),
     /// Dropped at once; the caller still owns it.
     Dropped(Reason),
+    /// Dropped by a `reset` or `unreach` rule (reason
+    /// `Reason::from(answer)`), and to be answered; the caller still owns
+    /// it (the answer is built from it).
+    Answer(Answer),
 }
 
 /// Where the rules send a fresh packet ([`Emulation::admit`]).
@@ -99,6 +123,9 @@ pub enum Admission {
     Out(u16),
     /// Dropped at once; the caller still owns it.
     Dropped(Reason),
+    /// Dropped by a `reset` or `unreach` rule, and to be answered (see
+    /// [`Ingress::Answer`]).
+    Answer(Answer),
     /// Into the engine ([`Emulation::enter`]).
     Enter(Entry),
 }
@@ -140,6 +167,9 @@ pub enum Exit {
     },
     /// Dropped inside.
     Dropped(Reason),
+    /// Dropped by a `reset` or `unreach` rule when it re-entered the
+    /// rules (`one_pass 0`), and to be answered (see [`Ingress::Answer`]).
+    Answer(Answer),
     /// Not a departure: a copy of this packet was made (it shares the
     /// packet's `buf` and will come out on its own).
     Duplicated,
@@ -165,6 +195,14 @@ pub struct Counts {
     pub r#loop: u64,
     /// For want of a path or a destination port.
     pub no_route: u64,
+    /// By `reset` rules.
+    pub reset: u64,
+    /// By `unreach` rules.
+    pub unreach: u64,
+    /// Of those dropped by `reset` and `unreach` rules, the ones to
+    /// answer ([`Answer::allowed`]): the answers a live run sends (less
+    /// any its rate limit holds back).
+    pub answers: u64,
 }
 
 /// What [`Emulation::apply`] did.
@@ -258,6 +296,9 @@ pub struct Emulation {
     /// With a partition: the engine route of each path segment this
     /// worker owns, by (pair, first hop).
     segs: HashMap<(u32, u16), RouteId>,
+    /// Black-hole windows `[from, until)` by pipe number
+    /// ([`Emulation::set_pipe_down`]), kept across `apply`.
+    down: BTreeMap<u32, (Instant, Instant)>,
 }
 
 impl Emulation {
@@ -281,6 +322,7 @@ impl Emulation {
             part_changed: false,
             handoffs: Vec::new(),
             segs: HashMap::new(),
+            down: BTreeMap::new(),
         }
     }
 
@@ -436,6 +478,14 @@ impl Emulation {
             self.retired.push(rt.idx);
             applied.retired.push(n);
             replaced_any = true;
+        }
+        // A black-hole window belongs to the pipe's number: a pipe made
+        // anew keeps it, a pipe removed loses it.
+        self.down.retain(|n, _| spec.pipes.contains_key(n));
+        for &n in &applied.created {
+            if let (Some(rt), Some(&w)) = (self.pipes.get(&n), self.down.get(&n)) {
+                let _ = self.engine.set_pipe_down(rt.idx, Some(w));
+            }
         }
         // Flow queues: kept while their pipe (not replaced) and mask are
         // the same, reconfigured in place when their weight, limit or
@@ -652,6 +702,7 @@ impl Emulation {
         match self.admit(&mut pkt, port, view) {
             Admission::Out(p) => Ingress::Out(p),
             Admission::Dropped(r) => Ingress::Dropped(r),
+            Admission::Answer(a) => Ingress::Answer(a),
             Admission::Enter(e) => self.enter(now, pkt, e),
         }
     }
@@ -741,6 +792,18 @@ impl Emulation {
             Decision::Deny => {
                 self.counts.rule += 1;
                 Admission::Dropped(Reason::Rule)
+            }
+            Decision::Answer(a) => {
+                match a {
+                    Answer::Reset => self.counts.reset += 1,
+                    Answer::Unreach(_) => self.counts.unreach += 1,
+                }
+                if a.allowed(view) {
+                    self.counts.answers += 1;
+                    Admission::Answer(a)
+                } else {
+                    Admission::Dropped(a.into())
+                }
             }
             Decision::Pipe(n) => {
                 let Some(rt) = self.pipes.get(&n) else {
@@ -980,6 +1043,7 @@ impl Emulation {
                             Ingress::Queued => return,
                             Ingress::Out(port) => Exit::Deliver { port },
                             Ingress::Dropped(r) => Exit::Dropped(r),
+                            Ingress::Answer(a) => Exit::Answer(a),
                         }
                     }
                 } else if kind != KIND_RULE {
@@ -1012,11 +1076,13 @@ impl Emulation {
                         Admission::Enter(e) => self.enter(o.at, pkt, e),
                         Admission::Out(p) => Ingress::Out(p),
                         Admission::Dropped(r) => Ingress::Dropped(r),
+                        Admission::Answer(a) => Ingress::Answer(a),
                     };
                     match next {
                         Ingress::Queued => return,
                         Ingress::Out(port) => Exit::Deliver { port },
                         Ingress::Dropped(r) => Exit::Dropped(r),
+                        Ingress::Answer(a) => Exit::Answer(a),
                     }
                 }
             }
@@ -1115,6 +1181,30 @@ impl Emulation {
     /// rule last).
     pub fn rules(&self) -> impl Iterator<Item = (u32, &RuleSpec, &RuleCounters)> {
         self.classifier.rules()
+    }
+
+    /// Black-hole pipe number `n` in the window `[from, until)` (`None`:
+    /// up again): every packet that reaches it at an instant of the
+    /// window, on any route, is dropped with reason [`Reason::Down`];
+    /// packets already inside leave as scheduled. The window is compared
+    /// with each arrival's `now`, so it ends by itself, in virtual and in
+    /// real time alike, and it stays with the pipe's number across
+    /// [`Emulation::apply`]. False if there is no pipe `n`.
+    pub fn set_pipe_down(&mut self, n: u32, window: Option<(Instant, Instant)>) -> bool {
+        let Some(rt) = self.pipes.get(&n) else {
+            return false;
+        };
+        let _ = self.engine.set_pipe_down(rt.idx, window);
+        match window {
+            Some(w) => self.down.insert(n, w),
+            None => self.down.remove(&n),
+        };
+        true
+    }
+
+    /// Pipe `n`'s black-hole window, if one is set (it may have ended).
+    pub fn pipe_down(&self, n: u32) -> Option<(Instant, Instant)> {
+        self.down.get(&n).copied()
     }
 
     /// Engine pipes retired so far (replaced or removed, draining).

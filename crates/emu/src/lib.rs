@@ -37,6 +37,7 @@ pub use emulation::{
 };
 pub use lower::{lower_config, read_files, FileLoader, Loader, LowerError};
 pub use partition::{Handoff, Partition, Target};
+pub use pipelab_classify::Answer;
 pub use spec::{
     Destinations, Egress, Env, MaskDef, Paths, PipeDef, PortDef, QueueDef, Spec, TOPO_PIPE_BASE,
 };

@@ -119,6 +119,7 @@ impl Workers {
                     Ingress::Queued => {}
                     Ingress::Out(p) => self.done.push((tag, at, Exit::Deliver { port: p })),
                     Ingress::Dropped(r) => self.done.push((tag, at, Exit::Dropped(r))),
+                    Ingress::Answer(a) => self.done.push((tag, at, Exit::Answer(a))),
                 }
             }
         }
@@ -155,6 +156,7 @@ impl Workers {
             Ingress::Queued => {}
             Ingress::Out(p) => self.done.push((tag, at, Exit::Deliver { port: p })),
             Ingress::Dropped(r) => self.done.push((tag, at, Exit::Dropped(r))),
+            Ingress::Answer(a) => self.done.push((tag, at, Exit::Answer(a))),
         }
         self.carry();
     }

@@ -198,6 +198,11 @@ struct PipeMeta {
     /// "Partitions"), and how many so far.
     early: bool,
     handoffs: u64,
+    /// The black-hole window `[from, until)` of a user pipe
+    /// ([`Engine::set_pipe_down`]), if one is set.
+    down: Option<(Instant, Instant)>,
+    /// Packets refused in that window (they are not arrivals).
+    down_drops: u64,
 }
 
 /// Why a packet was dropped.
@@ -215,6 +220,9 @@ pub enum DropReason {
     Aqm,
     /// Lost on the link (MAC profile), after occupying it for its airtime.
     Link,
+    /// Refused by a pipe that was down (a black-hole window,
+    /// [`Engine::set_pipe_down`]).
+    Down,
 }
 
 impl DropReason {
@@ -226,6 +234,7 @@ impl DropReason {
             DropReason::Loss => "loss",
             DropReason::Aqm => "aqm",
             DropReason::Link => "link",
+            DropReason::Down => "down",
         }
     }
 }
@@ -321,6 +330,8 @@ pub struct EngineStats {
     pub dropped_aqm: u64,
     /// Packets lost on a link (MAC profile).
     pub dropped_link: u64,
+    /// Packets refused by a pipe that was down ([`Engine::set_pipe_down`]).
+    pub dropped_down: u64,
     /// Copies made by duplication models (each one is also delivered or
     /// dropped, so `offered + entered + duplicated = delivered + dropped +
     /// handed_off + inside`).
@@ -495,6 +506,8 @@ impl Engine {
             key: (idx.0 as u64) << 32,
             early: false,
             handoffs: 0,
+            down: None,
+            down_drops: 0,
         });
         let route = self.push_route(&[idx]);
         self.pipe_route.push(route);
@@ -576,6 +589,30 @@ impl Engine {
             inst: InstanceStats::default(),
         });
         Ok(q)
+    }
+
+    /// Black-hole user pipe `pipe` in the window `[from, until)`: every
+    /// packet offered to it at an instant of the window (as the first hop
+    /// of its route, a later hop, or a hand-off) is dropped as
+    /// [`DropReason::Down`], counted in the pipe's `down_drops` and the
+    /// engine's `dropped_down`; packets already inside go on as
+    /// scheduled (the cut is at the pipe's input). `None` clears it. The
+    /// window is an instant compared with the `now` of each arrival, so
+    /// it ends by itself: no event, no timer. Use [`Instant::MAX`] as
+    /// `until` for a pipe down until further notice.
+    pub fn set_pipe_down(
+        &mut self,
+        pipe: PipeIdx,
+        window: Option<(Instant, Instant)>,
+    ) -> Result<(), RouteError> {
+        self.user_pipe(pipe)?.down = window;
+        Ok(())
+    }
+
+    /// The black-hole window of user pipe `pipe`, if one is set (it may
+    /// have ended).
+    pub fn pipe_down(&self, pipe: PipeIdx) -> Option<(Instant, Instant)> {
+        self.meta.get(pipe.0 as usize).and_then(|m| m.down)
     }
 
     /// How long an instance must be idle before a sweep frees it.
@@ -700,12 +737,15 @@ impl Engine {
     pub fn pipe_totals(&self, pipe: PipeIdx) -> Option<PipeStats> {
         let m = self.meta.get(pipe.0 as usize)?;
         let Some(d) = &m.dynamic else {
-            return self.pipe_stats(pipe).copied();
+            let mut t = *self.pipe_stats(pipe)?;
+            t.down_drops = m.down_drops;
+            return Some(t);
         };
         let mut t = d.retired;
         for &i in d.map.values() {
             t.add(self.pipes[i as usize].stats());
         }
+        t.down_drops = m.down_drops;
         Some(t)
     }
 
@@ -818,6 +858,9 @@ impl Engine {
         self.pipes[pipe.0 as usize].early = self.meta[pipe.0 as usize].early;
         let m = &mut self.meta[pipe.0 as usize];
         m.stage = stage;
+        // A fresh pipe: up, its counters at zero.
+        m.down = None;
+        m.down_drops = 0;
         if let Some(d) = m.dynamic.take() {
             let Dynamic { map, free, .. } = *d;
             m.spare.extend(map.into_values());
@@ -1034,6 +1077,14 @@ impl Engine {
         at: Instant,
         out: &mut Vec<Output>,
     ) -> Result<(), DropReason> {
+        let m = &mut self.meta[pipe.0 as usize];
+        if let Some((from, until)) = m.down {
+            if from <= at && at < until {
+                m.down_drops += 1;
+                self.count_drop(DropReason::Down);
+                return Err(DropReason::Down);
+            }
+        }
         let p = self.instance_of(pipe.0, i, at);
         if self.pipes[p as usize].sched.is_some() {
             let slot = self.flow_slot(p, i, at);
@@ -1129,6 +1180,8 @@ impl Engine {
                     key,
                     early: false,
                     handoffs: 0,
+                    down: None,
+                    down_drops: 0,
                 });
                 self.pipe_route.push(self.pipe_route[pipe as usize]);
                 idx
@@ -1300,6 +1353,7 @@ impl Engine {
             DropReason::Loss => self.stats.dropped_loss += 1,
             DropReason::Aqm => self.stats.dropped_aqm += 1,
             DropReason::Link => self.stats.dropped_link += 1,
+            DropReason::Down => self.stats.dropped_down += 1,
         }
     }
 

@@ -131,6 +131,9 @@ pub struct PipeStats {
     pub aqm_drops: u64,
     /// Packets lost on the link (MAC profile draws above the loss level).
     pub link_drops: u64,
+    /// Packets refused while the pipe was down (a black-hole window,
+    /// `Engine::set_pipe_down`); not counted in `arrivals`.
+    pub down_drops: u64,
 }
 
 /// Counters of one flow queue instance (ipfw `queue N`, one per pattern
@@ -204,6 +207,7 @@ impl PipeStats {
         self.reordered += o.reordered;
         self.aqm_drops += o.aqm_drops;
         self.link_drops += o.link_drops;
+        self.down_drops += o.down_drops;
     }
 }
 

@@ -556,6 +556,35 @@ impl BufferPool {
 }
 
 impl BufferPool {
+    /// A new buffer of port `origin` (no annotation, no virtio-net
+    /// header: a complete frame) whose frame `write` makes from the frame
+    /// in `src` (an answer to it, [`crate::answer`]), returning its
+    /// length. Not a copy of a frame: not counted in
+    /// [`BufferPool::copies`]. `None` at the cap or if `write` makes
+    /// nothing.
+    pub fn make_from(
+        &mut self,
+        src: BufId,
+        origin: u16,
+        write: impl FnOnce(&[u8], &mut [u8]) -> Option<usize>,
+    ) -> Option<BufId> {
+        let i = self.take(origin, Annotation::default(), BUF_SIZE)?;
+        let mut mem = self.slots[i as usize].mem.take();
+        let n = mem.as_deref_mut().and_then(|m| write(self.frame(src), m));
+        let s = &mut self.slots[i as usize];
+        s.mem = mem;
+        match n {
+            Some(n) => {
+                s.len = n.min(BUF_SIZE) as u32;
+                Some(i)
+            }
+            None => {
+                self.put(i);
+                None
+            }
+        }
+    }
+
     /// A new buffer holding the first `body` bytes of `ids[0]` (its
     /// headers) followed by the bytes past `body` of each of `ids` (their
     /// payloads), with the first's origin and annotation: a super-frame

@@ -27,6 +27,7 @@
 //! [`backends`] and the ring of [`spsc`], each block with its SAFETY
 //! argument.
 
+pub mod answer;
 pub mod backends;
 pub mod buffers;
 pub mod clock;

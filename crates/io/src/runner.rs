@@ -49,7 +49,12 @@
 //! ([`Port::reclaim`]) when the last departure that references it is done.
 //!
 //! Accounting, checked by the tests: `received = delivered + dropped (by
-//! reason: queue, loss, aqm, link, memory, rule, tx) + inside`, with copies from duplication counted as received.
+//! reason: queue, loss, aqm, link, memory, rule, loop, reset, unreach,
+//! down, tx) + inside`, with copies from duplication counted as received.
+//! Answers to packets `reset` and `unreach` rules drop
+//! ([`crate::answer`]) are frames the runner makes and sends out of the
+//! port the packet came in by, at once: counted apart (`answers`,
+//! `answers_limited`, `answers_failed`), not as received or delivered.
 //!
 //! GSO super-frames ([`crate::gso`]): a port that writes virtio-net headers
 //! may hand over a super-frame of up to 64 KB. The receive path passes
@@ -68,6 +73,7 @@
 //! `received + handoffs_in = delivered + dropped (handoff included) +
 //! handoffs_out + inside`.
 
+use crate::answer::IcmpLimit;
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
 use crate::clock::Clock;
@@ -77,7 +83,7 @@ use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
 use pipelab_classify::PacketView;
-use pipelab_emu::{Compiled, Departure, Emulation, Exit, Handoff, Ingress, Reason};
+use pipelab_emu::{Answer, Compiled, Departure, Emulation, Exit, Handoff, Ingress, Reason};
 use pipelab_engine::engine::EngineOptions;
 use pipelab_engine::models::flip_bit;
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};
@@ -163,6 +169,12 @@ pub struct RunnerStats {
     pub dropped_rule: u64,
     /// Dropped after too many passes through the rules (`one_pass 0`).
     pub dropped_loop: u64,
+    /// Dropped by a `reset` rule.
+    pub dropped_reset: u64,
+    /// Dropped by an `unreach` rule.
+    pub dropped_unreach: u64,
+    /// Refused by a pipe that was down (a black-hole window).
+    pub dropped_down: u64,
     /// Could not be transmitted (port down or gone).
     pub dropped_tx: u64,
     /// Could not be handed to another worker (its ring was full).
@@ -174,6 +186,16 @@ pub struct RunnerStats {
     /// Still inside the emulator (for a total over workers, with the
     /// packets on their way between two).
     pub inside: u64,
+    /// Answers sent (TCP resets, ICMP unreachables) for packets `reset`
+    /// and `unreach` rules dropped: frames the runner made, not in the
+    /// accounting of received frames.
+    pub answers: u64,
+    /// ICMP answers held back by the rate limit
+    /// ([`crate::answer::IcmpLimit`]).
+    pub answers_limited: u64,
+    /// Answers that could not be made (a frame without an Ethernet
+    /// header of its own, no buffer under the cap) or sent.
+    pub answers_failed: u64,
     /// GSO super-frames: received, cut into segments, kept and sent
     /// whole (a debug counter; see [`crate::gso`]).
     pub gso: GsoStats,
@@ -189,6 +211,9 @@ impl RunnerStats {
             + self.dropped_memory
             + self.dropped_rule
             + self.dropped_loop
+            + self.dropped_reset
+            + self.dropped_unreach
+            + self.dropped_down
             + self.dropped_tx
             + self.dropped_handoff
     }
@@ -212,6 +237,12 @@ impl std::ops::AddAssign for RunnerStats {
         self.dropped_memory += o.dropped_memory;
         self.dropped_rule += o.dropped_rule;
         self.dropped_loop += o.dropped_loop;
+        self.dropped_reset += o.dropped_reset;
+        self.dropped_unreach += o.dropped_unreach;
+        self.dropped_down += o.dropped_down;
+        self.answers += o.answers;
+        self.answers_limited += o.answers_limited;
+        self.answers_failed += o.answers_failed;
         self.dropped_tx += o.dropped_tx;
         self.dropped_handoff += o.dropped_handoff;
         self.handoffs_out += o.handoffs_out;
@@ -309,6 +340,8 @@ pub struct Runner {
     /// How long after leaving their last stage parcels were taken in
     /// (ns): the hand-off's own latency.
     handoff_wait: Histogram<u64>,
+    /// The rate limit of ICMP answers.
+    icmp_limit: IcmpLimit,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -440,6 +473,7 @@ impl Runner {
             parcels: Vec::new(),
             handoff_wait: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
+            icmp_limit: IcmpLimit::new(clock.now()),
         }
     }
 
@@ -457,6 +491,7 @@ impl Runner {
     /// See [`crate::worker`].
     pub fn join(&mut self, links: Links, receives: Vec<bool>, clock: Clock) {
         self.clock = clock;
+        self.icmp_limit = IcmpLimit::new(clock.now());
         self.bufs.set_worker(links.id());
         self.receives = receives;
         self.receives.resize(self.ports.len(), false);
@@ -600,7 +635,43 @@ impl Runner {
                 self.discard(buf);
                 self.release(buf);
             }
+            Ingress::Answer(a) => {
+                self.count_drop(a.into());
+                self.answer(a, buf);
+                self.discard(buf);
+                self.release(buf);
+            }
         }
+    }
+
+    /// Answer the frame in `buf`, dropped by a `reset` or `unreach` rule:
+    /// build the answer ([`crate::answer::build`]) in a new buffer and
+    /// send it out of the port the frame came in by, at once. ICMP
+    /// answers are rate-limited ([`IcmpLimit`]).
+    fn answer(&mut self, a: Answer, buf: BufId) {
+        let meta = *self.bufs.meta(buf);
+        if meta.annotation.synthetic_header {
+            // A netfilter queue's packet: no link to answer on.
+            self.stats.answers_failed += 1;
+            return;
+        }
+        if matches!(a, Answer::Unreach(_)) && !self.icmp_limit.allow(self.clock.now()) {
+            self.stats.answers_limited += 1;
+            return;
+        }
+        let made = self.bufs.make_from(buf, meta.origin, |frame, out| {
+            crate::answer::build(frame, a, out)
+        });
+        let Some(reply) = made else {
+            self.stats.answers_failed += 1;
+            return;
+        };
+        if self.transmit(meta.origin as usize, reply) {
+            self.stats.answers += 1;
+        } else {
+            self.stats.answers_failed += 1;
+        }
+        self.release(reply);
     }
 
     /// Engine options for a live run with this memory cap.
@@ -619,6 +690,15 @@ impl Runner {
         let applied = self.emu.apply(c);
         self.gso.respec(self.emu.spec(), None);
         applied
+    }
+
+    /// Black-hole pipe number `n` from now for `d` (`None`: up again
+    /// now); see [`Emulation::set_pipe_down`]. The window is an instant
+    /// the emulation compares each arrival with: it ends by itself,
+    /// whatever happens to the caller. False if there is no pipe `n`.
+    pub fn set_pipe_down(&mut self, n: u32, d: Option<Duration>) -> bool {
+        let now = self.clock.now();
+        self.emu.set_pipe_down(n, d.map(|d| (now, now + d)))
     }
 
     /// The clock in use.
@@ -748,6 +828,11 @@ impl Runner {
                     self.count_drop(reason);
                     self.discard(buf);
                 }
+                Exit::Answer(a) => {
+                    self.count_drop(a.into());
+                    self.answer(a, buf);
+                    self.discard(buf);
+                }
                 Exit::Deliver { port } => {
                     if d.pkt.flags & Packet::CE != 0 {
                         crate::ecn::mark_ce(self.bufs.frame_mut(buf));
@@ -827,6 +912,9 @@ impl Runner {
             Reason::Link => s.dropped_link += 1,
             Reason::Rule | Reason::NoRoute => s.dropped_rule += 1,
             Reason::Loop => s.dropped_loop += 1,
+            Reason::Reset => s.dropped_reset += 1,
+            Reason::Unreach => s.dropped_unreach += 1,
+            Reason::Down => s.dropped_down += 1,
         }
     }
 

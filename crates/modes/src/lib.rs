@@ -27,6 +27,7 @@
 pub mod attach;
 pub mod bridge;
 pub mod error;
+pub mod fault;
 pub mod host;
 pub mod ipv6;
 pub mod ledger;

@@ -16,7 +16,7 @@
 use crate::error::ModeError;
 use crate::live::LiveRunner;
 use pipelab_control::{
-    registry, Access, EmulationInfo, Plane, PlaneError, Prepared, Preparer, ServerHandle,
+    registry, Access, Effect, EmulationInfo, Plane, PlaneError, Prepared, Preparer, ServerHandle,
 };
 use pipelab_emu::{Compiled, Spec};
 use pipelab_lang::Config;
@@ -78,6 +78,38 @@ impl Plane for ModePlane {
     fn mode(&self) -> &'static str {
         self.mode
     }
+
+    fn check_command(&self, line: &str) -> Option<Result<Effect, PlaneError>> {
+        check_pipe_fault(&self.live, line)
+    }
+
+    fn command(&mut self, line: &str) -> Option<Result<String, PlaneError>> {
+        run_pipe_fault(&self.live, line)
+    }
+}
+
+/// [`Plane::check_command`] for the black-hole commands
+/// ([`crate::fault`]): `None` if `line` is not one; an error if it is
+/// malformed or names a pipe the emulation does not have.
+pub fn check_pipe_fault(live: &LiveRunner, line: &str) -> Option<Result<Effect, PlaneError>> {
+    let f = match crate::fault::parse_pipe_fault(line)? {
+        Ok(f) => f,
+        Err(e) => return Some(Err(ModeError::Command(e.to_string()).into())),
+    };
+    Some(match crate::fault::exists(live, f.pipe()) {
+        Ok(true) => Ok(Effect::Change),
+        Ok(false) => Err(ModeError::Command(format!("no pipe {}", f.pipe())).into()),
+        Err(e) => Err(e.into()),
+    })
+}
+
+/// [`Plane::command`] for the black-hole commands ([`crate::fault`]).
+pub fn run_pipe_fault(live: &LiveRunner, line: &str) -> Option<Result<String, PlaneError>> {
+    let f = match crate::fault::parse_pipe_fault(line)? {
+        Ok(f) => f,
+        Err(e) => return Some(Err(ModeError::Command(e.to_string()).into())),
+    };
+    Some(crate::fault::run(live, f).map_err(Into::into))
 }
 
 /// The user an emulation belongs to: the invoking user when run through

@@ -69,6 +69,8 @@ pub struct PipeCounters {
     pub loss_drops: u64,
     /// Dropped by queue management.
     pub aqm_drops: u64,
+    /// Refused while the pipe was down (`pipe N down DURATION`).
+    pub down_drops: u64,
     /// Copies made by duplication.
     pub duplicated: u64,
     /// Packets queued now.
@@ -93,6 +95,7 @@ pub fn pipe_counters(emu: &Emulation) -> Vec<PipeCounters> {
                 drops: t.drops,
                 loss_drops: t.loss_drops,
                 aqm_drops: t.aqm_drops,
+                down_drops: t.down_drops,
                 duplicated: t.duplicated,
                 backlog: t.backlog,
                 in_delay_line: t.in_delay_line,

@@ -379,9 +379,35 @@ impl Live {
     /// [`pipelab_topo::command`]).
     fn command(&mut self, line: &str) -> Result<String, ModeError> {
         use pipelab_topo::command::{execute, Outcome};
+        if let Some(f) = crate::fault::parse_pipe_fault(line) {
+            let f = f.map_err(|e| ModeError::Command(e.to_string()))?;
+            return crate::fault::run(&self.runner, f);
+        }
         let change = match execute(line, &mut self.net, &mut self.cross)
             .map_err(ModeError::Command)?
         {
+            Outcome::Blackhole { pipes, duration } => {
+                // The link's pipes, each black-holed in every worker's
+                // emulation; no route changes (routing does not see it).
+                let numbers: Vec<u32> = pipes
+                    .iter()
+                    .map(|&p| pipelab_topo::pipe_number(p))
+                    .collect();
+                for &n in &numbers {
+                    crate::fault::run(
+                        &self.runner,
+                        crate::fault::PipeFault::Down {
+                            pipe: n,
+                            duration: Some(duration),
+                        },
+                    )?;
+                }
+                let list: Vec<String> = numbers.iter().map(u32::to_string).collect();
+                return Ok(format!(
+                    "ok: pipes {} down for {duration} (no reroute)",
+                    list.join(", ")
+                ));
+            }
             Outcome::Stop => {
                 // The emulator's main thread waits for the stop signals:
                 // send it one, as Ctrl-C or `kill` would.
@@ -538,6 +564,9 @@ impl pipelab_control::Plane for TopoPlane {
         line: &str,
     ) -> Option<Result<pipelab_control::Effect, pipelab_control::PlaneError>> {
         use pipelab_control::Effect;
+        if let Some(r) = crate::plane::check_pipe_fault(&self.0.runner, line) {
+            return Some(r);
+        }
         let first = line.split_whitespace().next()?.to_ascii_lowercase();
         if !TOPO_WORDS.contains(&first.as_str()) {
             return None;

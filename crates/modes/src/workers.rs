@@ -356,6 +356,7 @@ pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
                     t.drops += p.drops;
                     t.loss_drops += p.loss_drops;
                     t.aqm_drops += p.aqm_drops;
+                    t.down_drops += p.down_drops;
                     t.duplicated += p.duplicated;
                     t.backlog += p.backlog;
                     t.in_delay_line += p.in_delay_line;

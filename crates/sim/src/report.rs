@@ -3,7 +3,8 @@
 //! The JSON field names are a stable interface that scripts rely on:
 //! `flows[]` with `sent`, `received`, `lost`, `delay_ms` {`min`, `mean`,
 //! `p50`, `p99`, `max`, `stddev`}, `drops` {`queue`, `memory`, `rule`,
-//! `loop`, `loss`, `aqm`, `link`} and `throughput_bps`; `pipes[]` with `id`,
+//! `loop`, `loss`, `aqm`, `link`, `reset`, `unreach`, `down`}, `answers`
+//! and `throughput_bps`; `pipes[]` with `id`,
 //! `arrivals`, `departures`, `drops` (tail drops), `aqm_drops`, `link_drops`,
 //! `max_backlog`; `queues[]` (flow queues, with their instances). Fields
 //! are added, never renamed. With an interval (`--interval`), `interval_s`,
@@ -63,6 +64,12 @@ pub struct Drops {
     pub aqm: u64,
     /// Lost on a pipe's link (MAC profile draws above the loss level).
     pub link: u64,
+    /// Dropped by a `reset` rule.
+    pub reset: u64,
+    /// Dropped by an `unreach` rule.
+    pub unreach: u64,
+    /// Refused by a pipe that was down (a black-hole window).
+    pub down: u64,
 }
 
 /// What one traffic source experienced.
@@ -90,6 +97,10 @@ pub struct FlowReport {
     pub ecn_marked: u64,
     /// Losses by reason.
     pub drops: Drops,
+    /// Of the drops by `reset` and `unreach` rules, those a live run
+    /// answers (a TCP reset, an ICMP unreachable; the RFCs forbid the
+    /// others).
+    pub answers: u64,
     /// Bytes sent.
     pub sent_bytes: u64,
     /// Bytes delivered.
@@ -267,6 +278,7 @@ pub(crate) struct FlowAcc {
     pub received: u64,
     pub received_bytes: u64,
     pub drops: Drops,
+    pub answers: u64,
     duplicated: u64,
     reordered: u64,
     corrupted: u64,
@@ -295,6 +307,7 @@ impl FlowAcc {
             received: 0,
             received_bytes: 0,
             drops: Drops::default(),
+            answers: 0,
             duplicated: 0,
             reordered: 0,
             corrupted: 0,
@@ -398,6 +411,7 @@ impl FlowAcc {
             received: self.received,
             lost: self.sent - self.received,
             drops: self.drops,
+            answers: self.answers,
             duplicated: self.duplicated,
             reordered: self.reordered,
             corrupted: self.corrupted,

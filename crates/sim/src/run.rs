@@ -39,7 +39,7 @@ use crate::report::{
 };
 use crate::source::Source;
 use crate::timeseries::{self, FlowBucket, MAX_INTERVALS};
-use pipelab_classify::{Direction, PacketView};
+use pipelab_classify::{Answer, Direction, PacketView};
 use pipelab_emu::{
     lower_config, Admission, Compiled, Departure, Emulation, Entry, Exit, Ingress, LowerError,
     Reason, Spec, SpecError,
@@ -247,6 +247,8 @@ enum Event {
     Delivered,
     /// Dropped, why.
     Dropped(Reason),
+    /// Dropped by a `reset` or `unreach` rule, and answered.
+    Answered(Answer),
     /// A copy was made (only the instant counts).
     Copied,
 }
@@ -281,6 +283,7 @@ impl Record {
         let event = match d.exit {
             Exit::Deliver { .. } => Event::Delivered,
             Exit::Dropped(r) => Event::Dropped(r),
+            Exit::Answer(a) => Event::Answered(a),
             Exit::Duplicated => Event::Copied,
         };
         Record::of(&d.pkt, d.at, event)
@@ -343,6 +346,14 @@ impl Flows {
                     count_drop(&mut b.drops, reason);
                 }
             }
+            Event::Answered(a) => {
+                let reason = a.into();
+                count_drop(&mut f.drops, reason);
+                f.answers += 1;
+                if let Some(b) = bucket {
+                    count_drop(&mut b.drops, reason);
+                }
+            }
             Event::Copied => {}
         }
     }
@@ -367,6 +378,9 @@ fn count_drop(d: &mut Drops, r: Reason) {
         Reason::Link => d.link += 1,
         Reason::Rule | Reason::NoRoute => d.rule += 1,
         Reason::Loop => d.r#loop += 1,
+        Reason::Reset => d.reset += 1,
+        Reason::Unreach => d.unreach += 1,
+        Reason::Down => d.down += 1,
     }
 }
 
@@ -505,6 +519,9 @@ impl Worker<'_> {
                     Ingress::Out(_) => out.records.push(Record::of(&i.pkt, t, Event::Delivered)),
                     Ingress::Dropped(r) => {
                         out.records.push(Record::of(&i.pkt, t, Event::Dropped(r)))
+                    }
+                    Ingress::Answer(a) => {
+                        out.records.push(Record::of(&i.pkt, t, Event::Answered(a)))
                     }
                 }
             }
@@ -784,6 +801,9 @@ pub fn simulate_scenario_with(
                     Admission::Out(_) => flows.pending.push(Record::of(&pkt, at, Event::Delivered)),
                     Admission::Dropped(r) => {
                         flows.pending.push(Record::of(&pkt, at, Event::Dropped(r)))
+                    }
+                    Admission::Answer(a) => {
+                        flows.pending.push(Record::of(&pkt, at, Event::Answered(a)))
                     }
                     Admission::Enter(entry) => {
                         let p = plan.owner_of(entry.pipe().0) as usize;

@@ -227,9 +227,10 @@ fn ipfw_aqm_examples() {
 }
 
 /// Pass proves ipfw's `reset` and `unreach` in virtual time: the packets
-/// they answer are rule drops, the others pass.
+/// they answer are drops of their own reasons (not `rule`), each
+/// answered, and the others pass.
 #[test]
-fn reset_and_unreach_are_rule_drops_in_sim() {
+fn reset_and_unreach_drop_and_answer_in_sim() {
     let r = run(
         "ipfw add 100 reset tcp from any to any 80\n\
          ipfw add 200 unreach port udp from any to any 53\n",
@@ -239,7 +240,8 @@ fn reset_and_unreach_are_rule_drops_in_sim() {
             "cbr rate 100pps size 100B duration 1s to 10.0.0.2:5001",
         ],
     );
-    assert_eq!(r.flows[0].drops.rule, 100);
-    assert_eq!(r.flows[1].drops.rule, 100);
+    assert_eq!((r.flows[0].drops.reset, r.flows[0].answers), (100, 100));
+    assert_eq!((r.flows[1].drops.unreach, r.flows[1].answers), (100, 100));
+    assert_eq!(r.flows[0].drops.rule + r.flows[1].drops.rule, 0);
     assert_eq!(r.flows[2].received, 100);
 }

@@ -252,3 +252,35 @@ fn bw_0_is_no_limit() {
         );
     }
 }
+
+/// A pass proves that answered packets are counted in virtual time
+/// without a live packet: 100 TCP segments to port 80 under `reset` are
+/// 100 `reset` drops and 100 answers; 50 UDP datagrams to port 53 under
+/// `unreach port` are 50 `unreach` drops and 50 answers; 20 UDP
+/// datagrams under `reset` are dropped as `reset` and never answered
+/// (only TCP is); nothing else is lost.
+#[test]
+fn reset_and_unreach_drops_and_answers_are_counted() {
+    let r = sim(
+        "pipe 1 config bw 10Mbit/s delay 5ms\n\
+         add 10 reset tcp from any to any dst-port 80\n\
+         add 20 unreach port udp from any to any dst-port 53\n\
+         add 30 reset udp from any to any dst-port 9\n\
+         add 100 pipe 1 ip from any to any\n",
+        &[
+            "cbr rate 100pps size 100B duration 1s proto tcp to 10.0.0.2:80",
+            "cbr rate 50pps size 100B duration 1s to 10.0.0.2:53",
+            "cbr rate 20pps size 100B duration 1s to 10.0.0.2:9",
+            "cbr rate 10pps size 100B duration 1s to 10.0.0.2:5001",
+        ],
+        1,
+    );
+    let f = &r.flows;
+    assert_eq!((f[0].sent, f[0].drops.reset, f[0].answers), (100, 100, 100));
+    assert_eq!((f[1].sent, f[1].drops.unreach, f[1].answers), (50, 50, 50));
+    assert_eq!((f[2].sent, f[2].drops.reset, f[2].answers), (20, 20, 0));
+    assert_eq!((f[3].sent, f[3].received, f[3].answers), (10, 10, 0));
+    for fl in f {
+        assert_eq!(fl.lost, fl.drops.reset + fl.drops.unreach, "{}", fl.name);
+    }
+}

@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! link A B down | link A B up                fail or restore the link(s) between A and B
+//! link A B down DURATION                     black-hole the link's pipes for DURATION
 //! link A B set ATTR VALUE ...                new attributes, any subset of
 //!     ATTR VALUE = bw RATE | delay TIME | loss P | queue N|SIZE
 //! node N down | node N up                    fail or restore a node
@@ -71,6 +72,11 @@ pub const COMMANDS: &str = "link, node, cross, every, status, stop";
 pub enum LinkAction {
     /// Fail it.
     Down,
+    /// Black-hole its pipes for this long (positive), then pass again:
+    /// a failure routing does not see (no reroute), as a cut shorter
+    /// than the time routing takes to notice; the timer is the
+    /// emulation's ([`Outcome::Blackhole`]).
+    DownFor(Duration),
     /// Restore it.
     Up,
     /// Change its attributes (fixed values, never ranges).
@@ -143,6 +149,7 @@ impl fmt::Display for TopoCommand {
         match self {
             TopoCommand::Link { a, b, action } => match action {
                 LinkAction::Down => write!(f, "link {a} {b} down"),
+                LinkAction::DownFor(d) => write!(f, "link {a} {b} down {d}"),
                 LinkAction::Up => write!(f, "link {a} {b} up"),
                 LinkAction::Set(s) => write!(f, "link {a} {b} set {s}"),
             },
@@ -292,11 +299,28 @@ impl<'a> Cursor<'a> {
     }
 
     fn link(&mut self) -> Result<TopoCommand, CommandError> {
-        const USAGE: &str = "expected `link A B down|up` or `link A B set ATTR VALUE...`";
+        const USAGE: &str =
+            "expected `link A B down [DURATION]|up` or `link A B set ATTR VALUE...`";
         let a = self.word(USAGE, "missing the link's ends")?;
         let b = self.word(USAGE, "missing the link's other end")?;
         let act = self.word(USAGE, "missing 'down', 'up' or 'set'")?;
         let action = match act.text.to_ascii_lowercase().as_str() {
+            "down" if self.pos < self.toks.len() => {
+                let t = self.word(USAGE, "missing the duration")?;
+                let d =
+                    units::parse_duration(t.text).map_err(|e| self.unit(t.column, t.text, e))?;
+                if d == Duration::ZERO {
+                    return Err(self.err_at(
+                        t,
+                        "a black-hole must last a positive time",
+                        Some(
+                            "e.g. `link A B down 5s`; `link A B down` fails the link until `up`"
+                                .into(),
+                        ),
+                    ));
+                }
+                LinkAction::DownFor(d)
+            }
             "down" => LinkAction::Down,
             "up" => LinkAction::Up,
             "set" => LinkAction::Set(self.link_set(false)?),
@@ -621,6 +645,15 @@ pub enum Outcome {
     /// pipes and routes to update (empty for a new matrix: the caller
     /// recomputes the loads).
     Changed(Change),
+    /// The caller black-holes these distilled pipes (indices, both
+    /// directions of the link) for this long, from now: no route
+    /// changes.
+    Blackhole {
+        /// The distilled pipes.
+        pipes: Vec<u32>,
+        /// How long.
+        duration: Duration,
+    },
     /// The caller reports its counters.
     Status,
     /// The caller stops.
@@ -636,6 +669,12 @@ impl Resolved {
             Resolved::Stop => return Ok(Outcome::Stop),
             Resolved::Link { a, b, action } => match action {
                 LinkAction::Down => net.link_down(a, b)?,
+                LinkAction::DownFor(duration) => {
+                    return Ok(Outcome::Blackhole {
+                        pipes: net.link_pipes(a, b)?,
+                        duration,
+                    })
+                }
                 LinkAction::Up => net.link_up(a, b)?,
                 LinkAction::Set(set) => net.set_link(a, b, |l| set.apply(l))?,
             },
@@ -709,6 +748,7 @@ mod tests {
             ),
             ("status", "status"),
             ("stop", "stop"),
+            ("LINK a b DOWN 1500ms", "link a b down 1500ms"),
         ] {
             let c = ok(line);
             assert_eq!(c.to_string(), canon, "{line}");
@@ -734,7 +774,10 @@ mod tests {
         for (line, want) in [
             ("", "1:1: missing command: commands: link, node, cross, every, status, stop"),
             ("fly away", "1:1: unknown command 'fly': commands: link, node, cross, every, status, stop"),
-            ("link r1", "1:8: expected `link A B down|up` or `link A B set ATTR VALUE...`: missing the link's other end"),
+            ("link r1", "1:8: expected `link A B down [DURATION]|up` or `link A B set ATTR VALUE...`: missing the link's other end"),
+            ("link a b down 5", "1:15: missing unit in '5': write e.g. 5s or 5ms"),
+            ("link a b down 0s", "1:15: a black-hole must last a positive time: e.g. `link A B down 5s`; `link A B down` fails the link until `up`"),
+            ("link a b down 5s 6s", "1:18: unexpected '6s' at end of command"),
             ("link a b sideways", "1:10: unknown link action 'sideways': expected 'down', 'up' or 'set ATTR VALUE...'"),
             ("link a b set", "1:13: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 (any of bw, delay, loss, queue)"),
             ("link a b set bw 10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
@@ -894,6 +937,24 @@ mod tests {
             p.loss,
             Probability::from_ppb(10_000_000).map_or(0.0, |p| p.as_f64())
         );
+        // A black-hole names the link's two pipes (one per direction),
+        // the two pipes `set` changed, and changes no route.
+        let hole = format!("link {r} {v0} down 2s");
+        let before = net.distilled().clone();
+        match execute(&hole, &mut net, &mut cross) {
+            Ok(Outcome::Blackhole {
+                mut pipes,
+                duration,
+            }) => {
+                pipes.sort_unstable();
+                let mut want = c.pipes.clone();
+                want.sort_unstable();
+                assert_eq!(pipes, want);
+                assert_eq!(duration, Duration::from_secs(2));
+            }
+            other => panic!("{hole}: {other:?}"),
+        }
+        assert_eq!(net.distilled(), &before, "no reroute");
         let down = format!("link {r} {v0} down");
         assert!(
             matches!(execute(&down, &mut net, &mut cross), Ok(Outcome::Changed(c)) if !c.routes.is_empty())
@@ -980,6 +1041,8 @@ mod tests {
                 name(),
                 prop_oneof![
                     Just(LinkAction::Down),
+                    (1u64..=u64::MAX / 2)
+                        .prop_map(|n| LinkAction::DownFor(Duration::from_nanos(n))),
                     Just(LinkAction::Up),
                     fixed_set().prop_map(LinkAction::Set),
                 ]

@@ -250,6 +250,28 @@ impl Network {
         Ok(ls)
     }
 
+    /// The distilled pipes (indices) that stand for the link(s) between
+    /// node ids `a` and `b` alone, both directions: the pipes joining
+    /// the two nodes. A link collapsed into a longer pipe by
+    /// distillation has none of its own: an error naming it.
+    pub fn link_pipes(&self, a: u64, b: u64) -> Result<Vec<u32>, TopoError> {
+        self.links_between(a, b)?;
+        let (x, y) = (self.node(a)?, self.node(b)?);
+        let pipes: Vec<u32> = (0..self.distilled.pipes.len())
+            .filter(|&i| {
+                let p = &self.distilled.pipes[i];
+                p.hops == 1 && ((p.from == x && p.to == y) || (p.from == y && p.to == x))
+            })
+            .map(|i| i as u32)
+            .collect();
+        if pipes.is_empty() {
+            return Err(TopoError::Invalid(format!(
+                "link {a} {b} has no pipe of its own: distillation collapsed it into a longer path (use hop-by-hop distillation to black-hole it)"
+            )));
+        }
+        Ok(pipes)
+    }
+
     /// Fail the link(s) between node ids `a` and `b`, and reroute.
     pub fn link_down(&mut self, a: u64, b: u64) -> Result<Change, TopoError> {
         for i in self.links_between(a, b)? {

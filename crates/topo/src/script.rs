@@ -20,7 +20,8 @@
 //!   the end);
 //! * the topology commands of [`crate::command`] (one grammar with the
 //!   control socket and the CLI): `link A B down|up`, `node N down|up`
-//!   (fault injection, node names or ids), `link A B set bw 1Mbit/s
+//!   (fault injection, node names or ids), `link A B down DURATION` (a
+//!   black-hole of the link's pipes, no reroute), `link A B set bw 1Mbit/s
 //!   delay 10ms loss 1% queue 20` (any subset: new link attributes),
 //!   `cross SRC DST RATE [SRC DST RATE ...]` / `cross clear` (the
 //!   synthetic cross-traffic matrix from this time on, ModelNet §4.3,

@@ -128,7 +128,7 @@ impl Drop for Bg {
 /// terms: `received + handoffs_in = delivered + dropped + handoffs_out +
 /// inside`, the workers' figures adding up to the total's.
 pub fn check_accounting(v: &Value) {
-    const DROPS: [&str; 9] = [
+    const DROPS: [&str; 12] = [
         "dropped_queue",
         "dropped_loss",
         "dropped_aqm",
@@ -136,6 +136,9 @@ pub fn check_accounting(v: &Value) {
         "dropped_memory",
         "dropped_rule",
         "dropped_loop",
+        "dropped_reset",
+        "dropped_unreach",
+        "dropped_down",
         "dropped_tx",
         "dropped_handoff",
     ];

@@ -666,15 +666,32 @@ pub struct Record {
     open: bool,
 }
 
+/// The calling thread's network namespace.
+fn this_ns() -> Result<NsId, LedgerError> {
+    NsId::current().map_err(|e| LedgerError::Io {
+        what: "read the namespace of",
+        path: "/proc/thread-self/ns/net".into(),
+        source: e,
+    })
+}
+
 impl Record {
+    /// What `pick` takes of every change that this record or a live one
+    /// holds (call it under the ledger's lock).
+    fn held<T>(&self, pick: impl Fn(&Change) -> Option<T>) -> Vec<T> {
+        let mut held = Vec::new();
+        for (p, r) in self.ledger.records() {
+            if p == self.path || r.alive() {
+                held.extend(r.entries.iter().filter_map(|e| pick(&e.change)));
+            }
+        }
+        held
+    }
+
     /// Write down `change`, made (next) in the calling thread's
     /// namespace. Call it before making the change.
     pub fn record(&mut self, change: Change) -> Result<(), LedgerError> {
-        let ns = NsId::current().map_err(|e| LedgerError::Io {
-            what: "read the namespace of",
-            path: "/proc/thread-self/ns/net".into(),
-            source: e,
-        })?;
+        let ns = this_ns()?;
         self.record_in(ns, change)
     }
 
@@ -760,11 +777,7 @@ impl Record {
     /// Claim interface `ifname` (in the calling thread's namespace) for
     /// this record's life; refused if a live owner holds it.
     pub fn claim(&mut self, ifname: &str) -> Result<(), LedgerError> {
-        let ns = NsId::current().map_err(|e| LedgerError::Io {
-            what: "read the namespace of",
-            path: "/proc/thread-self/ns/net".into(),
-            source: e,
-        })?;
+        let ns = this_ns()?;
         let _lock = self.ledger.lock()?;
         let claim = Entry {
             netns: ns,
@@ -793,22 +806,13 @@ impl Record {
         first: u32,
         host: &[(Ipv4Addr, u8)],
     ) -> Result<Ipv4Addr, LedgerError> {
-        let ns = NsId::current().map_err(|e| LedgerError::Io {
-            what: "read the namespace of",
-            path: "/proc/thread-self/ns/net".into(),
-            source: e,
-        })?;
+        let ns = this_ns()?;
         let _lock = self.ledger.lock()?;
         let mut taken: Vec<(Ipv4Addr, u8)> = host.to_vec();
-        for (p, r) in self.ledger.records() {
-            if p == self.path || r.alive() {
-                for e in r.entries {
-                    if let Change::Subnet { addr, len } = e.change {
-                        taken.push((addr, len));
-                    }
-                }
-            }
-        }
+        taken.extend(self.held(|c| match *c {
+            Change::Subnet { addr, len } => Some((addr, len)),
+            _ => None,
+        }));
         let i = pick_subnet(first, &taken).ok_or(LedgerError::NoSubnet {
             addr: SHELL_RANGE.0,
             len: SHELL_RANGE.1,
@@ -833,22 +837,13 @@ impl Record {
         first: u32,
         host: &[(Ipv6Addr, u8)],
     ) -> Result<Ipv6Addr, LedgerError> {
-        let ns = NsId::current().map_err(|e| LedgerError::Io {
-            what: "read the namespace of",
-            path: "/proc/thread-self/ns/net".into(),
-            source: e,
-        })?;
+        let ns = this_ns()?;
         let _lock = self.ledger.lock()?;
         let mut taken: Vec<(Ipv6Addr, u8)> = host.to_vec();
-        for (p, r) in self.ledger.records() {
-            if p == self.path || r.alive() {
-                for e in r.entries {
-                    if let Change::Subnet6 { addr, len } = e.change {
-                        taken.push((addr, len));
-                    }
-                }
-            }
-        }
+        taken.extend(self.held(|c| match *c {
+            Change::Subnet6 { addr, len } => Some((addr, len)),
+            _ => None,
+        }));
         let i = pick_subnet6(range, first, &taken).ok_or(LedgerError::NoSubnet6 { addr: range })?;
         let addr = subnet6_addr(range, i);
         self.data.entries.push(Entry {

@@ -63,32 +63,22 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(0, 0, 0),
 ];
 
+/// The largest decimal prefix (giga, mega, kilo, none) that `max`
+/// reaches, and its name among `names` (in that order).
+fn decimal(max: f64, names: [&'static str; 4]) -> (f64, &'static str) {
+    [1e9, 1e6, 1e3]
+        .into_iter()
+        .zip(names)
+        .find(|&(d, _)| max >= d)
+        .unwrap_or((1.0, names[3]))
+}
+
 /// A scale for values of `unit` up to `max`: the divisor and the unit's
 /// name.
 fn scale(unit: Unit, max: f64) -> (f64, &'static str) {
     match unit {
-        Unit::Bps => {
-            if max >= 1e9 {
-                (1e9, "Gbit/s")
-            } else if max >= 1e6 {
-                (1e6, "Mbit/s")
-            } else if max >= 1e3 {
-                (1e3, "Kbit/s")
-            } else {
-                (1.0, "bit/s")
-            }
-        }
-        Unit::Bytes => {
-            if max >= 1e9 {
-                (1e9, "GB")
-            } else if max >= 1e6 {
-                (1e6, "MB")
-            } else if max >= 1e3 {
-                (1e3, "KB")
-            } else {
-                (1.0, "bytes")
-            }
-        }
+        Unit::Bps => decimal(max, ["Gbit/s", "Mbit/s", "Kbit/s", "bit/s"]),
+        Unit::Bytes => decimal(max, ["GB", "MB", "KB", "bytes"]),
         Unit::Ms => (1.0, "ms"),
         Unit::Number => (1.0, ""),
     }

@@ -59,6 +59,9 @@ pub enum ShellError {
     /// The `--stats` file cannot be written.
     #[error(transparent)]
     Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// `--pcap`, `--events` or `--events-max` cannot be used.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
     /// The shell failed while setting up or running.
     #[error("pipelab shell: {0}")]
     Run(std::io::Error),
@@ -92,6 +95,9 @@ pub enum BridgeError {
     /// The `--stats` file cannot be written.
     #[error(transparent)]
     Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// `--pcap`, `--events` or `--events-max` cannot be used.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
     /// The bridge failed while setting up or running.
     #[error("pipelab bridge: {0}")]
     Run(std::io::Error),
@@ -169,6 +175,8 @@ pub struct RunArgs {
     /// (default: the CPUs this process may run on, in order).
     #[arg(long, value_name = "LIST")]
     cpus: Option<String>,
+    #[command(flatten)]
+    capture: crate::capture::CaptureArgs,
 }
 
 impl RunArgs {
@@ -316,6 +324,7 @@ pub fn bridge(
     let runner = a.run.runner()?;
     let workers = a.run.workers()?;
     let stats_file = a.run.stats_file()?;
+    let capture = a.run.capture.files()?;
     let duration = match &a.duration {
         Some(d) => {
             Some(pipelab_lang::units::parse_duration(d).map_err(|e| flag_error("duration", d, e))?)
@@ -353,6 +362,7 @@ pub fn bridge(
         },
         offload: a.offload == OffloadArg::On,
         workers,
+        capture,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
@@ -460,6 +470,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
     let config = shell_config(&a)?;
     let runner = a.run.runner()?;
     let stats_file = a.run.stats_file()?;
+    let capture = a.run.capture.files()?;
     let base = a
         .config
         .as_ref()
@@ -474,6 +485,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         workers: a.run.workers()?,
         name: a.run.name,
         offload: a.offload == OffloadArg::On,
+        capture,
     };
     run_shell(opts).map_err(ShellError::Run)
 }

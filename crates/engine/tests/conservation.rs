@@ -197,7 +197,11 @@ fn run(
         e.advance(d, &mut out);
     }
     settle(&out, &mut inside);
-    assert_eq!((e.in_flight_bytes(), inside), (0, 0), "nothing inside at the end");
+    assert_eq!(
+        (e.in_flight_bytes(), inside),
+        (0, 0),
+        "nothing inside at the end"
+    );
     (e, out, verdicts)
 }
 

@@ -59,6 +59,14 @@
 //! report's `gso` counts super-frames received, segments cut, kept and
 //! sent whole.
 //!
+//! With a tap ([`Runner::set_tap`], `--pcap`, `--events`) the runner
+//! hands a record to [`crate::capture`]'s writer at a frame's arrival
+//! (after `recv`), its departure (after CE marking and corruption, as
+//! sent), and each drop it counts that still holds the frame (at the
+//! drop's instant, on the port the frame came by, with its reason);
+//! frames refused at the memory cap before they had a buffer are only
+//! counted. No file I/O here: a full channel loses the record (counted).
+//!
 //! As one of several workers ([`Runner::join`], [`crate::worker`]) the
 //! runner receives only from its own ports, transmits on any, and hands
 //! packets whose next pipe another worker owns to it: parcels taken in
@@ -70,6 +78,7 @@
 
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
+use crate::capture::{Event, Record, Tap};
 use crate::clock::Clock;
 use crate::gso::{GsoStats, Leaving, Offloads};
 use crate::worker::{Links, Parcel};
@@ -309,6 +318,9 @@ pub struct Runner {
     /// How long after leaving their last stage parcels were taken in
     /// (ns): the hand-off's own latency.
     handoff_wait: Histogram<u64>,
+    /// Where records of arrivals, departures and drops go (`--pcap`,
+    /// `--events`), if anywhere.
+    tap: Option<Tap>,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -440,6 +452,55 @@ impl Runner {
             parcels: Vec::new(),
             handoff_wait: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
+            tap: None,
+        }
+    }
+
+    /// Record every arrival, departure and drop from now on to `tap`
+    /// (see [`crate::capture`]): one copy of the frame's bytes and one
+    /// send on a channel each, never a wait.
+    pub fn set_tap(&mut self, tap: Option<Tap>) {
+        self.tap = tap;
+    }
+
+    /// Hand the tap a record of the frame in `buf` (`port`: where it
+    /// arrived, or left), at engine instant `at`.
+    fn note(&self, at: Instant, port: usize, event: Event, buf: BufId, corrupted: bool) {
+        let Some(tap) = self.tap.as_ref() else {
+            return;
+        };
+        let frame = self.bufs.frame(buf);
+        tap.send(Record {
+            at_ns: self.clock.to_monotonic(at),
+            port: port as u16,
+            event,
+            corrupted,
+            key: view_of(&self.bufs, buf).key,
+            size: frame.len() as u32,
+            backlog_packets: self.emu.in_flight(),
+            backlog_bytes: self.emu.in_flight_bytes(),
+            frame: if tap.wants_bytes()
+                && matches!(event, Event::Arrive | Event::Depart | Event::Drop(_))
+            {
+                frame.to_vec()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+
+    /// [`Runner::note`] of a drop: on the port the frame arrived by.
+    fn note_drop(&self, at: Instant, why: &'static str, buf: BufId) {
+        if self.tap.is_some() {
+            let origin = self.bufs.meta(buf).origin as usize;
+            self.note(at, origin, Event::Drop(why), buf, false);
+        }
+    }
+
+    /// Count frames dropped before they had a buffer: not recorded.
+    fn unrecorded(&self, n: u64) {
+        if let Some(t) = self.tap.as_ref() {
+            t.unrecorded(n);
         }
     }
 
@@ -500,6 +561,26 @@ impl Runner {
                 // A frame to copy (lent, or shared by a duplicate) and no
                 // memory under the cap for it.
                 self.stats.dropped_memory += 1;
+                if let Some(tap) = self.tap.as_ref() {
+                    let origin = self.bufs.meta(buf).origin as usize;
+                    let at = self.clock.now();
+                    let frame = self.bufs.frame(buf);
+                    tap.send(Record {
+                        at_ns: self.clock.to_monotonic(at),
+                        port: origin as u16,
+                        event: Event::Drop("memory"),
+                        corrupted: false,
+                        key: h.pkt.key,
+                        size: frame.len() as u32,
+                        backlog_packets: self.emu.in_flight(),
+                        backlog_bytes: self.emu.in_flight_bytes(),
+                        frame: if tap.wants_bytes() {
+                            frame.to_vec()
+                        } else {
+                            Vec::new()
+                        },
+                    });
+                }
                 let m = self.bufs.meta(buf);
                 if let Some(port) = self.ports.get_mut(m.origin as usize) {
                     port.discard(m);
@@ -527,6 +608,11 @@ impl Runner {
                 Ok(()) => self.stats.handoffs_out += 1,
                 Err(p) => {
                     self.stats.dropped_handoff += 1;
+                    // Its bytes are in the parcel's memory, no longer a
+                    // buffer of this pool: counted, not recorded.
+                    if let Some(t) = self.tap.as_ref() {
+                        t.unrecorded(1);
+                    }
                     if let Some(port) = self.ports.get_mut(p.meta.origin as usize) {
                         port.discard(&p.meta);
                     }
@@ -566,6 +652,9 @@ impl Runner {
                 Ok(b) => b,
                 Err(mem) => {
                     self.stats.dropped_memory += 1;
+                    if let Some(t) = self.tap.as_ref() {
+                        t.unrecorded(1);
+                    }
                     if let Some(l) = self.links.as_mut() {
                         l.send_home(p.home, mem, &mut self.bufs);
                     }
@@ -588,7 +677,7 @@ impl Runner {
         match r {
             Ingress::Queued => {}
             Ingress::Out(out) => {
-                if self.transmit(out as usize, buf) {
+                if self.transmit(out as usize, buf, false) {
                     self.stats.delivered += 1;
                 } else {
                     self.stats.dropped_tx += 1;
@@ -597,6 +686,7 @@ impl Runner {
             }
             Ingress::Dropped(r) => {
                 self.count_drop(r);
+                self.note_drop(self.clock.now(), r.name(), buf);
                 self.discard(buf);
                 self.release(buf);
             }
@@ -742,15 +832,24 @@ impl Runner {
                 Exit::Duplicated => {
                     self.bufs.share(buf);
                     self.stats.received += 1;
+                    if self.tap.is_some() {
+                        let origin = self.bufs.meta(buf).origin as usize;
+                        self.note(d.at, origin, Event::Duplicate, buf, false);
+                    }
                     continue;
                 }
                 Exit::Dropped(reason) => {
                     self.count_drop(reason);
+                    self.note_drop(d.at, reason.name(), buf);
                     self.discard(buf);
                 }
                 Exit::Deliver { port } => {
                     if d.pkt.flags & Packet::CE != 0 {
                         crate::ecn::mark_ce(self.bufs.frame_mut(buf));
+                        self.note(d.at, port as usize, Event::Mark, buf, false);
+                    }
+                    if d.pkt.flags & Packet::CORRUPT != 0 {
+                        self.note(d.at, port as usize, Event::Corrupt, buf, false);
                     }
                     if d.pkt.flags & Packet::CORRUPT != 0 {
                         // A checksum left to the device is completed
@@ -784,7 +883,7 @@ impl Runner {
         let mut spent = std::mem::take(&mut self.spent);
         self.gso.coalesce(&mut self.bufs, &mut leaving, &mut spent);
         for l in leaving.drain(..) {
-            if self.transmit(l.port, l.buf) {
+            if self.transmit(l.port, l.buf, !l.intact) {
                 self.stats.delivered += l.segments as u64;
             } else {
                 self.stats.dropped_tx += l.segments as u64;
@@ -801,7 +900,9 @@ impl Runner {
     /// Send the frame in `buf` out of port `port`; false if it could not.
     /// A frame sent is kept (one more reference) until the ports are
     /// flushed.
-    fn transmit(&mut self, port: usize, buf: BufId) -> bool {
+    /// With a tap, the frame is recorded as it went (`corrupted`: the
+    /// emulation damaged it), or as dropped (`tx`).
+    fn transmit(&mut self, port: usize, buf: BufId, corrupted: bool) -> bool {
         let lost = self.lost.get(port).is_none_or(|w| w.is_some());
         let sent = match self.ports.get_mut(port) {
             Some(p) if !lost => {
@@ -813,6 +914,14 @@ impl Runner {
         if sent {
             self.bufs.share(buf);
             self.unflushed.push(buf);
+        }
+        if self.tap.is_some() {
+            let now = self.clock.now();
+            if sent {
+                self.note(now, port, Event::Depart, buf, corrupted);
+            } else {
+                self.note_drop(now, "tx", buf);
+            }
         }
         sent
     }
@@ -856,6 +965,7 @@ impl Runner {
         let refused = rx.refused();
         self.stats.received += refused;
         self.stats.dropped_memory += refused;
+        self.unrecorded(refused);
         // Frames lent before an error are still offered; a super-frame as
         // its segments, unless it may cross whole.
         let mut segs = std::mem::take(&mut self.segs);
@@ -864,6 +974,7 @@ impl Runner {
                 // Cut: the super-frame's buffer is done with.
                 self.stats.received += refused;
                 self.stats.dropped_memory += refused;
+                self.unrecorded(refused);
                 self.release(buf);
             }
             for seg in segs.drain(..) {
@@ -893,6 +1004,7 @@ impl Runner {
         }
         // Departures due by now free their slots first.
         self.advance(now);
+        self.note(now, p, Event::Arrive, buf, false);
         let r = self.emu.ingress(now, pkt, p as u16, &mut info.view);
         self.settle_ingress(r, buf);
         self.ship();

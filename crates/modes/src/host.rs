@@ -464,7 +464,7 @@ impl HostPlane {
         })?;
         install_rules(&opts.table, opts.queue_num, scope)?;
         let ports: Vec<SendPort> = vec![Box::new(port)];
-        let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner) {
+        let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner, None) {
             Ok(l) => l,
             Err(e) => {
                 let _ = remove_table(&opts.table);

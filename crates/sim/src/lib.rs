@@ -20,6 +20,9 @@
 //!   collects what happened to each packet.
 //! * [`report`]: per-flow, per-pipe and per-rule results, as a table or
 //!   JSON with stable field names.
+//! * [`trace`]: the run packet by packet, in its canonical order
+//!   ([`simulate_traced`]: `pipelab sim --pcap`, `--events`), and the
+//!   frames a capture shows for synthetic packets.
 //!
 //! What it deliberately does not do: touch a clock or a socket, or know
 //! what a topology is (its caller lowers one, `pipelab_topo::lower`). The
@@ -33,11 +36,13 @@ pub mod partition;
 pub mod report;
 pub mod run;
 pub mod source;
+pub mod trace;
 
 pub use report::{
     DelayStats, FlowReport, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport,
     QueueReport, Report, RuleReport,
 };
 pub use run::{
-    simulate, simulate_scenario, simulate_with_loader, RunInfo, Scenario, SimError, SimOptions,
+    simulate, simulate_scenario, simulate_traced, simulate_with_loader, RunInfo, Scenario,
+    SimError, SimOptions,
 };

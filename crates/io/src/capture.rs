@@ -342,7 +342,7 @@ impl Sink {
                 // now, with every port before it.
                 while p.declared <= iface {
                     let port = p.declared / 2;
-                    let side = if p.declared % 2 == 0 { "in" } else { "out" };
+                    let side = if p.declared.is_multiple_of(2) { "in" } else { "out" };
                     let name = self
                         .ports
                         .get(port as usize)
@@ -466,7 +466,9 @@ impl EventsOut {
     /// Write the line formatted, unless it would pass the cap.
     fn emit(&mut self, s: &mut Summary) -> io::Result<()> {
         let n = self.line.len() as u64;
-        if self.max.is_some_and(|m| self.written + n > m) {
+        // Once a line does not fit, none after it is written: the log
+        // is the run's beginning, whole.
+        if s.events_over_cap > 0 || self.max.is_some_and(|m| self.written + n > m) {
             s.events_over_cap += 1;
         } else {
             self.out

@@ -202,7 +202,7 @@ pub fn read(bytes: &[u8]) -> Result<Capture, ReadError> {
     while at + 12 <= bytes.len() {
         let kind = u32_at(bytes, at);
         let len = u32_at(bytes, at + 4) as usize;
-        if len < 12 || len % 4 != 0 {
+        if len < 12 || !len.is_multiple_of(4) {
             return Err(ReadError::Length { at, len });
         }
         let Some(blk) = bytes.get(at..at + len) else {

@@ -903,6 +903,10 @@ impl Runner {
     /// With a tap, the frame is recorded as it went (`corrupted`: the
     /// emulation damaged it), or as dropped (`tx`).
     fn transmit(&mut self, port: usize, buf: BufId, corrupted: bool) -> bool {
+        // The departure's instant: when the frame is handed to the
+        // kernel (the send may run the receiver's stack before it
+        // returns).
+        let at = self.tap.as_ref().map(|_| self.clock.now());
         let lost = self.lost.get(port).is_none_or(|w| w.is_some());
         let sent = match self.ports.get_mut(port) {
             Some(p) if !lost => {
@@ -915,12 +919,11 @@ impl Runner {
             self.bufs.share(buf);
             self.unflushed.push(buf);
         }
-        if self.tap.is_some() {
-            let now = self.clock.now();
+        if let Some(at) = at {
             if sent {
-                self.note(now, port, Event::Depart, buf, corrupted);
+                self.note(at, port, Event::Depart, buf, corrupted);
             } else {
-                self.note_drop(now, "tx", buf);
+                self.note_drop(at, "tx", buf);
             }
         }
         sent

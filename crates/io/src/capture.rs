@@ -342,7 +342,11 @@ impl Sink {
                 // now, with every port before it.
                 while p.declared <= iface {
                     let port = p.declared / 2;
-                    let side = if p.declared.is_multiple_of(2) { "in" } else { "out" };
+                    let side = if p.declared.is_multiple_of(2) {
+                        "in"
+                    } else {
+                        "out"
+                    };
                     let name = self
                         .ports
                         .get(port as usize)

@@ -1007,8 +1007,10 @@ impl Runner {
         }
         // Departures due by now free their slots first.
         self.advance(now);
-        self.note(now, p, Event::Arrive, buf, false);
         let r = self.emu.ingress(now, pkt, p as u16, &mut info.view);
+        // After ingress, so that the backlog counts it if it entered;
+        // before what became of it.
+        self.note(now, p, Event::Arrive, buf, false);
         self.settle_ingress(r, buf);
         self.ship();
     }

@@ -35,6 +35,10 @@
 #    10ms queue 3MB'`, offloads on and off, $GSO_RUNS runs each,
 #    interleaved: goodput, and the fraction of segments the loss model
 #    dropped (from the shell's --stats report).
+# 8. The cost of recording (ONLY=capture): the MLFFR of a bridge with one
+#    pipe and the probe's delay through a 10 ms pipe at $CAP_RATE, with no
+#    recording, --pcap, --events and both, $CAP_RUNS runs each,
+#    interleaved (files in /tmp, removed after each run).
 #
 # Usage: benches/live.sh [path/to/pipelab]   (default: target/release/pipelab)
 set -euo pipefail
@@ -45,7 +49,7 @@ A=plbA$ID; B=plbB$ID; PA=pbxa$ID; PB=pbxb$ID
 DUR=${DUR:-2s}
 BURST=${BURST:-32}
 TRIES=${TRIES:-2}
-# ONLY=precision|mlffr|lateness|realtime|tcp|cpu|gso runs one table.
+# ONLY=precision|mlffr|lateness|realtime|tcp|cpu|gso|capture runs one table.
 ONLY=${ONLY:-}
 # BACKENDS: the bridge backends the MLFFR and lateness tables measure.
 BACKENDS=${BACKENDS:-af-packet af-xdp}
@@ -305,5 +309,33 @@ PY
         done
     done
 done
+fi
+if want capture; then
+CAP_RUNS=${CAP_RUNS:-3}
+CAP_RATE=${CAP_RATE:-10kpps}
+echo
+echo "## Cost of --pcap and --events (AF_PACKET bridge, $CAP_RUNS runs each, interleaved, $(date -u +%F), $(nproc) cores)"
+echo
+echo "| recording | run | MLFFR kpps (1 pipe, no delay) | probe mean ms (10 ms pipe, $CAP_RATE) | p99 ms | lateness p99 µs | capture_lost |"
+echo "|---|---|---|---|---|---|---|"
+BACKEND=af-packet
+for i in $(seq "$CAP_RUNS"); do
+    for rec in off pcap events both; do
+        case $rec in
+            off) EXTRA= ;;
+            pcap) EXTRA="--pcap /tmp/plb$ID.pcapng" ;;
+            events) EXTRA="--events /tmp/plb$ID.jsonl" ;;
+            both) EXTRA="--pcap /tmp/plb$ID.pcapng --events /tmp/plb$ID.jsonl" ;;
+        esac
+        start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
+        m=$(mlffr); stop_bridge
+        start_bridge $'pipe 1 config delay 10ms queue 100000\nadd 100 pipe 1 ip from any to any'
+        j=$(probe $CAP_RATE 53B); stop_bridge
+        late=$(python3 -c "import json; r=json.load(open('/tmp/plb$ID.json')); c=r.get('capture') or {}; print('%.0f | %s' % (r['lateness']['p99_us'], c.get('capture_lost', '')))")
+        echo "$j" | field "'| $rec | $i | $m | %.3f | %.3f | $late |' % (d.get('mean',0), d.get('p99',0))"
+        rm -f /tmp/plb$ID.pcapng /tmp/plb$ID.jsonl
+    done
+done
+EXTRA=
 fi
 rm -f /tmp/plb$ID.json /tmp/plb$ID.conf /tmp/plb$ID.iperf

@@ -120,6 +120,12 @@ pub enum CliError {
     /// `--cross`, CONFIG given twice).
     #[error(transparent)]
     SimSetup(#[from] crate::sim::SimSetupError),
+    /// `pipelab sim --pcap/--events`: a flag or a file cannot be used.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
+    /// `pipelab sim --pcap/--events`: writing the files failed.
+    #[error("error: {0}")]
+    Recording(std::io::Error),
     /// `pipelab man DIR`: the pages cannot be written.
     #[error("error: cannot write manual pages into {}: {source}", dir.display())]
     ManPages {
@@ -258,6 +264,7 @@ impl CliError {
             | CliError::CheckPipe { .. }
             | CliError::Topo(_)
             | CliError::SimSetup(_)
+            | CliError::Capture(_)
             | CliError::Sim(pipelab_sim::SimError::Traffic { .. })
             | CliError::Sim(pipelab_sim::SimError::Interval(_))
             | CliError::Interval(_) => 2,

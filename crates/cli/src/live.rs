@@ -60,6 +60,9 @@ pub enum ShellError {
     /// The `--stats` file cannot be written.
     #[error(transparent)]
     Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// `--pcap`, `--events` or `--events-max` cannot be used.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
     /// The shell failed while setting up or running.
     #[error("pipelab shell: {0}")]
     Run(std::io::Error),
@@ -93,6 +96,9 @@ pub enum BridgeError {
     /// The `--stats` file cannot be written.
     #[error(transparent)]
     Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// `--pcap`, `--events` or `--events-max` cannot be used.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
     /// The bridge failed while setting up or running.
     #[error("pipelab bridge: {0}")]
     Run(std::io::Error),
@@ -215,6 +221,8 @@ pub struct RunArgs {
     /// (default: the CPUs this process may run on, in order).
     #[arg(long, value_name = "LIST")]
     cpus: Option<String>,
+    #[command(flatten)]
+    capture: crate::capture::CaptureArgs,
 }
 
 impl RunArgs {
@@ -399,6 +407,7 @@ pub fn bridge(
     let runner = a.run.runner()?;
     let workers = a.run.workers()?;
     let stats_file = a.run.stats_file()?;
+    let capture = a.run.capture.files()?;
     let duration = match &a.duration {
         Some(d) => {
             Some(pipelab_lang::units::parse_duration(d).map_err(|e| flag_error("duration", d, e))?)
@@ -436,6 +445,7 @@ pub fn bridge(
         },
         offload: a.offload == OffloadArg::On,
         workers,
+        capture,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
@@ -543,6 +553,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
     let config = shell_config(&a)?;
     let runner = a.run.runner()?;
     let stats_file = a.run.stats_file()?;
+    let capture = a.run.capture.files()?;
     let base = a
         .config
         .as_ref()
@@ -557,6 +568,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         workers: a.run.workers()?,
         name: a.run.name,
         offload: a.offload == OffloadArg::On,
+        capture,
     };
     run_shell(opts).map_err(ShellError::Run)
 }

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+mod capture;
 mod client;
 mod daemon_args;
 mod error;

@@ -16,8 +16,11 @@ use crate::topo::{MetricArg, RoutesArg};
 use crate::{config_dir, emit, file_loader, load_config, read, OutputArgs};
 use clap::builder::RangedU64ValueParser;
 use clap::Args;
+use pipelab_engine::Packet;
+use pipelab_io::capture::{Event, Record};
 use pipelab_lang::{Config, TrafficSpec};
-use pipelab_sim::{simulate_scenario_with, traffic_end, Scenario, SimOptions};
+use pipelab_sim::trace::{TraceKind, Traced};
+use pipelab_sim::{simulate_scenario_with, simulate_traced, traffic_end, Scenario, SimOptions};
 use pipelab_topo::command::Resolved;
 use pipelab_topo::cross::pipe_loads;
 use pipelab_topo::Mode;
@@ -89,6 +92,12 @@ pub struct SimArgs {
     pub interval: Option<pipelab_engine::Duration>,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// `--pcap FILE`: the run as a capture in virtual time (from 0), one
+    /// interface pair per port ("sim in", "sim out"; a topology's VNs),
+    /// synthetic frames cut at 128 bytes; `--events FILE`: its events.
+    /// The same, byte for byte, on every run and for any --workers.
+    #[command(flatten)]
+    pub capture: crate::capture::CaptureArgs,
 }
 
 /// `--interval`: a duration with its unit, as everywhere.
@@ -99,6 +108,10 @@ fn interval_arg(s: &str) -> Result<pipelab_engine::Duration, String> {
         Err(e) => Err(e.to_string()),
     }
 }
+
+/// Snap length of a simulation's capture: the headers of a synthetic
+/// frame and some of its (zero) payload; the wire length is kept.
+const SIM_SNAPLEN: u32 = 128;
 
 /// A configuration file read and applied, with the directory its files
 /// are relative to.
@@ -252,6 +265,31 @@ fn traffic(args: &SimArgs) -> Result<Vec<TrafficSpec>, CliError> {
     Ok(traffic)
 }
 
+/// The capture's and event log's record of a simulation's event.
+fn record(t: &Traced) -> Record {
+    let (frame, size) = pipelab_sim::trace::synth_frame(&t.pkt, SIM_SNAPLEN as usize);
+    Record {
+        at_ns: t.at.as_nanos(),
+        port: t.port,
+        event: match t.kind {
+            TraceKind::Arrive => Event::Arrive,
+            TraceKind::Depart => Event::Depart,
+            TraceKind::Drop(r) => Event::Drop(r.name()),
+            TraceKind::Duplicate => Event::Duplicate,
+        },
+        corrupted: t.kind == TraceKind::Depart && t.pkt.flags & Packet::CORRUPT != 0,
+        key: t.pkt.key,
+        size,
+        backlog_packets: t.backlog_packets,
+        backlog_bytes: t.backlog_bytes,
+        frame: if t.kind == TraceKind::Duplicate {
+            Vec::new()
+        } else {
+            frame
+        },
+    }
+}
+
 /// Run `pipelab sim`: a configuration is read and parsed, then the
 /// traffic, then the configuration is lowered (the order of checks of
 /// `pipelab sim CONFIG` is as it always was); a topology is read after
@@ -307,9 +345,56 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
             bar.message(format!("{} / {total}", format_s(ms.min(end_ms))));
         }
     };
-    let result = simulate_scenario_with(&scenario, &traffic, &opts, &mut progress);
+    let (report, info) = match args.capture.files()? {
+        None => simulate_scenario_with(&scenario, &traffic, &opts, &mut progress)
+            .map_err(CliError::Sim)?,
+        Some(files) => {
+            let names: Vec<String> = scenario.spec.ports.iter().map(|p| p.name.clone()).collect();
+            let mut sink = files
+                .sink(&names, SIM_SNAPLEN, 0)
+                .map_err(CliError::Recording)?;
+            let mut failed = None;
+            let mut write = |t: &Traced| {
+                if failed.is_some() {
+                    return;
+                }
+                let main = record(t);
+                // What the live runner logs apart: a CE mark and a
+                // corruption, before the departure.
+                let depart = t.kind == TraceKind::Depart;
+                let marks = [
+                    (depart && t.pkt.flags & Packet::CE != 0, Event::Mark),
+                    (depart && t.pkt.flags & Packet::CORRUPT != 0, Event::Corrupt),
+                ];
+                for (_, event) in marks.into_iter().filter(|m| m.0) {
+                    let r = Record {
+                        event,
+                        frame: Vec::new(),
+                        corrupted: false,
+                        ..main.clone()
+                    };
+                    if let Err(e) = sink.write(&r) {
+                        failed = Some(e);
+                        return;
+                    }
+                }
+                if let Err(e) = sink.write(&main) {
+                    failed = Some(e);
+                }
+            };
+            let r = simulate_traced(&scenario, &traffic, &opts, &mut progress, &mut write)
+                .map_err(CliError::Sim)?;
+            if let Some(e) = failed {
+                return Err(CliError::Recording(e));
+            }
+            let summary = sink.finish().map_err(CliError::Recording)?;
+            for w in summary.warnings() {
+                eprintln!("pipelab sim: warning: {w}");
+            }
+            r
+        }
+    };
     drop(bar);
-    let (report, info) = result.map_err(CliError::Sim)?;
     if let Some(note) = &info.note {
         eprintln!("note: {note}");
     }

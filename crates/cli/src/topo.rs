@@ -22,6 +22,9 @@ const DEFAULT_NAME: &str = "main";
 /// Why a `pipelab topo` command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TopoError {
+    /// `--pcap`, `--events` or `--events-max` cannot be used.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
     /// A topology or experiment file cannot be read.
     #[error("cannot read {0}")]
     Read(pipelab_lang::files::FileError),
@@ -354,6 +357,10 @@ pub enum TopoCmd {
         /// acts on them; `off`: MTU-sized frames only.
         #[arg(long, value_enum, default_value_t = crate::live::OffloadArg::On)]
         offload: crate::live::OffloadArg,
+        /// `--pcap FILE` (one interface pair per VN) and `--events FILE`,
+        /// written until the topology stops (`topo down`, Ctrl-C).
+        #[command(flatten)]
+        capture: crate::capture::CaptureArgs,
     },
     /// Stop a topology and remove its namespaces (also after a crash).
     Down {
@@ -796,6 +803,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             seed,
             config,
             offload,
+            capture,
         } => {
             let cpu_list = cpus
                 .as_deref()
@@ -818,6 +826,9 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 error,
             })?;
             let prefix_v = live::parse_prefix(&prefix).map_err(TopoError::Prefix)?;
+            // Opened (so checked) now; a background emulator opens them
+            // again.
+            let files = capture.files()?;
             live::plan(&name, &topology, prefix_v, None).map_err(|source| TopoError::Plan {
                 file: file.clone(),
                 source,
@@ -868,6 +879,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 if busy_poll {
                     args.push("--busy-poll".into());
                 }
+                args.extend(capture.to_args());
                 if let Some(c) = &config {
                     args.push("--config".into());
                     args.push(
@@ -903,6 +915,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                     workers,
                     cpus: cpu_list,
                 },
+                capture: files,
             };
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));

@@ -1099,6 +1099,12 @@ impl Emulation {
         self.engine.in_flight()
     }
 
+    /// Bytes (as the links count them) of the packets inside: with
+    /// [`Emulation::in_flight`], the backlog an event log reports.
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.engine.in_flight_bytes()
+    }
+
     /// The engine's packet accounting.
     pub fn engine_stats(&self) -> &EngineStats {
         self.engine.stats()

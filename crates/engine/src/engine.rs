@@ -1009,6 +1009,11 @@ impl Engine {
         self.pool.in_use()
     }
 
+    /// Bytes (the descriptors' `len`) of the packets inside the engine.
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.pool.in_use_bytes()
+    }
+
     /// The latest `now` seen.
     pub fn now(&self) -> Instant {
         self.now

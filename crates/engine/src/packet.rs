@@ -136,6 +136,8 @@ pub(crate) struct Pool {
     slots: Vec<Slot>,
     free: u32,
     in_use: u32,
+    /// Bytes (`len`) of the descriptors in use.
+    in_use_bytes: u64,
 }
 
 impl Pool {
@@ -162,6 +164,7 @@ impl Pool {
             slots,
             free: if cap > 0 { 0 } else { NIL },
             in_use: 0,
+            in_use_bytes: 0,
         }
     }
 
@@ -178,6 +181,7 @@ impl Pool {
         s.next = NIL;
         s.queue = NIL;
         self.in_use += 1;
+        self.in_use_bytes += pkt.len as u64;
         Some(i)
     }
 
@@ -188,6 +192,7 @@ impl Pool {
         s.next = self.free;
         self.free = i;
         self.in_use -= 1;
+        self.in_use_bytes -= s.pkt.len as u64;
         s.pkt
     }
 
@@ -203,6 +208,11 @@ impl Pool {
 
     pub fn in_use(&self) -> u32 {
         self.in_use
+    }
+
+    /// Bytes of the descriptors in use.
+    pub fn in_use_bytes(&self) -> u64 {
+        self.in_use_bytes
     }
 }
 

@@ -8,7 +8,10 @@
 //! * causality: no packet leaves before `born + transmission + minimum
 //!   delay` of its route;
 //! * queue bounds hold at every pipe;
-//! * determinism: a second engine with the same seed gives identical outputs.
+//! * determinism: a second engine with the same seed gives identical outputs;
+//! * the bytes inside the engine (`in_flight_bytes`, an event log's
+//!   backlog) are those accepted and copied less those that left, at
+//!   every step.
 
 use pipelab_engine::config::{Aqm, JitterOrder, PipeConfig, QueueLimit};
 use pipelab_engine::engine::{DropReason, EngineOptions, Fate, Output};
@@ -159,12 +162,32 @@ fn run(
     let r = e.add_route(&ids).expect("route");
     let mut out = Vec::new();
     let mut verdicts = Vec::new();
+    // Bytes inside as the outputs tell: accepted and copied, less what
+    // left; the engine's own count must agree after every advance (what
+    // an arrival did, a copy made, is reported by the next one).
+    let mut inside: i64 = 0;
+    let mut seen = 0;
+    let mut settle = |out: &Vec<Output>, inside: &mut i64| {
+        for o in &out[seen..] {
+            match o.fate {
+                Fate::Duplicated { .. } => *inside += o.pkt.len as i64,
+                _ => *inside -= o.pkt.len as i64,
+            }
+        }
+        seen = out.len();
+    };
     for (k, &(t, len)) in arrivals.iter().enumerate() {
         e.advance(Instant(t), &mut out);
+        settle(&out, &mut inside);
+        assert_eq!(e.in_flight_bytes() as i64, inside, "bytes inside");
         let mut p = Packet::new(len);
         p.born = Instant(t);
         p.tag = k as u64;
-        verdicts.push(e.enqueue(Instant(t), p, r));
+        let v = e.enqueue(Instant(t), p, r);
+        if v == Verdict::Queued {
+            inside += len as i64;
+        }
+        verdicts.push(v);
         for (i, id) in ids.iter().enumerate() {
             let st = e.pipe_stats(*id).expect("stats");
             assert!(st.backlog <= pipes[i].slots, "queue bound of pipe {i}");
@@ -173,6 +196,12 @@ fn run(
     while let Some(d) = e.next_deadline() {
         e.advance(d, &mut out);
     }
+    settle(&out, &mut inside);
+    assert_eq!(
+        (e.in_flight_bytes(), inside),
+        (0, 0),
+        "nothing inside at the end"
+    );
     (e, out, verdicts)
 }
 

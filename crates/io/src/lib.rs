@@ -19,7 +19,10 @@
 //! * [`ecn`]: CE marks written into frames;
 //! * [`gso`]: GSO super-frames: virtio-net headers, segmentation in user
 //!   space, and when a super-frame may cross whole;
-//! * [`signals`]: SIGINT/SIGTERM as a descriptor to poll.
+//! * [`signals`]: SIGINT/SIGTERM as a descriptor to poll;
+//! * [`capture`], [`pcapng`]: packet captures and event logs of what
+//!   crosses an emulation, written by a thread of their own (the runner
+//!   only hands records over), and the pcapng format they use.
 //!
 //! What it deliberately does not do: know which mode it serves (a shell,
 //! a bridge, host mode, a topology are port plans and specs built in
@@ -30,11 +33,13 @@
 pub mod answer;
 pub mod backends;
 pub mod buffers;
+pub mod capture;
 pub mod clock;
 pub mod ecn;
 pub mod gso;
 pub mod netlink;
 pub mod netns;
+pub mod pcapng;
 pub mod runner;
 pub mod signals;
 pub mod spsc;

@@ -64,6 +64,14 @@
 //! report's `gso` counts super-frames received, segments cut, kept and
 //! sent whole.
 //!
+//! With a tap ([`Runner::set_tap`], `--pcap`, `--events`) the runner
+//! hands a record to [`crate::capture`]'s writer at a frame's arrival
+//! (after `recv`), its departure (after CE marking and corruption, as
+//! sent), and each drop it counts that still holds the frame (at the
+//! drop's instant, on the port the frame came by, with its reason);
+//! frames refused at the memory cap before they had a buffer are only
+//! counted. No file I/O here: a full channel loses the record (counted).
+//!
 //! As one of several workers ([`Runner::join`], [`crate::worker`]) the
 //! runner receives only from its own ports, transmits on any, and hands
 //! packets whose next pipe another worker owns to it: parcels taken in
@@ -76,6 +84,7 @@
 use crate::answer::IcmpLimit;
 use crate::backends::{Port, PortStats};
 use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
+use crate::capture::{Event, Record, Tap};
 use crate::clock::Clock;
 use crate::gso::{GsoStats, Leaving, Offloads};
 use crate::worker::{Links, Parcel};
@@ -342,6 +351,9 @@ pub struct Runner {
     handoff_wait: Histogram<u64>,
     /// The rate limit of ICMP answers.
     icmp_limit: IcmpLimit,
+    /// Where records of arrivals, departures and drops go (`--pcap`,
+    /// `--events`), if anywhere.
+    tap: Option<Tap>,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -474,6 +486,55 @@ impl Runner {
             handoff_wait: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
             icmp_limit: IcmpLimit::new(clock.now()),
+            tap: None,
+        }
+    }
+
+    /// Record every arrival, departure and drop from now on to `tap`
+    /// (see [`crate::capture`]): one copy of the frame's bytes and one
+    /// send on a channel each, never a wait.
+    pub fn set_tap(&mut self, tap: Option<Tap>) {
+        self.tap = tap;
+    }
+
+    /// Hand the tap a record of the frame in `buf` (`port`: where it
+    /// arrived, or left), at engine instant `at`.
+    fn note(&self, at: Instant, port: usize, event: Event, buf: BufId, corrupted: bool) {
+        let Some(tap) = self.tap.as_ref() else {
+            return;
+        };
+        let frame = self.bufs.frame(buf);
+        tap.send(Record {
+            at_ns: self.clock.to_monotonic(at),
+            port: port as u16,
+            event,
+            corrupted,
+            key: view_of(&self.bufs, buf).key,
+            size: frame.len() as u32,
+            backlog_packets: self.emu.in_flight(),
+            backlog_bytes: self.emu.in_flight_bytes(),
+            frame: if tap.wants_bytes()
+                && matches!(event, Event::Arrive | Event::Depart | Event::Drop(_))
+            {
+                frame.to_vec()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+
+    /// [`Runner::note`] of a drop: on the port the frame arrived by.
+    fn note_drop(&self, at: Instant, why: &'static str, buf: BufId) {
+        if self.tap.is_some() {
+            let origin = self.bufs.meta(buf).origin as usize;
+            self.note(at, origin, Event::Drop(why), buf, false);
+        }
+    }
+
+    /// Count frames dropped before they had a buffer: not recorded.
+    fn unrecorded(&self, n: u64) {
+        if let Some(t) = self.tap.as_ref() {
+            t.unrecorded(n);
         }
     }
 
@@ -535,6 +596,26 @@ impl Runner {
                 // A frame to copy (lent, or shared by a duplicate) and no
                 // memory under the cap for it.
                 self.stats.dropped_memory += 1;
+                if let Some(tap) = self.tap.as_ref() {
+                    let origin = self.bufs.meta(buf).origin as usize;
+                    let at = self.clock.now();
+                    let frame = self.bufs.frame(buf);
+                    tap.send(Record {
+                        at_ns: self.clock.to_monotonic(at),
+                        port: origin as u16,
+                        event: Event::Drop("memory"),
+                        corrupted: false,
+                        key: h.pkt.key,
+                        size: frame.len() as u32,
+                        backlog_packets: self.emu.in_flight(),
+                        backlog_bytes: self.emu.in_flight_bytes(),
+                        frame: if tap.wants_bytes() {
+                            frame.to_vec()
+                        } else {
+                            Vec::new()
+                        },
+                    });
+                }
                 let m = self.bufs.meta(buf);
                 if let Some(port) = self.ports.get_mut(m.origin as usize) {
                     port.discard(m);
@@ -562,6 +643,11 @@ impl Runner {
                 Ok(()) => self.stats.handoffs_out += 1,
                 Err(p) => {
                     self.stats.dropped_handoff += 1;
+                    // Its bytes are in the parcel's memory, no longer a
+                    // buffer of this pool: counted, not recorded.
+                    if let Some(t) = self.tap.as_ref() {
+                        t.unrecorded(1);
+                    }
                     if let Some(port) = self.ports.get_mut(p.meta.origin as usize) {
                         port.discard(&p.meta);
                     }
@@ -601,6 +687,9 @@ impl Runner {
                 Ok(b) => b,
                 Err(mem) => {
                     self.stats.dropped_memory += 1;
+                    if let Some(t) = self.tap.as_ref() {
+                        t.unrecorded(1);
+                    }
                     if let Some(l) = self.links.as_mut() {
                         l.send_home(p.home, mem, &mut self.bufs);
                     }
@@ -623,7 +712,7 @@ impl Runner {
         match r {
             Ingress::Queued => {}
             Ingress::Out(out) => {
-                if self.transmit(out as usize, buf) {
+                if self.transmit(out as usize, buf, false) {
                     self.stats.delivered += 1;
                 } else {
                     self.stats.dropped_tx += 1;
@@ -632,6 +721,7 @@ impl Runner {
             }
             Ingress::Dropped(r) => {
                 self.count_drop(r);
+                self.note_drop(self.clock.now(), r.name(), buf);
                 self.discard(buf);
                 self.release(buf);
             }
@@ -666,7 +756,7 @@ impl Runner {
             self.stats.answers_failed += 1;
             return;
         };
-        if self.transmit(meta.origin as usize, reply) {
+        if self.transmit(meta.origin as usize, reply, false) {
             self.stats.answers += 1;
         } else {
             self.stats.answers_failed += 1;
@@ -822,20 +912,31 @@ impl Runner {
                 Exit::Duplicated => {
                     self.bufs.share(buf);
                     self.stats.received += 1;
+                    if self.tap.is_some() {
+                        let origin = self.bufs.meta(buf).origin as usize;
+                        self.note(d.at, origin, Event::Duplicate, buf, false);
+                    }
                     continue;
                 }
                 Exit::Dropped(reason) => {
                     self.count_drop(reason);
+                    self.note_drop(d.at, reason.name(), buf);
                     self.discard(buf);
                 }
                 Exit::Answer(a) => {
-                    self.count_drop(a.into());
+                    let reason: Reason = a.into();
+                    self.count_drop(reason);
+                    self.note_drop(d.at, reason.name(), buf);
                     self.answer(a, buf);
                     self.discard(buf);
                 }
                 Exit::Deliver { port } => {
                     if d.pkt.flags & Packet::CE != 0 {
                         crate::ecn::mark_ce(self.bufs.frame_mut(buf));
+                        self.note(d.at, port as usize, Event::Mark, buf, false);
+                    }
+                    if d.pkt.flags & Packet::CORRUPT != 0 {
+                        self.note(d.at, port as usize, Event::Corrupt, buf, false);
                     }
                     if d.pkt.flags & Packet::CORRUPT != 0 {
                         // A checksum left to the device is completed
@@ -869,7 +970,7 @@ impl Runner {
         let mut spent = std::mem::take(&mut self.spent);
         self.gso.coalesce(&mut self.bufs, &mut leaving, &mut spent);
         for l in leaving.drain(..) {
-            if self.transmit(l.port, l.buf) {
+            if self.transmit(l.port, l.buf, !l.intact) {
                 self.stats.delivered += l.segments as u64;
             } else {
                 self.stats.dropped_tx += l.segments as u64;
@@ -886,7 +987,13 @@ impl Runner {
     /// Send the frame in `buf` out of port `port`; false if it could not.
     /// A frame sent is kept (one more reference) until the ports are
     /// flushed.
-    fn transmit(&mut self, port: usize, buf: BufId) -> bool {
+    /// With a tap, the frame is recorded as it went (`corrupted`: the
+    /// emulation damaged it), or as dropped (`tx`).
+    fn transmit(&mut self, port: usize, buf: BufId, corrupted: bool) -> bool {
+        // The departure's instant: when the frame is handed to the
+        // kernel (the send may run the receiver's stack before it
+        // returns).
+        let at = self.tap.as_ref().map(|_| self.clock.now());
         let lost = self.lost.get(port).is_none_or(|w| w.is_some());
         let sent = match self.ports.get_mut(port) {
             Some(p) if !lost => {
@@ -898,6 +1005,13 @@ impl Runner {
         if sent {
             self.bufs.share(buf);
             self.unflushed.push(buf);
+        }
+        if let Some(at) = at {
+            if sent {
+                self.note(at, port, Event::Depart, buf, corrupted);
+            } else {
+                self.note_drop(at, "tx", buf);
+            }
         }
         sent
     }
@@ -944,6 +1058,7 @@ impl Runner {
         let refused = rx.refused();
         self.stats.received += refused;
         self.stats.dropped_memory += refused;
+        self.unrecorded(refused);
         // Frames lent before an error are still offered; a super-frame as
         // its segments, unless it may cross whole.
         let mut segs = std::mem::take(&mut self.segs);
@@ -952,6 +1067,7 @@ impl Runner {
                 // Cut: the super-frame's buffer is done with.
                 self.stats.received += refused;
                 self.stats.dropped_memory += refused;
+                self.unrecorded(refused);
                 self.release(buf);
             }
             for seg in segs.drain(..) {
@@ -982,6 +1098,9 @@ impl Runner {
         // Departures due by now free their slots first.
         self.advance(now);
         let r = self.emu.ingress(now, pkt, p as u16, &mut info.view);
+        // After ingress, so that the backlog counts it if it entered;
+        // before what became of it.
+        self.note(now, p, Event::Arrive, buf, false);
         self.settle_ingress(r, buf);
         self.ship();
     }

@@ -110,6 +110,9 @@ pub struct BridgeOptions {
     /// Workers (`--workers`, `--cpus`): one per direction by default,
     /// as the CPUs allow (see [`crate::workers`]).
     pub workers: crate::workers::WorkerOptions,
+    /// A capture and an event log to write (`--pcap`, `--events`),
+    /// opened before the run.
+    pub capture: Option<pipelab_io::capture::Files>,
 }
 
 /// What the bridge does when a port's interface is deleted.
@@ -143,6 +146,9 @@ pub struct BridgeReport {
     pub queues: Vec<QueueCounters>,
     /// Each worker's figures (accounting with hand-offs, lateness).
     pub workers: Vec<crate::workers::WorkerFigures>,
+    /// What `--pcap` and `--events` wrote (packets, events, records
+    /// lost because the writer fell behind: `capture_lost`).
+    pub capture: Option<pipelab_io::capture::Summary>,
 }
 
 /// Turn GRO off on `port` if it is on, written down in `record` first
@@ -270,12 +276,14 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     // Blocked before the runner's thread starts, so that it inherits the
     // mask and the signals reach the descriptor.
     let signals = StopSignals::block()?;
+    let (recorder, tap) = crate::capture::start(opts.capture.take(), opts.compiled.spec())?;
     let live = std::sync::Arc::new(LiveRunner::spawn_workers(
         "pipelab-bridge",
         opts.compiled,
         ports,
         plan,
         opts.runner,
+        tap,
     )?);
     let (a, b) = (opts.ports[0].clone(), opts.ports[1].clone());
     let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
@@ -382,11 +390,14 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             rules: t.rules,
             queues: t.queues,
             workers: t.workers,
+            capture: None,
         };
         Ok::<_, crate::error::ModeError>((Ok::<(), io::Error>(()), report))
     })();
     let stopped = live.stop();
     drop(signals);
+    // The runners are gone: every record they sent is with the writer.
+    let capture = crate::capture::finish(recorder, "pipelab bridge");
     let report = match last {
         Ok((drained, report)) => {
             if failure.is_none() {
@@ -400,6 +411,13 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if failure.is_none() {
         failure = stopped.err();
     }
+    let report = match capture {
+        Ok(capture) => BridgeReport { capture, ..report },
+        Err(e) => {
+            failure.get_or_insert(e);
+            report
+        }
+    };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     if opts.verbose {
         eprintln!("{json}");

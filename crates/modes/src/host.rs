@@ -801,7 +801,7 @@ impl HostPlane {
         record.record(change.clone())?;
         let form = install_rules(&opts.table, queue_num, scope, &opts.hooks)?;
         let ports: Vec<SendPort> = vec![Box::new(port)];
-        let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner) {
+        let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner, None) {
             Ok(l) => l,
             Err(e) => {
                 let _ = remove_table(&opts.table);

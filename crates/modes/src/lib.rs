@@ -21,11 +21,14 @@
 //! * [`probe`]: timestamped UDP test traffic and its report;
 //! * [`privilege`]: what each mode needs from the kernel, checked before
 //!   it changes anything;
+//! * [`capture`]: `--pcap` and `--events` of a live mode, started
+//!   before its runners and finished after them;
 //! * [`workers`]: how a mode's emulation is split over workers
 //!   (`--workers`, `--cpus`) and how their figures add up.
 
 pub mod attach;
 pub mod bridge;
+pub mod capture;
 pub mod error;
 pub mod fault;
 pub mod host;

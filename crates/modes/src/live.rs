@@ -25,6 +25,7 @@ use crate::error::ModeError;
 use pipelab_emu::{Applied, Compiled, Emulation, Partition, Spec};
 use pipelab_engine::Duration;
 use pipelab_io::backends::Port;
+use pipelab_io::capture::Tap;
 use pipelab_io::runner::{Runner, RunnerOptions};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -101,18 +102,22 @@ pub fn worker_seed(seed: u64, w: u16) -> u64 {
 
 impl LiveRunner {
     /// Start a thread named `name` running `first` over `ports` (port `i`
-    /// of the spec is `ports[i]`): one worker.
+    /// of the spec is `ports[i]`): one worker, recording to `tap` if
+    /// given (`--pcap`, `--events`: see [`pipelab_io::capture`]).
     pub fn spawn(
         name: &str,
         first: Compiled,
         ports: Vec<SendPort>,
         opts: RunnerOptions,
+        tap: Option<Tap>,
     ) -> io::Result<LiveRunner> {
         let w = start(name.to_string(), opts, move || {
             let mut emu = Emulation::new(opts.engine_options());
             emu.apply(first);
             let ports: Vec<Box<dyn Port>> = ports.into_iter().map(|p| p as Box<dyn Port>).collect();
-            Ok(Runner::new(emu, ports, opts))
+            let mut r = Runner::new(emu, ports, opts);
+            r.set_tap(tap);
+            Ok(r)
         })?;
         Ok(LiveRunner {
             workers: vec![w],
@@ -124,18 +129,19 @@ impl LiveRunner {
 
     /// Start one thread per worker of `plan` (named `name-wN`), worker
     /// `w` over `ports[w]` (indexed as the spec's ports), each running
-    /// its part of `first`.
+    /// its part of `first`; every worker records to (a clone of) `tap`.
     pub fn spawn_workers(
         name: &str,
         first: Compiled,
         ports: Vec<Vec<SendPort>>,
         plan: WorkerPlan,
         opts: RunnerOptions,
+        tap: Option<Tap>,
     ) -> io::Result<LiveRunner> {
         let k = ports.len().max(1) as u16;
         if k == 1 {
             let ports = ports.into_iter().next().unwrap_or_default();
-            return LiveRunner::spawn(name, first, ports, opts);
+            return LiveRunner::spawn(name, first, ports, opts, tap);
         }
         let owners = (plan.owners)(first.spec());
         let mut compiled = compile_each(first, k, opts.seed).map_err(io::Error::other)?;
@@ -160,6 +166,7 @@ impl LiveRunner {
             let part = Partition::new(w as u16, k, owners.clone());
             let receives = plan.receives.get(w).cloned().unwrap_or_default();
             let cpu = plan.cpus.get(w).copied().flatten();
+            let tap = tap.clone();
             let worker = start(format!("{name}-w{w}"), opts, move || {
                 if let Some(cpu) = cpu {
                     // Failure (a CPU taken away meanwhile) costs locality only.
@@ -172,6 +179,7 @@ impl LiveRunner {
                     ports.into_iter().map(|p| p as Box<dyn Port>).collect();
                 let mut r = Runner::with_margin(emu, ports, opts, Some(margin));
                 r.join(links, receives, clock);
+                r.set_tap(tap);
                 Ok(r)
             });
             match worker {

@@ -144,6 +144,9 @@ pub struct ShellOptions {
     /// Workers (`--workers`, `--cpus`): one per direction by default,
     /// as the CPUs allow (see [`crate::workers`]).
     pub workers: crate::workers::WorkerOptions,
+    /// A capture and an event log to write (`--pcap`, `--events`),
+    /// opened before the run.
+    pub capture: Option<pipelab_io::capture::Files>,
 }
 
 /// The report written at exit.
@@ -167,6 +170,9 @@ pub struct ShellReport {
     pub queues: Vec<crate::report::QueueCounters>,
     /// Each worker's figures (accounting with hand-offs, lateness).
     pub workers: Vec<crate::workers::WorkerFigures>,
+    /// What `--pcap` and `--events` wrote (packets, events, records
+    /// lost because the writer fell behind: `capture_lost`).
+    pub capture: Option<pipelab_io::capture::Summary>,
 }
 
 fn nft_available() -> bool {
@@ -367,12 +373,14 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             .and_then(|h| h.pop())
             .ok_or_else(|| io::Error::other("internal: no TAP handle left"))
     })?;
+    let (recorder, tap) = crate::capture::start(opts.capture.take(), compiled.spec())?;
     let live = Arc::new(LiveRunner::spawn_workers(
         "pipelab-shell",
         compiled,
         ports,
         plan,
         opts.runner,
+        tap,
     )?);
     // `pipelab --target NAME ...` reconfigures it from now on.
     let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
@@ -429,8 +437,10 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         rules: t.rules,
         queues: t.queues,
         workers: t.workers,
+        capture: None,
     };
     live.stop()?;
+    let capture = crate::capture::finish(recorder, "pipelab shell")?;
     // A shell's convention: a command killed by signal N exits 128 + N.
     let code = match status {
         Ok(s) => s.code().unwrap_or_else(|| {
@@ -445,6 +455,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     };
     let report = ShellReport {
         exit_code: code,
+        capture,
         ..report
     };
     if opts.verbose {

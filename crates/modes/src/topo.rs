@@ -223,6 +223,10 @@ pub struct UpOptions {
     /// Workers (`--workers`, `--cpus`): as many as the CPUs allow, at
     /// most one per link (see [`crate::workers`]).
     pub workers: crate::workers::WorkerOptions,
+    /// A capture and an event log to write (`--pcap`, `--events`), one
+    /// interface pair per VN, opened before the run; closed (valid) when
+    /// the topology stops.
+    pub capture: Option<pipelab_io::capture::Files>,
 }
 
 fn invalid(msg: impl Into<String>) -> io::Error {
@@ -1139,6 +1143,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             .ok_or_else(|| io::Error::other("internal: no TAP handle left"))
     })?;
     let first = Compiled::new(first, opts.runner.seed).map_err(ModeError::from)?;
+    let (recorder, tap) = crate::capture::start(opts.capture, first.spec())?;
     let live = Live {
         net,
         names,
@@ -1155,6 +1160,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             ports,
             plan,
             opts.runner,
+            tap,
         )?),
     };
     let runner = live.runner.clone();
@@ -1192,10 +1198,12 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let _ = control.close();
     let stopped = runner.stop();
     drop(runner);
+    // The runners are gone: the capture holds all they sent.
+    let captured = crate::capture::finish(recorder, "pipelab topo");
     close_all(last_refs);
     drop(record);
     drop(signals);
-    stopped
+    stopped.and(captured.map(|_| ()))
 }
 
 /// Close the last descriptors of many TAPs at once. Closing a TAP's

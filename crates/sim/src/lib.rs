@@ -23,6 +23,9 @@
 //! * [`timeseries`]: with an interval, what each pipe and flow did in
 //!   each interval of virtual time (capacity, arrivals, departures,
 //!   backlog, delay, drops), exactly.
+//! * [`trace`]: the run packet by packet, in its canonical order
+//!   ([`simulate_traced`]: `pipelab sim --pcap`, `--events`), and the
+//!   frames a capture shows for synthetic packets.
 //!
 //! What it deliberately does not do: touch a clock or a socket, or know
 //! what a topology is (its caller lowers one, `pipelab_topo::lower`). The
@@ -37,12 +40,13 @@ pub mod report;
 pub mod run;
 pub mod source;
 pub mod timeseries;
+pub mod trace;
 
 pub use report::{
     DelayStats, FlowReport, InstanceCounts, PipeInstanceReport, PipeReport, QueueInstanceReport,
     QueueReport, Report, RuleReport,
 };
 pub use run::{
-    simulate, simulate_scenario, simulate_scenario_with, simulate_with_loader, traffic_end,
-    RunInfo, Scenario, SimError, SimOptions,
+    simulate, simulate_scenario, simulate_scenario_with, simulate_traced, simulate_with_loader,
+    traffic_end, RunInfo, Scenario, SimError, SimOptions,
 };

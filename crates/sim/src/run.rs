@@ -39,6 +39,7 @@ use crate::report::{
 };
 use crate::source::Source;
 use crate::timeseries::{self, FlowBucket, MAX_INTERVALS};
+use crate::trace::{TraceKind, Traced};
 use pipelab_classify::{Answer, Direction, PacketView};
 use pipelab_emu::{
     lower_config, Admission, Compiled, Departure, Emulation, Entry, Exit, Ingress, LowerError,
@@ -264,10 +265,12 @@ struct Record {
     flags: u8,
     len: u32,
     born: Instant,
+    /// The port a delivered packet left by (0 otherwise).
+    port: u16,
 }
 
 impl Record {
-    fn of(pkt: &Packet, at: Instant, event: Event) -> Record {
+    fn of(pkt: &Packet, at: Instant, event: Event, port: u16) -> Record {
         Record {
             at,
             flow: pkt.flow,
@@ -276,32 +279,101 @@ impl Record {
             flags: pkt.flags,
             len: pkt.len,
             born: pkt.born,
+            port,
         }
     }
 
     fn departure(d: &Departure) -> Record {
-        let event = match d.exit {
-            Exit::Deliver { .. } => Event::Delivered,
-            Exit::Dropped(r) => Event::Dropped(r),
-            Exit::Answer(a) => Event::Answered(a),
-            Exit::Duplicated => Event::Copied,
+        let (event, port) = match d.exit {
+            Exit::Deliver { port } => (Event::Delivered, port),
+            Exit::Dropped(r) => (Event::Dropped(r), 0),
+            Exit::Answer(a) => (Event::Answered(a), 0),
+            Exit::Duplicated => (Event::Copied, 0),
         };
-        Record::of(&d.pkt, d.at, event)
+        Record::of(&d.pkt, d.at, event, port)
+    }
+}
+
+/// A trace being written ([`simulate_traced`]): the arrivals not yet
+/// reported (in order), what each flow's packets look like, and the
+/// backlog so far.
+struct Tracer<'t> {
+    out: &'t mut dyn FnMut(&Traced),
+    arrivals: std::collections::VecDeque<Packet>,
+    /// Each source's port and flow key.
+    ports: Vec<u16>,
+    keys: Vec<FlowKey>,
+    inside: u32,
+    inside_bytes: u64,
+}
+
+impl Tracer<'_> {
+    fn emit(&mut self, at: Instant, port: u16, kind: TraceKind, pkt: Packet) {
+        match kind {
+            TraceKind::Arrive | TraceKind::Duplicate => {
+                self.inside += 1;
+                self.inside_bytes += pkt.len as u64;
+            }
+            TraceKind::Depart | TraceKind::Drop(_) => {
+                self.inside = self.inside.saturating_sub(1);
+                self.inside_bytes = self.inside_bytes.saturating_sub(pkt.len as u64);
+            }
+        }
+        (self.out)(&Traced {
+            at,
+            port,
+            kind,
+            pkt,
+            backlog_packets: self.inside,
+            backlog_bytes: self.inside_bytes,
+        });
+    }
+
+    /// Report the arrivals up to `t` (each before anything else of its
+    /// instant).
+    fn arrivals_until(&mut self, t: Instant) {
+        while self.arrivals.front().is_some_and(|p| p.born <= t) {
+            if let Some(p) = self.arrivals.pop_front() {
+                let port = self.ports.get(p.flow as usize).copied().unwrap_or(0);
+                self.emit(p.born, port, TraceKind::Arrive, p);
+            }
+        }
+    }
+
+    fn record(&mut self, r: &Record) {
+        self.arrivals_until(r.at);
+        let mut pkt = Packet {
+            flow: r.flow,
+            tag: r.tag,
+            born: r.born,
+            flags: r.flags,
+            ..Packet::new(r.len)
+        };
+        pkt.key = self.keys.get(r.flow as usize).copied().unwrap_or_default();
+        let from = self.ports.get(r.flow as usize).copied().unwrap_or(0);
+        let (port, kind) = match r.event {
+            Event::Delivered => (r.port, TraceKind::Depart),
+            Event::Dropped(why) => (from, TraceKind::Drop(why)),
+            Event::Answered(a) => (from, TraceKind::Drop(a.into())),
+            Event::Copied => (from, TraceKind::Duplicate),
+        };
+        self.emit(r.at, port, kind, pkt);
     }
 }
 
 /// The flows' accounting, fed records in their order.
-struct Flows {
+struct Flows<'t> {
     flows: Vec<FlowAcc>,
     end: Instant,
     /// Records not yet due for accounting (stamped at or after the
     /// current window's end).
     pending: Vec<Record>,
+    trace: Option<Tracer<'t>>,
     /// With an interval: its length (ns) and each flow's buckets.
     series: Option<(u64, Vec<Vec<FlowBucket>>)>,
 }
 
-impl Flows {
+impl Flows<'_> {
     /// A packet of flow `i`, `len` bytes, sent at `at`.
     fn sent(&mut self, i: usize, len: u32, at: Instant) {
         if let Some(f) = self.flows.get_mut(i) {
@@ -319,6 +391,9 @@ impl Flows {
 
     fn take(&mut self, r: &Record) {
         self.end = self.end.max(r.at);
+        if let Some(t) = self.trace.as_mut() {
+            t.record(r);
+        }
         let Some(f) = self.flows.get_mut(r.flow as usize) else {
             return;
         };
@@ -516,12 +591,14 @@ impl Worker<'_> {
             while let Some(i) = inject.next_if(|i| i.at == t) {
                 match self.emu.enter(t, i.pkt, i.entry) {
                     Ingress::Queued => {}
-                    Ingress::Out(_) => out.records.push(Record::of(&i.pkt, t, Event::Delivered)),
+                    Ingress::Out(p) => out.records.push(Record::of(&i.pkt, t, Event::Delivered, p)),
                     Ingress::Dropped(r) => {
-                        out.records.push(Record::of(&i.pkt, t, Event::Dropped(r)))
+                        out.records
+                            .push(Record::of(&i.pkt, t, Event::Dropped(r), 0))
                     }
                     Ingress::Answer(a) => {
-                        out.records.push(Record::of(&i.pkt, t, Event::Answered(a)))
+                        out.records
+                            .push(Record::of(&i.pkt, t, Event::Answered(a), 0))
                     }
                 }
             }
@@ -606,7 +683,7 @@ pub fn simulate_scenario(
     traffic: &[TrafficSpec],
     opts: &SimOptions,
 ) -> Result<(Report, RunInfo), SimError> {
-    simulate_scenario_with(scenario, traffic, opts, &mut |_| {})
+    run_scenario(scenario, traffic, opts, &mut |_| {}, None)
 }
 
 /// The instant the last source stops sending (its start plus its
@@ -628,6 +705,30 @@ pub fn simulate_scenario_with(
     traffic: &[TrafficSpec],
     opts: &SimOptions,
     progress: &mut dyn FnMut(Instant),
+) -> Result<(Report, RunInfo), SimError> {
+    run_scenario(scenario, traffic, opts, progress, None)
+}
+
+/// [`simulate_scenario_with`], telling `trace` every arrival, departure,
+/// drop and copy as it happens, in the canonical order (time; then flow
+/// and sequence; an arrival before anything else of its instant): the
+/// same trace for any number of workers (see [`crate::trace`]).
+pub fn simulate_traced(
+    scenario: &Scenario,
+    traffic: &[TrafficSpec],
+    opts: &SimOptions,
+    progress: &mut dyn FnMut(Instant),
+    trace: &mut dyn FnMut(&Traced),
+) -> Result<(Report, RunInfo), SimError> {
+    run_scenario(scenario, traffic, opts, progress, Some(trace))
+}
+
+fn run_scenario(
+    scenario: &Scenario,
+    traffic: &[TrafficSpec],
+    opts: &SimOptions,
+    progress: &mut dyn FnMut(Instant),
+    trace: Option<&mut dyn FnMut(&Traced)>,
 ) -> Result<(Report, RunInfo), SimError> {
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
@@ -698,6 +799,14 @@ pub fn simulate_scenario_with(
         end: Instant::ZERO,
         pending: Vec::new(),
         series: interval_ns.map(|d| (d, vec![Vec::new(); traffic.len()])),
+        trace: trace.map(|out| Tracer {
+            out,
+            arrivals: std::collections::VecDeque::new(),
+            ports: ports.clone(),
+            keys: keys.clone(),
+            inside: 0,
+            inside_bytes: 0,
+        }),
     };
     let mut sources: Vec<Source> = traffic
         .iter()
@@ -795,15 +904,26 @@ pub fn simulate_scenario_with(
                 if seq.is_multiple_of(1024) {
                     progress(at);
                 }
+                if let Some(t) = flows.trace.as_mut() {
+                    t.arrivals.push_back(pkt);
+                }
                 flows.sent(i, spec_i.size, at);
                 let mut view = view_of(&pkt);
                 match front.admit(&mut pkt, ports[i], &mut view) {
-                    Admission::Out(_) => flows.pending.push(Record::of(&pkt, at, Event::Delivered)),
+                    Admission::Out(p) => {
+                        flows
+                            .pending
+                            .push(Record::of(&pkt, at, Event::Delivered, p))
+                    }
                     Admission::Dropped(r) => {
-                        flows.pending.push(Record::of(&pkt, at, Event::Dropped(r)))
+                        flows
+                            .pending
+                            .push(Record::of(&pkt, at, Event::Dropped(r), 0))
                     }
                     Admission::Answer(a) => {
-                        flows.pending.push(Record::of(&pkt, at, Event::Answered(a)))
+                        flows
+                            .pending
+                            .push(Record::of(&pkt, at, Event::Answered(a), 0))
                     }
                     Admission::Enter(entry) => {
                         let p = plan.owner_of(entry.pipe().0) as usize;
@@ -909,6 +1029,9 @@ pub fn simulate_scenario_with(
         for r in &rest {
             flows.take(r);
         }
+    }
+    if let Some(t) = flows.trace.as_mut() {
+        t.arrivals_until(Instant(u64::MAX));
     }
     let mut workers = workers;
     let mut series = None;

@@ -14,13 +14,16 @@
 //! * [`lower`]: a [`pipelab_lang::Config`] to a spec;
 //! * [`compiled`]: a spec checked and compiled, ready to apply;
 //! * [`emulation`]: the running emulation — `ingress`, `next_deadline`,
-//!   `advance`, `apply`, counters.
+//!   `advance`, `apply`, counters;
+//! * [`series`]: a pipe's counters over an interval, from two samples
+//!   (the rows of `--interval`, in virtual time and live).
 //!
 //! What it deliberately does not do: read a clock, touch a socket or a
 //! frame's bytes. The virtual-time driver (`pipelab-sim`) and the
 //! real-time runner (`pipelab-io`) drive the same [`Emulation`], so a
 //! configuration means the same thing in both. It depends on
-//! `pipelab-engine`, `pipelab-lang` and `pipelab-classify` only.
+//! `pipelab-engine`, `pipelab-lang` and `pipelab-classify` (and serde, to
+//! write its series).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -29,6 +32,7 @@ pub mod compiled;
 pub mod emulation;
 pub mod lower;
 pub mod partition;
+pub mod series;
 pub mod spec;
 
 pub use compiled::{Compiled, SpecError};

@@ -30,49 +30,15 @@
 
 use crate::report::Drops;
 use pipelab_engine::models::timevarying::TimeVarying;
-use pipelab_engine::models::trace_bw::BwTrace;
 use pipelab_engine::rng::{stage_rng, StageKind};
 use pipelab_engine::{Instant, PipeConfig, PipeStats};
 use serde::Serialize;
 
+pub use pipelab_emu::series::{Capacity, PipeInterval};
+
 /// The most intervals a run may be cut into (`--interval` against the
 /// traffic's length).
 pub const MAX_INTERVALS: u64 = 1_000_000;
-
-/// One interval of one pipe.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PipeInterval {
-    /// The interval's start, seconds of virtual time.
-    pub t_s: f64,
-    /// What the link could carry, bit/s (see the module doc); `null`
-    /// where it has no rate of its own.
-    pub capacity_bps: Option<f64>,
-    /// Packets that arrived.
-    pub arrivals: u64,
-    /// Bytes that arrived.
-    pub arrival_bytes: u64,
-    /// Packets that left the delay line.
-    pub departures: u64,
-    /// Bytes that left.
-    pub departure_bytes: u64,
-    /// Arrivals in bit/s.
-    pub offered_bps: f64,
-    /// Departures in bit/s.
-    pub delivered_bps: f64,
-    /// Packets queued at the interval's end (the one on the wire
-    /// included).
-    pub backlog: u32,
-    /// Bytes queued at the interval's end.
-    pub backlog_bytes: u64,
-    /// Tail drops.
-    pub drops: u64,
-    /// Drops by queue management.
-    pub aqm_drops: u64,
-    /// Drops by the loss model.
-    pub loss_drops: u64,
-    /// Losses on the link (MAC profile).
-    pub link_drops: u64,
-}
 
 /// One-way delay of the packets delivered in one interval, ms (exact).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -174,48 +140,15 @@ pub(crate) fn pipe_intervals(
     interval_ns: u64,
 ) -> Vec<PipeInterval> {
     let zero = PipeStats::default();
-    let bps = |bytes: u64| bytes as f64 * 8.0 * 1e9 / interval_ns as f64;
     samples
         .iter()
         .enumerate()
         .map(|(k, s)| {
             let p = if k == 0 { &zero } else { &samples[k - 1] };
-            let arrival_bytes = s.arrival_bytes - p.arrival_bytes;
-            let departure_bytes = s.departure_bytes - p.departure_bytes;
-            PipeInterval {
-                t_s: k as f64 * interval_ns as f64 / 1e9,
-                capacity_bps: capacity.get(k).copied().flatten(),
-                arrivals: s.arrivals - p.arrivals,
-                arrival_bytes,
-                departures: s.departures - p.departures,
-                departure_bytes,
-                offered_bps: bps(arrival_bytes),
-                delivered_bps: bps(departure_bytes),
-                backlog: s.backlog,
-                backlog_bytes: s.backlog_bytes,
-                drops: s.drops - p.drops,
-                aqm_drops: s.aqm_drops - p.aqm_drops,
-                loss_drops: s.loss_drops - p.loss_drops,
-                link_drops: s.link_drops - p.link_drops,
-            }
+            let t_s = k as f64 * interval_ns as f64 / 1e9;
+            PipeInterval::between(t_s, interval_ns, p, s, capacity.get(k).copied().flatten())
         })
         .collect()
-}
-
-/// Delivery opportunities of `trace` (aligned to the engine's epoch)
-/// strictly before `x` ns.
-fn opportunities_before(trace: &BwTrace, x: u64) -> u128 {
-    let period = trace.period().as_nanos();
-    let offsets: Vec<u64> = trace.offsets().map(|d| d.as_nanos()).collect();
-    let n = offsets.len() as u128;
-    let (c, r) = (x / period, x % period);
-    let mut count = c as u128 * n + offsets.partition_point(|&s| s < r) as u128;
-    if r == 0 && c > 0 {
-        // The last cycle's opportunities at its very end (offset = the
-        // period) fall at `x` itself, not before it.
-        count -= offsets.iter().filter(|&&s| s == period).count() as u128;
-    }
-    count
 }
 
 /// The capacity of pipe `number` (configured as `cfg`, in a run seeded
@@ -233,14 +166,13 @@ pub(crate) fn capacity(
     if cfg.wireless().is_some() || cfg.profile().is_some() {
         return vec![None; n];
     }
-    if let Some(trace) = cfg.bw_trace() {
-        let bytes = trace.opportunity_bytes() as f64;
+    if let cap @ Capacity::Trace(_) = Capacity::of(cfg) {
         return (0..n as u64)
             .map(|k| {
-                let a = k.saturating_mul(interval_ns);
-                let b = a.saturating_add(interval_ns);
-                let ops = opportunities_before(trace, b) - opportunities_before(trace, a);
-                Some(ops as f64 * bytes * 8.0 * per_s)
+                cap.over(
+                    k.saturating_mul(interval_ns),
+                    (k + 1).saturating_mul(interval_ns),
+                )
             })
             .collect();
     }
@@ -282,35 +214,4 @@ pub(crate) fn capacity(
         return vec![None; n];
     }
     vec![Some(base.bps() as f64); n]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pipelab_engine::Duration;
-
-    fn trace(ms: &[u64]) -> BwTrace {
-        BwTrace::new(ms.iter().map(|&m| Duration::from_millis(m))).expect("trace")
-    }
-
-    /// A pass proves opportunities are counted per interval as the trace
-    /// places them, across its loop: offsets 1, 1, 2, 4 ms (period 4 ms),
-    /// so opportunities at 1, 1, 2, 4, 5, 5, 6, 8, ... ms.
-    #[test]
-    fn trace_opportunities_per_interval() {
-        let t = trace(&[1, 1, 2, 4]);
-        let ms = 1_000_000;
-        assert_eq!(opportunities_before(&t, 0), 0);
-        assert_eq!(opportunities_before(&t, ms), 0);
-        assert_eq!(opportunities_before(&t, ms + 1), 2);
-        assert_eq!(opportunities_before(&t, 4 * ms), 3);
-        assert_eq!(opportunities_before(&t, 4 * ms + 1), 4);
-        assert_eq!(opportunities_before(&t, 8 * ms), 7);
-        assert_eq!(opportunities_before(&t, 8 * ms + 1), 8);
-        // Intervals of 2 ms: [0,2) 2, [2,4) 1, [4,6) 3, [6,8) 1, [8,10) 3.
-        let cfg = PipeConfig::default().with_bw_trace(t);
-        let cap = capacity(&cfg, 1, 1, false, 5, 2 * ms);
-        let bits = |ops: u64| Some(ops as f64 * 1500.0 * 8.0 * 500.0);
-        assert_eq!(cap, vec![bits(2), bits(1), bits(3), bits(1), bits(3)]);
-    }
 }

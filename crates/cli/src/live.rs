@@ -63,6 +63,9 @@ pub enum ShellError {
     /// `--pcap`, `--events` or `--events-max` cannot be used.
     #[error(transparent)]
     Capture(#[from] crate::capture::CaptureError),
+    /// `--interval` or `--series` cannot be used.
+    #[error("error: {0}")]
+    Series(#[from] crate::series::SeriesError),
     /// The shell failed while setting up or running.
     #[error("pipelab shell: {0}")]
     Run(std::io::Error),
@@ -99,6 +102,9 @@ pub enum BridgeError {
     /// `--pcap`, `--events` or `--events-max` cannot be used.
     #[error(transparent)]
     Capture(#[from] crate::capture::CaptureError),
+    /// `--interval` or `--series` cannot be used.
+    #[error("error: {0}")]
+    Series(#[from] crate::series::SeriesError),
     /// The bridge failed while setting up or running.
     #[error("pipelab bridge: {0}")]
     Run(std::io::Error),
@@ -135,6 +141,9 @@ pub enum AttachCliError {
     /// `--workers` or `--cpus`: one queue, one worker.
     #[error("error: --{0}: pipelab attach runs one worker (its one netfilter queue)")]
     Workers(&'static str),
+    /// A recording flag attach does not have.
+    #[error("error: --{0}: pipelab attach does not record captures, events or series yet (its packets are the kernel's, lent through a netfilter queue); use tcpdump on the device, and --stats")]
+    Records(&'static str),
     /// The `--config` file cannot be used.
     #[error(transparent)]
     Config(#[from] ConfigFileError),
@@ -223,6 +232,8 @@ pub struct RunArgs {
     cpus: Option<String>,
     #[command(flatten)]
     capture: crate::capture::CaptureArgs,
+    #[command(flatten)]
+    series: crate::series::SeriesArgs,
 }
 
 impl RunArgs {
@@ -408,6 +419,7 @@ pub fn bridge(
     let workers = a.run.workers()?;
     let stats_file = a.run.stats_file()?;
     let capture = a.run.capture.files()?;
+    let series = a.run.series.options(stats_file.is_some())?;
     let duration = match &a.duration {
         Some(d) => {
             Some(pipelab_lang::units::parse_duration(d).map_err(|e| flag_error("duration", d, e))?)
@@ -446,6 +458,7 @@ pub fn bridge(
         offload: a.offload == OffloadArg::On,
         workers,
         capture,
+        series,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
@@ -554,6 +567,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
     let runner = a.run.runner()?;
     let stats_file = a.run.stats_file()?;
     let capture = a.run.capture.files()?;
+    let series = a.run.series.options(stats_file.is_some())?;
     let base = a
         .config
         .as_ref()
@@ -569,6 +583,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         name: a.run.name,
         offload: a.offload == OffloadArg::On,
         capture,
+        series,
     };
     run_shell(opts).map_err(ShellError::Run)
 }
@@ -621,6 +636,15 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
     }
     if a.run.cpus.is_some() {
         return Err(AttachCliError::Workers("cpus"));
+    }
+    let records = [
+        ("pcap", a.run.capture.pcap.is_some()),
+        ("events", a.run.capture.events.is_some()),
+        ("interval", a.run.series.interval.is_some()),
+        ("series", a.run.series.series.is_some()),
+    ];
+    if let Some((flag, _)) = records.iter().find(|r| r.1) {
+        return Err(AttachCliError::Records(flag));
     }
     let config = attach_config(&a, ingress, egress)?;
     let mut runner = a.run.runner()?;

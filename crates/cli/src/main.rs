@@ -19,6 +19,7 @@ mod live;
 mod plot;
 mod progress;
 mod seed;
+mod series;
 mod sim;
 mod topo;
 

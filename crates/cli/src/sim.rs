@@ -88,8 +88,12 @@ pub struct SimArgs {
     /// delivered rate, delay and drops, in intervals of this length of
     /// virtual time (e.g. 100ms), and each flow's delay CDF (`pipelab
     /// plot` draws them).
-    #[arg(long, value_name = "DURATION", value_parser = interval_arg, requires = "json")]
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
     pub interval: Option<pipelab_engine::Duration>,
+    /// With --interval: write every pipe's intervals as CSV to FILE, one
+    /// row per pipe per interval (the columns of a live mode's --series).
+    #[arg(long, value_name = "FILE", requires = "interval")]
+    pub series: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
     /// `--pcap FILE`: the run as a capture in virtual time (from 0), one
@@ -124,6 +128,17 @@ fn config(path: &Path) -> Result<(Config, Option<PathBuf>), CliError> {
 /// Why `pipelab sim --topology` cannot set up its run.
 #[derive(Debug, thiserror::Error)]
 pub enum SimSetupError {
+    /// `--interval` with nowhere to write the series.
+    #[error("error: --interval: nowhere to write the series: add --json (the report's timeseries) or --series FILE (CSV)")]
+    IntervalNowhere,
+    /// The `--series` file cannot be written.
+    #[error("error: --series {}: {source}", path.display())]
+    Series {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// CONFIG and `--config` both given.
     #[error("error: give the configuration once: as CONFIG or as --config")]
     ConfigTwice,
@@ -295,6 +310,20 @@ fn record(t: &Traced) -> Record {
 /// `pipelab sim CONFIG` is as it always was); a topology is read after
 /// the traffic.
 pub fn run(args: SimArgs) -> Result<(), CliError> {
+    if args.interval.is_some() && !args.out.json && args.series.is_none() {
+        return Err(SimSetupError::IntervalNowhere.into());
+    }
+    // Opened now: a path that cannot be written is refused before the run.
+    let series = match &args.series {
+        Some(path) => Some((
+            path.clone(),
+            std::fs::File::create(path).map_err(|source| SimSetupError::Series {
+                path: path.clone(),
+                source,
+            })?,
+        )),
+        None => None,
+    };
     let no_traffic = || CliError::Sim(pipelab_sim::SimError::NoTraffic);
     let (scenario, traffic) = match (&args.topology, &args.config, &args.with_config) {
         (_, Some(_), Some(_)) => return Err(SimSetupError::ConfigTwice.into()),
@@ -398,12 +427,30 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
     if let Some(note) = &info.note {
         eprintln!("note: {note}");
     }
+    if let Some((path, file)) = series {
+        write_series(&report, file).map_err(|source| SimSetupError::Series { path, source })?;
+    }
     let text = if args.out.json {
         report.to_json() + "\n"
     } else {
         report.to_table()
     };
     emit(&text)
+}
+
+/// Every pipe's intervals as CSV rows
+/// ([`pipelab_emu::series::PipeInterval::csv_row`]).
+fn write_series(report: &pipelab_sim::Report, file: std::fs::File) -> std::io::Result<()> {
+    use pipelab_emu::series::PipeInterval;
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(file);
+    writeln!(w, "{}", PipeInterval::CSV_HEADER)?;
+    for p in &report.pipes {
+        for i in p.timeseries.iter().flatten() {
+            writeln!(w, "{}", i.csv_row(p.id))?;
+        }
+    }
+    w.flush()
 }
 
 /// Milliseconds as seconds, `12.345 s`.

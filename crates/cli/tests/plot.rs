@@ -167,6 +167,54 @@ fn series_change_nothing_else() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A pass proves `--series FILE` writes the report's pipe intervals as
+/// CSV, one row each with its values (capacity of the trace, rates,
+/// counts) in the header's order, the same columns a live mode writes;
+/// and that `--interval` with neither `--json` nor `--series` is refused.
+#[test]
+fn sim_series_csv_is_the_report() {
+    let d = dir("csv");
+    let csv = s(&d.join("series.csv"));
+    let (code, out, err) = trace_run(&d, &["--interval", "100ms", "--series", &csv]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    assert_eq!(&header[..3], ["t_s", "pipe", "capacity_bps"]);
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let ivs = v["pipes"][0]["timeseries"].as_array().expect("series");
+    assert_eq!(rows.len(), ivs.len());
+    for (row, iv) in rows.iter().zip(ivs) {
+        assert_eq!(row.len(), header.len());
+        assert_eq!(row[1], "1");
+        for (col, key) in header.iter().zip(row) {
+            if *col == "pipe" {
+                continue;
+            }
+            let want = iv[*col].as_f64().expect(col);
+            assert_eq!(key.parse::<f64>().ok(), Some(want), "{col} of {iv}");
+        }
+    }
+    let conf = s(&d.join("link.conf"));
+    let (code, _, err) = run(&[
+        "sim",
+        &conf,
+        "--traffic",
+        "cbr rate 1Mbit/s size 1500B duration 1s",
+        "--interval",
+        "100ms",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--interval: nowhere to write the series"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Width and height from a PNG's IHDR chunk, after checking the
 /// signature; and the decoded RGB pixels.
 fn png_image(path: &Path) -> (u32, u32, Vec<u8>) {

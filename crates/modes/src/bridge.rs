@@ -113,6 +113,8 @@ pub struct BridgeOptions {
     /// A capture and an event log to write (`--pcap`, `--events`),
     /// opened before the run.
     pub capture: Option<pipelab_io::capture::Files>,
+    /// Per-interval series of every pipe (`--interval`, `--series`).
+    pub series: Option<crate::series::SeriesOptions>,
 }
 
 /// What the bridge does when a port's interface is deleted.
@@ -149,6 +151,11 @@ pub struct BridgeReport {
     /// What `--pcap` and `--events` wrote (packets, events, records
     /// lost because the writer fell behind: `capture_lost`).
     pub capture: Option<pipelab_io::capture::Summary>,
+    /// Per pipe counters summed over the workers, in number order.
+    pub pipes: Vec<crate::report::PipeCounters>,
+    /// With `--interval`: what each pipe did in each interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<crate::series::SeriesReport>,
 }
 
 /// Turn GRO off on `port` if it is on, written down in `record` first
@@ -285,6 +292,7 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         opts.runner,
         tap,
     )?);
+    let sampler = crate::series::start(&live, opts.series.take())?;
     let (a, b) = (opts.ports[0].clone(), opts.ports[1].clone());
     let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
     let lower: crate::plane::Lower =
@@ -391,9 +399,12 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             queues: t.queues,
             workers: t.workers,
             capture: None,
+            pipes: t.pipes,
+            timeseries: None,
         };
         Ok::<_, crate::error::ModeError>((Ok::<(), io::Error>(()), report))
     })();
+    let series = crate::series::finish(sampler, "pipelab bridge");
     let stopped = live.stop();
     drop(signals);
     // The runners are gone: every record they sent is with the writer.
@@ -411,6 +422,16 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if failure.is_none() {
         failure = stopped.err();
     }
+    let report = match series {
+        Ok(timeseries) => BridgeReport {
+            timeseries,
+            ..report
+        },
+        Err(e) => {
+            failure.get_or_insert(e);
+            report
+        }
+    };
     let report = match capture {
         Ok(capture) => BridgeReport { capture, ..report },
         Err(e) => {

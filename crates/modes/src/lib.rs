@@ -39,6 +39,7 @@ pub mod plane;
 pub mod privilege;
 pub mod probe;
 pub mod report;
+pub mod series;
 pub mod shell;
 pub mod topo;
 pub mod workers;

@@ -147,6 +147,8 @@ pub struct ShellOptions {
     /// A capture and an event log to write (`--pcap`, `--events`),
     /// opened before the run.
     pub capture: Option<pipelab_io::capture::Files>,
+    /// Per-interval series of every pipe (`--interval`, `--series`).
+    pub series: Option<crate::series::SeriesOptions>,
 }
 
 /// The report written at exit.
@@ -173,6 +175,11 @@ pub struct ShellReport {
     /// What `--pcap` and `--events` wrote (packets, events, records
     /// lost because the writer fell behind: `capture_lost`).
     pub capture: Option<pipelab_io::capture::Summary>,
+    /// Per pipe counters summed over the workers, in number order.
+    pub pipes: Vec<crate::report::PipeCounters>,
+    /// With `--interval`: what each pipe did in each interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<crate::series::SeriesReport>,
 }
 
 fn nft_available() -> bool {
@@ -382,6 +389,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         opts.runner,
         tap,
     )?);
+    let sampler = crate::series::start(&live, opts.series.take())?;
     // `pipelab --target NAME ...` reconfigures it from now on.
     let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
     let host_if = out_name.clone();
@@ -438,6 +446,8 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         queues: t.queues,
         workers: t.workers,
         capture: None,
+        pipes: t.pipes,
+        timeseries: crate::series::finish(sampler, "pipelab shell")?,
     };
     live.stop()?;
     let capture = crate::capture::finish(recorder, "pipelab shell")?;

@@ -144,7 +144,9 @@ pub fn read(text: &str) -> Result<Data, String> {
         if has("flows") && has("pipes") && has("end_s") {
             return sim_report(&v);
         }
-        if has("plane") && has("pipes") && has("runner") {
+        // `pipelab stats --json` (the control protocol's), or the
+        // `--stats` report of a shell or a bridge.
+        if has("pipes") && (has("plane") && has("runner") || has("stats") && has("lateness")) {
             return stats_file(&v);
         }
         if has("sent") && has("received") && has("histogram") {
@@ -208,6 +210,55 @@ fn steps(points: impl Iterator<Item = (f64, Option<f64>)>, d: f64) -> Vec<(f64, 
 /// The most pipes drawn in one throughput graph (the busiest).
 const MAX_PIPES: usize = 4;
 
+/// Mahimahi's throughput graph of the busiest of `pipes` (most bytes
+/// arrived), each `{"id", "timeseries": [{"t_s", "capacity_bps",
+/// "offered_bps", "delivered_bps", ...}]}` (a sim report's pipes, a
+/// live `--stats` file's `timeseries.pipes`), intervals `dt` s long.
+fn pipe_lines(d: &mut Data, mut pipes: Vec<&Value>, dt: f64) {
+    let total = pipes.len();
+    let arrived = |p: &Value| -> u64 {
+        array(p, "timeseries")
+            .iter()
+            .filter_map(|i| i.get("arrival_bytes").and_then(Value::as_u64))
+            .sum()
+    };
+    pipes.sort_by_key(|p| std::cmp::Reverse(arrived(p)));
+    pipes.truncate(MAX_PIPES);
+    pipes.sort_by_key(|p| p.get("id").and_then(Value::as_u64).unwrap_or(0));
+    if total > MAX_PIPES {
+        d.title += &format!(" ({MAX_PIPES} busiest of {total} pipes)");
+    }
+    for p in pipes {
+        let id = p.get("id").and_then(Value::as_u64).unwrap_or(0);
+        let ts = array(p, "timeseries");
+        let series = |key: &str| {
+            steps(
+                ts.iter()
+                    .map(|i| (num(i, "t_s").unwrap_or(0.0), num(i, key))),
+                dt,
+            )
+        };
+        let cap = series("capacity_bps");
+        if !cap.is_empty() {
+            d.throughput.push(Line {
+                name: format!("pipe {id} capacity"),
+                points: cap,
+                role: Role::Capacity,
+            });
+        }
+        d.throughput.push(Line {
+            name: format!("pipe {id} arrivals"),
+            points: series("offered_bps"),
+            role: Role::Line,
+        });
+        d.throughput.push(Line {
+            name: format!("pipe {id} departures"),
+            points: series("delivered_bps"),
+            role: Role::Line,
+        });
+    }
+}
+
 /// `pipelab sim --json`: throughput and delay from the `timeseries` of
 /// pipes and flows (`--interval`), CDFs from the flows' `delay_cdf`,
 /// shares from their throughput.
@@ -224,49 +275,11 @@ fn sim_report(v: &Value) -> Result<Data, String> {
     let no_series = "it has no series: run `pipelab sim ... --interval 100ms --json`";
     match interval {
         Some(dt) if dt > 0.0 => {
-            // The busiest pipes with series (most bytes arrived).
-            let mut pipes: Vec<&Value> = array(v, "pipes")
+            let pipes: Vec<&Value> = array(v, "pipes")
                 .iter()
                 .filter(|p| p.get("timeseries").is_some())
                 .collect();
-            let total = pipes.len();
-            pipes.sort_by_key(|p| {
-                std::cmp::Reverse(p.get("arrival_bytes").and_then(Value::as_u64).unwrap_or(0))
-            });
-            pipes.truncate(MAX_PIPES);
-            pipes.sort_by_key(|p| p.get("id").and_then(Value::as_u64).unwrap_or(0));
-            if total > MAX_PIPES {
-                d.title += &format!(" ({MAX_PIPES} busiest of {total} pipes)");
-            }
-            for p in pipes {
-                let id = p.get("id").and_then(Value::as_u64).unwrap_or(0);
-                let ts = array(p, "timeseries");
-                let series = |key: &str| {
-                    steps(
-                        ts.iter()
-                            .map(|i| (num(i, "t_s").unwrap_or(0.0), num(i, key))),
-                        dt,
-                    )
-                };
-                let cap = series("capacity_bps");
-                if !cap.is_empty() {
-                    d.throughput.push(Line {
-                        name: format!("pipe {id} capacity"),
-                        points: cap,
-                        role: Role::Capacity,
-                    });
-                }
-                d.throughput.push(Line {
-                    name: format!("pipe {id} arrivals"),
-                    points: series("offered_bps"),
-                    role: Role::Line,
-                });
-                d.throughput.push(Line {
-                    name: format!("pipe {id} departures"),
-                    points: series("delivered_bps"),
-                    role: Role::Line,
-                });
-            }
+            pipe_lines(&mut d, pipes, dt);
             for f in array(v, "flows") {
                 let name = text_of(f, "name");
                 let ts = array(f, "timeseries");
@@ -334,9 +347,13 @@ fn sim_report(v: &Value) -> Result<Data, String> {
 /// A live `--stats` file: the bytes each pipe delivered (its counters at
 /// the end of the run have no time).
 fn stats_file(v: &Value) -> Result<Data, String> {
+    let plane = match text_of(v, "plane") {
+        p if p.is_empty() => "live run".to_string(),
+        p => p,
+    };
     let mut d = Data::new(
         "a --stats file",
-        format!("pipelab {}: bytes delivered per pipe", text_of(v, "plane")),
+        format!("pipelab {plane}: bytes delivered per pipe"),
     );
     for p in array(v, "pipes") {
         let n = p.get("number").and_then(Value::as_u64).unwrap_or(0);
@@ -346,11 +363,33 @@ fn stats_file(v: &Value) -> Result<Data, String> {
     }
     d.shares_label = "bytes delivered".into();
     d.shares_unit = Unit::Bytes;
-    let why = "a --stats file holds counters at the end of the run, not over time or per packet";
-    for k in [Kind::Throughput, Kind::Delay, Kind::Scatter, Kind::Cdf] {
+    let series = v.get("timeseries");
+    match series.and_then(|t| num(t, "interval_s")) {
+        Some(dt) if dt > 0.0 => {
+            d.title = format!("pipelab {plane}, sampled every {}", seconds(dt));
+            let pipes = series.map(|t| array(t, "pipes")).unwrap_or_default();
+            pipe_lines(&mut d, pipes.iter().collect(), dt);
+        }
+        _ => d.why_not.push((
+            Kind::Throughput,
+            "it has no series: run the mode with --interval 100ms --stats FILE".into(),
+        )),
+    }
+    let why =
+        "a --stats file holds counters, not per-packet delays (`pipelab probe` measures them)";
+    for k in [Kind::Delay, Kind::Scatter, Kind::Cdf] {
         d.why_not.push((k, why.into()));
     }
     Ok(d)
+}
+
+/// `dt` seconds as people write it (100ms, 1s).
+fn seconds(dt: f64) -> String {
+    if dt < 1.0 {
+        format!("{}ms", (dt * 1e3 * 1e3).round() / 1e3)
+    } else {
+        format!("{dt}s")
+    }
 }
 
 /// `pipelab probe send --json`: the delay histogram as a CDF.

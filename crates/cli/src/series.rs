@@ -76,16 +76,18 @@ impl SeriesArgs {
                 })
             }
         };
-        let csv = match &self.series {
-            Some(path) => Some((
-                path.clone(),
-                std::fs::File::create(path).map_err(|source| SeriesError::File {
-                    path: path.clone(),
-                    source,
-                })?,
-            )),
-            None => None,
-        };
+        let csv = self.series.as_deref().map(open_csv).transpose()?;
         Ok(Some(SeriesOptions { interval, csv }))
     }
+}
+
+/// The `--series` file, created now (a path that cannot be written is
+/// refused before the run, naming it).
+pub fn open_csv(path: &std::path::Path) -> Result<(PathBuf, std::fs::File), SeriesError> {
+    std::fs::File::create(path)
+        .map(|f| (path.to_path_buf(), f))
+        .map_err(|source| SeriesError::File {
+            path: path.to_path_buf(),
+            source,
+        })
 }

@@ -132,13 +132,8 @@ pub enum SimSetupError {
     #[error("error: --interval: nowhere to write the series: add --json (the report's timeseries) or --series FILE (CSV)")]
     IntervalNowhere,
     /// The `--series` file cannot be written.
-    #[error("error: --series {}: {source}", path.display())]
-    Series {
-        /// The path given.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error("error: {0}")]
+    Series(#[from] crate::series::SeriesError),
     /// CONFIG and `--config` both given.
     #[error("error: give the configuration once: as CONFIG or as --config")]
     ConfigTwice,
@@ -314,16 +309,12 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
         return Err(SimSetupError::IntervalNowhere.into());
     }
     // Opened now: a path that cannot be written is refused before the run.
-    let series = match &args.series {
-        Some(path) => Some((
-            path.clone(),
-            std::fs::File::create(path).map_err(|source| SimSetupError::Series {
-                path: path.clone(),
-                source,
-            })?,
-        )),
-        None => None,
-    };
+    let series = args
+        .series
+        .as_deref()
+        .map(crate::series::open_csv)
+        .transpose()
+        .map_err(SimSetupError::from)?;
     let no_traffic = || CliError::Sim(pipelab_sim::SimError::NoTraffic);
     let (scenario, traffic) = match (&args.topology, &args.config, &args.with_config) {
         (_, Some(_), Some(_)) => return Err(SimSetupError::ConfigTwice.into()),
@@ -428,7 +419,9 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
         eprintln!("note: {note}");
     }
     if let Some((path, file)) = series {
-        write_series(&report, file).map_err(|source| SimSetupError::Series { path, source })?;
+        write_series(&report, file).map_err(|source| {
+            SimSetupError::from(crate::series::SeriesError::File { path, source })
+        })?;
     }
     let text = if args.out.json {
         report.to_json() + "\n"

@@ -453,7 +453,9 @@ fn a_deleted_port_is_waited_for_and_forwarding_resumes() {
 }
 
 /// Rules see the ports: `recv A` delays only frames that came in on A, so
-/// a ping's RTT carries the delay once (A→B), not twice.
+/// a ping's RTT carries the delay once (A→B), not twice. The bridge also
+/// samples its pipe (`--interval 50ms`): the report's series of pipe 1
+/// adds up to its counters, and its capacity is `null` (no rate).
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -467,7 +469,11 @@ fn rules_see_the_receiving_port() {
         "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any recv pba{}\n",
         tb.id
     );
-    let br = tb.bridge(&conf, &stats);
+    let br = tb.bridge_with(
+        &conf,
+        &stats,
+        &["--backend", "af-packet", "--interval", "50ms"],
+    );
     sh(&format!(
         "ip netns exec {} ping -c 2 -i 0.2 -q 10.77.0.2 >/dev/null",
         tb.ns('A')
@@ -499,6 +505,22 @@ fn rules_see_the_receiving_port() {
     assert!(rules
         .iter()
         .any(|r| r[0] == 100 && r[1].as_u64().unwrap_or(0) >= 12));
+    let series = &v["timeseries"]["pipes"][0];
+    assert_eq!(series["id"], 1, "{}", v["timeseries"]);
+    let ivs = series["timeseries"].as_array().expect("intervals");
+    // 0.8 s of start-up and 1 s of pings at least, in 50 ms steps.
+    assert!(ivs.len() >= 20, "{} intervals", ivs.len());
+    let sum = |k: &str| ivs.iter().map(|i| i[k].as_u64().unwrap_or(0)).sum::<u64>();
+    assert_eq!(
+        sum("arrivals"),
+        v["pipes"][0]["arrivals"].as_u64().unwrap_or(0)
+    );
+    assert_eq!(
+        sum("departures"),
+        v["pipes"][0]["departures"].as_u64().unwrap_or(0)
+    );
+    assert!(sum("arrivals") >= 12);
+    assert!(ivs.iter().all(|i| i["capacity_bps"].is_null()));
     let _ = std::fs::remove_file(&stats);
 }
 

@@ -371,13 +371,19 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     let _ = control.close();
     let seed = opts.runner.seed;
     let drain = failure.is_none();
+    // Stopped before the last figures, which close the series.
+    let series = crate::series::stop(sampler);
     let last = (|| {
         // After a failure the run ends now; otherwise packets in flight
         // get a second to reach the far side.
         if drain {
             live.drain(Duration::from_secs(1))?;
         }
-        let t = crate::workers::live_totals(&live)?;
+        let probe = series
+            .as_ref()
+            .ok()
+            .and_then(|s| s.as_ref().map(|s| s.probe()));
+        let (t, samples) = crate::workers::live_totals_and(&live, probe)?;
         // A port's counters are its receiving worker's and every
         // transmit handle's.
         let mut ports: Vec<(String, pipelab_io::backends::PortStats)> = Vec::new();
@@ -402,19 +408,29 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             pipes: t.pipes,
             timeseries: None,
         };
-        Ok::<_, crate::error::ModeError>((Ok::<(), io::Error>(()), report))
+        Ok::<_, crate::error::ModeError>((Ok::<(), io::Error>(()), report, samples))
     })();
-    let series = crate::series::finish(sampler, "pipelab bridge");
     let stopped = live.stop();
     drop(signals);
     // The runners are gone: every record they sent is with the writer.
     let capture = crate::capture::finish(recorder, "pipelab bridge");
     let report = match last {
-        Ok((drained, report)) => {
+        Ok((drained, report, samples)) => {
             if failure.is_none() {
                 failure = drained.err();
             }
-            report
+            let series =
+                series.and_then(|s| s.map(|s| s.finish(samples, "pipelab bridge")).transpose());
+            match series {
+                Ok(timeseries) => BridgeReport {
+                    timeseries,
+                    ..report
+                },
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    report
+                }
+            }
         }
         // The runner's thread ended early: its error says why.
         Err(e) => return Err(stopped.err().unwrap_or_else(|| io::Error::other(e))),
@@ -422,16 +438,6 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if failure.is_none() {
         failure = stopped.err();
     }
-    let report = match series {
-        Ok(timeseries) => BridgeReport {
-            timeseries,
-            ..report
-        },
-        Err(e) => {
-            failure.get_or_insert(e);
-            report
-        }
-    };
     let report = match capture {
         Ok(capture) => BridgeReport { capture, ..report },
         Err(e) => {

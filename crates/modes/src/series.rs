@@ -9,7 +9,9 @@
 //! that of the pipe's configuration at the sample (a trace's delivery
 //! opportunities in the interval; `null` for a time-varying graph, whose
 //! walk the runner does not expose, and for unlimited, `wireless` and
-//! `profile` links). A last sample is taken when the run ends.
+//! `profile` links). The last sample is taken when the run ends, in the
+//! same command as the report's counters, so the intervals add up to
+//! them exactly.
 //!
 //! Sampling reads counters and decides nothing; its cost is one command
 //! per worker per interval. The rows go to the `--series` CSV file as
@@ -19,6 +21,7 @@
 use crate::live::LiveRunner;
 use pipelab_emu::series::{Capacity, PipeInterval};
 use pipelab_engine::{Duration, PipeStats};
+use pipelab_io::runner::Runner;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -60,12 +63,12 @@ pub struct PipeSeries {
 
 /// One worker's answer: when, and its own pipes' counters and capacity
 /// since the previous sample.
-type Answer = (u64, Vec<(u32, PipeStats, Option<f64>)>);
+pub type Answer = (u64, Vec<(u32, PipeStats, Option<f64>)>);
 
 /// A sampler running beside the workers.
 pub struct Sampler {
     stop: mpsc::Sender<()>,
-    handle: std::thread::JoinHandle<io::Result<SeriesReport>>,
+    handle: std::thread::JoinHandle<io::Result<Series>>,
 }
 
 /// Start sampling `live` as `opts` asks (nothing without options).
@@ -74,134 +77,171 @@ pub fn start(live: &Arc<LiveRunner>, opts: Option<SeriesOptions>) -> io::Result<
         return Ok(None);
     };
     let clock = live.with(|r| r.clock()).map_err(io::Error::other)?;
-    // The origin: the emulation's start (its clock's epoch), when every
-    // counter was 0, so that the intervals add up to the counters.
-    let first = (0, Vec::new());
+    let mut series = Series::new(opts)?;
     let (stop, stopped) = mpsc::channel();
     let live = Arc::clone(live);
     let handle = std::thread::Builder::new()
         .name("pipelab-series".into())
-        .spawn(move || run(&live, clock, opts, first, &stopped))?;
+        .spawn(move || {
+            series.run(&live, clock, &stopped)?;
+            Ok(series)
+        })?;
     Ok(Some(Sampler { stop, handle }))
 }
 
-/// Take the last sample and return the series; an error if the CSV file
-/// could not be written.
-pub fn finish(s: Option<Sampler>, who: &str) -> io::Result<Option<SeriesReport>> {
+/// Stop sampling (the thread takes no more samples); the series so far,
+/// to be closed by [`Series::finish`] with a last sample taken with the
+/// report's counters ([`Series::probe`]), so that both are one instant.
+pub fn stop(s: Option<Sampler>) -> io::Result<Option<Series>> {
     let Some(s) = s else {
         return Ok(None);
     };
     let _ = s.stop.send(());
-    let report = s
-        .handle
+    s.handle
         .join()
-        .map_err(|_| io::Error::other("the series sampler panicked"))??;
-    if report.not_kept > 0 {
-        eprintln!(
-            "{who}: warning: the report keeps the first {MAX_KEPT} pipe intervals; \
-             {} more are in the --series file only",
-            report.not_kept
-        );
-    }
-    Ok(Some(report))
+        .map_err(|_| io::Error::other("the series sampler panicked"))?
+        .map(Some)
 }
 
-/// Ask every worker for its pipes' counters; `prev_ns`: the previous
-/// sample's instant (for a trace's capacity).
-fn sample(live: &LiveRunner, prev_ns: u64) -> io::Result<Answer> {
-    let answers = live
-        .with_each(move |r| -> Answer {
-            let now = r.clock().now().as_nanos();
-            let e = r.emulation();
-            let pipes = e
-                .pipe_numbers()
-                .filter(|&n| e.partition().is_none_or(|p| p.owns(n)))
-                .filter_map(|n| {
-                    let stats = e.pipe_totals(n)?;
-                    let cap = e
-                        .spec()
-                        .pipes
-                        .get(&n)
-                        .and_then(|d| Capacity::of(&d.config).over(prev_ns, now));
-                    Some((n, stats, cap))
-                })
-                .collect();
-            (now, pipes)
+/// One worker's sample of its own pipes: when (its clock), each pipe's
+/// counters and its capacity since `prev_ns`.
+fn sample_of(r: &Runner, prev_ns: u64) -> Answer {
+    let now = r.clock().now().as_nanos();
+    let e = r.emulation();
+    let pipes = e
+        .pipe_numbers()
+        .filter(|&n| e.partition().is_none_or(|p| p.owns(n)))
+        .filter_map(|n| {
+            let stats = e.pipe_totals(n)?;
+            let cap = e
+                .spec()
+                .pipes
+                .get(&n)
+                .and_then(|d| Capacity::of(&d.config).over(prev_ns, now));
+            Some((n, stats, cap))
         })
-        .map_err(io::Error::other)?;
-    let at = answers.iter().map(|a| a.0).max().unwrap_or(prev_ns);
-    let mut pipes: Vec<_> = answers.into_iter().flat_map(|a| a.1).collect();
-    pipes.sort_by_key(|p| p.0);
-    Ok((at, pipes))
+        .collect();
+    (now, pipes)
 }
 
-fn run(
-    live: &LiveRunner,
-    clock: pipelab_io::clock::Clock,
-    opts: SeriesOptions,
-    (start, first): Answer,
-    stopped: &mpsc::Receiver<()>,
-) -> io::Result<SeriesReport> {
-    let d = opts.interval.as_nanos().max(1);
-    let mut csv = match opts.csv {
-        Some((path, f)) => {
-            let mut w = io::BufWriter::new(f);
-            writeln!(w, "{}", PipeInterval::CSV_HEADER).map_err(|e| named(&path, e))?;
-            w.flush().map_err(|e| named(&path, e))?;
-            Some((path, w))
+/// A series being taken: the CSV file, the samples so far as intervals.
+pub struct Series {
+    interval_ns: u64,
+    csv: Option<(PathBuf, io::BufWriter<std::fs::File>)>,
+    /// Each pipe's last sample.
+    last: BTreeMap<u32, PipeStats>,
+    /// The last sample's instant (ns of the emulation's clock).
+    prev: u64,
+    intervals: BTreeMap<u32, Vec<PipeInterval>>,
+    kept: usize,
+    not_kept: u64,
+}
+
+impl Series {
+    fn new(opts: SeriesOptions) -> io::Result<Series> {
+        let csv = match opts.csv {
+            Some((path, f)) => {
+                let mut w = io::BufWriter::new(f);
+                writeln!(w, "{}", PipeInterval::CSV_HEADER)
+                    .and_then(|()| w.flush())
+                    .map_err(|e| named(&path, e))?;
+                Some((path, w))
+            }
+            None => None,
+        };
+        // The origin: the emulation's start (its clock's epoch), when
+        // every counter was 0, so that the intervals add up to the
+        // counters.
+        Ok(Series {
+            interval_ns: opts.interval.as_nanos().max(1),
+            csv,
+            last: BTreeMap::new(),
+            prev: 0,
+            intervals: BTreeMap::new(),
+            kept: 0,
+            not_kept: 0,
+        })
+    }
+
+    /// Sample every interval until told to stop.
+    fn run(
+        &mut self,
+        live: &LiveRunner,
+        clock: pipelab_io::clock::Clock,
+        stopped: &mpsc::Receiver<()>,
+    ) -> io::Result<()> {
+        for k in 1u64.. {
+            let due = k.saturating_mul(self.interval_ns);
+            let wait = due.saturating_sub(clock.now().as_nanos());
+            if !matches!(
+                stopped.recv_timeout(std::time::Duration::from_nanos(wait)),
+                Err(mpsc::RecvTimeoutError::Timeout)
+            ) {
+                break;
+            }
+            let prev = self.prev;
+            let answers = live
+                .with_each(move |r| sample_of(r, prev))
+                .map_err(io::Error::other)?;
+            self.take(answers)?;
         }
-        None => None,
-    };
-    let mut last: BTreeMap<u32, PipeStats> = first.into_iter().map(|p| (p.0, p.1)).collect();
-    let mut prev = start;
-    let mut series: BTreeMap<u32, Vec<PipeInterval>> = BTreeMap::new();
-    let mut kept = 0usize;
-    let mut not_kept = 0u64;
-    for k in 1u64.. {
-        let due = start.saturating_add(k.saturating_mul(d));
-        let wait = due.saturating_sub(clock.now().as_nanos());
-        let done = !matches!(
-            stopped.recv_timeout(std::time::Duration::from_nanos(wait)),
-            Err(mpsc::RecvTimeoutError::Timeout)
-        );
-        let (at, pipes) = sample(live, prev)?;
-        let t_s = prev.saturating_sub(start) as f64 / 1e9;
+        Ok(())
+    }
+
+    /// What each worker runs for the last sample (see [`stop`]).
+    pub fn probe(&self) -> impl Fn(&Runner) -> Answer + Send + Sync + 'static {
+        let prev = self.prev;
+        move |r| sample_of(r, prev)
+    }
+
+    /// One sample, every worker's answer: one interval per pipe.
+    fn take(&mut self, answers: Vec<Answer>) -> io::Result<()> {
+        let at = answers.iter().map(|a| a.0).max().unwrap_or(self.prev);
+        let mut pipes: Vec<_> = answers.into_iter().flat_map(|a| a.1).collect();
+        pipes.sort_by_key(|p| p.0);
+        let t_s = self.prev as f64 / 1e9;
         let zero = PipeStats::default();
         for (n, stats, cap) in pipes {
-            let i = PipeInterval::between(
-                t_s,
-                at.saturating_sub(prev),
-                last.get(&n).unwrap_or(&zero),
-                &stats,
-                cap,
-            );
-            if let Some((path, w)) = csv.as_mut() {
+            let last = self.last.get(&n).unwrap_or(&zero);
+            let i = PipeInterval::between(t_s, at.saturating_sub(self.prev), last, &stats, cap);
+            if let Some((path, w)) = self.csv.as_mut() {
                 writeln!(w, "{}", i.csv_row(n)).map_err(|e| named(path, e))?;
             }
-            if kept < MAX_KEPT {
-                series.entry(n).or_default().push(i);
-                kept += 1;
+            if self.kept < MAX_KEPT {
+                self.intervals.entry(n).or_default().push(i);
+                self.kept += 1;
             } else {
-                not_kept += 1;
+                self.not_kept += 1;
             }
-            last.insert(n, stats);
+            self.last.insert(n, stats);
         }
-        if let Some((path, w)) = csv.as_mut() {
+        if let Some((path, w)) = self.csv.as_mut() {
             w.flush().map_err(|e| named(path, e))?;
         }
-        prev = at;
-        if done {
-            break;
-        }
+        self.prev = at;
+        Ok(())
     }
-    Ok(SeriesReport {
-        interval_s: d as f64 / 1e9,
-        pipes: series
-            .into_iter()
-            .map(|(id, timeseries)| PipeSeries { id, timeseries })
-            .collect(),
-        not_kept,
-    })
+
+    /// Close the series with the last sample (the answers of
+    /// [`Series::probe`]) and report them; `who` prefixes a warning.
+    pub fn finish(mut self, last: Vec<Answer>, who: &str) -> io::Result<SeriesReport> {
+        self.take(last)?;
+        if self.not_kept > 0 {
+            eprintln!(
+                "{who}: warning: the report keeps the first {MAX_KEPT} pipe intervals; \
+                 {} more are in the --series file only",
+                self.not_kept
+            );
+        }
+        Ok(SeriesReport {
+            interval_s: self.interval_ns as f64 / 1e9,
+            pipes: std::mem::take(&mut self.intervals)
+                .into_iter()
+                .map(|(id, timeseries)| PipeSeries { id, timeseries })
+                .collect(),
+            not_kept: self.not_kept,
+        })
+    }
 }
 
 fn named(path: &std::path::Path, e: io::Error) -> io::Error {

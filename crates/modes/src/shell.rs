@@ -434,7 +434,9 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         .map_err(io::Error::other)?;
     let bound = bounds.iter().map(|b| b.0).max().unwrap_or(Duration::ZERO);
     live.drain(bound).map_err(io::Error::other)?;
-    let t = crate::workers::live_totals(&live).map_err(io::Error::other)?;
+    let series = crate::series::stop(sampler)?;
+    let (t, last) = crate::workers::live_totals_and(&live, series.as_ref().map(|s| s.probe()))
+        .map_err(io::Error::other)?;
     let report = ShellReport {
         exit_code: 0,
         stats: t.stats,
@@ -447,7 +449,9 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         workers: t.workers,
         capture: None,
         pipes: t.pipes,
-        timeseries: crate::series::finish(sampler, "pipelab shell")?,
+        timeseries: series
+            .map(|s| s.finish(last, "pipelab shell"))
+            .transpose()?,
     };
     live.stop()?;
     let capture = crate::capture::finish(recorder, "pipelab shell")?;

@@ -401,6 +401,20 @@ pub fn live_totals(live: &LiveRunner) -> Result<Totals, crate::error::ModeError>
     Ok(totals(live.with_each(|r| snapshot(r))?, live.cpus()))
 }
 
+/// [`live_totals`], and what `also` reads of each worker in the same
+/// step (a series' last sample: the same instant as the totals).
+pub fn live_totals_and<T: Send + 'static>(
+    live: &LiveRunner,
+    also: Option<impl Fn(&Runner) -> T + Send + Sync + 'static>,
+) -> Result<(Totals, Vec<T>), crate::error::ModeError> {
+    let both = live.with_each(move |r| (snapshot(r), also.as_ref().map(|f| f(r))))?;
+    let (snaps, extra): (Vec<Snapshot>, Vec<Option<T>>) = both.into_iter().unzip();
+    Ok((
+        totals(snaps, live.cpus()),
+        extra.into_iter().flatten().collect(),
+    ))
+}
+
 /// The control protocol's stats of `live` (see
 /// [`crate::report::stats_json`]): the totals, and each worker's figures
 /// under `workers`.

@@ -77,7 +77,27 @@ impl SeriesArgs {
             }
         };
         let csv = self.series.as_deref().map(open_csv).transpose()?;
-        Ok(Some(SeriesOptions { interval, csv }))
+        Ok(Some(SeriesOptions {
+            interval,
+            csv,
+            names: Default::default(),
+        }))
+    }
+}
+
+impl SeriesArgs {
+    /// The flags again, with an absolute path, for a process started in
+    /// another directory (a background topology).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if let Some(i) = &self.interval {
+            a.extend(["--interval".to_string(), i.clone()]);
+        }
+        if let Some(p) = &self.series {
+            let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+            a.extend(["--series".to_string(), abs.display().to_string()]);
+        }
+        a
     }
 }
 

@@ -440,7 +440,7 @@ fn write_series(report: &pipelab_sim::Report, file: std::fs::File) -> std::io::R
     writeln!(w, "{}", PipeInterval::CSV_HEADER)?;
     for p in &report.pipes {
         for i in p.timeseries.iter().flatten() {
-            writeln!(w, "{}", i.csv_row(p.id))?;
+            writeln!(w, "{}", i.csv_row(p.id, ""))?;
         }
     }
     w.flush()

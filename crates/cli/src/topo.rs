@@ -25,6 +25,9 @@ pub enum TopoError {
     /// `--pcap`, `--events` or `--events-max` cannot be used.
     #[error(transparent)]
     Capture(#[from] crate::capture::CaptureError),
+    /// `--interval` or `--series` cannot be used.
+    #[error("error: {0}")]
+    Series(#[from] crate::series::SeriesError),
     /// A topology or experiment file cannot be read.
     #[error("cannot read {0}")]
     Read(pipelab_lang::files::FileError),
@@ -361,6 +364,11 @@ pub enum TopoCmd {
         /// written until the topology stops (`topo down`, Ctrl-C).
         #[command(flatten)]
         capture: crate::capture::CaptureArgs,
+        /// `--series FILE`: every link direction's rates, backlog and
+        /// drops as CSV rows (named `a->b`), every `--interval` (100ms),
+        /// written until the topology stops.
+        #[command(flatten)]
+        series: crate::series::SeriesArgs,
     },
     /// Stop a topology and remove its namespaces (also after a crash).
     Down {
@@ -804,6 +812,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             config,
             offload,
             capture,
+            series,
         } => {
             let cpu_list = cpus
                 .as_deref()
@@ -829,6 +838,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             // Opened (so checked) now; a background emulator opens them
             // again.
             let files = capture.files()?;
+            let series_opts = series.options(false)?;
             live::plan(&name, &topology, prefix_v, None).map_err(|source| TopoError::Plan {
                 file: file.clone(),
                 source,
@@ -880,6 +890,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                     args.push("--busy-poll".into());
                 }
                 args.extend(capture.to_args());
+                args.extend(series.to_args());
                 if let Some(c) = &config {
                     args.push("--config".into());
                     args.push(
@@ -916,6 +927,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                     cpus: cpu_list,
                 },
                 capture: files,
+                series: series_opts,
             };
             live::serve(opts, |st| {
                 eprint!("{}", summary(st));

@@ -134,7 +134,7 @@ fn shell_series_follow_the_link() {
             lines.next(),
             Some(
                 "t_s,pipe,capacity_bps,offered_bps,delivered_bps,arrivals,arrival_bytes,\
-departures,departure_bytes,backlog,backlog_bytes,drops,aqm_drops,loss_drops,link_drops"
+departures,departure_bytes,backlog,backlog_bytes,drops,aqm_drops,loss_drops,link_drops,name"
             )
         );
         assert_eq!(lines.count(), rows);

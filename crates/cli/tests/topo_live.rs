@@ -80,9 +80,16 @@ struct Up {
 
 impl Up {
     fn start(file: &str, distill: &str, name: &str) -> Up {
+        Up::start_with(file, distill, name, &[])
+    }
+
+    /// [`Up::start`] with `extra` arguments of `topo up`.
+    fn start_with(file: &str, distill: &str, name: &str, extra: &[&str]) -> Up {
         let _ = pl(&["topo", "down", "--name", name]);
         let t0 = Instant::now();
-        ok(&["topo", "up", file, "--distill", distill, "--name", name]);
+        let mut args = vec!["topo", "up", file, "--distill", distill, "--name", name];
+        args.extend_from_slice(extra);
+        ok(&args);
         let secs = t0.elapsed().as_secs_f64();
         let st: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(format!("/run/pipelab/topo/{name}.json")).expect("state"),
@@ -228,6 +235,50 @@ fn chain() -> Topology {
         ));
     }
     t
+}
+
+/// A pass proves `topo up --series` writes every link direction's
+/// intervals named `a->b` until the topology stops: the six pipes of the
+/// chain, each at its 1 Gbit/s, and the 30 echo requests counted on each
+/// of the three pipes they cross (the replies on the three others).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn series_name_the_link_directions() {
+    let Some(_g) = live() else { return };
+    let file = write_topo(&chain(), "chain-series.toml");
+    let csv = tmp("chain-series.csv");
+    let csv_s = csv.display().to_string();
+    let up = Up::start_with(&file, "hop-by-hop", "tseries", &["--series", &csv_s]);
+    let o = up.exec("a", &["ping", "-c", "30", "-i", "0.02", "-q", "10.0.0.2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    up.down();
+    let text = std::fs::read_to_string(&csv).expect("series file");
+    let _ = std::fs::remove_file(&csv);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let (arr, cap, name) = (col("arrivals"), col("capacity_bps"), col("name"));
+    let mut sums: std::collections::BTreeMap<String, u64> = Default::default();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f[cap], "1000000000", "{l}");
+        *sums.entry(f[name].to_string()).or_default() += f[arr].parse::<u64>().expect("arrivals");
+    }
+    let names: Vec<&str> = sums.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["a->r1", "b->r2", "r1->a", "r1->r2", "r2->b", "r2->r1"],
+        "{sums:?}"
+    );
+    for forward in ["a->r1", "r1->r2", "r2->b"] {
+        assert_eq!(sums[forward], 30, "{sums:?}");
+    }
+    for back in ["b->r2", "r2->r1", "r1->a"] {
+        assert_eq!(sums[back], 30, "{sums:?}");
+    }
 }
 
 #[test]

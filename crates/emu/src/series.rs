@@ -85,17 +85,23 @@ impl PipeInterval {
     /// The CSV header of [`PipeInterval::csv_row`].
     pub const CSV_HEADER: &'static str = "t_s,pipe,capacity_bps,offered_bps,delivered_bps,\
 arrivals,arrival_bytes,departures,departure_bytes,backlog,backlog_bytes,drops,aqm_drops,\
-loss_drops,link_drops";
+loss_drops,link_drops,name";
 
-    /// This interval of pipe `pipe` as a CSV row (no newline); an
-    /// unknown capacity is an empty field.
-    pub fn csv_row(&self, pipe: u32) -> String {
+    /// This interval of pipe `pipe` (called `name`: a topology's link
+    /// direction, `a->b`; empty for a configuration's pipe) as a CSV row
+    /// (no newline); an unknown capacity is an empty field.
+    pub fn csv_row(&self, pipe: u32, name: &str) -> String {
         let cap = self
             .capacity_bps
             .map(|c| format!("{c}"))
             .unwrap_or_default();
+        let name = if name.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", name.replace('"', "\"\""))
+        } else {
+            name.to_string()
+        };
         format!(
-            "{},{pipe},{cap},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{pipe},{cap},{},{},{},{},{},{},{},{},{},{},{},{},{name}",
             self.t_s,
             self.offered_bps,
             self.delivered_bps,
@@ -251,7 +257,9 @@ mod tests {
         );
         assert_eq!(i.offered_bps, 30_000.0 * 8.0 * 4.0);
         assert_eq!(i.delivered_bps, 960_000.0);
-        let row = i.csv_row(7);
+        let row = i.csv_row(7, "a->b");
+        assert!(row.ends_with(",a->b"), "{row}");
+        assert!(i.csv_row(7, "x,y").ends_with(",\"x,y\""));
         assert_eq!(
             row.split(',').count(),
             PipeInterval::CSV_HEADER.split(',').count()

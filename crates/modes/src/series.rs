@@ -39,6 +39,8 @@ pub struct SeriesOptions {
     pub interval: Duration,
     /// The CSV file (`--series`), opened when the run was set up.
     pub csv: Option<(PathBuf, std::fs::File)>,
+    /// Names of pipes (a topology's link directions, `a->b`).
+    pub names: BTreeMap<u32, String>,
 }
 
 /// Every pipe's series of a live run, as the `--stats` report shows it.
@@ -57,6 +59,9 @@ pub struct SeriesReport {
 pub struct PipeSeries {
     /// The pipe's number.
     pub id: u32,
+    /// Its name (a topology's link direction, `a->b`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Its intervals (`t_s` from the start of the emulation).
     pub timeseries: Vec<PipeInterval>,
 }
@@ -128,6 +133,7 @@ fn sample_of(r: &Runner, prev_ns: u64) -> Answer {
 pub struct Series {
     interval_ns: u64,
     csv: Option<(PathBuf, io::BufWriter<std::fs::File>)>,
+    names: BTreeMap<u32, String>,
     /// Each pipe's last sample.
     last: BTreeMap<u32, PipeStats>,
     /// The last sample's instant (ns of the emulation's clock).
@@ -155,6 +161,7 @@ impl Series {
         Ok(Series {
             interval_ns: opts.interval.as_nanos().max(1),
             csv,
+            names: opts.names,
             last: BTreeMap::new(),
             prev: 0,
             intervals: BTreeMap::new(),
@@ -205,7 +212,8 @@ impl Series {
             let last = self.last.get(&n).unwrap_or(&zero);
             let i = PipeInterval::between(t_s, at.saturating_sub(self.prev), last, &stats, cap);
             if let Some((path, w)) = self.csv.as_mut() {
-                writeln!(w, "{}", i.csv_row(n)).map_err(|e| named(path, e))?;
+                let name = self.names.get(&n).map_or("", String::as_str);
+                writeln!(w, "{}", i.csv_row(n, name)).map_err(|e| named(path, e))?;
             }
             if self.kept < MAX_KEPT {
                 self.intervals.entry(n).or_default().push(i);
@@ -237,7 +245,11 @@ impl Series {
             interval_s: self.interval_ns as f64 / 1e9,
             pipes: std::mem::take(&mut self.intervals)
                 .into_iter()
-                .map(|(id, timeseries)| PipeSeries { id, timeseries })
+                .map(|(id, timeseries)| PipeSeries {
+                    id,
+                    name: self.names.get(&id).cloned(),
+                    timeseries,
+                })
                 .collect(),
             not_kept: self.not_kept,
         })

@@ -227,6 +227,9 @@ pub struct UpOptions {
     /// interface pair per VN, opened before the run; closed (valid) when
     /// the topology stops.
     pub capture: Option<pipelab_io::capture::Files>,
+    /// Per-interval series of every link direction (`--series`), its
+    /// pipes named `a->b` here.
+    pub series: Option<crate::series::SeriesOptions>,
 }
 
 fn invalid(msg: impl Into<String>) -> io::Error {
@@ -1164,6 +1167,11 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         )?),
     };
     let runner = live.runner.clone();
+    let series = opts.series.map(|mut s| {
+        s.names = pipe_names(&opts.topology, live.net.distilled());
+        s
+    });
+    let sampler = crate::series::start(&runner, series)?;
     let control = crate::plane::serve(reg, Box::new(TopoPlane(live)), opts.config)?;
 
     let state = TopoState {
@@ -1196,6 +1204,13 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         }
     }
     let _ = control.close();
+    // The series' last sample, if any (its rows are in the CSV file).
+    let series = crate::series::stop(sampler).and_then(|s| {
+        let Some(s) = s else { return Ok(()) };
+        let (_, last) =
+            crate::workers::live_totals_and(&runner, Some(s.probe())).map_err(io::Error::other)?;
+        s.finish(last, "pipelab topo").map(|_| ())
+    });
     let stopped = runner.stop();
     drop(runner);
     // The runners are gone: the capture holds all they sent.
@@ -1203,7 +1218,25 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     close_all(last_refs);
     drop(record);
     drop(signals);
-    stopped.and(captured.map(|_| ()))
+    stopped.and(captured.map(|_| ())).and(series)
+}
+
+/// Each distilled pipe's name for series: its link direction, `a->b`
+/// (collapsed pipes: their path's two ends).
+fn pipe_names(
+    t: &Topology,
+    d: &pipelab_topo::Distilled,
+) -> std::collections::BTreeMap<u32, String> {
+    d.pipes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (
+                pipelab_topo::pipe_number(i as u32),
+                format!("{}->{}", t.node_name(p.from), t.node_name(p.to)),
+            )
+        })
+        .collect()
 }
 
 /// Close the last descriptors of many TAPs at once. Closing a TAP's

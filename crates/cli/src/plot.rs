@@ -12,6 +12,7 @@
 //!   no font installed and no system library.
 
 pub mod draw;
+pub mod events;
 pub mod input;
 
 use clap::{Args, ValueEnum};

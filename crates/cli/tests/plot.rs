@@ -381,6 +381,65 @@ fn other_inputs_are_recognised() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A pass proves an event log of `pipelab sim --events`, CSV or JSON
+/// lines, holds each packet's arrival and its departure 11.2 ms later
+/// (10 ms delay + 1.2 ms at 10 Mbit/s), exactly, and that `pipelab plot`
+/// reads it as an event log and draws every kind from it (the matching
+/// of departures to arrivals is `plot::events`' unit test).
+#[test]
+fn event_logs_are_plotted() {
+    let d = dir("events");
+    std::fs::write(
+        d.join("p.conf"),
+        "pipe 1 config bw 10Mbit/s delay 10ms\nadd 100 pipe 1 ip from any to any\n",
+    )
+    .expect("conf");
+    for ext in ["csv", "jsonl"] {
+        let log = d.join(format!("events.{ext}"));
+        let (code, _, err) = run(&[
+            "sim",
+            &s(&d.join("p.conf")),
+            "--traffic",
+            "cbr rate 100pps size 1500B duration 1s",
+            "--events",
+            &s(&log),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&log).expect("log");
+        let (mut arr, mut dep) = (Vec::new(), Vec::new());
+        for l in text.lines() {
+            let t = |v: &str| v.parse::<u64>().expect("t_ns");
+            if ext == "csv" {
+                let f: Vec<&str> = l.split(',').collect();
+                match f[2] {
+                    "arrive" => arr.push(t(f[0])),
+                    "depart" => dep.push(t(f[0])),
+                    _ => {}
+                }
+            } else {
+                let v: Value = serde_json::from_str(l).expect("json line");
+                let at = v["t_ns"].as_u64().expect("t_ns");
+                match v["event"].as_str() {
+                    Some("arrive") => arr.push(at),
+                    Some("depart") => dep.push(at),
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(arr.len(), 100);
+        assert_eq!(dep.len(), 100);
+        assert!(arr.iter().zip(&dep).all(|(a, b)| b - a == 11_200_000));
+        for kind in ["throughput", "scatter", "delay", "cdf", "shares"] {
+            let out = d.join(format!("{ext}-{kind}.svg"));
+            let (code, said, err) = run(&["plot", &s(&log), "-o", &s(&out), "--kind", kind]);
+            assert_eq!(code, 0, "{ext} {kind}: {err}");
+            assert!(said.contains("(an event log)"), "{said}");
+            assert!(balanced(&std::fs::read_to_string(&out).expect("svg")));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A pass proves each refusal names the file and what was expected, with
 /// exit status 2 for what the user gave and 1 for an output that cannot
 /// be written: a kind the input lacks, a report without series, an

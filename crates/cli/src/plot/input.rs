@@ -4,7 +4,7 @@
 //! per kind of graph (rates over time, delay over time, per-packet
 //! delays, CDFs) and named bars (shares). A reader fills what its input
 //! has and says why a kind is missing (`why_not`); the drawing knows
-//! nothing of where the numbers came from. A new input (an event log, a
+//! nothing of where the numbers came from. A new input (a
 //! `timeseries` of another mode) is one more reader here.
 //!
 //! The kind of input is told from its content, not its name: JSON with
@@ -14,7 +14,8 @@
 //! `samples` a set of samples (a topology experiment's per-flow
 //! throughputs, ModelNet Fig. 5); a CSV whose header is `run,seq,
 //! sent_unix_ns,received_unix_ns,delay_ms` the per-packet file of
-//! `pipelab probe recv --series`.
+//! `pipelab probe recv --series`; JSON lines with `t_ns` and `event`, or
+//! a CSV with the event log's header, an event log ([`super::events`]).
 
 use super::Kind;
 use serde_json::Value;
@@ -87,7 +88,7 @@ pub struct Data {
 }
 
 impl Data {
-    fn new(what: &'static str, title: String) -> Data {
+    pub(super) fn new(what: &'static str, title: String) -> Data {
         Data {
             what,
             title,
@@ -138,6 +139,13 @@ impl Data {
 /// was expected.
 pub fn read(text: &str) -> Result<Data, String> {
     let trimmed = text.trim_start();
+    let first = trimmed.lines().next().unwrap_or("").trim();
+    if first == super::events::CSV_HEADER {
+        return super::events::read(trimmed, true);
+    }
+    if super::events::is_json_event(first) {
+        return super::events::read(trimmed, false);
+    }
     if trimmed.starts_with('{') {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
         let has = |k: &str| v.get(k).is_some();
@@ -159,7 +167,6 @@ pub fn read(text: &str) -> Result<Data, String> {
             "JSON with none of the keys pipelab plot reads: {EXPECTED}"
         ));
     }
-    let first = trimmed.lines().next().unwrap_or("").trim();
     if first == PROBE_SERIES_HEADER {
         return probe_series(text);
     }
@@ -172,7 +179,7 @@ pub fn read(text: &str) -> Result<Data, String> {
 }
 
 /// What [`read`] takes, for its errors.
-const EXPECTED: &str = "a `pipelab sim --json` report (keys flows, pipes, end_s), a `--stats` file (plane, pipes, runner), a `pipelab probe send --json` report (sent, received, histogram), samples (samples), or the CSV of `pipelab probe recv --series`";
+const EXPECTED: &str = "a `pipelab sim --json` report (keys flows, pipes, end_s), a `--stats` file (plane, pipes, runner), a `pipelab probe send --json` report (sent, received, histogram), samples (samples), the CSV of `pipelab probe recv --series`, or an event log (`--events`, JSON lines or CSV)";
 
 /// The header of `pipelab probe recv --series`.
 const PROBE_SERIES_HEADER: &str = "run,seq,sent_unix_ns,received_unix_ns,delay_ms";
@@ -196,7 +203,7 @@ fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 }
 
 /// Steps: each interval's value held over `[t, t + d)`.
-fn steps(points: impl Iterator<Item = (f64, Option<f64>)>, d: f64) -> Vec<(f64, f64)> {
+pub(super) fn steps(points: impl Iterator<Item = (f64, Option<f64>)>, d: f64) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     for (t, v) in points {
         if let Some(v) = v {
@@ -495,7 +502,7 @@ fn samples(v: &Value) -> Result<Data, String> {
 
 /// The empirical CDF of `xs` as a staircase: at each value the fraction
 /// of samples at or below it.
-fn empirical_cdf(mut xs: Vec<f64>) -> Vec<(f64, f64)> {
+pub(super) fn empirical_cdf(mut xs: Vec<f64>) -> Vec<(f64, f64)> {
     xs.sort_by(f64::total_cmp);
     let n = xs.len() as f64;
     let mut pts = Vec::with_capacity(2 * xs.len());

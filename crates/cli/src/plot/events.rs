@@ -23,6 +23,9 @@ pub const CSV_HEADER: &str =
 /// The most ports and flows drawn as lines (the busiest).
 const MOST: usize = 4;
 
+/// Bits per bin of one port: (arrivals, departures).
+type PortBits = (Vec<u64>, Vec<u64>);
+
 /// One event, as the log has it.
 struct Event {
     t_ns: u64,
@@ -118,7 +121,7 @@ pub fn read(text: &str, csv: bool) -> Result<Data, String> {
     let secs = |t: u64| (t - t0) as f64 / 1e9;
 
     // Bits per bin, per port: (arrivals, departures).
-    let mut rates: BTreeMap<&str, (Vec<u64>, Vec<u64>)> = BTreeMap::new();
+    let mut rates: BTreeMap<&str, PortBits> = BTreeMap::new();
     // Arrival instants waiting for their fate, per flow.
     let mut waiting: HashMap<&str, VecDeque<u64>> = HashMap::new();
     // Matched delays, per flow: (departure s, delay ms).
@@ -170,8 +173,7 @@ pub fn read(text: &str, csv: bool) -> Result<Data, String> {
             (t1 - t0) as f64 / 1e9
         ),
     );
-    let mut ports: Vec<(&str, &(Vec<u64>, Vec<u64>))> =
-        rates.iter().map(|(p, r)| (*p, r)).collect();
+    let mut ports: Vec<(&str, &PortBits)> = rates.iter().map(|(p, r)| (*p, r)).collect();
     ports
         .sort_by_key(|(_, r)| std::cmp::Reverse(r.0.iter().sum::<u64>() + r.1.iter().sum::<u64>()));
     ports.truncate(MOST);

@@ -26,7 +26,7 @@ mod topo;
 use clap::{Args, Parser, Subcommand};
 use error::{CliError, ConfigFileError};
 use pipelab_lang::files::read_named_file;
-use pipelab_lang::{parse_traffic, Config, TrafficSpec};
+use pipelab_lang::{Config, TrafficSpec};
 use pipelab_sim::{simulate_with_loader, SimOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -231,20 +231,11 @@ fn load_config(name: &str, text: &str) -> Result<Config, ConfigFileError> {
 
 /// Traffic specs from a file's lines (blank lines and `#` comments skipped).
 fn traffic_lines(name: &str, text: &str) -> Result<Vec<TrafficSpec>, CliError> {
-    let mut specs = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let spec = parse_traffic(line).map_err(|error| CliError::TrafficLine {
-            name: name.to_string(),
-            line: n + 1,
-            error: Box::new(error),
-        })?;
-        specs.push(spec);
-    }
-    Ok(specs)
+    pipelab_lang::parse_traffic_lines(text).map_err(|error| CliError::TrafficLine {
+        name: name.to_string(),
+        line: error.line as usize,
+        error: Box::new(error),
+    })
 }
 
 fn with_hint(e: &pipelab_lang::ParseError) -> String {

@@ -64,5 +64,7 @@ pub use error::{render_all, ParseError, SourceLines, Spanned, MAX_RENDERED_ERROR
 pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
 pub use parser::{parse_line, parse_pipe_params, parse_script};
 pub use state::{render_errors, ApplyError, Config, Outcome, ScriptError, Table};
-pub use traffic::{parse_traffic, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec};
+pub use traffic::{
+    parse_traffic, parse_traffic_lines, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec,
+};
 pub use units::{Ber, Decimal, PacketRate, Probability, UnitError};

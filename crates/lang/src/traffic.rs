@@ -269,6 +269,32 @@ fn socket_addr(tok: Token<'_>) -> Result<SocketAddr, ParseError> {
     })
 }
 
+/// Parses a file of traffic specs (`pipelab sim --traffic-file`, the
+/// Python package's `sim`): one spec per line, blank lines and `#`
+/// comments skipped.
+///
+/// An error is at its line of `text` and its column in that line.
+pub fn parse_traffic_lines(text: &str) -> Result<Vec<TrafficSpec>, ParseError> {
+    let mut specs = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let body = line.split('#').next().unwrap_or("");
+        let spec = body.trim();
+        if spec.is_empty() {
+            continue;
+        }
+        let indent = body.chars().take_while(|c| c.is_whitespace()).count();
+        let spec = parse_traffic(spec).map_err(|mut e| {
+            e.line = u32::try_from(n + 1).unwrap_or(u32::MAX);
+            e.column = e
+                .column
+                .saturating_add(u32::try_from(indent).unwrap_or(u32::MAX));
+            e
+        })?;
+        specs.push(spec);
+    }
+    Ok(specs)
+}
+
 /// Parses a traffic spec such as `cbr rate 1000pps size 1000B duration 10s`.
 ///
 /// Errors are on line 1, columns counted in the spec string.
@@ -438,6 +464,22 @@ pub fn parse_traffic(spec: &str) -> Result<TrafficSpec, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file of specs: comments and blank lines skipped, and an error
+    /// at its line and at its column in that line, indentation counted.
+    #[test]
+    fn traffic_lines_skip_comments_and_place_errors() {
+        let text = "# flows\n\ncbr rate 10pps size 100B duration 1s # one\n  poisson rate 5pps size 64B duration 2s\n";
+        let specs = parse_traffic_lines(text).expect("two specs");
+        assert_eq!(specs.len(), 2);
+        assert_eq!(specs[1].pattern, Pattern::Poisson);
+        let e = parse_traffic_lines(
+            "cbr rate 10pps size 100B duration 1s\n  cbr rate 10pps size 1XB duration 1s\n",
+        )
+        .expect_err("bad size");
+        assert_eq!((e.line, e.column), (2, 23), "{e}");
+        assert_eq!(parse_traffic_lines("# none\n").map(|v| v.len()), Ok(0));
+    }
 
     fn ok(s: &str) -> TrafficSpec {
         parse_traffic(s).unwrap_or_else(|e| panic!("{s}: {e}"))

@@ -1824,8 +1824,13 @@ impl<'t, 'a> Parser<'t, 'a> {
                         tok,
                         format!("unknown option '{}'", tok.text),
                         Some(format!(
-                            "options: {} (each may follow 'not')",
-                            OptionKind::WORDS.join(", ")
+                            "options: {} (each may follow 'not'), keep-state",
+                            OptionKind::WORDS
+                                .iter()
+                                .filter(|w| **w != "keep-state")
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )),
                     ))
                 }

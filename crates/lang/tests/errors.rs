@@ -507,7 +507,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "add 100 pipe 1 ip from any to any inbound",
-        "1:35: unknown option 'inbound': options: in, out, proto, src-ip, dst-ip, src-port, dst-port, via, recv, xmit, mac, mac-type, iplen, tcpflags, dscp, uid, keep-state, layer2 (each may follow 'not')",
+        "1:35: unknown option 'inbound': options: in, out, proto, src-ip, dst-ip, src-port, dst-port, via, recv, xmit, mac, mac-type, iplen, tcpflags, dscp, uid, layer2 (each may follow 'not'), keep-state",
     ),
     (
         "add 100 pipe 1 via",

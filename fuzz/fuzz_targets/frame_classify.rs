@@ -1,6 +1,7 @@
 //! Fuzz frame parsing and classification: any bytes, parsed as an Ethernet
 //! frame and classified against a fixed ruleset that uses every rule
-//! option (plain and negated), tables and tablearg, must reach a decision
+//! option (plain and negated), tables (numbered and named) and tablearg,
+//! keep-state and check-state, must reach a decision
 //! without panicking; the counters must account for every packet.
 #![no_main]
 
@@ -15,11 +16,14 @@ table 1 add 10.0.0.0/8 10
 table 1 add 10.1.0.0/16 11
 table 1 add 2001:db8::/32 12
 table 2 add 0.0.0.0/0 30000
+table T1 create type addr
+table T1 add 192.0.2.0/24 11
 pipe 10 config
 pipe 11 config
 pipe 12 config
 add 10 count ip from any to any in
 add 20 count ip from any to any not out
+add 25 check-state :any
 add 30 count tcp from 10.0.0.0/8 80,443 to not {192.0.2.1,2001:db8::/48} 1000-2000
 add 40 count udp from me to any src-port 53 dst-port 1-1024
 add 50 count ip from any to any via eth0 not recv eth1 xmit eth1
@@ -33,6 +37,9 @@ add 120 count ip from any to any uid 1000 not uid alice
 add 130 count ip6 from any to any proto tcp not proto udp
 add 140 count ip4 from any to any src-ip table(1) not dst-ip table(2,5)
 add 150 count icmp from any to any
+add 152 count ip from any to any not layer2
+add 155 count ip from table(T1) to any keep-state :web
+add 157 count udp from any to any keep-state
 add 160 skipto tablearg ip from any to table(2)
 add 30000 pipe tablearg ip from table(1) to any
 add 30010 deny ip from any to any not mac-type 0x88b5
@@ -57,6 +64,7 @@ fn fixed() -> &'static Fixed {
                 .into_iter()
                 .collect(),
             users: [("alice".to_string(), 1000)].into_iter().collect(),
+            layer2: false,
         };
         Fixed { cfg, ctx }
     })
@@ -81,6 +89,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(m.rule < c.rules().count());
     // Reinjection after the deciding rule also terminates.
     let _ = c.classify(&view, m.rule + 1);
+    // The same packet again meets the state a keep-state rule made.
+    let again = c.classify(&view, 0);
+    assert!(again.rule < c.rules().count());
     let deciding: u64 = c.rules().map(|(_, _, k)| k.packets).sum();
     assert!(deciding >= 1, "the deciding rule counts the packet");
 });

@@ -113,7 +113,9 @@ fn bench_tables(c: &mut Criterion) {
         });
         // The whole path: enter the classifier, one `pipe tablearg` rule.
         let ctx = Context {
-            tables: [(1, t.clone())].into_iter().collect(),
+            tables: [(pipelab_lang::TableId::Number(1), t.clone())]
+                .into_iter()
+                .collect(),
             ..Context::default()
         };
         let r = rule("add 100 pipe tablearg ip from table(1) to any");

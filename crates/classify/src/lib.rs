@@ -14,6 +14,12 @@
 //! `pipe tablearg`/`skipto tablearg` take the value of the rule's last
 //! matching lookup (planetlab-dummynet-emulation §3.6).
 //!
+//! Dynamic states ([`dynamic`]): a `keep-state` rule makes a state for the
+//! flows it matches, and their later packets, either direction, take its
+//! action at the first `check-state` or `keep-state` rule; the states
+//! expire in the packets' own time ([`Classifier::classify_at`]).
+//! `layer2` is a property of the emulation ([`Context::layer2`]).
+//!
 //! A frame field the packet lacks (no IP header, a truncated transport
 //! header, no Ethernet addresses) fails every condition on it, negated or
 //! not; so a truncated or non-IP frame matches only rules that need no
@@ -34,13 +40,15 @@
 #![warn(missing_docs)]
 
 pub mod answer;
+pub mod dynamic;
 pub mod frame;
 mod matcher;
 pub mod table;
 
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};
+use pipelab_engine::time::Instant;
 use pipelab_engine::FlowKey;
-use pipelab_lang::{Action, RuleSpec, Table};
+use pipelab_lang::{Action, RuleSpec, Table, TableId};
 use rand::Rng;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -134,14 +142,19 @@ impl PacketView {
 pub struct Context {
     /// The emulating host's addresses, for `me`.
     pub me: Vec<IpAddr>,
-    /// Lookup tables by number (a `Config`'s `tables`). A rule naming a
-    /// missing table finds nothing in it.
-    pub tables: BTreeMap<u32, Table>,
+    /// Lookup tables by number or name (a `Config`'s `tables`). A rule
+    /// naming a missing table finds nothing in it.
+    pub tables: BTreeMap<TableId, Table>,
     /// Interface name → the id in [`PacketView::in_if`]/[`PacketView::out_if`].
     /// A rule naming an unknown interface never sees it.
     pub ifaces: BTreeMap<String, u32>,
     /// User name → uid, for `uid NAME`. An unknown name matches no packet.
     pub users: BTreeMap<String, u32>,
+    /// The emulation sees frames at layer 2 (bridge mode): `layer2` rules
+    /// match, `not layer2` rules do not. Elsewhere packets are seen at
+    /// layer 3 and it is the other way round (ipfw's two passes, of
+    /// which a pipelab emulation has one).
+    pub layer2: bool,
 }
 
 /// The classifier's verdict on a packet.
@@ -192,6 +205,10 @@ struct CompiledRule {
     streams: BTreeMap<u64, StageRng>,
     /// For `skipto N`: index of the first rule numbered `>= N`.
     skip_to: usize,
+    /// `keep-state :NAME`: the flow name's index.
+    keep_flow: Option<u32>,
+    /// `check-state :NAME`: the flow name's index, `None` for `:any`.
+    check_flow: Option<u32>,
 }
 
 /// Compiled rules plus their state.
@@ -210,6 +227,21 @@ pub struct Classifier {
     counters: Vec<RuleCounters>,
     /// Rule numbers in evaluation order, for `skipto tablearg`.
     numbers: Vec<u32>,
+    /// The dynamic states of `keep-state` rules.
+    states: dynamic::States,
+    /// State flow names by index; index 0 is ipfw's `default`.
+    flow_names: Vec<String>,
+    /// Packets denied because the state table was full.
+    state_full: u64,
+}
+
+/// The index of flow name `name` (`None`: `default`) in `names`.
+fn flow_index(names: &[String], name: Option<&str>) -> u32 {
+    let name = name.unwrap_or("default");
+    names
+        .iter()
+        .position(|n| n == name)
+        .map_or(dynamic::DEFAULT_FLOW, |i| i as u32)
 }
 
 impl Classifier {
@@ -238,10 +270,10 @@ impl Classifier {
         ctx: &Context,
         seed: u64,
     ) -> Classifier {
-        let tables: BTreeMap<u32, Arc<LpmTable>> = ctx
+        let tables: BTreeMap<TableId, Arc<LpmTable>> = ctx
             .tables
             .iter()
-            .map(|(n, t)| (*n, Arc::new(LpmTable::new(t))))
+            .map(|(n, t)| (n.clone(), Arc::new(LpmTable::new(t))))
             .collect();
         let env = matcher::Env {
             ctx,
@@ -254,6 +286,18 @@ impl Classifier {
         default.number = Some(DEFAULT_RULE);
         list.push((DEFAULT_RULE, default));
         let numbers: Vec<u32> = list.iter().map(|(n, _)| *n).collect();
+        // Flow names: `default` first, then the others in name order.
+        let mut names: Vec<String> = list
+            .iter()
+            .filter_map(|(_, r)| match r.action {
+                Action::CheckState => r.state_flow.clone(),
+                _ => r.keep_state().flatten().map(str::to_string),
+            })
+            .filter(|n| n != "any" && n != "default")
+            .collect();
+        names.sort();
+        names.dedup();
+        names.insert(0, "default".to_string());
         let rules: Vec<CompiledRule> = list
             .into_iter()
             .map(|(number, spec)| {
@@ -270,6 +314,11 @@ impl Classifier {
                     rng: stage_rng(seed, StageKind::Rule, number as u64),
                     streams: BTreeMap::new(),
                     skip_to,
+                    keep_flow: spec.keep_state().map(|n| flow_index(&names, n)),
+                    check_flow: match spec.state_flow.as_deref() {
+                        Some("any") => None,
+                        n => Some(flow_index(&names, n)),
+                    },
                     spec,
                 }
             })
@@ -280,6 +329,9 @@ impl Classifier {
             rules,
             counters,
             numbers,
+            states: dynamic::States::default(),
+            flow_names: names,
+            state_full: 0,
         }
     }
 
@@ -309,11 +361,54 @@ impl Classifier {
     /// [`Classifier::classify`] in context `ctx` ([`Classifier::port_context`],
     /// [`Classifier::reinjection_context`]): `prob` rules draw from the
     /// context's own stream, seeded from `(seed, rule number, ctx)`
-    /// (context 0's from `(seed, rule number)`).
+    /// (context 0's from `(seed, rule number)`). Dynamic states are
+    /// judged at instant 0 ([`Classifier::classify_at`]).
     pub fn classify_in(&mut self, pkt: &PacketView, start: usize, ctx: u64) -> Match {
+        self.classify_at(pkt, start, ctx, Instant::ZERO)
+    }
+
+    /// [`Classifier::classify_in`] for a packet seen at `now` (its arrival
+    /// instant, in the driver's time): the instant dynamic states are
+    /// made, refreshed and expired at.
+    ///
+    /// States are consulted and made for packets entering the rules
+    /// (`start` 0); a packet reinjected after a pipe (`one_pass 0`) passes
+    /// `check-state` rules, and `keep-state` rules match it as plain rules,
+    /// so a state never sends a packet back to a rule before the one it
+    /// resumes after, and every partition of a virtual-time run (which
+    /// reinjects in its own classifier) sees the same states.
+    pub fn classify_at(&mut self, pkt: &PacketView, start: usize, ctx: u64, now: Instant) -> Match {
         let mut i = start;
         let seed = self.seed;
+        // ipfw looks the dynamic table up once per packet, at the first
+        // check-state or keep-state rule.
+        let mut looked = start != 0;
         while let Some(r) = self.rules.get_mut(i) {
+            let stateful = r.spec.action == Action::CheckState || r.keep_flow.is_some();
+            if stateful && !looked {
+                looked = true;
+                let flow = match r.keep_flow {
+                    Some(f) => Some(f),
+                    None => r.check_flow,
+                };
+                if let Some(s) = self.states.lookup(pkt, flow, now) {
+                    // The rule that made the state acts, body skipped.
+                    match self.act(pkt, s.rule, s.arg) {
+                        Ok(m) => return m,
+                        Err(next) => {
+                            i = next;
+                            continue;
+                        }
+                    }
+                }
+            }
+            let Some(r) = self.rules.get_mut(i) else {
+                break;
+            };
+            if r.spec.action == Action::CheckState {
+                i += 1;
+                continue;
+            }
             let Some(arg) = r.matcher.matches_arg(pkt) else {
                 i += 1;
                 continue;
@@ -334,36 +429,25 @@ impl Classifier {
                     continue;
                 }
             }
-            if let Some(c) = self.counters.get_mut(i) {
-                c.packets += 1;
-                c.bytes += pkt.len as u64;
+            if let (Some(flow), true) = (r.keep_flow, start == 0) {
+                let number = r.number;
+                if self.states.insert(pkt, flow, i, number, arg, now).is_err() {
+                    // ipfw denies a packet whose state it cannot make.
+                    self.state_full += 1;
+                    if let Some(c) = self.counters.get_mut(i) {
+                        c.packets += 1;
+                        c.bytes += pkt.len as u64;
+                    }
+                    return Match {
+                        decision: Decision::Deny,
+                        rule: i,
+                    };
+                }
             }
-            let decision = match r.spec.action {
-                Action::Allow => Decision::Allow,
-                Action::Deny => Decision::Deny,
-                Action::Reset => Decision::Answer(Answer::Reset),
-                Action::Unreach(c) => Decision::Answer(Answer::Unreach(c)),
-                Action::Pipe(n) => Decision::Pipe(n),
-                Action::Queue(n) => Decision::Queue(n),
-                Action::Count => {
-                    i += 1;
-                    continue;
-                }
-                Action::Skipto(_) => {
-                    // skipto targets are always later rules (the parser
-                    // checks N > own number), so this terminates.
-                    i = r.skip_to.max(i + 1);
-                    continue;
-                }
-                Action::PipeTablearg => Decision::Pipe(arg),
-                Action::SkiptoTablearg => {
-                    // A value not after this rule continues with the next
-                    // one, so the walk always moves forward and ends.
-                    i = self.numbers.partition_point(|&m| m < arg).max(i + 1);
-                    continue;
-                }
-            };
-            return Match { decision, rule: i };
+            match self.act(pkt, i, arg) {
+                Ok(m) => return m,
+                Err(next) => i = next,
+            }
         }
         // Unreachable while the default rule is last; allow, as it would.
         Match {
@@ -372,12 +456,56 @@ impl Classifier {
         }
     }
 
+    /// Rule `i` matched `pkt` with `tablearg` `arg`: count it and take its
+    /// action. `Err(next)`: go on at rule index `next` (`count`, `skipto`),
+    /// always after `i`.
+    fn act(&mut self, pkt: &PacketView, i: usize, arg: u32) -> Result<Match, usize> {
+        let Some(r) = self.rules.get(i) else {
+            return Err(i + 1);
+        };
+        if let Some(c) = self.counters.get_mut(i) {
+            c.packets += 1;
+            c.bytes += pkt.len as u64;
+        }
+        let decision = match r.spec.action {
+            Action::Allow => Decision::Allow,
+            Action::Deny => Decision::Deny,
+            Action::Reset => Decision::Answer(Answer::Reset),
+            Action::Unreach(c) => Decision::Answer(Answer::Unreach(c)),
+            Action::Pipe(n) => Decision::Pipe(n),
+            Action::Queue(n) => Decision::Queue(n),
+            Action::Count | Action::CheckState => return Err(i + 1),
+            // skipto targets are always later rules (the parser checks
+            // N > own number), so the walk moves forward and ends.
+            Action::Skipto(_) => return Err(r.skip_to.max(i + 1)),
+            Action::PipeTablearg => Decision::Pipe(arg),
+            // A value not after this rule continues with the next one.
+            Action::SkiptoTablearg => {
+                return Err(self.numbers.partition_point(|&m| m < arg).max(i + 1))
+            }
+        };
+        Ok(Match { decision, rule: i })
+    }
+
+    /// Dynamic states held (expired ones not yet reclaimed included).
+    pub fn dynamic_states(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Packets denied because the state table held [`dynamic::DYN_MAX`]
+    /// live states.
+    pub fn state_table_full(&self) -> u64 {
+        self.state_full
+    }
+
     /// Take over the state of `old`'s rules that this classifier has
     /// unchanged (same number, same text): their counters and their `prob`
     /// streams, so that reconfiguring a running emulation neither resets
     /// the counters of the rules it did not touch nor replays their draws.
     /// Both lists are in number order, so this is one merge.
     pub fn inherit(&mut self, old: &Classifier) {
+        // Rule number → index here, of the rules that stand unchanged.
+        let mut kept: BTreeMap<u32, usize> = BTreeMap::new();
         let mut j = 0;
         for (i, r) in self.rules.iter_mut().enumerate() {
             while old.rules.get(j).is_some_and(|o| o.number < r.number) {
@@ -385,6 +513,7 @@ impl Classifier {
             }
             let Some(o) = old.rules.get(j) else { break };
             if o.number == r.number && o.spec == r.spec {
+                kept.insert(r.number, i);
                 r.rng = o.rng.clone();
                 r.streams = o.streams.clone();
                 if let (Some(c), Some(oc)) = (self.counters.get_mut(i), old.counters.get(j)) {
@@ -392,6 +521,17 @@ impl Classifier {
                 }
             }
         }
+        // Dynamic states whose rule stands unchanged go on, under their
+        // flow name's new index (ipfw keeps the states of rules it keeps).
+        let names = &self.flow_names;
+        self.states = old.states.carried(
+            |s| kept.get(&s.number).copied(),
+            |f| {
+                let name = old.flow_names.get(f as usize)?;
+                names.iter().position(|n| n == name).map(|i| i as u32)
+            },
+        );
+        self.state_full = old.state_full;
     }
 
     /// True if some rule may send a packet to a pipe or a flow queue.

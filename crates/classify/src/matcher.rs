@@ -11,7 +11,7 @@ use crate::table::LpmTable;
 use crate::{Context, Direction, PacketView};
 use pipelab_lang::{
     AddrMatch, Endpoint, IpNet, MacMatch, NumRange, OptionKind, PortRange, Proto, RuleSpec,
-    TcpFlags, UserMatch,
+    TableId, TcpFlags, UserMatch,
 };
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// What compiling needs: names and tables resolved.
 pub(crate) struct Env<'a> {
     pub(crate) ctx: &'a Context,
-    pub(crate) tables: &'a BTreeMap<u32, Arc<LpmTable>>,
+    pub(crate) tables: &'a BTreeMap<TableId, Arc<LpmTable>>,
 }
 
 /// A set of addresses.
@@ -213,6 +213,9 @@ enum Cond {
     Dscp(u64),
     /// The uid, `None` if the user name is unknown (never matches).
     Uid(Option<u32>),
+    /// A property of the whole emulation (`layer2`: whether it sees frames
+    /// at layer 2), decided when the rule is compiled.
+    Fixed(bool),
 }
 
 /// The compiled conditions of one rule.
@@ -270,6 +273,9 @@ impl Matcher {
         let conds = spec
             .options
             .iter()
+            // `keep-state` is an instruction to the classifier, not a
+            // condition.
+            .filter(|o| !matches!(o.kind, OptionKind::KeepState(_)))
             .map(|o| {
                 let c = match &o.kind {
                     OptionKind::In => Cond::Dir(Direction::In),
@@ -292,6 +298,8 @@ impl Matcher {
                     }
                     OptionKind::Uid(UserMatch::Id(n)) => Cond::Uid(Some(*n)),
                     OptionKind::Uid(UserMatch::Name(s)) => Cond::Uid(env.ctx.users.get(s).copied()),
+                    OptionKind::Layer2 => Cond::Fixed(env.ctx.layer2),
+                    OptionKind::KeepState(_) => Cond::Fixed(true),
                 };
                 (o.not, c)
             })
@@ -393,6 +401,7 @@ impl Matcher {
                 Some((t.matches(pkt.tcp_flags?), None))
             }
             Cond::Uid(u) => Some((u.is_some() && pkt.uid == *u, None)),
+            Cond::Fixed(b) => Some((*b, None)),
         }
     }
 }

@@ -24,7 +24,14 @@ fn restart_after_kill9_shows_the_same_configuration() {
         &mut c,
         "pipe 3 config bw 640Kbit/s delay 30ms\nadd 100 pipe 3 ip from any to any\n\
          table 1 add 10.0.0.0/8 3\nadd 200 pipe tablearg ip from table(1) to any\n\
-         pipe 4 config delay 5ms 1ms queue 20 plr 0.01",
+         pipe 4 config delay 5ms 1ms queue 20 plr 0.01\n\
+         table T1 create type addr\ntable T1 add 192.168.0.0/27 4\n\
+         add 300 pipe tablearg ip from table(T1) to any",
+    );
+    // A named table answers by name, as a numbered one does.
+    assert_eq!(
+        ok(&mut c, "table T1 list"),
+        "table T1 create\ntable T1 add 192.168.0.0/27 4\n"
     );
     let nc = c
         .request(
@@ -293,7 +300,8 @@ fn hostile_requests_are_refused_and_change_nothing() {
         commands.push(format!("pipe 1 config plr {v}p"));
         commands.push(format!("add {v} pipe 1"));
         commands.push(format!("pipe {v}z config"));
-        commands.push(format!("table {v}t add 10.0.0.0/8"));
+        // A name with a slash is no table (names are A-Z a-z 0-9 _ - .).
+        commands.push(format!("table {v}/t add 10.0.0.0/8"));
         // A valid line before a bad one: nothing of the batch applies.
         commands.push(format!(
             "pipe 2 config delay 1ms\nadd 300 pipe 2\npipe 1 config delay {v}x"

@@ -219,8 +219,8 @@ const TEXT: &[(&str, &[u8], Outcome)] = &[
     ),
     (
         "an unknown table command",
-        b"table 1 destroy\n",
-        Rejected(2, "error: unknown table command 'destroy'\n --> FILE:1:9"),
+        b"table 1 frobnicate\n",
+        Rejected(2, "error: unknown table command 'frobnicate'\n --> FILE:1:9"),
     ),
     (
         "an unknown set variable",

@@ -105,6 +105,7 @@ impl Block {
             && self.cfg.scheds.is_empty()
             && self.cfg.queues.is_empty()
             && self.cfg.tables.is_empty()
+            && self.cfg.created_tables.is_empty()
             && self.net.is_empty()
     }
 }
@@ -202,7 +203,9 @@ fn user_refusal(cmd: &Command, uid: u32) -> Option<String> {
         Command::TableAdd { .. }
         | Command::TableDelete { .. }
         | Command::TableFlush { .. }
-        | Command::TableList { .. } => root_only("lookup tables"),
+        | Command::TableList { .. }
+        | Command::TableCreate { .. }
+        | Command::TableDestroy { .. } => root_only("lookup tables"),
         Command::SetOnePass(_) => root_only("'set one_pass' and other global switches"),
         Command::PipeConfig { id, spec } => {
             if *id > BLOCK {

@@ -78,6 +78,7 @@ impl Compiled {
             tables: spec.tables.clone(),
             ifaces: spec.env.ifaces.clone(),
             users: spec.env.users.clone(),
+            layer2: spec.env.layer2,
         };
         let classifier =
             Classifier::with_context(spec.rules.iter().map(|(n, r)| (*n, r)), &ctx, seed);

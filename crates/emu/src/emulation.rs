@@ -786,7 +786,8 @@ impl Emulation {
         passes: u64,
         ctx: u64,
     ) -> Admission {
-        let m = self.classifier.classify_in(view, start, ctx);
+        // A packet is judged at its arrival (dynamic states' time).
+        let m = self.classifier.classify_at(view, start, ctx, pkt.born);
         match m.decision {
             Decision::Allow => self.after_rules(pkt),
             Decision::Deny => {

@@ -17,7 +17,7 @@ use pipelab_classify::Direction;
 use pipelab_engine::mask::FlowMask;
 use pipelab_engine::sched::{FlowSpec, SchedConfig};
 use pipelab_engine::PipeConfig;
-use pipelab_lang::{RuleSpec, Table};
+use pipelab_lang::{RuleSpec, Table, TableId};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -214,6 +214,10 @@ pub struct Env {
     pub ifaces: BTreeMap<String, u32>,
     /// User names → uids (`uid NAME`).
     pub users: BTreeMap<String, u32>,
+    /// Frames are seen at layer 2 (bridge mode): rules with `layer2`
+    /// match, rules with `not layer2` do not; elsewhere the other way
+    /// round.
+    pub layer2: bool,
 }
 
 /// An emulation, whole. See the module documentation.
@@ -225,8 +229,8 @@ pub struct Spec {
     pub queues: BTreeMap<u32, QueueDef>,
     /// Rules by number (the default rule 65535 is implicit).
     pub rules: BTreeMap<u32, RuleSpec>,
-    /// Lookup tables by number.
-    pub tables: BTreeMap<u32, Table>,
+    /// Lookup tables by number or name.
+    pub tables: BTreeMap<TableId, Table>,
     /// `set one_pass`: false reinjects a packet leaving a pipe into the
     /// rules after the rule that sent it.
     pub one_pass: bool,
@@ -266,7 +270,7 @@ impl Spec {
         self.rules
             .extend(config.rules.iter().map(|(n, r)| (*n, r.clone())));
         self.tables
-            .extend(config.tables.iter().map(|(n, t)| (*n, t.clone())));
+            .extend(config.tables.iter().map(|(n, t)| (n.clone(), t.clone())));
         self.one_pass = config.one_pass;
         self.env.me.extend(config.env.me.iter().copied());
         self.env

@@ -514,3 +514,26 @@ fn a_down_pipe_black_holes_its_window_then_passes_again() {
     assert!(r.emu.set_pipe_down(1, None));
     assert_eq!(r.emu.pipe_down(1), None);
 }
+
+/// Pass proves `layer2` follows where the emulation sees its packets: at
+/// layer 2 (bridge mode, `Env::layer2`) a `layer2` rule matches and a
+/// `not layer2` rule does not; at layer 3 (sim, shell, host, attach,
+/// topologies) the other way round; a rule without the word matches at
+/// both.
+#[test]
+fn layer2_rules_match_where_frames_are_seen_at_layer_2() {
+    for at_l2 in [false, true] {
+        for (rule, dropped) in [("layer2", at_l2), ("not layer2", !at_l2), ("", true)] {
+            let mut s = spec(&format!("add 100 deny ip from any to any {rule}\n"));
+            s.env.layer2 = at_l2;
+            let mut r = Run::new(Compiled::new(s, 1).expect("compiles"));
+            let got = r.offer(ms(0), udp(1, 5001), 0);
+            let want = if dropped {
+                Ingress::Dropped(Reason::Rule)
+            } else {
+                Ingress::Out(0)
+            };
+            assert_eq!(got, want, "'{rule}' at layer {}", if at_l2 { 2 } else { 3 });
+        }
+    }
+}

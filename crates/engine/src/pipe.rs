@@ -753,8 +753,16 @@ impl Pipe {
                 let s = pool.get(i);
                 (s.qslot, s.pkt.len, s.arrival)
             };
+            // fq_codel's or fq_pie's `ecn` marked it instead of dropping.
+            let marked = sq.s.take_mark();
+            if marked {
+                self.stats.ecn_marks += 1;
+            }
             if let Some(info) = sq.slots.get_mut(slot as usize) {
                 let st = &mut info.stats;
+                if marked {
+                    st.ecn_marks += 1;
+                }
                 st.backlog = st.backlog.saturating_sub(1);
                 st.backlog_bytes = st.backlog_bytes.saturating_sub(len as u64);
                 st.served += 1;

@@ -133,10 +133,12 @@ pub enum Command {
     /// classifier (1, ipfw's default) or is reinjected after its rule (0).
     SetOnePass(bool),
     /// `table N add CIDR [VALUE]`: adds an entry to lookup table `N`
-    /// (`0..=65535`); the value (default 0) is what `tablearg` takes.
+    /// (`0..=65535`, or a name); the value (default 0) is what `tablearg`
+    /// takes. A table that does not exist is created (ipfw's compatible
+    /// creation).
     TableAdd {
-        /// Table number.
-        table: u32,
+        /// The table.
+        table: TableId,
         /// The address or network.
         net: IpNet,
         /// The value, as written (`None` means 0).
@@ -144,20 +146,35 @@ pub enum Command {
     },
     /// `table N delete CIDR`.
     TableDelete {
-        /// Table number.
-        table: u32,
+        /// The table.
+        table: TableId,
         /// The entry's address or network.
         net: IpNet,
     },
-    /// `table N flush`, or `table all flush` (`None`).
+    /// `table N flush`, or `table all flush` (`None`): removes the
+    /// entries (a table made by `create` stays, empty).
     TableFlush {
         /// One table, or all of them.
-        table: Option<u32>,
+        table: Option<TableId>,
     },
     /// `table N list`, or `table all list` (`None`).
     TableList {
         /// One table, or all of them.
-        table: Option<u32>,
+        table: Option<TableId>,
+    },
+    /// `table NAME create [type addr]` (ipfw): creates an empty table,
+    /// which stays when its last entry is deleted. Address tables only.
+    TableCreate {
+        /// The table.
+        table: TableId,
+        /// `type addr` was written (the default; printed back as written).
+        typed: bool,
+    },
+    /// `table NAME destroy` (ipfw): removes the table, entries and all;
+    /// refused while a rule looks it up.
+    TableDestroy {
+        /// The table.
+        table: TableId,
     },
 }
 
@@ -1683,9 +1700,13 @@ pub struct SchedSpec {
     /// scheduler serves, which is pipe `N` (a scheduler takes its pipe's
     /// number); kept to print back as written.
     pub pipe: Option<u32>,
-    /// `noecn` (ipfw's fq_codel/fq_pie word): drop, do not mark. `ecn` is
-    /// refused (the schedulers' own AQM drops).
+    /// `noecn` (ipfw's fq_codel/fq_pie word): drop, do not mark (the
+    /// default).
     pub noecn: bool,
+    /// `ecn` (ipfw's fq_codel/fq_pie word): the flow queues' CoDel or PIE
+    /// marks ECN-capable packets CE instead of dropping them (RFC 8290
+    /// §4.1, RFC 8033 §5.1).
+    pub ecn: bool,
 }
 
 impl SchedSpec {
@@ -1695,6 +1716,8 @@ impl SchedSpec {
             quantum: self.quantum,
             target: self.target,
             interval: self.interval,
+            // `noecn` is the default: it changes nothing, for any type.
+            ecn: self.ecn.then_some(true),
         }
     }
 
@@ -1732,6 +1755,9 @@ impl fmt::Display for SchedSpec {
         }
         if self.noecn {
             words.push("noecn".into());
+        }
+        if self.ecn {
+            words.push("ecn".into());
         }
         f.write_str(&words.join(" "))
     }
@@ -1879,6 +1905,11 @@ pub enum Action {
     /// and answer with an ICMP unreachable of that code (0..=255). The
     /// classifier drops it (a rule drop); the answer is the live modes'.
     Unreach(u8),
+    /// `check-state [:NAME|:any]` (ipfw): a packet of a flow a `keep-state`
+    /// rule saw (either direction) takes that rule's action; others go on
+    /// with the next rule. The rule has no body; its flow name is
+    /// [`RuleSpec::state_flow`].
+    CheckState,
 }
 
 /// ipfw's names of the ICMP unreachable codes, by code (ipfw(8),
@@ -1925,6 +1956,7 @@ impl fmt::Display for Action {
                 Some(name) => write!(f, "unreach {name}"),
                 None => write!(f, "unreach {c}"),
             },
+            Action::CheckState => f.write_str("check-state"),
         }
     }
 }
@@ -2070,8 +2102,8 @@ pub enum AddrMatch {
     /// (longest prefix match), whose value is `VALUE` if given. A matching
     /// lookup sets the rule's `tablearg`.
     Table {
-        /// Table number, `0..=65535`.
-        table: u32,
+        /// The table, a number `0..=65535` or a name.
+        table: TableId,
         /// The value the entry must have, if given.
         value: Option<u32>,
     },
@@ -2191,6 +2223,46 @@ impl fmt::Display for Endpoint {
 
 /// The largest lookup table number (`table(N)`, `table N add ...`).
 pub const MAX_TABLE: u32 = 65_535;
+
+/// The longest table or state flow name (ipfw's object names: at most 63
+/// characters).
+pub const MAX_NAME_LEN: usize = 63;
+
+/// Is `s` a valid ipfw object name (a table's, a state flow's): 1 to 63 of
+/// `A-Z a-z 0-9 _ - .` (ipfw's `ipfw_check_object_name`)?
+pub fn is_object_name(s: &str) -> bool {
+    (1..=MAX_NAME_LEN).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// A lookup table: a number (`table 1 add ...`, `table(1)`) or a name
+/// (ipfw's `table T1 create`, `table(T1)`). Since FreeBSD 10 ipfw keeps
+/// every table by name and a number is a name of digits, so both are the
+/// same object: the same commands apply to both, and the classifier looks
+/// both up the same way. A word of digits only is a number.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TableId {
+    /// `0..=65535`.
+    Number(u32),
+    /// An ipfw object name that is not all digits ([`is_object_name`]).
+    Name(String),
+}
+
+impl From<u32> for TableId {
+    fn from(n: u32) -> TableId {
+        TableId::Number(n)
+    }
+}
+
+impl fmt::Display for TableId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableId::Number(n) => write!(f, "{n}"),
+            TableId::Name(s) => f.write_str(s),
+        }
+    }
+}
 
 /// An inclusive range of numbers, `lo <= hi`, for the options that take
 /// lists of values or ranges (`mac-type`, `iplen`, `dscp`, `uid`). Each
@@ -2419,13 +2491,39 @@ pub enum OptionKind {
     /// `uid USER`: sent or received by a socket of this user (where the
     /// runner knows the owning socket).
     Uid(UserMatch),
+    /// `keep-state [:NAME]` (ipfw): a packet the rule matches creates a
+    /// dynamic state for its flow (both directions), under flow name
+    /// `NAME` (`None`: ipfw's `default`); later packets of the flow take
+    /// the rule's action at the first `check-state` or `keep-state` rule.
+    /// Not negatable.
+    KeepState(Option<String>),
+    /// `layer2` (ipfw): the packet was seen at layer 2 (pipelab's bridge
+    /// mode; ipfw's `ether_demux`/`ether_output` pass). `not layer2`: seen
+    /// at layer 3 (every other mode).
+    Layer2,
 }
 
 impl OptionKind {
     /// The option words the parser implements.
     pub const WORDS: &'static [&'static str] = &[
-        "in", "out", "proto", "src-ip", "dst-ip", "src-port", "dst-port", "via", "recv", "xmit",
-        "mac", "mac-type", "iplen", "tcpflags", "dscp", "uid",
+        "in",
+        "out",
+        "proto",
+        "src-ip",
+        "dst-ip",
+        "src-port",
+        "dst-port",
+        "via",
+        "recv",
+        "xmit",
+        "mac",
+        "mac-type",
+        "iplen",
+        "tcpflags",
+        "dscp",
+        "uid",
+        "keep-state",
+        "layer2",
     ];
 }
 
@@ -2469,6 +2567,9 @@ impl fmt::Display for OptionKind {
                 Ok(())
             }
             OptionKind::Uid(u) => write!(f, "uid {u}"),
+            OptionKind::KeepState(None) => f.write_str("keep-state"),
+            OptionKind::KeepState(Some(n)) => write!(f, "keep-state :{n}"),
+            OptionKind::Layer2 => f.write_str("layer2"),
         }
     }
 }
@@ -2498,6 +2599,9 @@ pub struct RuleSpec {
     pub dst: Endpoint,
     /// Further conditions, all of which must match, in the order written.
     pub options: Vec<RuleOption>,
+    /// `check-state :NAME`: the flow name whose states the rule checks
+    /// (`None`: ipfw's `default`; `Some("any")`: every name).
+    pub state_flow: Option<String>,
 }
 
 impl RuleSpec {
@@ -2512,7 +2616,17 @@ impl RuleSpec {
             src: Endpoint::any(),
             dst: Endpoint::any(),
             options: Vec::new(),
+            state_flow: None,
         }
+    }
+
+    /// The flow name of the rule's `keep-state`, if it has one (`Some(None)`
+    /// for the default name).
+    pub fn keep_state(&self) -> Option<Option<&str>> {
+        self.options.iter().find_map(|o| match &o.kind {
+            OptionKind::KeepState(n) => Some(n.as_deref()),
+            _ => None,
+        })
     }
 }
 
@@ -2527,6 +2641,16 @@ impl fmt::Display for RuleSpec {
             write!(f, "prob {p} ")?;
         }
         write!(f, "{}", self.action)?;
+        if self.action == Action::CheckState {
+            // ipfw's check-state has no body.
+            if let Some(n) = &self.state_flow {
+                write!(f, " :{n}")?;
+            }
+            if self.log {
+                f.write_str(" log")?;
+            }
+            return Ok(());
+        }
         if self.log {
             f.write_str(" log")?;
         }
@@ -2586,6 +2710,14 @@ impl fmt::Display for Command {
             Command::TableFlush { table: None } => f.write_str("table all flush"),
             Command::TableList { table: Some(t) } => write!(f, "table {t} list"),
             Command::TableList { table: None } => f.write_str("table all list"),
+            Command::TableCreate { table, typed } => {
+                write!(f, "table {table} create")?;
+                if *typed {
+                    f.write_str(" type addr")?;
+                }
+                Ok(())
+            }
+            Command::TableDestroy { table } => write!(f, "table {table} destroy"),
         }
     }
 }

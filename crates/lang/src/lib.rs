@@ -56,8 +56,8 @@ pub mod units;
 pub use ast::{AccountingSpec, AqmSpec, L2Spec, OverheadSpec, PieSpec, RedSpec};
 pub use ast::{
     Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, MacMatch,
-    NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
-    UserMatch,
+    NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TableId,
+    TcpFlags, UserMatch,
 };
 pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
 pub use error::{render_all, ParseError, SourceLines, Spanned, MAX_RENDERED_ERRORS};

@@ -27,31 +27,37 @@
 //! sched N config [type T] [quantum BYTES] [target DUR] [interval DUR]
 //!     T = a name of the engine's scheduler registry (fifo, rr, drr, wf2q+,
 //!     qfq, prio, fq_codel, fq_pie); target/interval where T takes them
-//!     [pipe N] (ipfw: the pipe served, N itself) [noecn]
+//!     [pipe N] (ipfw: the pipe served, N itself) [ecn|noecn] (fq_codel,
+//!     fq_pie: mark ECN-capable packets instead of dropping them)
 //! sched N delete
 //! queue N config [weight W] sched S|pipe P [queue N|SIZE]
 //!     [red ..|gred ..|codel ..|pie ..] [mask MASK...] [buckets N]
 //! queue N delete
 //! add [N] [prob P] ACTION [prob P] [log] [[PROTO] from SRC to DST] [OPTION...]
+//! add [N] check-state [:FLOW|:any] [log]          (no body)
 //!     ACTION  = allow|accept|pass|permit | deny|drop | count
-//!             | skipto N | pipe N | queue N
+//!             | skipto N | pipe N | queue N | reset | unreach CODE
 //!             | pipe tablearg | skipto tablearg   (the rule needs a table(N))
 //!     PROTO   = ip|all | ip4 | ip6 | tcp | udp | icmp | 0..255
 //!     SRC,DST = [not] ADDR [PORTS]
-//!     ADDR    = any | me | ADDR[/LEN] | {ADDR[/LEN],...} | table(N[,VALUE])
+//!     ADDR    = any | me | ADDR[/LEN] | {ADDR[/LEN],...} | table(T[,VALUE])
 //!     PORTS   = PORT|LO-HI [,PORT|LO-HI ...]
 //!     OPTION  = [not] (in | out | proto PROTO | src-ip ADDR | dst-ip ADDR
 //!                      | src-port PORTS | dst-port PORTS
 //!                      | via IFACE | recv IFACE | xmit IFACE
 //!                      | mac DST SRC | mac-type T[,T..] | iplen N[,N..]
-//!                      | tcpflags [!]FLAG[,..] | dscp D[,D..] | uid USER)
+//!                      | tcpflags [!]FLAG[,..] | dscp D[,D..] | uid USER
+//!                      | layer2) | keep-state [:FLOW]
 //!     MAC     = any | aa:bb:cc:dd:ee:ff      T = 0x88b5 | 2048 | A-B | ip|ipv6|arp|vlan
 //!     N       = 40 | 0-100                   FLAG = fin|syn|rst|psh|ack|urg|ece|cwr
 //!     D       = 0..63 | be | ef | va | cs0..cs7 | af11..af43
 //!     USER    = a number, or a name (resolved by the runner)
 //! delete N [N...] | flush | list | show | set one_pass 0|1
-//! table N add ADDR[/LEN] [VALUE] | table N delete ADDR[/LEN]
-//! table N|all flush | table N|all list
+//!     T, FLOW = a number 0..65535 (tables), or a name of 1..63 of
+//!               A-Z a-z 0-9 _ - . (not all digits, not 'all')
+//! table T add ADDR[/LEN] [VALUE] | table T delete ADDR[/LEN]
+//! table T create [type addr] | table T destroy
+//! table T|all flush | table T|all list
 //! ```
 //!
 //! Values are checked as they are read (units, ranges, prefix lengths), and
@@ -67,8 +73,8 @@ use std::net::IpAddr;
 use crate::ast::{AccountingSpec, AqmSpec, L2Spec, OverheadSpec, PieSpec, RedSpec};
 use crate::ast::{
     Action, AddrMatch, Chance, Command, DistSpec, Endpoint, IpNet, Jitter, LossSpec, MacMatch,
-    NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TcpFlags,
-    UserMatch, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
+    NumRange, OptionKind, PipeSpec, PortRange, Proto, ReorderSpec, RuleOption, RuleSpec, TableId,
+    TcpFlags, UserMatch, DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
 use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
 use crate::ast::{NetemRate, SlotDelaySpec, SlotSpec};
@@ -88,26 +94,8 @@ const LATER_COMMANDS: &[&str] = &["nat", "zero", "resetlog", "enable", "disable"
 
 /// ipfw actions that pipelab does not support yet.
 const LATER_ACTIONS: &[&str] = &[
-    "unreach6",
-    "reset6",
-    "fwd",
-    "forward",
-    "divert",
-    "tee",
-    "nat",
-    "check-state",
-    "netgraph",
-    "ngtee",
-    "setfib",
-    "setdscp",
-    "call",
-    "return",
-    "tag",
-    "untag",
-    "altq",
-    "reass",
-    "abort",
-    "abort6",
+    "unreach6", "reset6", "fwd", "forward", "divert", "tee", "nat", "netgraph", "ngtee", "setfib",
+    "setdscp", "call", "return", "tag", "untag", "altq", "reass", "abort", "abort6",
 ];
 
 /// ipfw rule options that pipelab does not support yet.
@@ -128,7 +116,6 @@ const LATER_OPTIONS: &[&str] = &[
     "jail",
     "table",
     "lookup",
-    "keep-state",
     "record-state",
     "limit",
     "established",
@@ -136,7 +123,6 @@ const LATER_OPTIONS: &[&str] = &[
     "frag",
     "icmptypes",
     "icmp6types",
-    "layer2",
     "antispoof",
     "verrevpath",
     "versrcreach",
@@ -1245,6 +1231,9 @@ impl<'t, 'a> Parser<'t, 'a> {
         }
         let action_tok = self.peek();
         rule.action = self.action()?;
+        if rule.action == Action::CheckState {
+            return self.check_state(rule);
+        }
         if let Some(t) = self.peek().filter(|t| t.is_word("tablearg")) {
             return Err(self.err_at(
                 t,
@@ -1281,6 +1270,81 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok(Command::Add(rule))
     }
 
+    /// The rest of `add [N] check-state [:FLOW|:any] [log]`: no body, no
+    /// options (ipfw: "check-state rules do not have a body").
+    fn check_state(&mut self, mut rule: RuleSpec) -> Result<Command, ParseError> {
+        if let Some(t) = self.peek().filter(|t| t.text.starts_with(':')) {
+            self.pos += 1;
+            rule.state_flow = self.flow_name(t, true)?;
+        }
+        if self.peek_is("log") {
+            self.pos += 1;
+            rule.log = true;
+        }
+        if let Some(t) = self.peek() {
+            return Err(self.err_at(
+                t,
+                format!("unexpected '{}': check-state has no body", t.text),
+                Some("write add N check-state [:FLOW] and match in the keep-state rule".into()),
+            ));
+        }
+        Ok(Command::Add(rule))
+    }
+
+    /// A state flow name `:NAME` (the word `tok`), `None` for ipfw's
+    /// `:default`; `:any` only where `any` is allowed (check-state).
+    fn flow_name(&self, tok: Token<'_>, any: bool) -> Result<Option<String>, ParseError> {
+        const HINT: &str = "a flow name is 1..63 of A-Z a-z 0-9 _ - ., e.g. keep-state :web";
+        let name = tok.text.get(1..).unwrap_or("");
+        if name.eq_ignore_ascii_case("default") {
+            return Ok(None);
+        }
+        if name.eq_ignore_ascii_case("any") {
+            if any {
+                return Ok(Some("any".into()));
+            }
+            return Err(self.err_at(
+                tok,
+                "':any' names every flow: it is for check-state",
+                Some("keep-state takes a name of its own, e.g. keep-state :web".into()),
+            ));
+        }
+        if !crate::ast::is_object_name(name) {
+            return Err(self.err_at(
+                tok,
+                format!("invalid flow name '{}'", tok.text),
+                Some(HINT.into()),
+            ));
+        }
+        Ok(Some(name.to_string()))
+    }
+
+    /// A table: digits are a number `0..=65535`, anything else an ipfw
+    /// object name; `what` says where, for errors.
+    fn table_id(&self, tok: Token<'_>, text: &str) -> Result<TableId, ParseError> {
+        if is_digits(text) {
+            return match text.parse::<u64>() {
+                Ok(n) if n <= MAX_TABLE as u64 => Ok(TableId::Number(n as u32)),
+                _ => Err(self.err_at(
+                    tok,
+                    format!("table number {text} is out of range 0..{MAX_TABLE}"),
+                    None,
+                )),
+            };
+        }
+        if text.eq_ignore_ascii_case("all") || !crate::ast::is_object_name(text) {
+            return Err(self.err_at(
+                tok,
+                format!("invalid table name '{text}'"),
+                Some(
+                    "a table is a number 0..65535 or a name of 1..63 of A-Z a-z 0-9 _ - . (not 'all')"
+                        .into(),
+                ),
+            ));
+        }
+        Ok(TableId::Name(text.to_string()))
+    }
+
     fn prob(&mut self) -> Result<crate::units::Probability, ParseError> {
         self.pos += 1;
         let v = self.expect_word("probability", Some("e.g. prob 0.2 or prob 20%"))?;
@@ -1289,7 +1353,7 @@ impl<'t, 'a> Parser<'t, 'a> {
 
     fn action(&mut self) -> Result<Action, ParseError> {
         const HINT: &str =
-            "actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE";
+            "actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE, check-state";
         let tok = self.expect_word("action", Some(HINT))?;
         let w = lower(&tok);
         Ok(match w.as_str() {
@@ -1308,6 +1372,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             "pipe" => Action::Pipe(self.target(tok, "pipe number", MIN_PIPE, MAX_PIPE)?),
             "queue" => Action::Queue(self.target(tok, "queue number", MIN_PIPE, MAX_PIPE)?),
             "reset" => Action::Reset,
+            "check-state" => Action::CheckState,
             "reject" => Action::Unreach(1),
             "unreach" => {
                 const CODES: &str = "a code 0..255 or net, host, protocol, port, needfrag, srcfail, net-unknown, host-unknown, isolated, net-prohib, host-prohib, tosnet, toshost, filter-prohib, host-precedence, precedence-cutoff";
@@ -1719,6 +1784,27 @@ impl<'t, 'a> Parser<'t, 'a> {
                     Self::dscp,
                 )?),
                 "uid" | "user" => OptionKind::Uid(self.user()?),
+                "layer2" => OptionKind::Layer2,
+                "keep-state" => {
+                    if not {
+                        return Err(self.err_at(
+                            tok,
+                            "'keep-state' cannot be negated",
+                            Some("keep-state is an instruction, not a condition".into()),
+                        ));
+                    }
+                    if rule.keep_state().is_some() {
+                        return Err(self.err_at(tok, "duplicate 'keep-state'", None));
+                    }
+                    let name = match self.peek().filter(|t| t.text.starts_with(':')) {
+                        Some(t) => {
+                            self.pos += 1;
+                            self.flow_name(t, false)?
+                        }
+                        None => None,
+                    };
+                    OptionKind::KeepState(name)
+                }
                 w if LATER_OPTIONS.contains(&w) => {
                     return Err(self.err_at(
                         tok,
@@ -1738,8 +1824,13 @@ impl<'t, 'a> Parser<'t, 'a> {
                         tok,
                         format!("unknown option '{}'", tok.text),
                         Some(format!(
-                            "options: {} (each may follow 'not')",
-                            OptionKind::WORDS.join(", ")
+                            "options: {} (each may follow 'not'), keep-state",
+                            OptionKind::WORDS
+                                .iter()
+                                .filter(|w| **w != "keep-state")
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )),
                     ))
                 }
@@ -1752,7 +1843,7 @@ impl<'t, 'a> Parser<'t, 'a> {
     /// `table(N)` or `table(N,VALUE)`, starting at the word `tok`; the
     /// lexer splits `table(1,5)` into `table(1`, `,`, `5)`.
     fn table_ref(&mut self, tok: Token<'a>) -> Result<AddrMatch, ParseError> {
-        const HINT: &str = "write table(N) or table(N,VALUE), e.g. table(1)";
+        const HINT: &str = "write table(T) or table(T,VALUE), e.g. table(1) or table(T1)";
         let inner = tok.text.get("table(".len()..).unwrap_or("");
         let bad = |p: &Self, t: Token<'_>| {
             p.err_at(
@@ -1776,26 +1867,10 @@ impl<'t, 'a> Parser<'t, 'a> {
         } else {
             return Err(bad(self, tok));
         };
-        if num.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            return Err(self.err_at(
-                tok,
-                format!("named tables ('{num}') are not supported yet"),
-                Some("number the table: table(1), filled with table 1 add ADDR VALUE".into()),
-            ));
-        }
-        if !is_digits(num) {
+        if !is_digits(num) && !crate::ast::is_object_name(num) {
             return Err(bad(self, tok));
         }
-        let table = match num.parse::<u64>() {
-            Ok(n) if n <= MAX_TABLE as u64 => n as u32,
-            _ => {
-                return Err(self.err_at(
-                    tok,
-                    format!("table number {num} is out of range 0..{MAX_TABLE}"),
-                    None,
-                ))
-            }
-        };
+        let table = self.table_id(tok, num)?;
         let value = match value {
             None => None,
             Some((v, text)) => {
@@ -2205,57 +2280,66 @@ impl<'t, 'a> Parser<'t, 'a> {
         while let Some(tok) = self.next() {
             let word = lower(&tok);
             let param = SchedParam::from_name(&word);
-            let name: &'static str =
-                match (word.as_str(), param) {
-                    ("pipe" | "link", _) => {
-                        self.once(&mut seen, "pipe", tok)?;
-                        let v = self.expect_word("pipe number", Some(HINT))?;
-                        let n = self.pipe_number(v)?;
-                        if n != id {
-                            return Err(self.err_at(
-                                v,
-                                format!("sched {id} serves pipe {id}, not pipe {n}"),
-                                Some(format!(
+            let name: &'static str = match (word.as_str(), param) {
+                ("pipe" | "link", _) => {
+                    self.once(&mut seen, "pipe", tok)?;
+                    let v = self.expect_word("pipe number", Some(HINT))?;
+                    let n = self.pipe_number(v)?;
+                    if n != id {
+                        return Err(self.err_at(
+                            v,
+                            format!("sched {id} serves pipe {id}, not pipe {n}"),
+                            Some(format!(
                                 "a scheduler takes its pipe's number: sched {n} config pipe {n} ..."
                             )),
-                            ));
-                        }
-                        spec.pipe = Some(n);
-                        continue;
-                    }
-                    ("noecn", _) => {
-                        self.once(&mut seen, "noecn", tok)?;
-                        spec.noecn = true;
-                        continue;
-                    }
-                    ("ecn", _) => return Err(self.err_at(
-                        tok,
-                        "a scheduler's 'ecn' is not supported yet",
-                        Some(
-                            "its queue management drops; write noecn, or ecn on a pipe or queue"
-                                .into(),
-                        ),
-                    )),
-                    ("type", _) => "type",
-                    (_, Some(p)) => p.name(),
-                    ("mask", _) => {
-                        self.once(&mut seen, "mask", tok)?;
-                        spec.mask = Some(self.mask()?);
-                        continue;
-                    }
-                    ("buckets", _) => "buckets",
-                    _ => {
-                        let known: Vec<&str> = core::iter::once("type")
-                            .chain(SchedParam::ALL.iter().map(|p| p.name()))
-                            .chain(["mask", "buckets"])
-                            .collect();
-                        return Err(self.err_at(
-                            tok,
-                            format!("unknown sched parameter '{}'", tok.text),
-                            Some(format!("known parameters: {}", known.join(", "))),
                         ));
                     }
-                };
+                    spec.pipe = Some(n);
+                    continue;
+                }
+                ("noecn" | "ecn", _) => {
+                    // One of the two, once (the pipe's words' rule).
+                    if let Some((_, first)) =
+                        seen.iter().find(|(n, _)| *n == "ecn" || *n == "noecn")
+                    {
+                        return Err(self.err_at(
+                            tok,
+                            format!("duplicate parameter '{}'", tok.text),
+                            Some(format!(
+                                "'{}' was already given at column {}",
+                                first.text, first.column
+                            )),
+                        ));
+                    }
+                    if word == "ecn" {
+                        seen.push(("ecn", tok));
+                        spec.ecn = true;
+                    } else {
+                        seen.push(("noecn", tok));
+                        spec.noecn = true;
+                    }
+                    continue;
+                }
+                ("type", _) => "type",
+                (_, Some(p)) => p.name(),
+                ("mask", _) => {
+                    self.once(&mut seen, "mask", tok)?;
+                    spec.mask = Some(self.mask()?);
+                    continue;
+                }
+                ("buckets", _) => "buckets",
+                _ => {
+                    let known: Vec<&str> = core::iter::once("type")
+                        .chain(SchedParam::ALL.iter().map(|p| p.name()))
+                        .chain(["mask", "buckets"])
+                        .collect();
+                    return Err(self.err_at(
+                        tok,
+                        format!("unknown sched parameter '{}'", tok.text),
+                        Some(format!("known parameters: {}", known.join(", "))),
+                    ));
+                }
+            };
             self.once(&mut seen, name, tok)?;
             let v = self.expect_word("value", Some(HINT))?;
             if name == "buckets" {
@@ -2283,6 +2367,8 @@ impl<'t, 'a> Parser<'t, 'a> {
                 Some(SchedParam::Interval) => {
                     spec.interval = Some(self.unit(v, units::parse_delay(v.text))?)
                 }
+                // Read above, as a word without a value.
+                Some(SchedParam::Ecn) => {}
             }
         }
         if let Err(e) = spec.to_config() {
@@ -2396,31 +2482,24 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok(Command::QueueConfig { id, spec })
     }
 
-    /// `table N|all add|delete|flush|list ...`.
+    /// `table T|all add|delete|flush|list|create|destroy ...`.
     fn table(&mut self) -> Result<Command, ParseError> {
-        const HINT: &str = "e.g. table 1 add 10.0.0.0/8 5";
-        let t = self.expect_word("table number", Some(HINT))?;
+        const HINT: &str = "e.g. table 1 add 10.0.0.0/8 5 or table T1 create type addr";
+        let t = self.expect_word("table number or name", Some(HINT))?;
         let table = if t.is_word("all") {
             None
-        } else if t.text.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            return Err(self.err_at(
-                t,
-                format!("named tables ('{}') are not supported yet", t.text),
-                Some(
-                    "number the table: table 1 add ADDR VALUE, used as table(1) (no create needed)"
-                        .into(),
-                ),
-            ));
         } else {
-            Some(self.number(t, "table number", 0, MAX_TABLE, None)?)
+            Some(self.table_id(t, t.text)?)
         };
-        let name = match table {
+        let name = match &table {
             Some(n) => n.to_string(),
             None => "all".to_string(),
         };
         let Some(sub) = self.next() else {
             return Err(self.err_eol(
-                format!("missing 'add', 'delete', 'flush' or 'list' after 'table {name}'"),
+                format!(
+                    "missing 'add', 'delete', 'create', 'destroy', 'flush' or 'list' after 'table {name}'"
+                ),
                 Some(HINT.into()),
             ));
         };
@@ -2441,15 +2520,61 @@ impl<'t, 'a> Parser<'t, 'a> {
                 let net = self.net(a)?;
                 Ok(Command::TableDelete { table, net })
             }
-            ("add" | "delete", None) => Err(self.err_at(
+            ("create", Some(table)) => {
+                let mut typed = false;
+                while let Some(w) = self.next() {
+                    match lower(&w).as_str() {
+                        "type" if !typed => {
+                            let v = self.expect_word("table type", Some("type addr"))?;
+                            if !v.is_word("addr") {
+                                return Err(self.err_at(
+                                    v,
+                                    format!("table type '{}' is not supported yet", v.text),
+                                    Some(
+                                        "pipelab's tables hold addresses and networks: type addr"
+                                            .into(),
+                                    ),
+                                ));
+                            }
+                            typed = true;
+                        }
+                        "type" => return Err(self.err_at(w, "duplicate 'type'", None)),
+                        "valtype" | "algo" | "limit" | "locked" | "missing" | "or-flush" => {
+                            return Err(self.err_at(
+                                w,
+                                format!("table option '{}' is not supported yet", w.text),
+                                Some("write table NAME create [type addr]".into()),
+                            ))
+                        }
+                        _ => {
+                            return Err(self.err_at(
+                                w,
+                                format!("unknown table create option '{}'", w.text),
+                                Some("write table NAME create [type addr]".into()),
+                            ))
+                        }
+                    }
+                }
+                Ok(Command::TableCreate { table, typed })
+            }
+            ("destroy", Some(table)) => Ok(Command::TableDestroy { table }),
+            ("add" | "delete" | "create" | "destroy", None) => Err(self.err_at(
                 sub,
                 format!("'table all {}' is not possible", sub.text),
                 Some("'table all' takes flush or list".into()),
             )),
+            (
+                "swap" | "modify" | "lock" | "unlock" | "info" | "detail" | "lookup" | "atomic",
+                _,
+            ) => Err(self.err_at(
+                sub,
+                format!("table command '{}' is not supported yet", sub.text),
+                Some("table commands: add, delete, create, destroy, flush, list".into()),
+            )),
             _ => Err(self.err_at(
                 sub,
                 format!("unknown table command '{}'", sub.text),
-                Some("expected add, delete, flush or list".into()),
+                Some("expected add, delete, create, destroy, flush or list".into()),
             )),
         }
     }

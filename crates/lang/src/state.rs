@@ -23,13 +23,13 @@
 //! rules into a classifier; it is the typed, checked input of both.
 
 use core::fmt;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pipelab_engine::config::ConfigError;
 
 use crate::ast::{
-    Action, Command, IpNet, PipeSpec, RuleSpec, AUTOINC_STEP, DEFAULT_RULE, MAX_PIPE, MAX_RULE,
-    MAX_TABLE, MIN_PIPE, MIN_RULE,
+    Action, AddrMatch, Command, IpNet, OptionKind, PipeSpec, RuleSpec, TableId, AUTOINC_STEP,
+    DEFAULT_RULE, MAX_PIPE, MAX_RULE, MAX_TABLE, MIN_PIPE, MIN_RULE,
 };
 use crate::ast::{QueueSpec, QueueTarget, SchedSpec};
 
@@ -54,10 +54,15 @@ pub struct Config {
     pub queues: BTreeMap<u32, QueueSpec>,
     /// Rules by number (`1..=65534`); each rule's `number` is `Some(key)`.
     pub rules: BTreeMap<u32, RuleSpec>,
-    /// Lookup tables by number (`0..=65535`), never empty (deleting a
-    /// table's last entry removes the table; a rule may name a table that
-    /// does not exist, which matches nothing).
-    pub tables: BTreeMap<u32, Table>,
+    /// Lookup tables by number (`0..=65535`) or name. A table made by
+    /// `table T add` alone is never empty (deleting its last entry removes
+    /// it); one made by `table T create` stays until `table T destroy`
+    /// (see `created_tables`). A rule may name a table that does not
+    /// exist, which matches nothing.
+    pub tables: BTreeMap<TableId, Table>,
+    /// The tables made by `table T create` (each also in `tables`, maybe
+    /// empty).
+    pub created_tables: BTreeSet<TableId>,
     /// `set one_pass`: true (ipfw's default) means a packet leaving a pipe
     /// leaves the classifier; false means it is reinjected after its rule.
     pub one_pass: bool,
@@ -72,6 +77,7 @@ impl Default for Config {
             queues: BTreeMap::new(),
             rules: BTreeMap::new(),
             tables: BTreeMap::new(),
+            created_tables: BTreeSet::new(),
             one_pass: true,
         }
     }
@@ -103,8 +109,9 @@ pub enum Outcome {
     /// Text to show (`list`, `show`, `pipe show`, `table N list`), one
     /// command per line.
     Listing(String),
-    /// An entry of this table was added or deleted, or the table flushed.
-    TableChanged(u32),
+    /// An entry of this table was added or deleted, or the table flushed,
+    /// created or destroyed.
+    TableChanged(TableId),
     /// `table all flush`: every table was deleted.
     TablesFlushed,
 }
@@ -172,7 +179,7 @@ pub enum ApplyError {
     #[error("table {table}: {net} is already in the table (delete it first to change its value)")]
     TableEntryExists {
         /// The table.
-        table: u32,
+        table: TableId,
         /// The entry.
         net: IpNet,
     },
@@ -180,9 +187,23 @@ pub enum ApplyError {
     #[error("table {table}: {net} is not in the table")]
     NoSuchTableEntry {
         /// The table.
-        table: u32,
+        table: TableId,
         /// The entry.
         net: IpNet,
+    },
+    /// `table T create` of a table that exists.
+    #[error("table {0} already exists (table {0} flush empties it)")]
+    TableExists(TableId),
+    /// `table T destroy` of a table that does not exist.
+    #[error("table {0} does not exist")]
+    NoSuchTable(TableId),
+    /// `table T destroy` while rules look it up.
+    #[error("table {table} is still used by {}", rule_list(rules))]
+    TableInUse {
+        /// The table.
+        table: TableId,
+        /// The rules that look it up.
+        rules: Vec<u32>,
     },
     /// After a script: a rule sends to a flow queue that is not configured.
     #[error("queue {queue} is not configured (used by rule {rule})")]
@@ -477,52 +498,98 @@ impl Config {
                 Ok(Outcome::OnePassSet(*b))
             }
             Command::TableAdd { table, net, value } => {
-                check_table(*table)?;
-                let t = self.tables.entry(*table).or_default();
+                check_table(table)?;
+                let t = self.tables.entry(table.clone()).or_default();
                 if t.contains_key(net) {
                     return Err(ApplyError::TableEntryExists {
-                        table: *table,
+                        table: table.clone(),
                         net: *net,
                     });
                 }
                 t.insert(*net, value.unwrap_or(0));
-                Ok(Outcome::TableChanged(*table))
+                Ok(Outcome::TableChanged(table.clone()))
             }
             Command::TableDelete { table, net } => {
-                check_table(*table)?;
+                check_table(table)?;
                 let t = self.tables.get_mut(table);
                 if t.and_then(|t| t.remove(net)).is_none() {
                     return Err(ApplyError::NoSuchTableEntry {
-                        table: *table,
+                        table: table.clone(),
                         net: *net,
                     });
                 }
-                if self.tables.get(table).is_some_and(BTreeMap::is_empty) {
-                    self.tables.remove(table);
-                }
-                Ok(Outcome::TableChanged(*table))
+                self.drop_if_implicit_and_empty(table);
+                Ok(Outcome::TableChanged(table.clone()))
             }
             Command::TableFlush { table: Some(t) } => {
-                check_table(*t)?;
-                self.tables.remove(t);
-                Ok(Outcome::TableChanged(*t))
+                check_table(t)?;
+                if let Some(entries) = self.tables.get_mut(t) {
+                    entries.clear();
+                }
+                self.drop_if_implicit_and_empty(t);
+                Ok(Outcome::TableChanged(t.clone()))
             }
             Command::TableFlush { table: None } => {
-                self.tables.clear();
+                // Created tables stay, empty; the others go with their
+                // entries.
+                self.tables.retain(|t, _| self.created_tables.contains(t));
+                for entries in self.tables.values_mut() {
+                    entries.clear();
+                }
                 Ok(Outcome::TablesFlushed)
             }
             Command::TableList { table } => {
                 if let Some(t) = table {
-                    check_table(*t)?;
+                    check_table(t)?;
                 }
                 let mut out = String::new();
                 for (n, t) in &self.tables {
-                    if table.is_none() || *table == Some(*n) {
-                        out.push_str(&table_lines(*n, t));
+                    if table.is_none() || table.as_ref() == Some(n) {
+                        if self.created_tables.contains(n) {
+                            out.push_str(&format!("table {n} create\n"));
+                        }
+                        out.push_str(&table_lines(n, t));
                     }
                 }
                 Ok(Outcome::Listing(out))
             }
+            Command::TableCreate { table, .. } => {
+                check_table(table)?;
+                if self.tables.contains_key(table) {
+                    return Err(ApplyError::TableExists(table.clone()));
+                }
+                self.tables.insert(table.clone(), Table::new());
+                self.created_tables.insert(table.clone());
+                Ok(Outcome::TableChanged(table.clone()))
+            }
+            Command::TableDestroy { table } => {
+                check_table(table)?;
+                if !self.tables.contains_key(table) {
+                    return Err(ApplyError::NoSuchTable(table.clone()));
+                }
+                let users: Vec<u32> = self
+                    .rules
+                    .iter()
+                    .filter(|(_, r)| rule_looks_up(r, table))
+                    .map(|(&n, _)| n)
+                    .collect();
+                if !users.is_empty() {
+                    return Err(ApplyError::TableInUse {
+                        table: table.clone(),
+                        rules: users,
+                    });
+                }
+                self.tables.remove(table);
+                self.created_tables.remove(table);
+                Ok(Outcome::TableChanged(table.clone()))
+            }
+        }
+    }
+
+    /// Remove table `t` if it is empty and was not made by `create`.
+    fn drop_if_implicit_and_empty(&mut self, t: &TableId) {
+        if !self.created_tables.contains(t) && self.tables.get(t).is_some_and(BTreeMap::is_empty) {
+            self.tables.remove(t);
         }
     }
 
@@ -661,7 +728,17 @@ impl Config {
             out.push('\n');
         }
         for (n, t) in &self.tables {
-            out.push_str(&table_lines(*n, t));
+            if self.created_tables.contains(n) {
+                out.push_str(
+                    &Command::TableCreate {
+                        table: n.clone(),
+                        typed: false,
+                    }
+                    .to_string(),
+                );
+                out.push('\n');
+            }
+            out.push_str(&table_lines(n, t));
         }
         for (n, rule) in &self.rules {
             let mut r = rule.clone();
@@ -686,14 +763,24 @@ impl Config {
     }
 }
 
+/// Does `r` look table `t` up (source, destination, `src-ip`, `dst-ip`)?
+fn rule_looks_up(r: &RuleSpec, t: &TableId) -> bool {
+    let is = |a: &AddrMatch| matches!(a, AddrMatch::Table { table, .. } if table == t);
+    is(&r.src.addr)
+        || is(&r.dst.addr)
+        || r.options
+            .iter()
+            .any(|o| matches!(&o.kind, OptionKind::SrcIp(a) | OptionKind::DstIp(a) if is(a)))
+}
+
 /// `table N add NET [VALUE]` for each entry, value omitted when 0.
-fn table_lines(n: u32, t: &Table) -> String {
+fn table_lines(n: &TableId, t: &Table) -> String {
     let mut out = String::new();
     for (net, v) in t {
         let value = (*v != 0).then_some(*v);
         out.push_str(
             &Command::TableAdd {
-                table: n,
+                table: n.clone(),
                 net: *net,
                 value,
             }
@@ -704,11 +791,10 @@ fn table_lines(n: u32, t: &Table) -> String {
     out
 }
 
-fn check_table(n: u32) -> Result<(), ApplyError> {
-    if n <= MAX_TABLE {
-        Ok(())
-    } else {
-        Err(ApplyError::TableOutOfRange(n))
+fn check_table(t: &TableId) -> Result<(), ApplyError> {
+    match t {
+        TableId::Number(n) if *n > MAX_TABLE => Err(ApplyError::TableOutOfRange(*n)),
+        _ => Ok(()),
     }
 }
 
@@ -893,9 +979,12 @@ mod tests {
         assert_eq!(d, c);
         assert_eq!(
             c.apply(&cmd("table 2 delete 2001:db8::/32")),
-            Ok(Outcome::TableChanged(2))
+            Ok(Outcome::TableChanged(TableId::Number(2)))
         );
-        assert!(!c.tables.contains_key(&2), "an emptied table is removed");
+        assert!(
+            !c.tables.contains_key(&TableId::Number(2)),
+            "an emptied table is removed"
+        );
         assert_eq!(
             c.apply(&cmd("table 2 delete 2001:db8::/32"))
                 .unwrap_err()

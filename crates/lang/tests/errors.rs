@@ -401,12 +401,12 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "add 100 reroute 10.0.0.1",
-        "1:9: unknown action 'reroute': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE",
+        "1:9: unknown action 'reroute': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE, check-state",
     ),
     ("add 100 fwd 10.0.0.1", "1:9: action 'fwd' is not supported yet"),
     (
         "add 100",
-        "1:8: missing action after '100': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE",
+        "1:8: missing action after '100': actions: allow, deny, count, skipto N, pipe N, queue N, reset, unreach CODE, check-state",
     ),
     ("add 100 pipe", "1:13: missing pipe number after 'pipe'"),
     ("add 100 pipe 0", "1:14: pipe number 0 is out of range 1..65535"),
@@ -507,7 +507,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "add 100 pipe 1 ip from any to any inbound",
-        "1:35: unknown option 'inbound': options: in, out, proto, src-ip, dst-ip, src-port, dst-port, via, recv, xmit, mac, mac-type, iplen, tcpflags, dscp, uid (each may follow 'not')",
+        "1:35: unknown option 'inbound': options: in, out, proto, src-ip, dst-ip, src-port, dst-port, via, recv, xmit, mac, mac-type, iplen, tcpflags, dscp, uid, layer2 (each may follow 'not'), keep-state",
     ),
     (
         "add 100 pipe 1 via",
@@ -569,11 +569,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "add 100 pipe 1 ip from table(1,x) to any",
-        "1:32: invalid table reference 'x)': write table(N) or table(N,VALUE), e.g. table(1)",
+        "1:32: invalid table reference 'x)': write table(T) or table(T,VALUE), e.g. table(1) or table(T1)",
     ),
     (
         "add 100 pipe 1 ip from table(1 to any",
-        "1:24: invalid table reference 'table(1': write table(N) or table(N,VALUE), e.g. table(1)",
+        "1:24: invalid table reference 'table(1': write table(T) or table(T,VALUE), e.g. table(1) or table(T1)",
     ),
     // tables
     ("table 70000 flush", "1:7: table number 70000 is out of range 0..65535"),
@@ -594,12 +594,12 @@ const CASES: &[(&str, &str)] = &[
         "1:11: 'table all add' is not possible: 'table all' takes flush or list",
     ),
     (
-        "table 1 destroy",
-        "1:9: unknown table command 'destroy': expected add, delete, flush or list",
+        "table 1 frobnicate",
+        "1:9: unknown table command 'frobnicate': expected add, delete, create, destroy, flush or list",
     ),
     (
         "table 1",
-        "1:8: missing 'add', 'delete', 'flush' or 'list' after 'table 1': e.g. table 1 add 10.0.0.0/8 5",
+        "1:8: missing 'add', 'delete', 'create', 'destroy', 'flush' or 'list' after 'table 1': e.g. table 1 add 10.0.0.0/8 5 or table T1 create type addr",
     ),
     ("add 100 pipe 1 in not", "1:22: missing option after 'not'"),
     (

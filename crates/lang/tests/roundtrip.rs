@@ -13,7 +13,7 @@ use pipelab_engine::time::{Duration, Rate};
 use pipelab_lang::{
     parse_line, Action, AddrMatch, Ber, Chance, Command, Config, DistSpec, Endpoint, IpNet, Jitter,
     LossSpec, MacMatch, NumRange, OptionKind, PipeSpec, PortRange, Probability, Proto, ReorderSpec,
-    RuleOption, RuleSpec, TcpFlags, UserMatch,
+    RuleOption, RuleSpec, TableId, TcpFlags, UserMatch,
 };
 use pipelab_lang::{AccountingSpec, AqmSpec, Decimal, L2Spec, OverheadSpec, PieSpec, RedSpec};
 use pipelab_lang::{MaskSpec, QueueSpec, QueueTarget, SchedSpec};
@@ -317,9 +317,28 @@ fn addr() -> impl Strategy<Value = AddrMatch> {
         Just(AddrMatch::Me),
         net().prop_map(AddrMatch::Net),
         proptest::collection::vec(net(), 1..4).prop_map(AddrMatch::List),
-        (0u32..=65_535, proptest::option::of(any::<u32>()))
+        (table_id(), proptest::option::of(any::<u32>()))
             .prop_map(|(table, value)| AddrMatch::Table { table, value }),
     ]
+}
+
+/// A table: a number, or a name (never all digits, never `all`).
+fn table_id() -> impl Strategy<Value = TableId> {
+    prop_oneof![
+        (0u32..=65_535).prop_map(TableId::Number),
+        "[A-Za-z_][A-Za-z0-9_.-]{0,10}"
+            .prop_filter("all is reserved", |n| !n.eq_ignore_ascii_case("all"))
+            .prop_map(TableId::Name),
+    ]
+}
+
+/// A state flow name (`None`: default), never `any` or `default`.
+fn flow_name() -> impl Strategy<Value = Option<String>> {
+    proptest::option::of(
+        "[A-Za-z_][A-Za-z0-9_.-]{0,10}".prop_filter("reserved", |n| {
+            !n.eq_ignore_ascii_case("any") && !n.eq_ignore_ascii_case("default")
+        }),
+    )
 }
 
 /// Ranges within `0..=max`.
@@ -385,6 +404,7 @@ fn option() -> impl Strategy<Value = RuleOption> {
             "[a-z_][a-z0-9_-]{0,10}".prop_map(UserMatch::Name),
         ]
         .prop_map(OptionKind::Uid),
+        Just(OptionKind::Layer2),
     ];
     (any::<bool>(), kind).prop_map(|(not, kind)| RuleOption { not, kind })
 }
@@ -399,6 +419,7 @@ fn action() -> impl Strategy<Value = Action> {
         (1u32..=65_535).prop_map(Action::Queue),
         Just(Action::PipeTablearg),
         Just(Action::SkiptoTablearg),
+        Just(Action::CheckState),
     ]
 }
 
@@ -414,9 +435,10 @@ fn rule() -> impl Strategy<Value = RuleSpec> {
         endpoint(),
         endpoint(),
         proptest::collection::vec(option(), 0..4),
+        proptest::option::of(flow_name()),
     )
         .prop_map(
-            |(number, prob, action, log, proto, mut src, mut dst, options)| {
+            |(number, prob, action, log, proto, mut src, mut dst, options, state)| {
                 if !proto.allows_ports() {
                     src.ports.clear();
                     dst.ports.clear();
@@ -429,12 +451,24 @@ fn rule() -> impl Strategy<Value = RuleSpec> {
                 r.src = src;
                 r.dst = dst;
                 r.options = options;
+                if r.action == Action::CheckState {
+                    // No body: only its flow name (`:any` too).
+                    r.proto = Proto::Ip;
+                    r.src = Endpoint::any();
+                    r.dst = Endpoint::any();
+                    r.options.clear();
+                    r.state_flow = state.map(|n| n.unwrap_or_else(|| "any".into()));
+                    return r;
+                }
+                if let Some(name) = state {
+                    r.options.push(RuleOption::new(OptionKind::KeepState(name)));
+                }
                 if r.action.is_tablearg() {
                     // A tablearg rule must look up a table.
                     r.src = Endpoint {
                         not: false,
                         addr: AddrMatch::Table {
-                            table: 1,
+                            table: TableId::Number(1),
                             value: None,
                         },
                         ports: r.src.ports,
@@ -499,8 +533,9 @@ fn sched_spec() -> impl Strategy<Value = SchedSpec> {
         proptest::option::of((1001u64..=5000).prop_map(Duration::from_millis)),
         proptest::option::of(mask()),
         proptest::option::of(1u32..=65_536),
+        0u8..3,
     )
-        .prop_map(|(kind, quantum, target, interval, mask, buckets)| {
+        .prop_map(|(kind, quantum, target, interval, mask, buckets, ecn)| {
             let takes = |p| kind.is_some_and(|k: SchedKind| k.takes(p));
             SchedSpec {
                 kind,
@@ -510,7 +545,9 @@ fn sched_spec() -> impl Strategy<Value = SchedSpec> {
                 buckets: buckets.filter(|_| mask.is_some()),
                 mask,
                 pipe: None,
-                noecn: false,
+                // noecn anywhere; ecn where the type takes it.
+                noecn: ecn == 1,
+                ecn: ecn == 2 && takes(SchedParam::Ecn),
             }
         })
 }
@@ -561,11 +598,14 @@ fn command() -> impl Strategy<Value = Command> {
         Just(Command::List),
         Just(Command::Show),
         any::<bool>().prop_map(Command::SetOnePass),
-        (0u32..=65_535, net(), proptest::option::of(any::<u32>()))
+        (table_id(), net(), proptest::option::of(any::<u32>()))
             .prop_map(|(table, net, value)| Command::TableAdd { table, net, value }),
-        (0u32..=65_535, net()).prop_map(|(table, net)| Command::TableDelete { table, net }),
-        proptest::option::of(0u32..=65_535).prop_map(|table| Command::TableFlush { table }),
-        proptest::option::of(0u32..=65_535).prop_map(|table| Command::TableList { table }),
+        (table_id(), net()).prop_map(|(table, net)| Command::TableDelete { table, net }),
+        proptest::option::of(table_id()).prop_map(|table| Command::TableFlush { table }),
+        proptest::option::of(table_id()).prop_map(|table| Command::TableList { table }),
+        (table_id(), any::<bool>())
+            .prop_map(|(table, typed)| Command::TableCreate { table, typed }),
+        table_id().prop_map(|table| Command::TableDestroy { table }),
     ]
 }
 
@@ -582,8 +622,11 @@ fn config() -> impl Strategy<Value = Config> {
         proptest::collection::btree_map(1u32..=65_534, (rule(), any::<u32>()), 0..6),
         any::<bool>(),
         proptest::collection::btree_map(
-            0u32..=65_535,
-            proptest::collection::btree_map(net(), any::<u32>(), 1..4),
+            table_id(),
+            (
+                proptest::collection::btree_map(net(), any::<u32>(), 0..4),
+                any::<bool>(),
+            ),
             0..3,
         ),
         proptest::collection::vec((any::<u32>(), sched_spec()), 0..3),
@@ -625,10 +668,19 @@ fn config() -> impl Strategy<Value = Config> {
                     (n, r)
                 })
                 .collect();
+            // A table made by `add` alone is never empty; one made by
+            // `create` may be.
+            let created = tables
+                .iter()
+                .filter(|(_, (entries, created))| *created || entries.is_empty())
+                .map(|(t, _)| t.clone())
+                .collect();
+            let tables = tables.into_iter().map(|(t, (e, _))| (t, e)).collect();
             let mut c = Config {
                 pipes,
                 rules,
                 tables,
+                created_tables: created,
                 one_pass,
                 ..Config::default()
             };

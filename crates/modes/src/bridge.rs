@@ -49,7 +49,8 @@ use std::io;
 /// port 0 is `a`, port 1 is `b`, each leaving by the other; rules see
 /// every frame as `in`, received on its port (`recv`) and to be
 /// transmitted on the other (`xmit`); interface names resolve to the
-/// ports. Files named by pipes are read with `load`.
+/// ports; frames are seen at layer 2 (`layer2` rules match, as at ipfw's
+/// bridge pass). Files named by pipes are read with `load`.
 pub fn bridge_spec(
     config: &Config,
     a: &str,
@@ -60,6 +61,7 @@ pub fn bridge_spec(
     spec.ports = Spec::two_ports((a, Some(Direction::In)), (b, Some(Direction::In)));
     spec.env.ifaces.insert(a.to_string(), 0);
     spec.env.ifaces.insert(b.to_string(), 1);
+    spec.env.layer2 = true;
     Ok(spec)
 }
 

@@ -687,6 +687,8 @@ pub fn host_spec_with(cfg: &Config, load: pipelab_emu::Loader<'_>) -> Result<Spe
         me,
         ifaces,
         users: users(&cfg.rules),
+        // NFQUEUE hands over IP packets: ipfw's layer-3 pass.
+        layer2: false,
     };
     Ok(spec)
 }

@@ -152,25 +152,107 @@ fn ipfw_traffic_shaping_examples() {
     }
 }
 
-/// Pass proves the LOOKUP TABLES example (its table T1 numbered): the
-/// table's value picks the pipe, 1000 KByte/s (8 Mbit/s) for
-/// 192.168.0.2 and 4000 KByte/s (32 Mbit/s) for 192.168.0.5.
+/// Pass proves the LOOKUP TABLES example as the page writes it (table
+/// T1, created by name) and numbered: the table's value picks the pipe,
+/// 1000 KByte/s (8 Mbit/s) for 192.168.0.2 and 4000 KByte/s (32 Mbit/s)
+/// for 192.168.0.5.
 #[test]
 fn ipfw_lookup_table_example() {
-    let r = run(
-        "dnctl pipe 1 config bw 1000Kbyte/s\n\
-         dnctl pipe 4 config bw 4000Kbyte/s\n\
-         ipfw table 1 add 192.168.2.0/24 1\n\
-         ipfw table 1 add 192.168.0.0/27 4\n\
-         ipfw table 1 add 192.168.0.2 1\n\
-         ipfw add pipe tablearg ip from 'table(1)' to any\n",
-        &[
-            "cbr rate 16000pps size 1000B duration 5s from 192.168.0.2:1000",
-            "cbr rate 16000pps size 1000B duration 5s from 192.168.0.5:1000",
-        ],
+    for t in ["T1", "1"] {
+        let create = if t == "T1" {
+            "ipfw table T1 create type addr\n"
+        } else {
+            ""
+        };
+        let r = run(
+            &format!(
+                "dnctl pipe 1 config bw 1000Kbyte/s\n\
+                 dnctl pipe 4 config bw 4000Kbyte/s\n\
+                 {create}\
+                 ipfw table {t} add 192.168.2.0/24 1\n\
+                 ipfw table {t} add 192.168.0.0/27 4\n\
+                 ipfw table {t} add 192.168.0.2 1\n\
+                 ipfw add pipe tablearg ip from 'table({t})' to any\n"
+            ),
+            &[
+                "cbr rate 16000pps size 1000B duration 5s from 192.168.0.2:1000",
+                "cbr rate 16000pps size 1000B duration 5s from 192.168.0.5:1000",
+            ],
+        );
+        close("table → pipe 1", r.flows[0].throughput_bps, 8e6, 8e3);
+        close("table → pipe 4", r.flows[1].throughput_bps, 32e6, 32e3);
+    }
+}
+
+/// Pass proves `keep-state`/`check-state` shape a flow's replies: with
+/// `check-state` and `pipe 1 ... keep-state` for 10.0.0.1's packets, the
+/// replies of 10.0.0.2:5001 cross pipe 1 too (50 ms + 0.8 ms for 100 bytes
+/// at 1 Mbit/s, exactly), while another flow of 10.0.0.2 passes unshaped
+/// (0 ms); without `keep-state` the replies pass unshaped; and after ipfw's
+/// 10 s UDP lifetime without a packet the state has expired.
+#[test]
+fn keep_state_shapes_the_replies() {
+    let conf = |keep: &str| {
+        format!(
+            "dnctl pipe 1 config bw 1Mbit/s delay 50ms\n\
+             ipfw add 100 check-state\n\
+             ipfw add 200 pipe 1 udp from 10.0.0.1 to any {keep}\n"
+        )
+    };
+    let traffic = [
+        "cbr rate 10pps size 100B duration 1s from 10.0.0.1:1000 to 10.0.0.2:5001",
+        // The replies, from 0.15 s on (between the flow's packets, so
+        // none waits for the link).
+        "cbr rate 10pps size 100B duration 1s start 150ms from 10.0.0.2:5001 to 10.0.0.1:1000",
+        // Another flow of the same host: no state.
+        "cbr rate 10pps size 100B duration 1s start 150ms from 10.0.0.2:5002 to 10.0.0.1:1000",
+        // Replies after 11 s of silence (the last packet left at 0.9 s).
+        "cbr rate 10pps size 100B duration 1s start 12s from 10.0.0.2:5001 to 10.0.0.1:1000",
+    ];
+    let r = run(&conf("keep-state"), &traffic);
+    let d = |i: usize| r.flows[i].delay_ms.expect("delivered");
+    close("the flow", d(0).min, 50.8, 1e-9);
+    close("its replies", d(1).min, 50.8, 1e-9);
+    close("its replies", d(1).max, 50.8, 1e-9);
+    close("another flow", d(2).max, 0.0, 1e-9);
+    close("after expiry", d(3).max, 0.0, 1e-9);
+    assert_eq!(r.flows[1].received, 10);
+    let r = run(&conf(""), &traffic);
+    close(
+        "no keep-state",
+        r.flows[1].delay_ms.expect("delivered").max,
+        0.0,
+        1e-9,
     );
-    close("table → pipe 1", r.flows[0].throughput_bps, 8e6, 8e3);
-    close("table → pipe 4", r.flows[1].throughput_bps, 32e6, 32e3);
+}
+
+/// Pass proves `layer2` in `pipelab sim`, which sees packets at layer 3
+/// (as shell, host, attach and topologies): a `layer2` rule never matches,
+/// a `not layer2` rule always does (bridge mode, at layer 2, is the
+/// reverse: `crates/emu/tests/apply.rs`).
+#[test]
+fn layer2_rules_match_at_layer_2_only() {
+    let conf = |l2: &str| {
+        format!(
+            "dnctl pipe 1 config delay 20ms\n\
+             ipfw add 100 pipe 1 ip from any to any {l2}\n"
+        )
+    };
+    let t = ["cbr rate 10pps size 100B duration 1s"];
+    let r = run(&conf("layer2"), &t);
+    close(
+        "layer2",
+        r.flows[0].delay_ms.expect("delays").max,
+        0.0,
+        1e-9,
+    );
+    let r = run(&conf("not layer2"), &t);
+    close(
+        "not layer2",
+        r.flows[0].delay_ms.expect("delays").min,
+        20.0,
+        1e-9,
+    );
 }
 
 /// Pass proves the AQM examples at 1 Mbit/s, offered 2 Mbit/s: each

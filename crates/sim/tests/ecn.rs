@@ -60,3 +60,47 @@ fn red_marks_instead_of_dropping() {
     assert_eq!(dropped.flows[0].ecn_marked, 0);
     assert!(dropped.flows[0].drops.aqm > 0);
 }
+
+/// fq_codel and fq_pie with `ecn` (ipfw's `sched N config type fq_codel
+/// ecn`; RFC 8290 §4.1, RFC 8033 §5.1): at 1 Mbit/s offered 2 Mbit/s, the
+/// ECN-capable flow's queue management marks and never drops (its only
+/// losses are tail drops of the full flow queue); with `noecn`, or for a
+/// flow that is not ECN-capable, it drops and marks nothing. The pipe's
+/// and the flow's mark counts agree.
+#[test]
+fn fq_codel_and_fq_pie_mark_with_ecn() {
+    for kind in ["fq_codel", "fq_pie"] {
+        let conf = |ecn: &str| {
+            format!(
+                "pipe 1 config bw 1Mbit/s
+\
+                 sched 1 config pipe 1 type {kind} {ecn}
+\
+                 queue 1 config sched 1
+\
+                 add 100 queue 1 ip from any to any
+"
+            )
+        };
+        let ect = ["cbr rate 250pps size 1000B duration 30s ecn"];
+        let marked = sim(&conf("ecn"), &ect);
+        let f = &marked.flows[0];
+        assert!(f.ecn_marked > 100, "{kind} ecn: marks {}", f.ecn_marked);
+        assert_eq!(f.drops.aqm, 0, "{kind} ecn: no AQM drop");
+        assert_eq!(marked.pipes[0].ecn_marks, f.ecn_marked, "{kind}");
+        // The link still carries exactly its rate.
+        assert!(
+            (f.throughput_bps - 1e6).abs() <= 1e3,
+            "{kind}: {}",
+            f.throughput_bps
+        );
+        let dropped = sim(&conf("noecn"), &ect);
+        let f = &dropped.flows[0];
+        assert_eq!(f.ecn_marked, 0, "{kind} noecn");
+        assert!(f.drops.aqm > 0, "{kind} noecn: AQM drops {:?}", f.drops);
+        let plain = sim(&conf("ecn"), &["cbr rate 250pps size 1000B duration 30s"]);
+        let f = &plain.flows[0];
+        assert_eq!(f.ecn_marked, 0, "{kind}: not ECN-capable");
+        assert!(f.drops.aqm > 0, "{kind}: not ECN-capable, dropped");
+    }
+}

@@ -16,14 +16,21 @@
 //! no hashing into 1024 buckets (a flow is the caller's flow queue, so no
 //! collisions); each flow queue has its own limit with tail drop, instead
 //! of one shared limit that drops from the fattest flow; the credit per turn
-//! is `quantum × weight` (weight 1 gives the RFC). No ECN marking (the
-//! descriptors carry no ECN bits): CoDel always drops.
+//! is `quantum × weight` (weight 1 gives the RFC).
+//!
+//! ECN (ipfw's `sched N config type fq_codel ecn`; RFC 8290 §4.1: "when
+//! ECN is enabled, FQ-CoDel marks packets instead of dropping them"): where
+//! CoDel would drop an ECN-capable packet ([`Packet::ECT`]), it marks it
+//! [`Packet::CE`] and sends it, as Linux's `codel_dequeue` and dummynet's
+//! `fq_codel_dequeue` do; the control law advances as for a drop.
+//! Packets that are not ECN-capable are still dropped. Off by default
+//! (`noecn`).
 //!
 //! CoDel is implemented here in a few lines rather than shared with an AQM
 //! stage, since fq_codel needs one instance per flow with its own state.
 
 use crate::config::ConfigError;
-use crate::packet::{List, Pool};
+use crate::packet::{List, Packet, Pool};
 use crate::sched::fq::{FlowRounds, FqFlow};
 use crate::sched::{Dequeue, FlowSlot, FlowSpec, Flows, HeadFilter, SchedDrop, Scheduler};
 use crate::time::{Duration, Instant};
@@ -48,6 +55,8 @@ pub(crate) struct Codel {
 pub(crate) struct FqCodel {
     rounds: FlowRounds<Codel>,
     params: Params,
+    /// The last dequeue marked its packet CE.
+    marked: bool,
 }
 
 /// CoDel's parameters, and the bytes below which it never drops.
@@ -56,18 +65,23 @@ struct Params {
     target: Duration,
     interval: Duration,
     mtu: u64,
+    /// Mark ECN-capable packets instead of dropping them.
+    ecn: bool,
 }
 
 impl FqCodel {
-    /// `quantum` bytes per turn per unit weight; CoDel `target`, `interval`.
-    pub fn new(quantum: u32, target: Duration, interval: Duration) -> FqCodel {
+    /// `quantum` bytes per turn per unit weight; CoDel `target`,
+    /// `interval`; `ecn`: mark ECN-capable packets instead of dropping.
+    pub fn new(quantum: u32, target: Duration, interval: Duration, ecn: bool) -> FqCodel {
         FqCodel {
             rounds: FlowRounds::new(quantum),
             params: Params {
                 target,
                 interval,
                 mtu: quantum.max(1) as u64,
+                ecn,
             },
+            marked: false,
         }
     }
 }
@@ -106,8 +120,22 @@ fn do_dequeue<H: HeadFilter>(
     }
 }
 
+/// With `ecn`, mark packet `i` CE if it is ECN-capable: `true` if marked
+/// (it is then sent, not dropped).
+fn mark(pool: &mut Pool, i: u32, ecn: bool, marked: &mut bool) -> bool {
+    let p = &mut pool.get_mut(i).pkt;
+    if ecn && p.flags & Packet::ECT != 0 {
+        p.flags |= Packet::CE;
+        *marked = true;
+        return true;
+    }
+    false
+}
+
 /// CoDel's dequeue on flow `slot` (RFC 8289 §5.5, Linux's variant of the
-/// count restart), its drops pushed on `dropped`.
+/// count restart), its drops pushed on `dropped`; with `p.ecn` an
+/// ECN-capable packet is marked (`marked` set) and sent instead.
+#[allow(clippy::too_many_arguments)]
 fn codel_dequeue<H: HeadFilter>(
     flows: &mut CodelFlows,
     dropped: &mut List,
@@ -116,6 +144,7 @@ fn codel_dequeue<H: HeadFilter>(
     now: Instant,
     p: Params,
     filter: &mut H,
+    marked: &mut bool,
 ) -> Option<u32> {
     let interval = p.interval;
     let (mut pkt, ok) = do_dequeue(flows, pool, slot, now, p, filter);
@@ -128,11 +157,18 @@ fn codel_dequeue<H: HeadFilter>(
             flows.get_mut(slot).st.aqm.dropping = false;
         }
         while flows.get(slot).st.aqm.dropping && now >= flows.get(slot).st.aqm.drop_next {
+            flows.get_mut(slot).st.aqm.count += 1;
             // `pkt` is Some here: an empty queue is never ok to drop.
             if let Some(i) = pkt {
+                if mark(pool, i, p.ecn, marked) {
+                    // Marked instead of dropped: the next mark (or drop)
+                    // follows the control law, and this packet is sent.
+                    let c = &mut flows.get_mut(slot).st.aqm;
+                    c.drop_next = control_law(interval, c.drop_next, c.count);
+                    return pkt;
+                }
                 dropped.push_back(pool, i);
             }
-            flows.get_mut(slot).st.aqm.count += 1;
             let (np, ok) = do_dequeue(flows, pool, slot, now, p, filter);
             pkt = np;
             let c = &mut flows.get_mut(slot).st.aqm;
@@ -143,9 +179,11 @@ fn codel_dequeue<H: HeadFilter>(
             }
         }
     } else if ok {
-        dropped.push_back(pool, head);
+        if !mark(pool, head, p.ecn, marked) {
+            dropped.push_back(pool, head);
+            (pkt, _) = do_dequeue(flows, pool, slot, now, p, filter);
+        }
         flows.get_mut(slot).st.aqm.count += 1;
-        (pkt, _) = do_dequeue(flows, pool, slot, now, p, filter);
         let c = &mut flows.get_mut(slot).st.aqm;
         c.dropping = true;
         // Dropping again soon after the last cycle: resume near the drop
@@ -209,10 +247,16 @@ impl Scheduler for FqCodel {
         filter: &mut H,
     ) -> Dequeue {
         let p = self.params;
+        let marked = &mut self.marked;
+        *marked = false;
         self.rounds
             .dequeue_with(pool, filter, |flows, dropped, pool, h, filter| {
-                codel_dequeue(flows, dropped, pool, h, now, p, filter)
+                codel_dequeue(flows, dropped, pool, h, now, p, filter, marked)
             })
+    }
+
+    fn take_mark(&mut self) -> bool {
+        core::mem::take(&mut self.marked)
     }
 
     fn pop_dropped(&mut self, pool: &mut Pool) -> Option<u32> {

@@ -20,14 +20,20 @@
 //!
 //! Differences, because the caller classifies: a flow is the caller's flow
 //! queue (no hashing into 1024 buckets); each flow queue has its own limit
-//! with tail drop; no ECN marking (PIE drops). PIE's random draws come
+//! with tail drop. PIE's random draws come
 //! from a stream per flow slot seeded with the slot number (the scheduler
 //! is built from its configuration alone), so runs are reproducible.
+//!
+//! ECN (ipfw's `sched N config type fq_pie ecn`; RFC 8033 §5.1): where
+//! PIE would drop an ECN-capable packet ([`Packet::ECT`]), it marks it
+//! [`Packet::CE`] and sends it. As the pipes' and flow queues' `pie ecn`,
+//! it marks at any drop probability (dummynet's fq_pie falls back to
+//! dropping above `max_ecnth`, 10 %). Off by default (`noecn`).
 
 use crate::config::ConfigError;
 use crate::models::{Pie, PieConfig};
 use crate::rng::{stage_rng, StageKind};
-use crate::packet::Pool;
+use crate::packet::{Packet, Pool};
 use crate::sched::fq::FlowRounds;
 use crate::sched::{Dequeue, FlowSlot, FlowSpec, HeadFilter, SchedDrop, Scheduler};
 use crate::time::{Duration, Instant};
@@ -48,18 +54,25 @@ pub(crate) struct PieFlow {
 pub(crate) struct FqPie {
     rounds: FlowRounds<PieFlow>,
     pie: PieConfig,
+    /// Mark ECN-capable packets instead of dropping them.
+    ecn: bool,
+    /// The last dequeue marked its packet CE.
+    marked: bool,
 }
 
 impl FqPie {
     /// `quantum` bytes per turn per unit weight; PIE with `target` (its
-    /// other parameters RFC 8033's defaults).
-    pub fn new(quantum: u32, target: Duration) -> FqPie {
+    /// other parameters RFC 8033's defaults); `ecn`: mark ECN-capable
+    /// packets instead of dropping them.
+    pub fn new(quantum: u32, target: Duration, ecn: bool) -> FqPie {
         let d = PieConfig::default();
         let pie = PieConfig::new(target, d.tupdate(), d.alpha(), d.beta(), d.max_burst())
             .unwrap_or(d);
         FqPie {
             rounds: FlowRounds::new(quantum),
             pie,
+            ecn,
+            marked: false,
         }
     }
 }
@@ -107,6 +120,9 @@ impl Scheduler for FqPie {
         now: Instant,
         filter: &mut H,
     ) -> Dequeue {
+        let ecn = self.ecn;
+        let marked = &mut self.marked;
+        *marked = false;
         self.rounds
             .dequeue_with(pool, filter, |flows, dropped, pool, h, filter| {
                 let mut got = flows.pop_with(pool, h, filter);
@@ -119,6 +135,13 @@ impl Scheduler for FqPie {
                     let bytes = f.q.bytes() + len;
                     f.st.aqm.qdelay = sojourn;
                     if f.q.is_empty() || !f.st.aqm.pie.on_enqueue(now, sojourn, bytes, MTU) {
+                        break;
+                    }
+                    let p = &mut pool.get_mut(i).pkt;
+                    if ecn && p.flags & Packet::ECT != 0 {
+                        // Marked instead of dropped, and sent.
+                        p.flags |= Packet::CE;
+                        *marked = true;
                         break;
                     }
                     dropped.push_back(pool, i);
@@ -142,5 +165,9 @@ impl Scheduler for FqPie {
 
     fn drops_at_dequeue(&self) -> bool {
         true
+    }
+
+    fn take_mark(&mut self) -> bool {
+        core::mem::take(&mut self.marked)
     }
 }

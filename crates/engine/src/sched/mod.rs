@@ -209,14 +209,18 @@ pub enum SchedParam {
     Target,
     /// `interval DURATION`: a CoDel interval.
     Interval,
+    /// `ecn`, a word without a value: the flow queues' AQM marks
+    /// ECN-capable packets instead of dropping them.
+    Ecn,
 }
 
 impl SchedParam {
     /// Every parameter, in the order hints list them.
-    pub const ALL: [SchedParam; 3] = [
+    pub const ALL: [SchedParam; 4] = [
         SchedParam::Quantum,
         SchedParam::Target,
         SchedParam::Interval,
+        SchedParam::Ecn,
     ];
 
     /// The word users write.
@@ -225,7 +229,13 @@ impl SchedParam {
             SchedParam::Quantum => "quantum",
             SchedParam::Target => "target",
             SchedParam::Interval => "interval",
+            SchedParam::Ecn => "ecn",
         }
+    }
+
+    /// A word without a value (`ecn`): printed only when on.
+    pub fn is_flag(self) -> bool {
+        self == SchedParam::Ecn
     }
 
     /// The parameter written `name`.
@@ -245,6 +255,8 @@ pub struct SchedParams {
     pub target: Option<Duration>,
     /// `interval`.
     pub interval: Option<Duration>,
+    /// `ecn` (`Some(true)`), or the kind's own setting.
+    pub ecn: Option<bool>,
 }
 
 impl SchedParams {
@@ -254,6 +266,7 @@ impl SchedParams {
             SchedParam::Quantum => self.quantum.is_some(),
             SchedParam::Target => self.target.is_some(),
             SchedParam::Interval => self.interval.is_some(),
+            SchedParam::Ecn => self.ecn.is_some(),
         }
     }
 
@@ -263,6 +276,8 @@ impl SchedParams {
             SchedParam::Quantum => self.quantum.map(|q| q.to_string()),
             SchedParam::Target => self.target.map(|d| d.to_string()),
             SchedParam::Interval => self.interval.map(|d| d.to_string()),
+            // A flag: its word alone when on, nothing when off.
+            SchedParam::Ecn => None,
         }
     }
 }
@@ -342,7 +357,7 @@ impl SchedConfig {
 
 impl fmt::Display for SchedConfig {
     /// ipfw words: `type wf2q+`, `type drr quantum 1514`,
-    /// `type fq_codel quantum 1514 target 5ms interval 100ms`.
+    /// `type fq_codel quantum 1514 target 5ms interval 100ms [ecn]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "type {}", self.kind.name())?;
         let values = SchedParams {
@@ -350,7 +365,11 @@ impl fmt::Display for SchedConfig {
             ..self.kind.params()
         };
         for &p in self.kind.entry().params {
-            if let Some(v) = values.value_text(p) {
+            if p.is_flag() {
+                if values.ecn == Some(true) {
+                    write!(f, " {}", p.name())?;
+                }
+            } else if let Some(v) = values.value_text(p) {
                 write!(f, " {} {v}", p.name())?;
             }
         }
@@ -429,6 +448,13 @@ pub(crate) trait Scheduler {
     /// fq_codel's)? Then the pipe wakes at the end of every transmission to
     /// report them at their instant.
     fn drops_at_dequeue(&self) -> bool {
+        false
+    }
+    /// Did the scheduler's own AQM mark the packet the last `dequeue`
+    /// returned CE (fq_codel's and fq_pie's `ecn`) instead of dropping
+    /// it? Reading clears it. At most the returned packet is marked: a
+    /// mark ends the AQM's turn and sends the packet (RFC 8289 §5.5).
+    fn take_mark(&mut self) -> bool {
         false
     }
 }

@@ -132,6 +132,9 @@ macro_rules! param {
     (interval) => {
         SchedParam::Interval
     };
+    (ecn) => {
+        SchedParam::Ecn
+    };
 }
 
 /// A kind's check, or none.
@@ -280,6 +283,10 @@ macro_rules! schedulers {
             fn drops_at_dequeue(&self) -> bool {
                 match self { $(Sched::$variant(s) => s.drops_at_dequeue(),)* }
             }
+            #[inline]
+            fn take_mark(&mut self) -> bool {
+                match self { $(Sched::$variant(s) => s.take_mark(),)* }
+            }
         }
     };
 }
@@ -316,16 +323,22 @@ schedulers! {
         target: Duration = Duration::from_millis(5),
         /// Sliding window for the minimum delay (default 100 ms).
         interval: Duration = Duration::from_millis(100),
-    } => fq_codel::FqCodel in "fq_codel.rs", names ["fq_codel"], takes [quantum, target, interval], weights Bytes,
-        new |c| fq_codel::FqCodel::new(c.quantum(), target, interval),
+        /// Mark ECN-capable packets CE instead of dropping them (RFC 8290
+        /// §4.1; ipfw's `ecn`, default off as `noecn`).
+        ecn: bool = false,
+    } => fq_codel::FqCodel in "fq_codel.rs", names ["fq_codel"], takes [quantum, target, interval, ecn], weights Bytes,
+        new |c| fq_codel::FqCodel::new(c.quantum(), target, interval, ecn),
         check |c| fq_codel::check(target, interval);
 
     /// FQ-PIE (dummynet's fq_pie; RFC 8033 PIE per flow, RFC 8290's round robin) with PIE's `target`.
     FqPie {
         /// PIE's reference queue delay (RFC 8033 default 15 ms).
         target: Duration = Duration::from_millis(15),
-    } => fq_pie::FqPie in "fq_pie.rs", names ["fq_pie"], takes [quantum, target], weights Bytes,
-        new |c| fq_pie::FqPie::new(c.quantum(), target),
+        /// Mark ECN-capable packets CE instead of dropping them (RFC 8033
+        /// §5.1; ipfw's `ecn`, default off).
+        ecn: bool = false,
+    } => fq_pie::FqPie in "fq_pie.rs", names ["fq_pie"], takes [quantum, target, ecn], weights Bytes,
+        new |c| fq_pie::FqPie::new(c.quantum(), target, ecn),
         check |c| fq_pie::check(target);
 }
 
@@ -334,6 +347,7 @@ impl SchedKind {
     pub const FQ_CODEL: SchedKind = SchedKind::FqCodel {
         target: Duration::from_millis(5),
         interval: Duration::from_millis(100),
+        ecn: false,
     };
 
     /// This kind's entry in [`SCHEDULERS`].
@@ -429,7 +443,13 @@ mod tests {
             let words: Vec<&str> = text.split(' ').collect();
             assert_eq!(words[..2], ["type", e.name]);
             let printed: Vec<&str> = words[2..].iter().step_by(2).copied().collect();
-            let taken: Vec<&str> = e.params.iter().map(|p| p.name()).collect();
+            // Flags (`ecn`) are off by default, and then not printed.
+            let taken: Vec<&str> = e
+                .params
+                .iter()
+                .filter(|p| !p.is_flag())
+                .map(|p| p.name())
+                .collect();
             assert_eq!(printed, taken, "{text}");
         }
     }
@@ -449,7 +469,8 @@ mod tests {
             c.kind(),
             SchedKind::FqCodel {
                 target: Duration::from_millis(2),
-                interval: Duration::from_millis(100)
+                interval: Duration::from_millis(100),
+                ecn: false,
             }
         );
         let e = SchedConfig::from_params(SchedKind::Drr, &p).expect_err("drr takes no target");

@@ -604,7 +604,8 @@ fn config_displays_in_ipfw_words_and_names_round_trip() {
     assert!(SchedConfig::new(
         SchedKind::FqCodel {
             target: Duration::from_millis(100),
-            interval: Duration::from_millis(5)
+            interval: Duration::from_millis(5),
+            ecn: false,
         },
         1514
     )

@@ -13,7 +13,10 @@
 //! sched commands). The FreeBSD 14 source of ipfw.8 was not in the stored
 //! copies available (only a 1996 revision); the examples were taken from a
 //! translated copy of the FreeBSD 14 page whose command lines are
-//! verbatim, and each line is quoted here as the page writes it.
+//! verbatim, and each line is quoted here as the page writes it. Lines
+//! whose source names a grammar part (a command's or option's synopsis)
+//! are forms of that synopsis, not verbatim examples; the DYNAMIC RULES
+//! example's `my-net` is written 192.168.0.0/24.
 #![allow(dead_code)]
 
 /// An example that pipelab accepts: `input` as the page writes it, and
@@ -281,6 +284,10 @@ const EX_SHAPING: &str = "ipfw(8) EXAMPLES, TRAFFIC SHAPING";
 const EX_TABLES: &str = "ipfw(8) EXAMPLES, LOOKUP TABLES";
 const EX_AQM: &str = "ipfw(8) EXAMPLES, CONFIGURING CODEL, PIE, FQ-CODEL AND FQ-PIE AQM";
 const GRAMMAR: &str = "ipfw(8) PIPE, QUEUE AND SCHEDULER CONFIGURATION (the grammar)";
+const TABLES: &str = "ipfw(8) LOOKUP TABLES (the table commands)";
+const EX_DYNAMIC: &str = "ipfw(8) EXAMPLES, DYNAMIC RULES";
+const STATEFUL: &str = "ipfw(8) STATEFUL FIREWALL, RULE OPTIONS keep-state, ACTIONS check-state";
+const LAYER2: &str = "ipfw(8) RULE OPTIONS layer2, PACKET FLOW";
 
 /// ipfw(8)/dnctl(8): each line as the page writes it (a leading `ipfw`
 /// or `dnctl` is accepted and not printed back).
@@ -395,7 +402,33 @@ pub const IPFW: &[ReadBack] = &[
         input: "dnctl pipe 4 config bw 4000Kbyte/s",
         canonical: "pipe 4 config bw 32Mbit/s",
     },
-    // The page's table T1, numbered (named tables are not supported yet).
+    ReadBack {
+        source: EX_TABLES,
+        input: "ipfw table T1 create type addr",
+        canonical: "table T1 create type addr",
+    },
+    ReadBack {
+        source: EX_TABLES,
+        input: "ipfw table T1 add 192.168.2.0/24 1",
+        canonical: "table T1 add 192.168.2.0/24 1",
+    },
+    ReadBack {
+        source: EX_TABLES,
+        input: "ipfw table T1 add 192.168.0.0/27 4",
+        canonical: "table T1 add 192.168.0.0/27 4",
+    },
+    ReadBack {
+        source: EX_TABLES,
+        input: "ipfw table T1 add 192.168.0.2 1",
+        canonical: "table T1 add 192.168.0.2 1",
+    },
+    ReadBack {
+        source: EX_TABLES,
+        input: "ipfw add pipe tablearg ip from 'table(T1)' to any",
+        canonical: "add pipe tablearg ip from table(T1) to any",
+    },
+    // The same example with the table numbered (a number is a name of
+    // digits; no create needed).
     ReadBack {
         source: EX_TABLES,
         input: "ipfw table 1 add 192.168.2.0/24 1",
@@ -415,6 +448,46 @@ pub const IPFW: &[ReadBack] = &[
         source: EX_TABLES,
         input: "ipfw add pipe tablearg ip from 'table(1)' to any",
         canonical: "add pipe tablearg ip from table(1) to any",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw table T1 create",
+        canonical: "table T1 create",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw table T1 delete 192.168.0.2",
+        canonical: "table T1 delete 192.168.0.2",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw table T1 flush",
+        canonical: "table T1 flush",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw table T1 list",
+        canonical: "table T1 list",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw table T1 destroy",
+        canonical: "table T1 destroy",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw table all flush",
+        canonical: "table all flush",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw add 100 pipe 4 ip from 'table(T1,4)' to any",
+        canonical: "add 100 pipe 4 ip from table(T1,4) to any",
+    },
+    ReadBack {
+        source: TABLES,
+        input: "ipfw add 100 pipe tablearg ip from any to any dst-ip 'table(T1)'",
+        canonical: "add 100 pipe tablearg ip from any to any dst-ip table(T1)",
     },
     ReadBack {
         source: EX_AQM,
@@ -465,6 +538,27 @@ pub const IPFW: &[ReadBack] = &[
         source: EX_AQM,
         input: "dnctl sched 1 config pipe 1 type fq_pie",
         canonical: "sched 1 config pipe 1 type fq_pie",
+    },
+    ReadBack {
+        source: GRAMMAR,
+        input: "dnctl sched 1 config pipe 1 type fq_codel ecn",
+        canonical: "sched 1 config pipe 1 type fq_codel ecn",
+    },
+    ReadBack {
+        source: GRAMMAR,
+        input:
+            "dnctl sched 1 config pipe 1 type fq_codel target 5ms interval 100ms ecn quantum 1514",
+        canonical: "sched 1 config pipe 1 type fq_codel quantum 1514 target 5ms interval 100ms ecn",
+    },
+    ReadBack {
+        source: GRAMMAR,
+        input: "dnctl sched 1 config pipe 1 type fq_pie target 15ms ecn",
+        canonical: "sched 1 config pipe 1 type fq_pie target 15ms ecn",
+    },
+    ReadBack {
+        source: GRAMMAR,
+        input: "dnctl sched 1 config pipe 1 type fq_pie noecn",
+        canonical: "sched 1 config pipe 1 type fq_pie noecn",
     },
     ReadBack {
         source: GRAMMAR,
@@ -536,6 +630,56 @@ pub const IPFW: &[ReadBack] = &[
         input: "dnctl -q pipe 1 delete",
         canonical: "pipe 1 delete",
     },
+    ReadBack {
+        source: EX_DYNAMIC,
+        input: "ipfw add check-state",
+        canonical: "add check-state",
+    },
+    ReadBack {
+        source: STATEFUL,
+        input: "ipfw add pipe 1 tcp from any to any keep-state",
+        canonical: "add pipe 1 tcp from any to any keep-state",
+    },
+    ReadBack {
+        source: STATEFUL,
+        input: "ipfw add 100 check-state :OUTBOUND",
+        canonical: "add 100 check-state :OUTBOUND",
+    },
+    ReadBack {
+        source: STATEFUL,
+        input: "ipfw add check-state :any",
+        canonical: "add check-state :any",
+    },
+    ReadBack {
+        source: STATEFUL,
+        input: "ipfw add check-state :default",
+        canonical: "add check-state",
+    },
+    ReadBack {
+        source: STATEFUL,
+        input: "ipfw add 200 pipe 1 ip from 192.168.0.0/24 to any keep-state :OUTBOUND",
+        canonical: "add 200 pipe 1 ip from 192.168.0.0/24 to any keep-state :OUTBOUND",
+    },
+    ReadBack {
+        source: STATEFUL,
+        input: "ipfw add allow tcp from 192.168.0.0/24 to any keep-state :default",
+        canonical: "add allow tcp from 192.168.0.0/24 to any keep-state",
+    },
+    ReadBack {
+        source: LAYER2,
+        input: "ipfw add pipe 1 ip from any to any layer2",
+        canonical: "add pipe 1 ip from any to any layer2",
+    },
+    ReadBack {
+        source: LAYER2,
+        input: "ipfw add allow ip from any to any not layer2",
+        canonical: "add allow ip from any to any not layer2",
+    },
+    ReadBack {
+        source: LAYER2,
+        input: "ipfw add 100 skipto 1000 ip from any to any layer2 in",
+        canonical: "add 100 skipto 1000 ip from any to any layer2 in",
+    },
 ];
 
 /// Refusals of ipfw/dnctl lines, with their messages.
@@ -543,10 +687,7 @@ pub const IPFW_REJECT: &[Reject] = &[
     Reject { source: SHAPER, input: "dnctl pipe 1 config bw tun0", error: "1:24: invalid rate 'tun0': rates are written like 10Mbit/s" },
     Reject { source: "ipfw(8) vs tc(8) units", input: "dnctl pipe 1 config bw 10Mbps", error: "1:24: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)" },
     Reject { source: "ipfw(8) vs tc(8) units", input: "dnctl pipe 1 config bw 1kbps", error: "1:24: unknown unit 'kbps' in '1kbps': did you mean Kbit/s or KByte/s? 'kbps' is Kbit/s to ipfw, KByte/s to tc (netem's rate takes tc's words)" },
-    Reject { source: EX_TABLES, input: "ipfw table T1 create type addr", error: "1:12: named tables ('T1') are not supported yet: number the table: table 1 add ADDR VALUE, used as table(1) (no create needed)" },
-    Reject { source: EX_TABLES, input: "ipfw add pipe tablearg ip from 'table(T1)' to any", error: "1:33: named tables ('T1') are not supported yet: number the table: table(1), filled with table 1 add ADDR VALUE" },
     Reject { source: EX_AQM, input: "dnctl sched 1 config pipe 2 type fq_codel", error: "1:27: sched 1 serves pipe 1, not pipe 2: a scheduler takes its pipe's number: sched 2 config pipe 2 ..." },
-    Reject { source: EX_AQM, input: "dnctl sched 1 config pipe 1 type fq_codel ecn", error: "1:43: a scheduler's 'ecn' is not supported yet: its queue management drops; write noecn, or ecn on a pipe or queue" },
     Reject { source: EX_AQM, input: "dnctl sched 1 config type fq_sfq", error: "1:27: unknown scheduler type 'fq_sfq': known types: fifo, rr, drr, wf2q+, qfq, prio, fq_codel, fq_pie" },
     Reject { source: GRAMMAR, input: "dnctl queue 1 config pipe 1 ecn noecn", error: "1:33: duplicate parameter 'noecn': 'ecn' was already given at column 29" },
     Reject { source: GRAMMAR, input: "dnctl pipe 1 config plr 0.1,0.2", error: "1:25: ipfw's Gilbert-Elliott plr takes four probabilities: e.g. plr 0.001,0.01,0.5,0.3 (K,p,H,r)" },
@@ -555,6 +696,22 @@ pub const IPFW_REJECT: &[Reject] = &[
     Reject { source: GRAMMAR, input: "dnctl pipe 1 config queue 10K", error: "1:27: unknown unit 'K' in '10K': did you mean KB?" },
     Reject { source: "ipfw(8) ACTIONS", input: "ipfw add 100 unreach 256 ip from any to any", error: "1:22: unreachable code 256 is out of range 0..255: a code 0..255 or net, host, protocol, port, needfrag, srcfail, net-unknown, host-unknown, isolated, net-prohib, host-prohib, tosnet, toshost, filter-prohib, host-precedence, precedence-cutoff" },
     Reject { source: "ipfw(8) ACTIONS", input: "ipfw add 100 unreach6 admin ip6 from any to any", error: "1:14: action 'unreach6' is not supported yet" },
-    Reject { source: "ipfw(8) STATEFUL FIREWALL", input: "ipfw add pipe 1 tcp from any to any keep-state", error: "1:37: option 'keep-state' is not supported yet" },
-    Reject { source: "ipfw(8) RULE OPTIONS", input: "ipfw add pipe 1 ip from any to any layer2", error: "1:36: option 'layer2' is not supported yet" },
+    Reject { source: EX_TABLES, input: "ipfw table T2 create type addr valtype ipv4", error: "1:32: table option 'valtype' is not supported yet: write table NAME create [type addr]" },
+    Reject { source: EX_TABLES, input: "ipfw table IN create type iface valtype skipto,fib", error: "1:27: table type 'iface' is not supported yet: pipelab's tables hold addresses and networks: type addr" },
+    Reject { source: EX_TABLES, input: "ipfw table fl create type flow:src-ip,proto,dst-ip,dst-port", error: "1:27: table type 'flow:src-ip' is not supported yet: pipelab's tables hold addresses and networks: type addr" },
+    Reject { source: TABLES, input: "ipfw table T1 swap T2", error: "1:15: table command 'swap' is not supported yet: table commands: add, delete, create, destroy, flush, list" },
+    Reject { source: TABLES, input: "ipfw table bad/name create", error: "1:12: invalid table name 'bad/name': a table is a number 0..65535 or a name of 1..63 of A-Z a-z 0-9 _ - . (not 'all')" },
+    Reject { source: TABLES, input: "ipfw table all create", error: "1:16: 'table all create' is not possible: 'table all' takes flush or list" },
+    Reject { source: TABLES, input: "ipfw table T1 create type addr type addr", error: "1:32: duplicate 'type'" },
+    Reject { source: GRAMMAR, input: "dnctl sched 1 config pipe 1 type fq_codel ecn noecn", error: "1:47: duplicate parameter 'noecn': 'ecn' was already given at column 43" },
+    Reject { source: GRAMMAR, input: "dnctl sched 1 config pipe 1 type drr ecn", error: "1:38: invalid ecn: 'ecn' is a parameter of type fq_codel or fq_pie, not drr" },
+    Reject { source: EX_DYNAMIC, input: "ipfw add deny tcp from any to any established", error: "1:35: option 'established' is not supported yet" },
+    Reject { source: EX_DYNAMIC, input: "ipfw add allow tcp from 192.168.0.0/24 to any setup keep-state", error: "1:47: option 'setup' is not supported yet" },
+    Reject { source: EX_DYNAMIC, input: "ipfw add allow tcp from any to me limit src-addr 4", error: "1:35: option 'limit' is not supported yet" },
+    Reject { source: STATEFUL, input: "ipfw add allow ip from any to any record-state", error: "1:35: option 'record-state' is not supported yet" },
+    Reject { source: STATEFUL, input: "ipfw add check-state ip from any to any", error: "1:22: unexpected 'ip': check-state has no body: write add N check-state [:FLOW] and match in the keep-state rule" },
+    Reject { source: STATEFUL, input: "ipfw add pipe 1 ip from any to any keep-state :any", error: "1:47: ':any' names every flow: it is for check-state: keep-state takes a name of its own, e.g. keep-state :web" },
+    Reject { source: STATEFUL, input: "ipfw add pipe 1 ip from any to any not keep-state", error: "1:40: 'keep-state' cannot be negated: keep-state is an instruction, not a condition" },
+    Reject { source: STATEFUL, input: "ipfw add pipe 1 ip from any to any keep-state keep-state", error: "1:47: duplicate 'keep-state'" },
+    Reject { source: STATEFUL, input: "ipfw add pipe 1 ip from any to any keep-state :bad/flow", error: "1:47: invalid flow name ':bad/flow': a flow name is 1..63 of A-Z a-z 0-9 _ - ., e.g. keep-state :web" },
 ];

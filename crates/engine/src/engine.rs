@@ -1479,7 +1479,7 @@ impl Engine {
     pub fn set_early_exit(&mut self, pipe: PipeIdx, on: bool) -> Result<(), RouteError> {
         let m = self.user_pipe(pipe)?;
         m.early = on;
-        self.pipes[pipe.0 as usize].early = on;
+        self.pipes[pipe.0 as usize].set_early(on);
         self.reschedule(pipe.0);
         Ok(())
     }

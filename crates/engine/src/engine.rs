@@ -1367,18 +1367,7 @@ impl Engine {
         if !self.pending.is_empty() {
             return Some(self.now);
         }
-        while let Some(e) = self.events.peek() {
-            if self.is_live(e.pipe, e.time, e.seq) {
-                return Some(e.time);
-            }
-            self.events.pop();
-        }
-        None
-    }
-
-    #[inline]
-    fn is_live(&self, pipe: u32, time: Instant, seq: u64) -> bool {
-        self.pipes[pipe as usize].scheduled == Some((time, seq))
+        self.events.peek().map(|e| e.time)
     }
 
     /// Bring every pipe's counters up to just before `t` (every event
@@ -1412,18 +1401,13 @@ impl Engine {
             if e.time > now || (e.time, e.key) >= limit {
                 break;
             }
-            self.events.pop();
-            if !self.is_live(e.pipe, e.time, e.seq) {
-                continue;
-            }
             let p = e.pipe as usize;
-            self.pipes[p].scheduled = None;
             let mut leaving = std::mem::take(&mut self.scratch);
             let mut dropped = std::mem::take(&mut self.scratch_dropped);
             leaving.clear();
             dropped.clear();
             self.pipes[p].step(&mut self.pool, e.time, &mut leaving, &mut dropped);
-            self.reschedule(e.pipe);
+            self.reschedule_served(e.pipe);
             for &(i, why) in &dropped {
                 let reason = drop_reason(why);
                 self.count_drop(reason);
@@ -1495,7 +1479,7 @@ impl Engine {
     pub fn set_early_exit(&mut self, pipe: PipeIdx, on: bool) -> Result<(), RouteError> {
         let m = self.user_pipe(pipe)?;
         m.early = on;
-        self.pipes[pipe.0 as usize].early = on;
+        self.pipes[pipe.0 as usize].set_early(on);
         self.reschedule(pipe.0);
         Ok(())
     }
@@ -1583,7 +1567,8 @@ impl Engine {
         }
     }
 
-    /// Make the pipe's live event match its current deadline.
+    /// Make the pipe's event match its current deadline: moved in place
+    /// when it changed, removed when the pipe has no more work.
     #[inline]
     fn reschedule(&mut self, pipe: u32) {
         let p = &self.pipes[pipe as usize];
@@ -1592,8 +1577,30 @@ impl Engine {
         if want == have {
             return;
         }
-        let key = self.meta[pipe as usize].key;
-        let sched = want.map(|t| (t, self.events.push(t, key, pipe)));
+        self.set_event(pipe, want);
+    }
+
+    /// The pipe's event was just served: it gets a new entry (a new
+    /// `seq`) at its next deadline, if it has one, as if the served entry
+    /// had been popped and a new one pushed.
+    #[inline]
+    fn reschedule_served(&mut self, pipe: u32) {
+        let want = self.pipes[pipe as usize].next_deadline(&self.pool);
+        self.set_event(pipe, want);
+    }
+
+    #[inline]
+    fn set_event(&mut self, pipe: u32, want: Option<Instant>) {
+        let sched = match want {
+            Some(t) => {
+                let key = self.meta[pipe as usize].key;
+                Some((t, self.events.schedule(pipe, t, key)))
+            }
+            None => {
+                self.events.cancel(pipe);
+                None
+            }
+        };
         self.pipes[pipe as usize].scheduled = sched;
     }
 }

@@ -659,8 +659,12 @@ pub struct Pipe {
     pub(crate) last_arrival: Instant,
     /// Early exit (`Engine::set_early_exit`): wake at each transmission's
     /// end and let every packet of the delay line out at once, its exit
-    /// instant in `due`.
+    /// instant in `due`. Set with [`Pipe::set_early`].
     pub(crate) early: bool,
+    /// A stage of the models decides at the end of each transmission, or
+    /// the pipe is an early-exit one: the pipe wakes then
+    /// (`Pipe::next_deadline`). Follows `models` and `early`.
+    wake_at_tx_end: bool,
 }
 
 impl Pipe {
@@ -686,7 +690,31 @@ impl Pipe {
             sched: None,
             last_arrival: Instant::ZERO,
             early: false,
+            wake_at_tx_end: false,
         }
+        .with_wake()
+    }
+
+    /// With `wake_at_tx_end` computed from the models and `early`.
+    fn with_wake(mut self) -> Pipe {
+        self.note_wake();
+        self
+    }
+
+    fn note_wake(&mut self) {
+        let m = &self.models;
+        self.wake_at_tx_end = self.early
+            || m.delay.is_some()
+            || m.reorder.is_some()
+            || m.codel.is_some()
+            || m.profile.is_some()
+            || m.channel.is_some();
+    }
+
+    /// Make the pipe an early-exit one (`true`) or not.
+    pub(crate) fn set_early(&mut self, on: bool) {
+        self.early = on;
+        self.note_wake();
     }
 
     /// An idle pipe whose link is served by the scheduler `sched`
@@ -697,6 +725,7 @@ impl Pipe {
             sched: Some(Box::new(SchedQueues::new(sched))),
             ..Pipe::new(cfg, seed, stage)
         }
+        .with_wake()
     }
 
     /// The scheduler's configuration, if the pipe has one.
@@ -817,6 +846,7 @@ impl Pipe {
         }
         self.models = Models::new(&cfg, self.seed, self.stage);
         self.cfg = cfg;
+        self.note_wake();
     }
 
     /// Counters.
@@ -1097,15 +1127,7 @@ impl Pipe {
         // the end of its transmission: wake then and let `catch_up` draw.
         // So does a stage that decides at the end of a transmission.
         let sending = (!self.queue.is_empty()).then(|| {
-            let m = &self.models;
-            if self.early
-                || m.delay.is_some()
-                || m.reorder.is_some()
-                || m.codel.is_some()
-                || m.profile.is_some()
-                || m.channel.is_some()
-                || self.sched.as_ref().is_some_and(|sq| sq.wake_at_tx_end)
-            {
+            if self.wake_at_tx_end || self.sched.as_ref().is_some_and(|sq| sq.wake_at_tx_end) {
                 self.tx_done
             } else {
                 self.tx_done + self.cfg.delay()

@@ -4,7 +4,8 @@
 //! * up/down of 200 VNs leaves no namespace, interface or process, and
 //!   1000 VNs come up in under 30 s;
 //! * ping RTT over a route of known delays is twice their sum;
-//! * a link failure on a ring reroutes live traffic;
+//! * a link failure on a ring reroutes live traffic; a link black-holed
+//!   for 2 s (`link A B down 2s`) stops ping for 2 s, then passes again;
 //! * ModelNet's Fig. 5: per-flow TCP throughput on a ring under three
 //!   distillations, against max-min fair shares computed from the model;
 //!   the CDF is written as an SVG plot.
@@ -498,6 +499,61 @@ fn link_down_on_a_ring_reroutes_live() {
     near(&phase(at[1].1 + m, at[2].0 - m), 6.0);
     // r0–r1 now 3 ms: 1 + 3 + 1 each way.
     near(&phase(at[2].1 + m, f64::INFINITY), 10.0);
+    up.down();
+}
+
+/// Pass proves: `link A B down 2s` black-holes a live link for 2 s and
+/// then passes again by itself, without a reroute. On the chain a — r1 —
+/// r2 — b (the only path), a ping every 200 ms from a to b loses the
+/// requests of the 2 s: the longest time between two replies is 2 s
+/// (within 1.5–3.5 s on a loaded machine: ping's timer slips, and the
+/// replies on either side are up to 0.4 s further apart), the replies go
+/// on after it (nobody sent `up`), and the emulator's status counts the
+/// lost requests as `down` drops (10 expected; 5 to 15 accepted).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn link_down_for_two_seconds_black_holes_then_passes() {
+    let Some(_g) = live() else { return };
+    let file = write_topo(&chain(), "chain-down.toml");
+    let up = Up::start(&file, "hop-by-hop", "tdown");
+    let ping = Command::new(BIN)
+        .args(["topo", "exec", "--name", "tdown", "a", "--"])
+        .args(["ping", "-D", "-n", "-c", "30", "-i", "0.2", "10.0.0.2"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("ping");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let reply = ok(&["topo", "link", "--name", "tdown", "r1", "r2", "down", "2s"]);
+    assert!(
+        reply.contains("down for 2s") && reply.contains("no reroute"),
+        "{reply}"
+    );
+    let out = ping.wait_with_output().expect("ping output");
+    let out = String::from_utf8_lossy(&out.stdout);
+    let rs = replies(&out);
+    let (mut gap, mut after) = (0.0f64, 0);
+    for (i, w) in rs.windows(2).enumerate() {
+        if w[1].0 - w[0].0 > gap {
+            gap = w[1].0 - w[0].0;
+            after = rs.len() - i - 1;
+        }
+    }
+    let status = ok(&["topo", "status", "--name", "tdown", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&status).expect("status json");
+    let down = v["status"]["stats"]["dropped_down"].as_u64();
+    eprintln!(
+        "{} replies of 30, longest gap {gap:.3} s, {after} replies after it, dropped_down {down:?}",
+        rs.len()
+    );
+    assert!((1.5..=3.5).contains(&gap), "gap {gap:.3} s:\n{out}");
+    assert!(after >= 5, "{after} replies after the gap:\n{out}");
+    assert!(
+        down.is_some_and(|d| (5..=15).contains(&d)),
+        "dropped_down {down:?}: {status}"
+    );
     up.down();
 }
 

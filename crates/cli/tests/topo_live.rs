@@ -6,6 +6,7 @@
 //! * ping RTT over a route of known delays is twice their sum;
 //! * a link failure on a ring reroutes live traffic; a link black-holed
 //!   for 2 s (`link A B down 2s`) stops ping for 2 s, then passes again;
+//! * files links name are read at `topo up` and at `topo link ... set`;
 //! * ModelNet's Fig. 5: per-flow TCP throughput on a ring under three
 //!   distillations, against max-min fair shares computed from the model;
 //!   the CDF is written as an SVG plot.
@@ -555,6 +556,58 @@ fn link_down_for_two_seconds_black_holes_then_passes() {
         "dropped_down {down:?}: {status}"
     );
     up.down();
+}
+
+/// Pass proves: `topo up` reads the files a topology's links name,
+/// relative to the topology file's directory, and `topo link ... set`
+/// takes pipe words at run time, a file's path relative to the working
+/// directory. On the chain a — r1 — r2 — b (1, 3, 2 ms), r1–r2 draws
+/// its delay from a file of samples that are all 20 ms (`distribution
+/// "file:delays/20ms.txt"`, added to its 3 ms): ping's RTT is 12 + 2 ×
+/// 20 = 52 ms (median within 0.5 ms); then `set distribution
+/// file:FILE` with a file of 10 ms samples makes it 32 ms.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn topology_links_read_files_at_up_and_at_set() {
+    let Some(_g) = live() else { return };
+    let dir = tmp("topo-files");
+    std::fs::create_dir_all(dir.join("delays")).expect("dir");
+    std::fs::write(dir.join("delays/20ms.txt"), "20ms\n20ms\n").expect("samples");
+    std::fs::write(dir.join("10ms.txt"), "10ms\n10ms\n").expect("samples");
+    let mut t = chain();
+    t.links[1].words = pipelab_lang::parse_pipe_params("delay 0 distribution file:delays/20ms.txt")
+        .expect("words");
+    t.links[1].words.delay = None;
+    let file = dir.join("chain-files.toml");
+    std::fs::write(&file, pipelab_topo::to_toml(&t).expect("toml")).expect("write");
+    let up = Up::start(&file.display().to_string(), "hop-by-hop", "tfiles");
+    let rtt = |up: &Up| {
+        let o = up.exec("a", &["ping", "-c", "20", "-i", "0.05", "10.0.0.2"]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{out}");
+        ping_median(&out, 19)
+    };
+    let first = rtt(&up);
+    let set = Command::new(BIN)
+        .current_dir(&dir)
+        .args(["topo", "link", "--name", "tfiles", "r1", "r2", "set"])
+        .args(["distribution", "file:10ms.txt"])
+        .output()
+        .expect("topo link set");
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let second = rtt(&up);
+    eprintln!("RTT {first:.3} ms from the topology's file, {second:.3} ms after set");
+    assert!((first - 52.0).abs() < 0.5, "RTT {first} ms, want 52");
+    assert!((second - 32.0).abs() < 0.5, "RTT {second} ms, want 32");
+    up.down();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Max-min fair shares (bit/s) of flows over pipes of capacity `cap`.

@@ -634,15 +634,14 @@ pub fn read_link(
         // 0` stands for it, after the words, as a jitter's piece does).
         // Only an empirical one (`file:`): a table shapes a jitter, and
         // needs one.
-        let empirical = pieces.iter().any(|p| {
-            p.1 == "distribution"
-                && attrs[p.0]
-                    .value
-                    .trim()
-                    .to_ascii_lowercase()
-                    .starts_with("file:")
-        });
-        if empirical && !pieces.iter().any(|p| p.1 == "delay") {
+        let words: Vec<String> = text
+            .split_whitespace()
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let empirical = words
+            .windows(2)
+            .any(|w| w[0] == "distribution" && w[1].starts_with("file:"));
+        if empirical && !words.iter().any(|w| w == "delay") {
             text.push_str(" delay 0");
         }
         let mut spec = parse_pipe_params(&text).map_err(|e| {

@@ -107,7 +107,7 @@ fn a_bandwidth_trace_is_read_with_the_topology() {
 
 /// A pass proves TOML links read files as GML ones do (an empirical
 /// delay distribution and a loss trace, each read once though two links
-/// name it), and that every way a file can be wrong is an error naming
+/// name it; written back, the topology reads back equal), and that every way a file can be wrong is an error naming
 /// the line, the key and the file: missing, a directory, malformed (with
 /// the file's own line).
 #[test]
@@ -140,6 +140,15 @@ fn toml_links_read_files_and_errors_name_line_key_and_file() {
         let cfg = pipelab_topo::pipe_config(p, &dist.files).expect("lowers");
         assert!(cfg.jitter().is_some());
     }
+    // Written back (the words under `pipe`), it reads back equal.
+    let mut load = loader(&d);
+    let back = parse_toml_files(
+        &pipelab_topo::to_toml(&t).expect("writes"),
+        &GmlDefaults::default(),
+        Some(&mut load),
+    )
+    .expect("reads back");
+    assert_eq!(back, t);
     for (extra, line, key, says) in [
         ("bw = \"trace:nowhere.trace\"\n", 21, "bw", "nowhere.trace"),
         ("bw = \"trace:adir\"\n", 21, "bw", "not a regular file"),

@@ -379,7 +379,7 @@ fn parse_message(e: &pipelab_lang::ParseError) -> String {
 /// The key/value pairs of a command's link attributes, from the words
 /// after `set` (each `(column, word)`, the words as the lexer split them,
 /// commas included, on line `line`): a link attribute (`bw`, `delay`,
-/// ... `pipe`: [`LINK_KEYS`]) takes the words up to the next key of
+/// ... `pipe`: the topology's attributes) takes the words up to the next key of
 /// either kind, a pipe word (`codel target 5ms`) the words up to the next
 /// link attribute, as one `pipe` value. `key=value` is `key value`. A
 /// first word that is no key is an unknown attribute.

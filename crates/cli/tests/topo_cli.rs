@@ -483,8 +483,12 @@ fn bad_values_name_their_option() {
             &["--access"],
         ),
         (
-            &["gen", "ring", "--access", "jitter 3ms"],
-            &["--access", "jitter"],
+            &["gen", "ring", "--access", "jiter 3ms"],
+            &["--access", "jiter", "did you mean jitter?"],
+        ),
+        (
+            &["gen", "ring", "--access", "distribution normal"],
+            &["distribution", "needs"],
         ),
         (
             &["gen", "dumbbell", "--stub-link", "delay 3parsecs"],
@@ -604,4 +608,36 @@ fn sim_reads_the_files_a_topology_names_from_its_directory() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A pass proves `topo gen`'s link classes take pipe words as `link A B
+/// set` does: `--access 'jitter 3ms codel ecn'` gives every access link
+/// (and only those) the jitter, CoDel and ECN, written to the GML file
+/// and read back by the crate's parser.
+#[test]
+fn gen_classes_take_pipe_words() {
+    let out = ok(&[
+        "topo",
+        "gen",
+        "ring",
+        "--routers",
+        "3",
+        "--clients",
+        "2",
+        "--access",
+        "bw 2Mbit/s jitter 3ms codel ecn",
+    ]);
+    let t = parse_gml(&out).expect("parses back");
+    for l in &t.links {
+        let access = class(&t, l) == LinkClass::ClientStub;
+        assert_eq!(
+            l.words.jitter.map(|j| j.sigma),
+            access.then_some(Duration::from_millis(3)),
+            "{l:?}"
+        );
+        assert_eq!(l.words.aqm.is_some() && l.words.ecn, access, "{l:?}");
+        if access {
+            assert_eq!(l.bw, Rate::from_bps(2_000_000));
+        }
+    }
 }

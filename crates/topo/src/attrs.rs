@@ -492,7 +492,7 @@ pub fn read_link(
             && !matches!(lower.as_str(), "codel" | "pie" | "pipe")
         {
             let example = LinkAttr::from_key(&lower).map_or("", |a| a.example());
-            return Err(err(
+            let mut e = err(
                 "",
                 format!(
                     "missing value after '{key}'{}",
@@ -502,7 +502,12 @@ pub fn read_link(
                         format!(": {example}")
                     }
                 ),
-            ));
+            );
+            if a.column > 0 {
+                // Where the value goes, just after the key.
+                e.column = a.column + key.chars().count();
+            }
+            return Err(e);
         }
         let set = |attr: LinkAttr, word: &str, out: &mut LinkAttrsRead| {
             if let Some(w) = out.written.iter().find(|w| w.0 == attr) {

@@ -793,7 +793,7 @@ mod tests {
             ("link a b set loss gemodle 1%", "1:19: unknown loss model 'gemodle' (random, state, gemodel or trace:FILE, then its words; or a loss rate, e.g. loss 0.01)"),
             ("link a b set duplicate 1% 25% duplicate 2%", "1:31: duplicate parameter 'duplicate' ('duplicate' was already given at column 14)"),
             ("link a b set bw 1Mbit/s bw 2Mbit/s", "1:25: duplicate attribute 'bw': 'bw' was already given at column 14"),
-            ("link a b set delay", "1:14: missing value after 'delay': e.g. delay 20ms"),
+            ("link a b set delay", "1:19: missing value after 'delay': e.g. delay 20ms"),
             ("link a b set queue 0", "1:20: invalid queue '0': a queue must hold at least one packet"),
             ("link a b set loss 5", "1:19: probability '5' is outside 0..1: a loss rate is a probability (0.01) or a percentage (5%)"),
             ("link a b set delay 5ms..50ms", "1:20: a range '5ms..50ms' is only for `every` lines: e.g. every 2s until 30s link A B set delay 5ms..50ms"),

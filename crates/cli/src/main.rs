@@ -257,10 +257,10 @@ pub(crate) fn caret(text: &str, e: &pipelab_lang::ParseError) -> String {
     )
 }
 
-/// A loader for the files a configuration names (`file:PATH`,
-/// `trace:PATH`): relative paths are relative to the configuration file's
-/// directory (`base`).
-fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
+/// A loader for the files a configuration or a topology names
+/// (`file:PATH`, `trace:PATH`, `profile PATH`): relative paths are
+/// relative to the file's directory (`base`).
+pub(crate) fn file_loader(base: Option<PathBuf>) -> pipelab_emu::FileLoader {
     Box::new(move |path: &str| {
         let p = Path::new(path);
         let full = match &base {
@@ -289,7 +289,7 @@ pub(crate) fn config_file(
 }
 
 /// The directory holding `config`, for [`file_loader`].
-fn config_dir(config: &Path) -> Option<PathBuf> {
+pub(crate) fn config_dir(config: &Path) -> Option<PathBuf> {
     config.parent().map(Path::to_path_buf)
 }
 

@@ -410,6 +410,9 @@ pub enum TopoCmd {
     /// Examples:
     ///   pipelab topo link r0 r1 down
     ///   pipelab topo link r0 r1 set bw 1Mbit/s delay 20ms loss 1% queue 30
+    ///   pipelab topo link r0 r1 set jitter 5ms distribution normal codel ecn
+    ///   pipelab topo link r0 r1 set bw trace:cellular.trace
+    ///   pipelab topo link r0 r1 down 2s
     Link {
         /// The topology's name.
         #[arg(long, default_value = DEFAULT_NAME)]
@@ -420,7 +423,9 @@ pub enum TopoCmd {
         b: String,
         /// down, up, or set.
         state: String,
-        /// After `set`: attribute-value pairs (bw, delay, loss, queue).
+        /// After `set`: attributes (bw, delay, loss, queue) and any pipe
+        /// words (a file's path relative to the working directory); after
+        /// `down`: a duration to black-hole the link for.
         attrs: Vec<String>,
     },
     /// Fail or restore a node (name or id), now.
@@ -468,12 +473,20 @@ pub(crate) fn load(file: &Path) -> Result<Topology, TopoError> {
         name: name.clone(),
         error,
     };
+    // The files links name (`bw "trace:FILE"`, `profile "FILE"`, ...):
+    // relative paths from the topology file's directory.
+    let loader = crate::file_loader(crate::config_dir(file));
+    let mut load = |p: &str| loader(p);
+    let defaults = pipelab_topo::gml::GmlDefaults::default();
     let topo = if name.ends_with(".toml") {
-        pipelab_topo::native::parse_toml(&text).map_err(refused)?
+        pipelab_topo::native::parse_toml_files(&text, &defaults, Some(&mut load))
+            .map_err(refused)?
     } else {
-        pipelab_topo::gml::parse_gml(&text).map_err(|error| TopoError::Gml {
-            name: name.clone(),
-            error: Box::new(error),
+        pipelab_topo::gml::parse_gml_files(&text, &defaults, Some(&mut load)).map_err(|error| {
+            TopoError::Gml {
+                name: name.clone(),
+                error: Box::new(error),
+            }
         })?
     };
     topo.validate().map_err(refused)?;
@@ -696,7 +709,17 @@ fn run_script(name: &str, script: &Path) -> Result<String, TopoError> {
                     }
                 }
             }
-            Action::Control(c) => match live::control(name, &c.to_string()) {
+            Action::Control(c) => match live::control(name, &{
+                // Files a `set` names: relative to the experiment file.
+                let mut c = c.clone();
+                if let Some(dir) = std::path::absolute(script)
+                    .ok()
+                    .and_then(|p| p.parent().map(Path::to_path_buf))
+                {
+                    c.resolve_paths(&dir);
+                }
+                c.to_string()
+            }) {
                 Ok(reply) => eprintln!("{:.3}s {c}: {reply}", t0.elapsed().as_secs_f64()),
                 Err(source) => {
                     failure = Some(TopoError::StepControl {
@@ -763,10 +786,14 @@ fn down_with_progress(name: &str) -> std::io::Result<live::DownReport> {
 /// Parse a topology command given as words on the command line (errors
 /// point at the word) and send its canonical text to topology `name`.
 fn send(name: &str, text: &str) -> Result<String, TopoError> {
-    let cmd = parse_command(text).map_err(|error| TopoError::Command {
+    let mut cmd = parse_command(text).map_err(|error| TopoError::Command {
         text: text.to_string(),
         error: Box::new(error),
     })?;
+    // Files a `set` names: relative to the working directory.
+    if let Ok(dir) = std::env::current_dir() {
+        cmd.resolve_paths(&dir);
+    }
     live::control(name, &cmd.to_string())
         .map(|r| r + "\n")
         .map_err(TopoError::Live)

@@ -366,7 +366,7 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
         &["link", "--name", "plnone", "r0", "r1", "set", "delay", "5", "ms"],
         Rejected(
             2,
-            "error: unknown link attribute 'ms': a unit follows its number without a space: write 5ms\n  link r0 r1 set delay 5 ms\n                         ^",
+            "error: space in '5 ms': write the value as one word: 5ms\n  link r0 r1 set delay 5 ms\n                       ^",
         ),
     ),
     (
@@ -385,7 +385,7 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
     (
         "set without attributes",
         &["link", "--name", "plnone", "r0", "r1", "set"],
-        Rejected(2, "error: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 (any of bw, delay, loss, queue)\n  link r0 r1 set\n                ^"),
+        Rejected(2, "error: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 codel (any of bw, delay, loss, queue, or a pipe word)\n  link r0 r1 set\n                ^"),
     ),
     (
         "a bandwidth in Mbps",
@@ -429,8 +429,8 @@ const LINES: &[(&str, &[&str], Outcome)] = &[
     ),
     (
         "an unknown attribute",
-        &["link", "--name", "plnone", "r0", "r1", "set", "jitter", "5ms"],
-        Rejected(2, "error: unknown link attribute 'jitter': link attributes: bw, delay, loss, queue\n  link r0 r1 set jitter 5ms\n                 ^"),
+        &["link", "--name", "plnone", "r0", "r1", "set", "jiter", "5ms"],
+        Rejected(2, "error: unknown link attribute 'jiter' (did you mean jitter?)\n  link r0 r1 set jiter 5ms\n                 ^"),
     ),
     (
         "a range outside every",

@@ -4,7 +4,9 @@
 //! * up/down of 200 VNs leaves no namespace, interface or process, and
 //!   1000 VNs come up in under 30 s;
 //! * ping RTT over a route of known delays is twice their sum;
-//! * a link failure on a ring reroutes live traffic;
+//! * a link failure on a ring reroutes live traffic; a link black-holed
+//!   for 2 s (`link A B down 2s`) stops ping for 2 s, then passes again;
+//! * files links name are read at `topo up` and at `topo link ... set`;
 //! * ModelNet's Fig. 5: per-flow TCP throughput on a ring under three
 //!   distillations, against max-min fair shares computed from the model;
 //!   the CDF is written as an SVG plot.
@@ -550,6 +552,113 @@ fn link_down_on_a_ring_reroutes_live() {
     // r0–r1 now 3 ms: 1 + 3 + 1 each way.
     near(&phase(at[2].1 + m, f64::INFINITY), 10.0);
     up.down();
+}
+
+/// Pass proves: `link A B down 2s` black-holes a live link for 2 s and
+/// then passes again by itself, without a reroute. On the chain a — r1 —
+/// r2 — b (the only path), a ping every 200 ms from a to b loses the
+/// requests of the 2 s: the longest time between two replies is 2 s
+/// (within 1.5–3.5 s on a loaded machine: ping's timer slips, and the
+/// replies on either side are up to 0.4 s further apart), the replies go
+/// on after it (nobody sent `up`), and the emulator's status counts the
+/// lost requests as `down` drops (10 expected; 5 to 15 accepted).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn link_down_for_two_seconds_black_holes_then_passes() {
+    let Some(_g) = live() else { return };
+    let file = write_topo(&chain(), "chain-down.toml");
+    let up = Up::start(&file, "hop-by-hop", "tdown");
+    let ping = Command::new(BIN)
+        .args(["topo", "exec", "--name", "tdown", "a", "--"])
+        .args(["ping", "-D", "-n", "-c", "30", "-i", "0.2", "10.0.0.2"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("ping");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let reply = ok(&["topo", "link", "--name", "tdown", "r1", "r2", "down", "2s"]);
+    assert!(
+        reply.contains("down for 2s") && reply.contains("no reroute"),
+        "{reply}"
+    );
+    let out = ping.wait_with_output().expect("ping output");
+    let out = String::from_utf8_lossy(&out.stdout);
+    let rs = replies(&out);
+    let (mut gap, mut after) = (0.0f64, 0);
+    for (i, w) in rs.windows(2).enumerate() {
+        if w[1].0 - w[0].0 > gap {
+            gap = w[1].0 - w[0].0;
+            after = rs.len() - i - 1;
+        }
+    }
+    let status = ok(&["topo", "status", "--name", "tdown", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&status).expect("status json");
+    let down = v["status"]["stats"]["dropped_down"].as_u64();
+    eprintln!(
+        "{} replies of 30, longest gap {gap:.3} s, {after} replies after it, dropped_down {down:?}",
+        rs.len()
+    );
+    assert!((1.5..=3.5).contains(&gap), "gap {gap:.3} s:\n{out}");
+    assert!(after >= 5, "{after} replies after the gap:\n{out}");
+    assert!(
+        down.is_some_and(|d| (5..=15).contains(&d)),
+        "dropped_down {down:?}: {status}"
+    );
+    up.down();
+}
+
+/// Pass proves: `topo up` reads the files a topology's links name,
+/// relative to the topology file's directory, and `topo link ... set`
+/// takes pipe words at run time, a file's path relative to the working
+/// directory. On the chain a — r1 — r2 — b (1, 3, 2 ms), r1–r2 draws
+/// its delay from a file of samples that are all 20 ms (`distribution
+/// "file:delays/20ms.txt"`, added to its 3 ms): ping's RTT is 12 + 2 ×
+/// 20 = 52 ms (median within 0.5 ms); then `set distribution
+/// file:FILE` with a file of 10 ms samples makes it 32 ms.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn topology_links_read_files_at_up_and_at_set() {
+    let Some(_g) = live() else { return };
+    let dir = tmp("topo-files");
+    std::fs::create_dir_all(dir.join("delays")).expect("dir");
+    std::fs::write(dir.join("delays/20ms.txt"), "20ms\n20ms\n").expect("samples");
+    std::fs::write(dir.join("10ms.txt"), "10ms\n10ms\n").expect("samples");
+    let mut t = chain();
+    t.links[1].words = pipelab_lang::parse_pipe_params("delay 0 distribution file:delays/20ms.txt")
+        .expect("words");
+    t.links[1].words.delay = None;
+    let file = dir.join("chain-files.toml");
+    std::fs::write(&file, pipelab_topo::to_toml(&t).expect("toml")).expect("write");
+    let up = Up::start(&file.display().to_string(), "hop-by-hop", "tfiles");
+    let rtt = |up: &Up| {
+        let o = up.exec("a", &["ping", "-c", "20", "-i", "0.05", "10.0.0.2"]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{out}");
+        ping_median(&out, 19)
+    };
+    let first = rtt(&up);
+    let set = Command::new(BIN)
+        .current_dir(&dir)
+        .args(["topo", "link", "--name", "tfiles", "r1", "r2", "set"])
+        .args(["distribution", "file:10ms.txt"])
+        .output()
+        .expect("topo link set");
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let second = rtt(&up);
+    eprintln!("RTT {first:.3} ms from the topology's file, {second:.3} ms after set");
+    assert!((first - 52.0).abs() < 0.5, "RTT {first} ms, want 52");
+    assert!((second - 32.0).abs() < 0.5, "RTT {second} ms, want 32");
+    up.down();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Max-min fair shares (bit/s) of flows over pipes of capacity `cap`.

@@ -142,6 +142,17 @@ pub enum RequestError {
         /// The path as written.
         path: String,
     },
+    /// One of a plane's own commands that reads a file, sent by someone
+    /// other than root (`link A B set profile FILE`).
+    #[error("line {line}: {what} file {path}: only root may have an emulation read files")]
+    PlaneFilesForRoot {
+        /// The request's line.
+        line: usize,
+        /// What the file is (`profile`, `bw`, ...).
+        what: String,
+        /// The path as written.
+        path: String,
+    },
     /// A request mixing commands of the language and the plane's own.
     #[error(
         "a request is all commands of the language or all of the emulation's own commands, not both: {}, but {}; send them apart (nothing was applied)",

@@ -139,6 +139,13 @@ pub trait Plane: Send {
         let _ = line;
         None
     }
+    /// The files one of the plane's own commands (accepted by
+    /// [`Plane::check_command`]) reads, as `(what, path)`: only root may
+    /// send such a command, as only root's pipes may name files.
+    fn files(&self, line: &str) -> Vec<(String, String)> {
+        let _ = line;
+        Vec::new()
+    }
     /// Runs one of the plane's own commands (a line
     /// [`Plane::check_command`] accepted): `Some(Ok(output))`,
     /// `Some(Err(why))`, or `None` if the plane does not claim it.

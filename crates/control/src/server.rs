@@ -675,6 +675,19 @@ impl Server {
         if changes && !matches!(target, Target::Root | Target::Whole) {
             return Err(RequestError::PlaneCommandsForRoot(self.mode));
         }
+        if uid != 0 {
+            if let Some(p) = inner.plane.as_deref() {
+                for (number, text, _) in &lines {
+                    if let Some((what, path)) = p.files(text).into_iter().next() {
+                        return Err(RequestError::PlaneFilesForRoot {
+                            line: *number,
+                            what,
+                            path,
+                        });
+                    }
+                }
+            }
+        }
         let Inner {
             state,
             plane,

@@ -1073,6 +1073,129 @@ impl PipeSpec {
         out
     }
 
+    /// The paths of the files this spec names, as [`PipeSpec::files`]
+    /// lists them, to rewrite in place (a front door resolving relative
+    /// paths before it hands the spec on).
+    pub fn files_mut(&mut self) -> Vec<&mut String> {
+        let mut out = Vec::new();
+        fn table(d: &mut DistSpec) -> Option<&mut String> {
+            match d {
+                DistSpec::File(p) => Some(p),
+                DistSpec::Table(t) if t.contains('/') => Some(t),
+                _ => None,
+            }
+        }
+        if let Some(p) = self.distribution.as_mut().and_then(table) {
+            out.push(p);
+        }
+        if let Some(LossSpec::Trace(p)) = &mut self.loss {
+            out.push(p);
+        }
+        out.extend(self.bw_trace.as_mut());
+        out.extend(self.profile.as_mut());
+        out.extend(self.timevarying.as_mut());
+        if let Some(SlotSpec {
+            delay: SlotDelaySpec::Dist { dist, .. },
+            ..
+        }) = &mut self.slot
+        {
+            out.extend(table(dist));
+        }
+        out
+    }
+
+    /// Gives this spec every word `top` gives, each replacing the same
+    /// word here (`codel` replaces `red`: one queue management; `noecn`
+    /// replaces `ecn`; `bw trace:` replaces `bw`); the words `top` leaves
+    /// out keep their values. How a running link takes new words
+    /// (`link A B set codel`).
+    pub fn overlay(&mut self, top: &PipeSpec) {
+        // Every field by name: a new word must say here how it replaces.
+        let PipeSpec {
+            bw,
+            delay,
+            jitter,
+            distribution,
+            jitter_order,
+            queue,
+            plr,
+            loss,
+            duplicate,
+            reorder,
+            corrupt,
+            ber,
+            aqm,
+            bw_trace,
+            profile,
+            burst,
+            ecn,
+            accounting,
+            overhead,
+            mask,
+            buckets,
+            wireless,
+            timevarying,
+            limit,
+            rate,
+            slot,
+            seed,
+            gap,
+            noecn,
+            plr_ge,
+            noerror,
+        } = top.clone();
+        fn put<T>(to: &mut Option<T>, from: Option<T>) {
+            if from.is_some() {
+                *to = from;
+            }
+        }
+        if bw.is_some() {
+            self.bw_trace = None;
+        }
+        if bw_trace.is_some() {
+            self.bw = None;
+        }
+        put(&mut self.bw, bw);
+        put(&mut self.bw_trace, bw_trace);
+        put(&mut self.delay, delay);
+        put(&mut self.jitter, jitter);
+        put(&mut self.distribution, distribution);
+        put(&mut self.jitter_order, jitter_order);
+        put(&mut self.queue, queue);
+        if plr.is_some() {
+            self.plr_ge = None;
+        }
+        if plr_ge.is_some() {
+            self.plr = None;
+        }
+        put(&mut self.plr, plr);
+        put(&mut self.plr_ge, plr_ge);
+        put(&mut self.loss, loss);
+        put(&mut self.duplicate, duplicate);
+        put(&mut self.reorder, reorder);
+        put(&mut self.corrupt, corrupt);
+        put(&mut self.ber, ber);
+        put(&mut self.aqm, aqm);
+        put(&mut self.profile, profile);
+        put(&mut self.burst, burst);
+        if ecn || noecn {
+            self.ecn = ecn;
+            self.noecn = noecn;
+        }
+        put(&mut self.accounting, accounting);
+        put(&mut self.overhead, overhead);
+        put(&mut self.mask, mask);
+        put(&mut self.buckets, buckets);
+        put(&mut self.wireless, wireless);
+        put(&mut self.timevarying, timevarying);
+        put(&mut self.limit, limit);
+        put(&mut self.rate, rate);
+        put(&mut self.slot, slot);
+        put(&mut self.seed, seed);
+        put(&mut self.gap, gap);
+        self.noerror |= noerror;
+    }
+
     fn build(&self, files: &mut Files<'_>) -> Result<PipeConfig, ConfigError> {
         let err = |param: &'static str, reason: String| ConfigError { param, reason };
         let mut cfg = self.build_base(files)?;

@@ -385,13 +385,18 @@ impl Live {
     /// Run one control command (the topology command grammar of
     /// [`pipelab_topo::command`]).
     fn command(&mut self, line: &str) -> Result<String, ModeError> {
-        use pipelab_topo::command::{execute, Outcome};
+        use pipelab_topo::command::{execute_with, Outcome};
         if let Some(f) = crate::fault::parse_pipe_fault(line) {
             let f = f.map_err(|e| ModeError::Command(e.to_string()))?;
             return crate::fault::run(&self.runner, f);
         }
-        let change = match execute(line, &mut self.net, &mut self.cross)
-            .map_err(ModeError::Command)?
+        let change = match execute_with(
+            line,
+            &mut self.net,
+            &mut self.cross,
+            Some(&mut read_by_path),
+        )
+        .map_err(ModeError::Command)?
         {
             Outcome::Blackhole { pipes, duration } => {
                 // The link's pipes, each black-holed in every worker's
@@ -504,6 +509,19 @@ fn topo_plan(
     (plan, rx_worker)
 }
 
+/// Reads a file a topology command names (`link A B set profile FILE`):
+/// by absolute path only (the emulator's directory means nothing to the
+/// sender; `pipelab topo link` and `topo run` resolve relative paths
+/// before they send), with [`pipelab_lang::files::read_named_file`].
+fn read_by_path(path: &str) -> Result<String, String> {
+    if !path.starts_with('/') {
+        return Err(format!(
+            "'{path}': a running topology reads files by absolute path (pipelab topo link and topo run resolve relative ones)"
+        ));
+    }
+    pipelab_lang::files::read_named_file(path).map_err(|e| e.to_string())
+}
+
 /// The words that begin a topology command (a line starting with any
 /// other word is a command of the language).
 const TOPO_WORDS: [&str; 6] = ["link", "node", "cross", "every", "status", "stop"];
@@ -593,6 +611,22 @@ impl pipelab_control::Plane for TopoPlane {
 
     fn command(&mut self, line: &str) -> Option<Result<String, pipelab_control::PlaneError>> {
         Some(self.0.command(line).map_err(Into::into))
+    }
+
+    /// The files a `link A B set ...` names (`profile`, `bw trace:`, ...).
+    fn files(&self, line: &str) -> Vec<(String, String)> {
+        match pipelab_topo::parse_command(line) {
+            Ok(pipelab_topo::TopoCommand::Link {
+                action: pipelab_topo::LinkAction::Set(set),
+                ..
+            }) => set
+                .words
+                .files()
+                .into_iter()
+                .map(|(what, path)| (what.to_string(), path.to_string()))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     fn own_pipes(&self) -> usize {

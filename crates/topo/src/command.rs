@@ -53,8 +53,10 @@ use pipelab_lang::lexer::{tokenize_line, Token, TokenKind};
 use pipelab_lang::units::{self, UnitError};
 use pipelab_lang::ParseError;
 
+pub use crate::attrs::Loader;
+use crate::attrs::{command_attrs, read_link, AttrError};
 use crate::cross::Demand;
-use crate::linkset::{LinkAttr, LinkSet, ATTR_NAMES};
+use crate::linkset::{LinkSet, ATTR_NAMES};
 use crate::model::{Role, Topology};
 use crate::route::{Change, Network};
 use crate::TopoError;
@@ -79,8 +81,8 @@ pub enum LinkAction {
     DownFor(Duration),
     /// Restore it.
     Up,
-    /// Change its attributes (fixed values, never ranges).
-    Set(LinkSet),
+    /// Change its attributes (fixed values, never ranges) and pipe words.
+    Set(Box<LinkSet>),
 }
 
 /// One demand of a `cross` matrix, with its VNs as written.
@@ -136,7 +138,7 @@ pub enum TopoCommand {
     /// `cross clear`: no cross traffic.
     CrossClear,
     /// `every PERIOD until END link A B set ...` (experiment files).
-    Every(Every),
+    Every(Box<Every>),
     /// `status`: the emulator's counters.
     Status,
     /// `stop`: stop the emulator.
@@ -202,6 +204,9 @@ pub fn parse_link_set(text: &str) -> Result<LinkSet, CommandError> {
 /// A cursor over the words of one command.
 struct Cursor<'a> {
     toks: Vec<Token<'a>>,
+    /// Every token, commas included (a pipe word's values keep them:
+    /// `plr 0.001,0.01,0.5,0.3`).
+    raw: Vec<Token<'a>>,
     pos: usize,
     line: u32,
     /// The column just after the last token.
@@ -222,6 +227,7 @@ impl<'a> Cursor<'a> {
                 .copied()
                 .filter(|t| t.kind != TokenKind::Comma)
                 .collect(),
+            raw: toks.to_vec(),
             pos: 0,
             line,
             end,
@@ -323,7 +329,7 @@ impl<'a> Cursor<'a> {
             }
             "down" => LinkAction::Down,
             "up" => LinkAction::Up,
-            "set" => LinkAction::Set(self.link_set(false)?),
+            "set" => LinkAction::Set(Box::new(self.link_set(false)?)),
             _ => {
                 return Err(self.err_at(
                     act,
@@ -418,112 +424,63 @@ impl<'a> Cursor<'a> {
         let b = self.word(USAGE, "missing the link's other end")?;
         self.keyword("set", USAGE)?;
         let set = self.link_set(true)?;
-        Ok(TopoCommand::Every(Every {
+        Ok(TopoCommand::Every(Box::new(Every {
             period,
             until,
             a: a.text.to_string(),
             b: b.text.to_string(),
             set,
-        }))
+        })))
     }
 
-    /// `ATTR VALUE ...` to the end of the line; `ranges`: `LO..HI` allowed
-    /// (for bw, delay, loss).
+    /// `ATTR VALUE ...` to the end of the line, read by the one reader
+    /// of link attributes ([`crate::attrs::command_attrs`],
+    /// [`crate::attrs::read_link`]); `ranges`: `LO..HI` allowed (for bw,
+    /// delay, loss).
     fn link_set(&mut self, ranges: bool) -> Result<LinkSet, CommandError> {
-        const EXAMPLE: &str = "e.g. bw 10Mbit/s delay 20ms loss 1% queue 50";
-        let mut set = LinkSet::default();
-        // (attribute, key column, value column, value word) of each seen.
-        let mut seen: Vec<(LinkAttr, u32, u32, &'a str)> = Vec::new();
-        while let Some(tok) = self.next() {
-            if tok.kind != TokenKind::Word {
-                return Err(self.err_at(tok, format!("unexpected '{}'", tok.text), None));
-            }
-            // `bw=10Mbit/s` is `bw 10Mbit/s`.
-            let (key, inline) = match tok.text.split_once('=') {
-                Some((k, v)) if !v.is_empty() => (k, Some(v)),
-                Some((k, _)) => (k, None),
-                None => (tok.text, None),
-            };
-            let Some(attr) = LinkAttr::from_key(key) else {
-                // `bw 10 Mbit/s`: the unit written apart from its number.
-                let apart = seen.last().and_then(|&(last, _, _, number)| {
-                    let joined = format!("{number}{key}");
-                    let numeric = number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-                        && key.starts_with(|c: char| c.is_ascii_alphabetic());
-                    let mut probe = LinkSet::default();
-                    (numeric && probe.set_word(last, &joined).is_ok()).then(|| {
-                        format!("a unit follows its number without a space: write {joined}")
-                    })
-                });
-                return Err(self.at(
-                    tok.column,
-                    key,
-                    format!("unknown link attribute '{key}'"),
-                    Some(apart.unwrap_or_else(|| format!("link attributes: {ATTR_NAMES}"))),
-                ));
-            };
-            if let Some(&(_, first, _, _)) = seen.iter().find(|s| s.0 == attr) {
-                return Err(self.at(
-                    tok.column,
-                    key,
-                    format!("duplicate attribute '{key}'"),
-                    Some(format!("'{attr}' was already given at column {first}")),
-                ));
-            }
-            let (vcol, value) = match inline {
-                Some(v) => (tok.column + key.chars().count() as u32 + 1, v),
-                None => match self.next() {
-                    Some(v) if v.kind == TokenKind::Word => (v.column, v.text),
-                    Some(v) => {
-                        return Err(self.err_at(v, format!("unexpected '{}'", v.text), None))
-                    }
-                    None => {
-                        return Err(self.err_eol(
-                            format!("missing value after '{key}'"),
-                            Some(attr.example().into()),
-                        ))
-                    }
-                },
-            };
-            match value.split_once("..") {
-                Some((lo, hi)) if ranges => {
-                    let hi_col = vcol + lo.chars().count() as u32 + 2;
-                    set.set_range(attr, lo, hi).map_err(|(at_hi, e)| {
-                        if at_hi {
-                            self.unit(hi_col, hi, e)
-                        } else {
-                            self.unit(vcol, lo, e)
-                        }
-                    })?;
-                }
-                Some(_) => {
-                    return Err(self.at(
-                        vcol,
-                        value,
-                        format!("a range '{value}' is only for `every` lines"),
-                        Some("e.g. every 2s until 30s link A B set delay 5ms..50ms".into()),
-                    ))
-                }
-                None => set
-                    .set_word(attr, value)
-                    .map_err(|e| self.unit(vcol, value, e))?,
-            }
-            seen.push((attr, tok.column, vcol, value));
-        }
-        if set.is_empty() {
+        const EXAMPLE: &str = "e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 codel";
+        // The words left, commas included, from the raw token of the
+        // next word on.
+        let from = self.toks.get(self.pos).map_or(self.raw.len(), |t| {
+            self.raw
+                .iter()
+                .position(|r| r.column == t.column && r.line == t.line)
+                .unwrap_or(self.raw.len())
+        });
+        let words: Vec<(usize, &str)> = self.raw[from..]
+            .iter()
+            .map(|t| (t.column as usize, t.text))
+            .collect();
+        self.pos = self.toks.len();
+        if words.is_empty() {
             return Err(self.err_eol(
                 "missing link attribute",
-                Some(format!("{EXAMPLE} (any of {ATTR_NAMES})")),
+                Some(format!("{EXAMPLE} (any of {ATTR_NAMES}, or a pipe word)")),
             ));
         }
-        if let Err(e) = set.check() {
-            let (col, word) = seen
-                .iter()
-                .find(|s| s.0 == e.attr)
-                .map_or((self.end, ""), |s| (s.2, s.3));
+        let line = self.line as usize;
+        let attr_err = |e: AttrError| {
+            let column = if e.column > 0 {
+                e.column
+            } else {
+                self.end as usize
+            };
+            self.at(column as u32, &e.word, e.message, None)
+        };
+        let attrs = command_attrs(&words, line).map_err(attr_err)?;
+        let read = read_link(&attrs, &[], ranges).map_err(attr_err)?;
+        if let Err(e) = read.set.check() {
+            let (col, word) =
+                read.written
+                    .iter()
+                    .find(|w| w.0 == e.attr)
+                    .map_or((self.end, ""), |w| {
+                        let a = &attrs[w.1];
+                        (a.value_column as u32, a.value.as_str())
+                    });
             return Err(self.at(col, word, e.message(word), None));
         }
-        Ok(set)
+        Ok(read.set)
     }
 }
 
@@ -557,6 +514,26 @@ pub enum Resolved {
 }
 
 impl TopoCommand {
+    /// Makes the relative paths of the files a `set` names relative to
+    /// `base` (the directory of the experiment file that holds the
+    /// command, or the CLI's working directory): a running topology reads
+    /// files by absolute path only.
+    pub fn resolve_paths(&mut self, base: &std::path::Path) {
+        let set = match self {
+            TopoCommand::Link {
+                action: LinkAction::Set(s),
+                ..
+            } => s,
+            TopoCommand::Every(e) => &mut e.set,
+            _ => return,
+        };
+        for p in set.words.files_mut() {
+            if std::path::Path::new(p.as_str()).is_relative() {
+                *p = base.join(p.as_str()).display().to_string();
+            }
+        }
+    }
+
     /// Looks the node names up in `topo` (a node by name, else by id; a
     /// cross demand's ends must be VNs, distinct) and checks that a
     /// link command names two distinct nodes joined by a link, so that a
@@ -662,8 +639,19 @@ pub enum Outcome {
 
 impl Resolved {
     /// Applies the command to `net` and the cross-traffic matrix in force,
-    /// `cross`.
+    /// `cross`; a `set` that names a file not read before is refused
+    /// (see [`Resolved::run_with`]).
     pub fn run(self, net: &mut Network, cross: &mut Vec<Demand>) -> Result<Outcome, TopoError> {
+        self.run_with(net, cross, None)
+    }
+
+    /// [`Resolved::run`], reading the files a `set` names with `load`.
+    pub fn run_with(
+        self,
+        net: &mut Network,
+        cross: &mut Vec<Demand>,
+        load: Option<Loader<'_>>,
+    ) -> Result<Outcome, TopoError> {
         let change = match self {
             Resolved::Status => return Ok(Outcome::Status),
             Resolved::Stop => return Ok(Outcome::Stop),
@@ -676,7 +664,7 @@ impl Resolved {
                     })
                 }
                 LinkAction::Up => net.link_up(a, b)?,
-                LinkAction::Set(set) => net.set_link(a, b, |l| set.apply(l))?,
+                LinkAction::Set(set) => net.set_link_attrs(a, b, &set, load)?,
             },
             Resolved::Node { id, up: false } => net.node_down(id)?,
             Resolved::Node { id, up: true } => net.node_up(id)?,
@@ -697,15 +685,28 @@ impl Resolved {
 /// socket of a live topology does); errors as text (`1:18: unknown unit
 /// 'Mbps' in '10Mbps': did you mean Mbit/s?`, `no node 'r9'`).
 pub fn execute(line: &str, net: &mut Network, cross: &mut Vec<Demand>) -> Result<Outcome, String> {
+    execute_with(line, net, cross, None)
+}
+
+/// [`execute`], reading the files a `set` names with `load`.
+pub fn execute_with(
+    line: &str,
+    net: &mut Network,
+    cross: &mut Vec<Demand>,
+    load: Option<Loader<'_>>,
+) -> Result<Outcome, String> {
     let cmd = parse_command(line).map_err(|e| e.to_string())?;
     let resolved = cmd.resolve(net.topology()).map_err(|e| e.to_string())?;
-    resolved.run(net, cross).map_err(|e| e.to_string())
+    resolved
+        .run_with(net, cross, load)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::linkset::Setting;
+    use crate::model::PipeWords;
     use pipelab_engine::QueueLimit;
     use pipelab_lang::units::Probability;
     use proptest::prelude::*;
@@ -759,10 +760,10 @@ mod tests {
             TopoCommand::Link {
                 a: "a".into(),
                 b: "b".into(),
-                action: LinkAction::Set(LinkSet {
+                action: LinkAction::Set(Box::new(LinkSet {
                     bw: Some(Setting::Value(Rate::from_bps(10_000_000))),
                     ..LinkSet::default()
-                }),
+                })),
             }
         );
     }
@@ -779,12 +780,18 @@ mod tests {
             ("link a b down 0s", "1:15: a black-hole must last a positive time: e.g. `link A B down 5s`; `link A B down` fails the link until `up`"),
             ("link a b down 5s 6s", "1:18: unexpected '6s' at end of command"),
             ("link a b sideways", "1:10: unknown link action 'sideways': expected 'down', 'up' or 'set ATTR VALUE...'"),
-            ("link a b set", "1:13: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 (any of bw, delay, loss, queue)"),
+            ("link a b set", "1:13: missing link attribute: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 codel (any of bw, delay, loss, queue, or a pipe word)"),
             ("link a b set bw 10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
             ("link a b set bw=10Mbps", "1:17: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
-            ("link a b set delay 5 ms", "1:22: unknown link attribute 'ms': a unit follows its number without a space: write 5ms"),
+            ("link a b set delay 5 ms", "1:20: space in '5 ms': write the value as one word: 5ms"),
             ("link a b set delay -1ms", "1:20: negative value '-1ms' is not allowed"),
-            ("link a b set jitter 3ms", "1:14: unknown link attribute 'jitter': link attributes: bw, delay, loss, queue"),
+            ("link a b set colour red", "1:14: unknown link attribute 'colour' (link attributes: bw, bandwidth, kbps, delay, loss, plr, queue, jitter, aqm, pipe, distribution, jitter-order, red, gred, codel, pie, duplicate, reorder, corrupt, ber, burst, ecn, noecn, noerror, accounting, overhead, wireless, profile, timevarying, limit, rate, slot, seed, gap; metadata: keys starting with a capital letter, id, key, label, name, graphics, comment, description, hyperedge, weight, geocode_*)"),
+            ("link a b set jiter 3ms", "1:14: unknown link attribute 'jiter' (did you mean jitter?)"),
+            ("link a b set codel target 5ms red 0.002/5/15/0.1", "1:31: 'red' cannot be combined with 'codel' (a pipe has one queue management (red, gred, codel or pie); 'codel' was given at column 14)"),
+            ("link a b set delay 20ms mask src-ip 0xffffffff", "1:25: 'mask' makes a dynamic pipe; a topology link is one pipe per direction"),
+            ("link a b set jitter 5ms distribution normall", "1:38: unknown distribution 'normall' (known distributions: uniform, normal, pareto, paretonormal, NAME (tc's NAME.dist), PATH.dist, file:PATH)"),
+            ("link a b set loss gemodle 1%", "1:19: unknown loss model 'gemodle' (random, state, gemodel or trace:FILE, then its words; or a loss rate, e.g. loss 0.01)"),
+            ("link a b set duplicate 1% 25% duplicate 2%", "1:31: duplicate parameter 'duplicate' ('duplicate' was already given at column 14)"),
             ("link a b set bw 1Mbit/s bw 2Mbit/s", "1:25: duplicate attribute 'bw': 'bw' was already given at column 14"),
             ("link a b set delay", "1:19: missing value after 'delay': e.g. delay 20ms"),
             ("link a b set queue 0", "1:20: invalid queue '0': a queue must hold at least one packet"),
@@ -995,6 +1002,7 @@ mod tests {
                 delay: d.map(|v| Setting::Value(Duration::from_nanos(v))),
                 loss: l.and_then(Probability::from_ppb).map(Setting::Value),
                 queue: q,
+                words: PipeWords::default(),
             })
     }
 
@@ -1044,7 +1052,7 @@ mod tests {
                     (1u64..=u64::MAX / 2)
                         .prop_map(|n| LinkAction::DownFor(Duration::from_nanos(n))),
                     Just(LinkAction::Up),
-                    fixed_set().prop_map(LinkAction::Set),
+                    fixed_set().prop_map(|s| LinkAction::Set(Box::new(s))),
                 ]
             )
                 .prop_map(|(a, b, action)| TopoCommand::Link { a, b, action }),
@@ -1058,13 +1066,13 @@ mod tests {
                 name(),
                 ranged_set()
             )
-                .prop_map(|(p, u, a, b, set)| TopoCommand::Every(Every {
+                .prop_map(|(p, u, a, b, set)| TopoCommand::Every(Box::new(Every {
                     period: Duration::from_nanos(p),
                     until: Duration::from_nanos(u),
                     a,
                     b,
                     set,
-                })),
+                }))),
             Just(TopoCommand::Status),
             Just(TopoCommand::Stop),
         ]

@@ -168,6 +168,8 @@ pub struct Distilled {
     pub pipes: Vec<PipeSpec>,
     /// Routes between all VN pairs, as pipe indices.
     pub routes: RouteMatrix,
+    /// The texts of the files the pipes' words name (the topology's).
+    pub files: crate::model::FileTexts,
 }
 
 /// Size and path-length figures of a distilled topology.
@@ -468,6 +470,7 @@ pub fn distill_with_routes(
                 routing,
                 pipes,
                 routes,
+                files: topo.files.clone(),
             });
         }
         Some((walk_in, walk_out)) => {
@@ -536,6 +539,7 @@ pub fn distill_with_routes(
         routing,
         pipes,
         routes,
+        files: topo.files.clone(),
     };
     let roles: Vec<Role> = topo.nodes.iter().map(|n| n.role).collect();
     let g = pipe_graph(topo.nodes.len(), &d, &roles, metric);

@@ -3,7 +3,8 @@
 //! Waxman's random graph. Every generator returns a connected topology with
 //! exactly the requested counts, and links get the attributes of their
 //! class ([`RoleAttrs`]: client–stub, stub–stub, stub–transit,
-//! transit–transit). Random generators draw from a
+//! transit–transit), and any pipe words of the language by class after
+//! ([`give_words`]). Random generators draw from a
 //! [`pipelab_engine::rng`] generator seeded by the caller, so the same
 //! parameters give the same graph.
 
@@ -11,8 +12,31 @@ use pipelab_engine::rng::rng_from_seed;
 use pipelab_engine::Duration;
 use rand::Rng;
 
-use crate::model::{Role, RoleAttrs, Topology};
+use crate::model::{LinkClass, PipeWords, Role, RoleAttrs, Topology};
 use crate::TopoError;
+
+/// Gives `words` (pipe words of the language: `codel`, `jitter`, ...) to
+/// every link of `class`, each replacing the same word of the link, and
+/// checks each such link's pipe whole, as a topology file's link is
+/// checked (the files words name are not read here: a generated file's
+/// links read them, relative to its directory, when it is read).
+pub fn give_words(t: &mut Topology, class: LinkClass, words: &PipeWords) -> Result<(), TopoError> {
+    if *words == PipeWords::default() {
+        return Ok(());
+    }
+    for i in 0..t.links.len() {
+        let (a, b) = (t.links[i].a, t.links[i].b);
+        if LinkClass::of(t.nodes[a].role, t.nodes[b].role) != class {
+            continue;
+        }
+        let l = &mut t.links[i];
+        l.words.overlay(words);
+        crate::lower::pipe_spec(l.bw, l.delay, l.loss, l.queue, &l.words)
+            .check()
+            .map_err(|e| TopoError::Invalid(format!("invalid {}: {}", e.param, e.reason)))?;
+    }
+    Ok(())
+}
 
 fn need(cond: bool, what: &str) -> Result<(), TopoError> {
     if cond {

@@ -44,9 +44,9 @@ use core::fmt;
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
-use crate::attrs::{read_link, Written};
+use crate::attrs::{build_link, read_link, reborrow, FileReader, Written};
 use crate::linkset::loss_probability;
-use crate::model::{Link, Node, Role, Topology};
+use crate::model::{Link, Node, PipeWords, Role, Topology};
 
 /// A GML error: where, which field, what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -324,8 +324,24 @@ pub fn parse_gml(text: &str) -> Result<Topology, GmlError> {
     parse_gml_with(text, &GmlDefaults::default())
 }
 
-/// Parse a GML topology; edges missing an attribute take it from `defaults`.
+/// Parse a GML topology; edges missing an attribute take it from
+/// `defaults`. A link that names a file is refused (see
+/// [`parse_gml_files`]).
 pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, GmlError> {
+    parse_gml_files(text, defaults, None)
+}
+
+/// Parse a GML topology; edges missing an attribute take it from
+/// `defaults`; the files links name (`bw "trace:FILE"`, `profile "FILE"`,
+/// ...) are read with `load` (the path as written: the caller resolves a
+/// relative one from the topology file's directory) and kept in
+/// [`Topology::files`]. A file that cannot be read or parsed is an error
+/// of the key that named it.
+pub fn parse_gml_files(
+    text: &str,
+    defaults: &GmlDefaults,
+    mut load: Option<crate::attrs::Loader<'_>>,
+) -> Result<Topology, GmlError> {
     let toks = tokenize(text)?;
     let last_line = toks.last().map_or(1, |t| t.1);
     let mut r = Reader {
@@ -426,44 +442,28 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
                 (_, Value::Num(v, raw)) => number(*v, raw),
                 (_, Value::Str(s)) => s.clone(),
             };
-            written.push(Written {
-                key: key.to_string(),
-                value,
-                line,
-            });
+            written.push(Written::new(key, value, line));
         }
-        let read = read_link(&written, &["source", "target"])
+        let read = read_link(&written, &["source", "target"], false)
             .map_err(|e| err(e.line, &e.key, e.message))?;
-        if let Err(limit) = read.set.check() {
-            // The attribute was written (defaults are not checked here).
-            let (line, key, word) = read
-                .written
-                .iter()
-                .find(|w| w.0 == limit.attr)
-                .and_then(|w| {
-                    written
-                        .get(w.1)
-                        .map(|a| (a.line, a.key.as_str(), w.2.as_str()))
-                })
-                .unwrap_or((e.line, limit.attr.name(), ""));
-            return Err(err(line, key, limit.message(word)));
-        }
-        let mut link = Link {
+        let base = Link {
             a: 0,
             b: 0,
             bw: defaults.bw,
             delay: defaults.delay,
             loss: defaults.loss,
             queue: defaults.queue,
-            words: read.words.clone(),
+            words: PipeWords::default(),
         };
-        read.set.apply(&mut link);
-        if let Err((i, message)) = read.check(&link, &written) {
-            let (line, key) = i
-                .and_then(|i| written.get(i))
-                .map_or((e.line, "edge"), |a| (a.line, a.key.as_str()));
-            return Err(err(line, key, message));
-        }
+        let mut reader = FileReader::new(&topo.files, reborrow(&mut load));
+        let mut link =
+            build_link(&read, &written, &base, &mut reader).map_err(|x| match x.line {
+                // A default refused: the edge's line.
+                0 => err(e.line, "edge", x.message),
+                line => err(line, &x.key, x.message),
+            })?;
+        let read_files = reader.read;
+        topo.files.extend(&read_files);
         let (s, sl) = src.ok_or_else(|| err(e.line, "source", "edge has no source"))?;
         let (t, tl) = dst.ok_or_else(|| err(e.line, "target", "edge has no target"))?;
         link.a = topo

@@ -35,7 +35,7 @@ use pipelab_engine::{Duration, PipeConfig, QueueLimit, Rate};
 use pipelab_lang::units::{self, Probability, UnitError};
 use rand::Rng;
 
-use crate::model::{Link, LinkAttrs};
+use crate::model::{Link, LinkAttrs, PipeWords};
 
 /// One attribute of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,13 +133,16 @@ impl<T: Copy> Setting<T> {
 }
 
 /// New attributes for a link: any subset of bandwidth, delay, loss and
-/// queue; the others keep their values.
+/// queue, and any pipe words of the language; the others keep their
+/// values (a pipe word replaces the same word of the link:
+/// [`pipelab_lang::PipeSpec::overlay`]).
 ///
 /// Built by [`LinkSet::set_word`] (one `ATTR VALUE` pair at a time) or by
-/// the command grammar ([`crate::command::parse_link_set`]); prints back
-/// in canonical order (`bw 10Mbit/s delay 20ms loss 1% queue 50`, ranges
-/// as `5ms..50ms`), which parses back equal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// the one reader of link attributes ([`crate::attrs::read_link`], which
+/// the command grammar's [`crate::command::parse_link_set`] calls); prints
+/// back in canonical order (`bw 10Mbit/s delay 20ms loss 1% queue 50`,
+/// ranges as `5ms..50ms`, then the pipe words), which parses back equal.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LinkSet {
     /// New bandwidth.
     pub bw: Option<Setting<Rate>>,
@@ -149,6 +152,9 @@ pub struct LinkSet {
     pub loss: Option<Setting<Probability>>,
     /// New queue bound (never a range).
     pub queue: Option<QueueLimit>,
+    /// New pipe words (`bw`, `delay`, `queue` and `plr` unset: the
+    /// attributes above stand for them).
+    pub words: PipeWords,
 }
 
 /// Why a [`LinkSet`]'s values are refused by the engine's limits.
@@ -325,11 +331,13 @@ impl LinkSet {
                 },
             ),
             queue: self.queue,
+            words: self.words.clone(),
         }
     }
 
     /// Gives the set attributes to `attrs` (a range gives its low end:
-    /// draw first with [`LinkSet::draw`]).
+    /// draw first with [`LinkSet::draw`]); the pipe words are the link's
+    /// ([`LinkSet::apply`]).
     pub fn apply_to_attrs(&self, attrs: &mut LinkAttrs) {
         if let Some(v) = self.bw {
             attrs.bw = v.low();
@@ -345,8 +353,8 @@ impl LinkSet {
         }
     }
 
-    /// Gives the set attributes to `link` (a range gives its low end:
-    /// draw first with [`LinkSet::draw`]).
+    /// Gives the set attributes and pipe words to `link` (a range gives
+    /// its low end: draw first with [`LinkSet::draw`]).
     pub fn apply(&self, link: &mut Link) {
         let mut a = LinkAttrs {
             bw: link.bw,
@@ -359,6 +367,29 @@ impl LinkSet {
         link.delay = a.delay;
         link.loss = a.loss;
         link.queue = a.queue;
+        // A word of the same kind as an attribute replaces it, and the
+        // other way round: a trace or netem's rate the bandwidth, a loss
+        // model the loss rate.
+        // (Both given at once, they stay both, for the pipe's check to
+        // refuse.)
+        let w = &self.words;
+        let serve = w.bw_trace.is_some() || w.rate.is_some();
+        let model = w.loss.is_some() || w.plr_ge.is_some();
+        if serve && self.bw.is_none() {
+            link.bw = Rate::UNLIMITED;
+        }
+        if self.bw.is_some() && !serve {
+            link.words.bw_trace = None;
+            link.words.rate = None;
+        }
+        if model && self.loss.is_none() {
+            link.loss = 0.0;
+        }
+        if self.loss.is_some() && !model {
+            link.words.loss = None;
+            link.words.plr_ge = None;
+        }
+        link.words.overlay(w);
     }
 }
 
@@ -395,6 +426,30 @@ impl fmt::Display for LinkSet {
         }
         if let Some(q) = self.queue {
             write!(f, "{sep}queue {}", units::format_queue(q))?;
+            sep = " ";
+        }
+        // The pipe words as a file writes them: the jitter as `jitter`,
+        // a random loss as `loss random` (a bare `loss 1%` is the link's
+        // loss rate), the others as the language writes them.
+        let mut words = self.words.clone();
+        let random = match words.loss.take() {
+            Some(pipelab_lang::LossSpec::Random(c)) => Some(c),
+            other => {
+                words.loss = other;
+                None
+            }
+        };
+        let (jitter, rest) = crate::attrs::written_words(&words);
+        if let Some(j) = jitter {
+            write!(f, "{sep}jitter {j}")?;
+            sep = " ";
+        }
+        if let Some(c) = random {
+            write!(f, "{sep}loss random {c}")?;
+            sep = " ";
+        }
+        if let Some(r) = rest {
+            write!(f, "{sep}{r}")?;
         }
         Ok(())
     }

@@ -17,9 +17,10 @@ use pipelab_classify::Direction;
 use pipelab_emu::{Destinations, Egress, Paths, PipeDef, PortDef, Spec, TOPO_PIPE_BASE};
 use pipelab_engine::{Duration, PipeConfig, QueueLimit, Rate};
 
+use crate::attrs::{link_pipe, FileReader};
 use crate::cross::loaded;
 use crate::distill::{Distilled, PipeSpec};
-use crate::model::PipeWords;
+use crate::model::{FileTexts, PipeWords};
 use crate::TopoError;
 
 /// The language's pipe spec of a link direction: its bandwidth, delay,
@@ -42,12 +43,13 @@ pub fn pipe_spec(
     spec
 }
 
-/// The engine configuration of one distilled pipe, built by the
-/// language's builder from [`pipe_spec`] (the one way a pipe's words
-/// become an engine configuration).
-pub fn pipe_config(p: &PipeSpec) -> Result<PipeConfig, TopoError> {
-    pipe_spec(p.bw, p.delay, p.loss, p.queue, &p.words)
-        .to_config()
+/// The engine configuration of one distilled pipe, built by
+/// [`crate::attrs::link_pipe`] (the one way a link's words become an
+/// engine configuration), the files its words name served from `files`
+/// (read with the topology: no file is read here).
+pub fn pipe_config(p: &PipeSpec, files: &FileTexts) -> Result<PipeConfig, TopoError> {
+    let mut reader = FileReader::new(files, None);
+    link_pipe(p.bw, p.delay, p.loss, p.queue, &p.words, &mut reader)
         .map_err(|e| TopoError::Engine(e.to_string()))
 }
 
@@ -76,9 +78,9 @@ pub fn lower(
     for (i, p) in d.pipes.iter().enumerate() {
         let load = loads.get(i).copied().unwrap_or(0);
         let cfg = if p.up && load > 0 {
-            pipe_config(&loaded(p, load))?
+            pipe_config(&loaded(p, load), &d.files)?
         } else {
-            pipe_config(p)?
+            pipe_config(p, &d.files)?
         };
         spec.pipes
             .insert(pipe_number(i as u32), PipeDef::plain(cfg));

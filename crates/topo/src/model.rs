@@ -12,6 +12,9 @@
 //! ([`pipelab_lang::units`], through [`crate::linkset`]); this module only
 //! holds them.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
 use crate::TopoError;
@@ -203,6 +206,44 @@ impl RoleAttrs {
     }
 }
 
+/// The texts of the files a topology's links name (`bw trace:FILE`,
+/// `profile FILE`, `distribution file:FILE`, ...), by path as the link
+/// writes it: each read once, when a link naming it is read or set
+/// ([`crate::attrs::FileReader`]), and lowered from here, so lowering
+/// reads no file and a running topology never reads one again. Cloning
+/// shares the texts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileTexts(BTreeMap<String, Arc<str>>);
+
+impl FileTexts {
+    /// The text of `path`, if read.
+    pub fn get(&self, path: &str) -> Option<&str> {
+        self.0.get(path).map(|t| &**t)
+    }
+
+    /// Keeps `text` as the text of `path`.
+    pub fn insert(&mut self, path: &str, text: &str) {
+        self.0.insert(path.to_string(), Arc::from(text));
+    }
+
+    /// True if no file was read.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The paths read, in order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// Gives `other`'s texts to these (a path in both keeps `other`'s).
+    pub fn extend(&mut self, other: &FileTexts) {
+        for (p, t) in &other.0 {
+            self.0.insert(p.clone(), Arc::clone(t));
+        }
+    }
+}
+
 /// A target topology: nodes and bidirectional links.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Topology {
@@ -210,6 +251,8 @@ pub struct Topology {
     pub nodes: Vec<Node>,
     /// Links; a link's index is its position.
     pub links: Vec<Link>,
+    /// The texts of the files its links name.
+    pub files: FileTexts,
 }
 
 impl Topology {

@@ -35,10 +35,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::attrs::{read_link, Written};
+use crate::attrs::{build_link, read_link, reborrow, FileReader, Written};
 use crate::gml::GmlDefaults;
 use crate::linkset::loss_probability;
-use crate::model::{Link, Node, Role, Topology};
+use crate::model::{Link, Node, PipeWords, Role, Topology};
 use crate::TopoError;
 
 /// A number, or a string with a unit.
@@ -132,8 +132,20 @@ fn end_id(l: &LinkEntry, key: &str, what: &str, text: &str) -> Result<u64, TopoE
     }
 }
 
-/// Parse the native TOML format with the given defaults for links.
+/// Parse the native TOML format with the given defaults for links. A
+/// link that names a file is refused (see [`parse_toml_files`]).
 pub fn parse_toml_with(text: &str, d: &GmlDefaults) -> Result<Topology, TopoError> {
+    parse_toml_files(text, d, None)
+}
+
+/// Parse the native TOML format with the given defaults for links; the
+/// files links name are read with `load`, as
+/// [`crate::gml::parse_gml_files`] reads them.
+pub fn parse_toml_files(
+    text: &str,
+    d: &GmlDefaults,
+    mut load: Option<crate::attrs::Loader<'_>>,
+) -> Result<Topology, TopoError> {
     let file: File = toml::from_str(text).map_err(|e| TopoError::Invalid(e.to_string()))?;
     let mut topo = Topology::new();
     for (i, n) in file.node.iter().enumerate() {
@@ -184,44 +196,28 @@ pub fn parse_toml_with(text: &str, d: &GmlDefaults) -> Result<Topology, TopoErro
                     ))
                 }
             };
-            written.push(Written {
-                key: key.to_string(),
-                value,
-                line,
-            });
+            written.push(Written::new(key, value, line));
         }
         let at = |line: usize| format!("line {line}: {what}");
-        let read =
-            read_link(&written, &["a", "b"]).map_err(|e| bad(at(e.line), &e.key, e.message))?;
-        if let Err(limit) = read.set.check() {
-            let (line, key, word) = read
-                .written
-                .iter()
-                .find(|w| w.0 == limit.attr)
-                .and_then(|w| {
-                    written
-                        .get(w.1)
-                        .map(|a| (a.line, a.key.as_str(), w.2.as_str()))
-                })
-                .unwrap_or((0, limit.attr.name(), ""));
-            return Err(bad(at(line), key, limit.message(word)));
-        }
-        let mut link = Link {
+        let read = read_link(&written, &["a", "b"], false)
+            .map_err(|e| bad(at(e.line), &e.key, e.message))?;
+        let base = Link {
             a,
             b,
             bw: d.bw,
             delay: d.delay,
             loss: d.loss,
             queue: d.queue,
-            words: read.words.clone(),
+            words: PipeWords::default(),
         };
-        read.set.apply(&mut link);
-        if let Err((k, message)) = read.check(&link, &written) {
-            let (line, key) = k
-                .and_then(|k| written.get(k))
-                .map_or((0, "link"), |a| (a.line, a.key.as_str()));
-            return Err(bad(at(line), key, message));
-        }
+        let mut reader = FileReader::new(&topo.files, reborrow(&mut load));
+        let link = build_link(&read, &written, &base, &mut reader).map_err(|x| match x.line {
+            // A default refused: no line names it.
+            0 => bad(at(0), "link", x.message),
+            line => bad(at(line), &x.key, x.message),
+        })?;
+        let read_files = reader.read;
+        topo.files.extend(&read_files);
         topo.links.push(link);
     }
     Ok(topo)

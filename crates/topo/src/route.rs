@@ -305,6 +305,37 @@ impl Network {
         self.recompute(false)
     }
 
+    /// Give `set` (link attributes and pipe words) to the link(s) between
+    /// node ids `a` and `b`, and recompute pipes and routes. Each link's
+    /// pipe is built whole first ([`crate::attrs::link_pipe`], the files
+    /// its words name read with `load` unless read before, and kept in
+    /// the topology): on an error nothing changes.
+    pub fn set_link_attrs(
+        &mut self,
+        a: u64,
+        b: u64,
+        set: &crate::linkset::LinkSet,
+        load: Option<crate::attrs::Loader<'_>>,
+    ) -> Result<Change, TopoError> {
+        let links = self.links_between(a, b)?;
+        let mut reader = crate::attrs::FileReader::new(&self.topo.files, load);
+        let mut new = Vec::with_capacity(links.len());
+        for i in links {
+            let mut l = self.topo.links[i].clone();
+            set.apply(&mut l);
+            crate::attrs::link_pipe(l.bw, l.delay, l.loss, l.queue, &l.words, &mut reader)
+                .map_err(|e| TopoError::Invalid(format!("invalid {}: {}", e.param, e.reason)))?;
+            new.push((i, l));
+        }
+        let read = reader.read;
+        self.topo.files.extend(&read);
+        for (i, l) in new {
+            self.topo.links[i] = l;
+        }
+        self.topo.validate()?;
+        self.recompute(false)
+    }
+
     /// Fail node `id` (all its links), and reroute.
     pub fn node_down(&mut self, id: u64) -> Result<Change, TopoError> {
         let n = self.node(id)?;

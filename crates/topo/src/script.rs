@@ -204,7 +204,7 @@ pub fn parse_script(text: &str) -> Result<Vec<Step>, ScriptError> {
                                 action: Action::Control(TopoCommand::Link {
                                     a: e.a.clone(),
                                     b: e.b.clone(),
-                                    action: LinkAction::Set(e.set.draw(&mut rng)),
+                                    action: LinkAction::Set(Box::new(e.set.draw(&mut rng))),
                                 }),
                             });
                             t += e.period;

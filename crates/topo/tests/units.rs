@@ -17,9 +17,10 @@
 //! * a bare loss (`0.01`) is a probability in a topology (GML, TOML and
 //!   `link ... set`, ModelNet's convention), while a pipe's `loss` takes a
 //!   percentage only (netem's; ipfw's probability is `plr`);
-//! * a value with a space (`10 Mbit/s`) is two words on a line, (a), (b)
-//!   and (e) (the second is then an unknown parameter), but one string in
-//!   a file, (c) and (d), which the unit layer refuses with a hint.
+//! * a value with a space (`10 Mbit/s`) is two words on a line, (a) and
+//!   (b) (the second is then an unknown parameter), but one string in a
+//!   file, (c) and (d), and one value in a link set, (e) (a value runs to
+//!   the next key), which the unit layer refuses with a hint.
 //!
 //! Errors also carry their place: the column of the word on a line, the
 //! line and attribute in GML, the link and key in TOML.
@@ -121,13 +122,11 @@ fn table() -> Vec<(P, &'static str, Want)> {
                     Err("unknown pipe parameter 'Mbit/s': a unit follows its number without a space: write 10Mbit/s".into()),
                     Err("space in '10 Mbit/s': write the value as one word: 10Mbit/s".into()),
                     Err("space in '10 Mbit/s': write the value as one word: 10Mbit/s".into()),
-                    Err(
-                        "unknown link attribute 'Mbit/s': a unit follows its number without a space: write 10Mbit/s"
-                            .into(),
-                    ),
+                    Err("space in '10 Mbit/s': write the value as one word: 10Mbit/s".into()),
                 ],
-                "a line splits words at spaces (`10` is then the value and `Mbit/s` a \
-                 stray word); a file's string keeps the space",
+                "a configuration line splits words at spaces (`10` is then the value \
+                 and `Mbit/s` a stray word); a file's string keeps the space, and a \
+                 link set's value runs to the next key",
             ),
         ),
         (P::Delay, "1.5ms", All(Ok(V::Ns(1_500_000)))),

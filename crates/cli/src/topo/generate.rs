@@ -4,7 +4,7 @@
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Subcommand, ValueEnum};
 use pipelab_topo::gen::{self, TransitStub, Waxman};
-use pipelab_topo::model::RoleAttrs;
+use pipelab_topo::model::{LinkClass, RoleAttrs};
 use pipelab_topo::{LinkSet, Role, Topology};
 use std::path::PathBuf;
 
@@ -104,24 +104,29 @@ fn positive(s: &str) -> Result<f64, ValueError> {
 }
 
 /// Parse a link class's attributes, `bw 2Mbit/s delay 1ms loss 1.5% queue
-/// 50` (any subset, in any order; `bw=2Mbit/s` works too), with the
+/// 50` and pipe words (`jitter 5ms codel ecn`; any subset, in any order;
+/// `bw=2Mbit/s` works too), with the
 /// topology command grammar's [`LinkSet`] (values read by the command
 /// language's units, as in `link A B set`); an error shows the words with
 /// a caret.
-fn parse_link_set(s: &str) -> Result<LinkSet, ValueError> {
-    pipelab_topo::command::parse_link_set(s).map_err(|error| ValueError::LinkSet {
-        text: s.to_string(),
-        error: Box::new(error),
-    })
+fn parse_link_set(s: &str) -> Result<Box<LinkSet>, ValueError> {
+    pipelab_topo::command::parse_link_set(s)
+        .map(Box::new)
+        .map_err(|error| ValueError::LinkSet {
+            text: s.to_string(),
+            error: Box::new(error),
+        })
 }
 
 /// The access links of the VNs (client–stub class).
 #[derive(Args, Debug, Clone, Default)]
 pub struct AccessArg {
     /// VN access links (class client–stub), any subset of
-    /// 'bw RATE delay TIME loss P queue N' [default: bw 10Mbit/s delay 1ms].
+    /// 'bw RATE delay TIME loss P queue N' and any pipe words ('jitter
+    /// 5ms codel ecn', as `link A B set` takes them) [default: bw
+    /// 10Mbit/s delay 1ms].
     #[arg(long, visible_alias = "client-stub", value_name = "ATTRS", value_parser = parse_link_set)]
-    access: Option<LinkSet>,
+    access: Option<Box<LinkSet>>,
 }
 
 /// Links between stub routers (stub–stub class).
@@ -131,7 +136,7 @@ pub struct StubArg {
     /// delay 5ms]; for waxman the delay is scaled by the link's length
     /// over the unit square's diagonal.
     #[arg(long, visible_alias = "stub-stub", value_name = "ATTRS", value_parser = parse_link_set)]
-    stub_link: Option<LinkSet>,
+    stub_link: Option<Box<LinkSet>>,
 }
 
 /// Links of the transit domain and to it.
@@ -140,10 +145,10 @@ pub struct TransitArgs {
     /// Stub-to-transit uplinks (class stub–transit) [default: bw 100Mbit/s
     /// delay 10ms].
     #[arg(long, visible_alias = "stub-transit", value_name = "ATTRS", value_parser = parse_link_set)]
-    uplink: Option<LinkSet>,
+    uplink: Option<Box<LinkSet>>,
     /// Transit–transit links [default: bw 1Gbit/s delay 20ms].
     #[arg(long, visible_alias = "transit-transit", value_name = "ATTRS", value_parser = parse_link_set)]
-    transit_link: Option<LinkSet>,
+    transit_link: Option<Box<LinkSet>>,
 }
 
 /// File formats `topo gen` writes.
@@ -296,28 +301,35 @@ pub enum GenKind {
     },
 }
 
-/// Link attributes by class: the defaults with the given changes.
+/// Link attributes by class: the defaults with the given changes, and
+/// the pipe words each class's links take (given after generation,
+/// [`pipelab_topo::gen::give_words`]).
 fn role_attrs(
     access: &AccessArg,
     stub: Option<&StubArg>,
     transit: Option<&TransitArgs>,
-) -> RoleAttrs {
+) -> (RoleAttrs, Vec<(LinkClass, LinkSet)>) {
     let mut a = RoleAttrs::default();
+    let mut words = Vec::new();
+    let mut give = |s: &LinkSet, class: LinkClass, attrs: &mut pipelab_topo::LinkAttrs| {
+        s.apply_to_attrs(attrs);
+        words.push((class, s.clone()));
+    };
     if let Some(s) = &access.access {
-        s.apply_to_attrs(&mut a.client_stub);
+        give(s, LinkClass::ClientStub, &mut a.client_stub);
     }
     if let Some(s) = stub.and_then(|s| s.stub_link.as_ref()) {
-        s.apply_to_attrs(&mut a.stub_stub);
+        give(s, LinkClass::StubStub, &mut a.stub_stub);
     }
     if let Some(t) = transit {
         if let Some(s) = &t.uplink {
-            s.apply_to_attrs(&mut a.stub_transit);
+            give(s, LinkClass::StubTransit, &mut a.stub_transit);
         }
         if let Some(s) = &t.transit_link {
-            s.apply_to_attrs(&mut a.transit_transit);
+            give(s, LinkClass::TransitTransit, &mut a.transit_transit);
         }
     }
-    a
+    (a, words)
 }
 
 /// Refuse a topology of more than [`MAX_NODES`] nodes before making it;
@@ -376,8 +388,9 @@ fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), GenError> {
         } => {
             let what = format!("ring --routers {routers} --clients {clients}");
             check_size(routers_with_clients(routers, clients, 0), &what)?;
-            let a = role_attrs(&access, Some(&stub), None);
-            let t = gen::ring(routers, clients, &a).map_err(lib(&what))?;
+            let (a, words) = role_attrs(&access, Some(&stub), None);
+            let mut t = gen::ring(routers, clients, &a).map_err(lib(&what))?;
+            give_words(&mut t, &words, &what)?;
             (t, what, out)
         }
         GenKind::Star {
@@ -387,8 +400,9 @@ fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), GenError> {
         } => {
             let what = format!("star --clients {clients}");
             check_size(routers_with_clients(1, clients, 0), &what)?;
-            let a = role_attrs(&access, None, None);
-            let t = gen::star(clients, &a).map_err(lib(&what))?;
+            let (a, words) = role_attrs(&access, None, None);
+            let mut t = gen::star(clients, &a).map_err(lib(&what))?;
+            give_words(&mut t, &words, &what)?;
             (t, what, out)
         }
         GenKind::Dumbbell {
@@ -400,8 +414,9 @@ fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), GenError> {
         } => {
             let what = format!("dumbbell --left {left} --right {right}");
             check_size(Some(2 + left as u128 + right as u128), &what)?;
-            let a = role_attrs(&access, Some(&stub), None);
-            let t = gen::dumbbell(left, right, &a).map_err(lib(&what))?;
+            let (a, words) = role_attrs(&access, Some(&stub), None);
+            let mut t = gen::dumbbell(left, right, &a).map_err(lib(&what))?;
+            give_words(&mut t, &words, &what)?;
             (t, what, out)
         }
         GenKind::Tree {
@@ -414,8 +429,9 @@ fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), GenError> {
         } => {
             let what = format!("tree --depth {depth} --fanout {fanout} --clients {clients}");
             check_size(tree_nodes(depth, fanout, clients), &what)?;
-            let a = role_attrs(&access, Some(&stub), None);
-            let t = gen::tree(depth, fanout, clients, &a).map_err(lib(&what))?;
+            let (a, words) = role_attrs(&access, Some(&stub), None);
+            let mut t = gen::tree(depth, fanout, clients, &a).map_err(lib(&what))?;
+            give_words(&mut t, &words, &what)?;
             (t, what, out)
         }
         GenKind::TransitStub {
@@ -434,15 +450,17 @@ fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), GenError> {
             let nodes = routers_with_clients(stubs, clients, 0)
                 .and_then(|per_transit| (transit as u128).checked_mul(1 + per_transit));
             check_size(nodes, &what)?;
+            let (attrs, words) = role_attrs(&access, None, Some(&transit_links));
             let p = TransitStub {
                 transit,
                 stubs,
                 clients,
                 chord_prob,
                 seed,
-                attrs: role_attrs(&access, None, Some(&transit_links)),
+                attrs,
             };
-            let t = gen::transit_stub(&p).map_err(lib(&what))?;
+            let mut t = gen::transit_stub(&p).map_err(lib(&what))?;
+            give_words(&mut t, &words, &what)?;
             (t, what, out)
         }
         GenKind::Waxman {
@@ -459,18 +477,36 @@ fn make(kind: GenKind) -> Result<(Topology, String, OutArgs), GenError> {
                 "waxman --routers {routers} --clients {clients} --alpha {alpha} --beta {beta} --seed {seed}"
             );
             check_size(routers_with_clients(routers, clients, 0), &what)?;
+            let (attrs, words) = role_attrs(&access, Some(&stub), None);
             let p = Waxman {
                 routers,
                 clients,
                 alpha,
                 beta,
                 seed,
-                attrs: role_attrs(&access, Some(&stub), None),
+                attrs,
             };
-            let t = gen::waxman(&p).map_err(lib(&what))?;
+            let mut t = gen::waxman(&p).map_err(lib(&what))?;
+            give_words(&mut t, &words, &what)?;
             (t, what, out)
         }
     })
+}
+
+/// Gives each class's pipe words to the links of its class; `what` names
+/// the command in an error.
+fn give_words(
+    t: &mut Topology,
+    words: &[(LinkClass, LinkSet)],
+    what: &str,
+) -> Result<(), GenError> {
+    for (class, set) in words {
+        gen::give_words(t, *class, &set.words).map_err(|error| GenError::Topology {
+            what: what.to_string(),
+            error,
+        })?;
+    }
+    Ok(())
 }
 
 /// A one-line description: node counts by role and links.

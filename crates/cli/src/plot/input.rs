@@ -214,6 +214,15 @@ pub(super) fn steps(points: impl Iterator<Item = (f64, Option<f64>)>, d: f64) ->
     out
 }
 
+/// A `timeseries` (`[{"t_s", ...}]`, intervals `dt` s long) as steps of
+/// the value `value` reads from each interval.
+fn interval_steps(ts: &[Value], dt: f64, value: impl Fn(&Value) -> Option<f64>) -> Vec<(f64, f64)> {
+    steps(
+        ts.iter().map(|i| (num(i, "t_s").unwrap_or(0.0), value(i))),
+        dt,
+    )
+}
+
 /// The most pipes drawn in one throughput graph (the busiest).
 const MAX_PIPES: usize = 4;
 
@@ -238,13 +247,7 @@ fn pipe_lines(d: &mut Data, mut pipes: Vec<&Value>, dt: f64) {
     for p in pipes {
         let id = p.get("id").and_then(Value::as_u64).unwrap_or(0);
         let ts = array(p, "timeseries");
-        let series = |key: &str| {
-            steps(
-                ts.iter()
-                    .map(|i| (num(i, "t_s").unwrap_or(0.0), num(i, key))),
-                dt,
-            )
-        };
+        let series = |key: &str| interval_steps(ts, dt, |i| num(i, key));
         let cap = series("capacity_bps");
         if !cap.is_empty() {
             d.throughput.push(Line {
@@ -291,15 +294,7 @@ fn sim_report(v: &Value) -> Result<Data, String> {
                 let name = text_of(f, "name");
                 let ts = array(f, "timeseries");
                 let delay = |key: &str| {
-                    steps(
-                        ts.iter().map(|i| {
-                            (
-                                num(i, "t_s").unwrap_or(0.0),
-                                i.get("delay_ms").and_then(|dm| num(dm, key)),
-                            )
-                        }),
-                        dt,
-                    )
+                    interval_steps(ts, dt, |i| i.get("delay_ms").and_then(|dm| num(dm, key)))
                 };
                 let mean = delay("mean");
                 if !mean.is_empty() {

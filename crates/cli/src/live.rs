@@ -715,6 +715,9 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), ProbeError> {
                     "{}",
                     serde_json::to_string_pretty(&report).map_err(ProbeError::Json)?
                 );
+                if let Some(w) = report.sender_behind() {
+                    eprintln!("pipelab probe: {w}");
+                }
             } else {
                 print!("{}", report.to_table());
             }

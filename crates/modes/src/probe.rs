@@ -97,6 +97,17 @@ pub struct ProbeReport {
     pub delay_ms: Option<DelaySummary>,
     /// Received bits per second of IP packets, first to last arrival.
     pub throughput_bps: f64,
+    /// The rate the sender asked for, packets per second (filled in by
+    /// the sender; 0 in a receiver's own report).
+    #[serde(default)]
+    pub asked_pps: f64,
+    /// The rate the sender really offered: packets sent over the time from
+    /// its first send to the end of its last (filled in by the sender). A
+    /// sender that cannot keep up with `asked_pps` stretches the run, and
+    /// this is lower: a loss-free run at a rate the sender never reached
+    /// says nothing about the path at that rate.
+    #[serde(default)]
+    pub offered_pps: f64,
     /// Delay histogram: (upper bound ms, count), 20 equal bins min..max.
     pub histogram: Vec<(f64, u64)>,
 }
@@ -252,6 +263,8 @@ impl RunState {
             reordered: self.reordered,
             delay_ms,
             throughput_bps,
+            asked_pps: 0.0,
+            offered_pps: 0.0,
             histogram,
         }
     }
@@ -433,6 +446,11 @@ pub fn send_burst(to: SocketAddr, opts: SendOptions, burst: u32) -> io::Result<P
         }
         seq += n;
     }
+    let elapsed_ns = realtime_ns().saturating_sub(start).max(1);
+    // The first group leaves at `start`; the rate is over the intervals
+    // the schedule spans, `count` packets in `count` intervals at the
+    // asked rate when the sender keeps up.
+    let offered_pps = count as f64 * 1e9 / (elapsed_ns as f64).max(count as f64 * interval);
     sock.set_read_timeout(Some(StdDuration::from_millis(200)))?;
     let mut fin = vec![0u8; HEADER];
     header(FIN, run, count, realtime_ns(), &mut fin);
@@ -443,7 +461,11 @@ pub fn send_burst(to: SocketAddr, opts: SendOptions, burst: u32) -> io::Result<P
             Ok(n) => {
                 if let Some((REPORT, r, _, _)) = parse(&reply[..n]) {
                     if r == run {
-                        return serde_json::from_slice(&reply[HEADER..n]).map_err(io::Error::other);
+                        let mut report: ProbeReport =
+                            serde_json::from_slice(&reply[HEADER..n]).map_err(io::Error::other)?;
+                        report.asked_pps = opts.rate_pps;
+                        report.offered_pps = offered_pps;
+                        return Ok(report);
                     }
                 }
             }
@@ -495,7 +517,32 @@ impl ProbeReport {
             "throughput {:.3} Mbit/s\n",
             self.throughput_bps / 1e6
         ));
+        if self.asked_pps > 0.0 {
+            s.push_str(&format!(
+                "offered {:.0} packets/s of {:.0} asked\n",
+                self.offered_pps, self.asked_pps
+            ));
+            if let Some(w) = self.sender_behind() {
+                s.push_str(&w);
+                s.push('\n');
+            }
+        }
         s
+    }
+
+    /// A warning when the sender offered less than 98 % of the rate it was
+    /// asked for: the run stretched, and its figures are for the lower
+    /// rate.
+    pub fn sender_behind(&self) -> Option<String> {
+        (self.asked_pps > 0.0 && self.offered_pps < 0.98 * self.asked_pps).then(|| {
+            format!(
+                "warning: the sender fell behind: it offered {:.0} packets/s of the {:.0} asked ({:.0} %); \
+                 the figures above are for that rate (use a larger --burst, or a lower --rate)",
+                self.offered_pps,
+                self.asked_pps,
+                100.0 * self.offered_pps / self.asked_pps
+            )
+        })
     }
 }
 
@@ -522,5 +569,55 @@ mod send_tests {
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
             assert_eq!(e.to_string(), want);
         }
+    }
+
+    /// A receiver on loopback, and one run sent to it.
+    fn run_on_loopback(rate_pps: f64, ms: u64, burst: u32) -> ProbeReport {
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let addr = sock.local_addr().expect("addr");
+        drop(sock);
+        let rx = std::thread::spawn(move || receive(addr, true, None));
+        std::thread::sleep(StdDuration::from_millis(100));
+        let opts = SendOptions {
+            rate_pps,
+            size: 100,
+            duration: StdDuration::from_millis(ms),
+        };
+        let r = send_burst(addr, opts, burst).expect("report");
+        rx.join().expect("receiver").expect("receiver ok");
+        r
+    }
+
+    /// A loss-free run at a rate the sender never reached was read as the
+    /// path's rate (the kernel bridge "forwarded 4000 kpps" from a sender
+    /// that offered 270). A pass proves the report says what was offered:
+    /// the asked rate when the sender keeps up (within 2 %, no warning),
+    /// and less, with a warning, when it is asked for 20 M packets/s one
+    /// system call at a time, which no sender reaches.
+    #[test]
+    fn the_report_says_the_rate_offered() {
+        let kept = run_on_loopback(500.0, 400, 1);
+        assert_eq!(kept.sent, 200);
+        assert_eq!(kept.asked_pps, 500.0);
+        assert!(
+            (kept.offered_pps - 500.0).abs() <= 10.0,
+            "offered {} of 500 asked",
+            kept.offered_pps
+        );
+        assert_eq!(kept.sender_behind(), None);
+
+        let behind = run_on_loopback(20e6, 10, 1);
+        assert_eq!(behind.sent, 200_000);
+        assert!(
+            behind.offered_pps < 0.5 * 20e6,
+            "offered {} of 20M asked",
+            behind.offered_pps
+        );
+        let w = behind.sender_behind().expect("a warning");
+        assert!(
+            w.starts_with("warning: the sender fell behind: it offered "),
+            "{w}"
+        );
+        assert!(behind.to_table().contains(&w), "{}", behind.to_table());
     }
 }

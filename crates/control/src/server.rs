@@ -1452,6 +1452,16 @@ mod tests {
         fn own_pipes(&self) -> usize {
             10
         }
+        /// `link A B set profile PATH` reads PATH, as a topology's does.
+        fn files(&self, line: &str) -> Vec<(String, String)> {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match w.as_slice() {
+                ["link", _, _, "set", "profile", path, ..] => {
+                    vec![("profile".to_string(), path.to_string())]
+                }
+                _ => Vec::new(),
+            }
+        }
     }
 
     fn server(access: Access) -> (Server, Arc<Mutex<Vec<String>>>) {
@@ -1633,6 +1643,34 @@ mod tests {
         assert!(exec(&s, 0, script).ok);
         // What root configured stays; the owner may change other pipes.
         assert!(exec(&s, OWNER, "pipe 2 config delay 1ms").ok);
+    }
+
+    /// A plane's own command can name a file too (`link A B set profile
+    /// FILE` in a topology). A pass proves only root may send one: the
+    /// owner is refused naming the line, the word and the path, nothing
+    /// of the script runs (not even its earlier lines), and root's same
+    /// script runs.
+    #[test]
+    fn only_root_makes_a_plane_command_read_files() {
+        let (s, ran) = server(Access::Owner(OWNER));
+        let script = "link r0 r1 down\nlink r1 r2 set profile /etc/shadow";
+        let r = exec(&s, OWNER, script);
+        let e = r
+            .error
+            .unwrap_or_else(|| panic!("accepted: {:?}", r.output));
+        assert!(
+            e.contains(
+                "line 2: profile file /etc/shadow: only root may have an emulation read files"
+            ),
+            "{e}"
+        );
+        assert!(lock(&ran).is_empty(), "{:?}", lock(&ran));
+        let r = exec(&s, 0, script);
+        assert!(r.ok, "{:?}", r.error);
+        assert_eq!(
+            *lock(&ran),
+            vec!["link r0 r1 down", "link r1 r2 set profile /etc/shadow"]
+        );
     }
 
     #[test]

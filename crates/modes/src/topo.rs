@@ -613,24 +613,29 @@ impl pipelab_control::Plane for TopoPlane {
         Some(self.0.command(line).map_err(Into::into))
     }
 
-    /// The files a `link A B set ...` names (`profile`, `bw trace:`, ...).
     fn files(&self, line: &str) -> Vec<(String, String)> {
-        match pipelab_topo::parse_command(line) {
-            Ok(pipelab_topo::TopoCommand::Link {
-                action: pipelab_topo::LinkAction::Set(set),
-                ..
-            }) => set
-                .words
-                .files()
-                .into_iter()
-                .map(|(what, path)| (what.to_string(), path.to_string()))
-                .collect(),
-            _ => Vec::new(),
-        }
+        command_files(line)
     }
 
     fn own_pipes(&self) -> usize {
         self.0.net.distilled().pipes.len()
+    }
+}
+
+/// The files a topology's `link A B set ...` names (`profile`, `bw
+/// trace:`, ...), which only root may have the emulation read.
+fn command_files(line: &str) -> Vec<(String, String)> {
+    match pipelab_topo::parse_command(line) {
+        Ok(pipelab_topo::TopoCommand::Link {
+            action: pipelab_topo::LinkAction::Set(set),
+            ..
+        }) => set
+            .words
+            .files()
+            .into_iter()
+            .map(|(what, path)| (what.to_string(), path.to_string()))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -1291,4 +1296,34 @@ fn close_all(taps: Vec<Tap>) {
             s.spawn(move || drop(rest));
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::command_files;
+
+    /// The server refuses a non-root caller's plane command by what
+    /// `files` says it reads. A pass proves a topology's `link A B set`
+    /// names each file word it carries, and that commands reading none
+    /// (or not parsing) name none.
+    #[test]
+    fn link_set_names_the_files_it_reads() {
+        let pair = |w: &str, p: &str| (w.to_string(), p.to_string());
+        assert_eq!(
+            command_files("link a b set delay 5ms distribution file:/etc/shadow"),
+            vec![pair("distribution", "/etc/shadow")]
+        );
+        assert_eq!(
+            command_files("link a b set bw trace:up.trace profile p.txt"),
+            vec![pair("bw", "up.trace"), pair("profile", "p.txt")]
+        );
+        for none in [
+            "link a b set delay 5ms",
+            "link a b down",
+            "status",
+            "link a",
+        ] {
+            assert_eq!(command_files(none), Vec::new(), "{none}");
+        }
+    }
 }

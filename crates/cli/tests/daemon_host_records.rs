@@ -69,7 +69,6 @@ fn column_sum(csv: &str, col: &str) -> u64 {
 /// hold exactly (panics) and returns Err with the figures if the delays
 /// read from the capture are off (the machine's stalls).
 fn run_once(dir: &Path, peer: &str) -> Result<(), String> {
-    let plane: Value;
     let (pcap, events, series) = (
         dir.join("host.pcapng"),
         dir.join("host.jsonl"),
@@ -118,7 +117,7 @@ fn run_once(dir: &Path, peer: &str) -> Result<(), String> {
         .expect("stats")
         .data
         .expect("data");
-    plane = st["plane"].clone();
+    let plane = &st["plane"];
     let pipe = plane["pipes"]
         .as_array()
         .and_then(|p| p.iter().find(|p| p["number"] == 1))

@@ -1,7 +1,8 @@
 //! Host mode behind pipelabd: this host's own traffic through the
 //! netfilter queue ([`pipelab_modes::host::HostPlane`]), fail-closed while
-//! pipelabd is not running. It lives here, beside the binary, because the
-//! control crate does not depend on the modes.
+//! pipelabd is not running, recording (`--pcap`, `--events`,
+//! `--interval`, `--series`) what crosses it. It lives here, beside the
+//! binary, because the control crate does not depend on the modes.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! `--pcap FILE`, `--events FILE` and `--events-max SIZE`: the flags of
 //! every command that can record what crosses its emulation (`shell`,
-//! `bridge`, `topo up`, `sim`). See `pipelab_io::capture`.
+//! `bridge`, `topo up`, `sim`, and `pipelabd`'s host mode). See
+//! `pipelab_io::capture`.
 
 use clap::Args;
 use pipelab_io::capture::{FileError, Files};
@@ -35,8 +36,13 @@ pub struct CaptureArgs {
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
     /// `--events-max` is not a size.
-    #[error(transparent)]
-    Max(#[from] crate::live::FlagError),
+    #[error("error: --events-max '{value}': {error}")]
+    Max {
+        /// The value given.
+        value: String,
+        /// Why.
+        error: pipelab_lang::units::UnitError,
+    },
     /// A file cannot be written (the message names the flag and path).
     #[error("error: {0}")]
     File(#[from] FileError),
@@ -53,14 +59,12 @@ impl CaptureArgs {
         self.events_max
             .as_deref()
             .map(|v| {
-                pipelab_lang::units::parse_size(v).map_err(|error| crate::live::FlagError {
-                    flag: "events-max",
+                pipelab_lang::units::parse_size(v).map_err(|error| CaptureError::Max {
                     value: v.to_string(),
                     error,
                 })
             })
             .transpose()
-            .map_err(CaptureError::from)
     }
 
     /// The files, opened now (so a path that cannot be written is

@@ -16,7 +16,16 @@ pub enum PlaneKind {
 /// pipelabd: owns the emulator's data plane and serves `pipelab` commands
 /// on a Unix socket.
 #[derive(Parser, Debug)]
-#[command(name = "pipelabd", version, long_about = None)]
+#[command(
+    name = "pipelabd",
+    version,
+    long_about = None,
+    after_help = "Host mode records what crosses it as `pipelab shell` does (--pcap, --events, \
+--interval, --series): each direction is a port named by its netfilter hook, `output` (what \
+this host sends) and `input` (what it receives); `pipelab stats` carries the series \
+(`timeseries`, each pipe's latest 3000 intervals) while it runs. The files are created (mode \
+0644) before it serves, and flushed and closed when it stops (SIGTERM, SIGINT)."
+)]
 pub struct Args {
     /// The control socket (mode 0660, group --group).
     #[arg(long, value_name = "PATH", default_value = DEFAULT_SOCKET)]
@@ -54,4 +63,15 @@ pub struct Args {
     /// start and in `pipelab stats`, so a run can be repeated).
     #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = crate::seed::seed_arg)]
     pub seed: u64,
+    // Host mode: what crosses the emulator, as `pipelab shell` records
+    // it; a direction is a port, named by its hook ("output": what the
+    // host sends, "input": what it receives). The files are created by
+    // the daemon (mode 0644) before it starts and closed at its stop.
+    #[command(flatten)]
+    pub capture: crate::capture::CaptureArgs,
+    // Host mode: every pipe's counters over time, in `pipelab stats`
+    // (`timeseries`: each pipe's latest 3000 intervals) and the --series
+    // file (all of them).
+    #[command(flatten)]
+    pub series: crate::series::SeriesArgs,
 }

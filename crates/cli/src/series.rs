@@ -1,5 +1,5 @@
 //! `--interval DURATION` and `--series FILE` of the live modes (`shell`,
-//! `bridge`): every pipe's counters over time, in the `--stats` report's
+//! `bridge`, `topo up`, `pipelabd`): every pipe's counters over time, in the `--stats` report's
 //! `timeseries` and as CSV. See `pipelab_modes::series`.
 
 use clap::Args;
@@ -14,8 +14,9 @@ const DEFAULT_INTERVAL: &str = "100ms";
 pub struct SeriesArgs {
     /// Sample every pipe at this interval (e.g. 100ms): arrivals,
     /// departures, offered and delivered rate, capacity, backlog and drops
-    /// per interval, in the --stats report's `timeseries` (and in the
-    /// --series file). `pipelab plot` draws them.
+    /// per interval, in the report's `timeseries` (--stats; `pipelab
+    /// stats` of pipelabd) and in the --series file. `pipelab plot` draws
+    /// them.
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
     /// Write the series as CSV to FILE while the run goes on, one row per
@@ -81,6 +82,7 @@ impl SeriesArgs {
             interval,
             csv,
             names: Default::default(),
+            latest: None,
         }))
     }
 }
@@ -104,7 +106,13 @@ impl SeriesArgs {
 /// The `--series` file, created now (a path that cannot be written is
 /// refused before the run, naming it).
 pub fn open_csv(path: &std::path::Path) -> Result<(PathBuf, std::fs::File), SeriesError> {
-    std::fs::File::create(path)
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(path)
         .map(|f| (path.to_path_buf(), f))
         .map_err(|source| SeriesError::File {
             path: path.to_path_buf(),

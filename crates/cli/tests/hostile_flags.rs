@@ -813,6 +813,42 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         Rejected(1, "pipelabd: error: --scope 10.0.0.0/99: '99' is not a valid mask length"),
     ),
     (
+        "pipelabd --pcap with --plane none",
+        Bin::Pipelabd,
+        &["--plane", "none", "--pcap", "MISSING/x.pcapng", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
+        Rejected(1, "pipelabd: error: --pcap: host mode records what crosses it; --plane none has no packets"),
+    ),
+    (
+        "pipelabd --interval with --plane none",
+        Bin::Pipelabd,
+        &["--plane", "none", "--interval", "100ms", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
+        Rejected(1, "pipelabd: error: --interval: host mode records what crosses it; --plane none has no packets"),
+    ),
+    (
+        "pipelabd --pcap in a missing directory",
+        Bin::Pipelabd,
+        &["--pcap", "MISSING/x.pcapng", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
+        Rejected(1, "pipelabd: error: --pcap DIR/missing/x.pcapng: cannot write: No such file or directory (os error 2)"),
+    ),
+    (
+        "pipelabd --series in a missing directory",
+        Bin::Pipelabd,
+        &["--series", "MISSING/x.csv", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
+        Rejected(1, "pipelabd: error: --series DIR/missing/x.csv: cannot write: No such file or directory (os error 2)"),
+    ),
+    (
+        "pipelabd --events-max not a size",
+        Bin::Pipelabd,
+        &["--events", "MISSING/e.jsonl", "--events-max", "5XB", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
+        Rejected(1, "pipelabd: error: --events-max '5XB': unknown unit 'XB' in '5XB': known size units: B, KB, MB, GB, KiB, MiB, GiB"),
+    ),
+    (
+        "pipelabd --interval below 1ms",
+        Bin::Pipelabd,
+        &["--interval", "100us", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
+        Rejected(1, "pipelabd: error: --interval 100us: give at least 1ms (each sample asks every worker)"),
+    ),
+    (
         "pipelabd --plane without a value",
         Bin::Pipelabd,
         &["--plane"],

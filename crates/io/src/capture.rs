@@ -195,8 +195,16 @@ pub struct Files {
     events_max: Option<u64>,
 }
 
+/// Created (or truncated) with mode 0644 less the umask: a daemon's
+/// umask may be 0, and nobody else needs to write a recording.
 fn create(flag: &'static str, path: &Path) -> Result<(PathBuf, File), FileError> {
-    File::create(path)
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(path)
         .map(|f| (path.to_path_buf(), f))
         .map_err(|source| FileError {
             flag,

@@ -71,6 +71,8 @@
 //! drop's instant, on the port the frame came by, with its reason);
 //! frames refused at the memory cap before they had a buffer are only
 //! counted. No file I/O here: a full channel loses the record (counted).
+//! A netfilter queue's frames are recorded by direction: port 0 what the
+//! host sends (`out`), port 1 what it receives (`in`).
 //!
 //! As one of several workers ([`Runner::join`], [`crate::worker`]) the
 //! runner receives only from its own ports, transmits on any, and hands
@@ -107,6 +109,19 @@ fn view_of(bufs: &BufferPool, buf: BufId) -> PacketView {
     let mut v = parse_ethernet(bufs.frame(buf)).view;
     bufs.meta(buf).annotation.apply(&mut v);
     v
+}
+
+/// The port a record names: the frame's, except for a frame a netfilter
+/// queue lent (the plane's one port carries both hooks' traffic): 0 if
+/// it was leaving the host (direction `out`), 1 if arriving (`in`), so
+/// that a capture and an event log have each direction as a port of its
+/// own.
+fn record_port(a: crate::buffers::Annotation, port: usize) -> u16 {
+    match (a.queued, a.dir) {
+        (Some(_), Some(pipelab_classify::Direction::Out)) => 0,
+        (Some(_), Some(pipelab_classify::Direction::In)) => 1,
+        _ => port as u16,
+    }
 }
 
 /// Runner settings.
@@ -506,7 +521,7 @@ impl Runner {
         let frame = self.bufs.frame(buf);
         tap.send(Record {
             at_ns: self.clock.to_monotonic(at),
-            port: port as u16,
+            port: record_port(self.bufs.meta(buf).annotation, port),
             event,
             corrupted,
             key: view_of(&self.bufs, buf).key,

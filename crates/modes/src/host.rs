@@ -254,6 +254,28 @@ impl Default for HostOptions {
 
 pub use crate::report::PipeCounters;
 
+/// What a plane records beside its counters (`pipelabd --pcap`,
+/// `--events`, `--interval`, `--series`): see [`HostPlane::start_recording`].
+#[derive(Debug, Default)]
+pub struct Recording {
+    /// The capture and the event log, opened before the start.
+    pub capture: Option<pipelab_io::capture::Files>,
+    /// Every pipe's counters over time.
+    pub series: Option<crate::series::SeriesOptions>,
+    /// Who tells the user at exit what did not fit (`pipelabd`).
+    pub who: String,
+}
+
+/// The names of a plane's ports in a capture and an event log: the
+/// netfilter hooks of its two directions, what the host sends (the
+/// runner's record port 0) and what it receives (1).
+pub fn record_ports(hooks: &Hooks) -> [&'static str; 2] {
+    match hooks {
+        Hooks::Local => ["output", "input"],
+        Hooks::Device { .. } => ["postrouting", "prerouting"],
+    }
+}
+
 /// What [`HostPlane::stats`] reports.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct HostStats {
@@ -274,11 +296,24 @@ pub struct HostStats {
     /// The seed of every random decision (`pipelabd --seed`), so a run
     /// can be repeated.
     pub seed: u64,
+    /// With `--interval`: what each pipe did in each interval (the
+    /// latest intervals while the plane runs, see [`Recording`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<crate::series::SeriesReport>,
+    /// At the stop, with `--pcap` or `--events`: what was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<pipelab_io::capture::Summary>,
 }
 
 /// The host-mode data plane. See the module documentation.
 pub struct HostPlane {
-    live: LiveRunner,
+    live: Arc<LiveRunner>,
+    /// The capture's writer (`--pcap`, `--events`).
+    recorder: Option<pipelab_io::capture::Recorder>,
+    /// The series' sampler (`--interval`).
+    sampler: Option<crate::series::Sampler>,
+    /// Who warns at the stop.
+    who: String,
     /// The rules, in the host ledger.
     record: Option<Record>,
     /// How the rules are written there.
@@ -693,6 +728,23 @@ pub fn host_spec_with(cfg: &Config, load: pipelab_emu::Loader<'_>) -> Result<Spe
     Ok(spec)
 }
 
+/// Start the writer of `files` (if any) for the ports of `hooks`.
+#[allow(clippy::type_complexity)]
+fn start_recorder(
+    files: Option<pipelab_io::capture::Files>,
+    hooks: &Hooks,
+) -> io::Result<(
+    Option<pipelab_io::capture::Recorder>,
+    Option<pipelab_io::capture::Tap>,
+)> {
+    let Some(files) = files.filter(|f| !f.is_empty()) else {
+        return Ok((None, None));
+    };
+    let names = record_ports(hooks).map(String::from);
+    let (r, t) = pipelab_io::capture::Recorder::start(files, &names)?;
+    Ok((Some(r), Some(t)))
+}
+
 /// Lower and compile `cfg` for host mode. Nothing is changed.
 fn compile(cfg: &Config, seed: u64) -> Result<Compiled, ModeError> {
     Ok(Compiled::new(host_spec(cfg)?, seed)?)
@@ -720,6 +772,8 @@ fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
         pipes,
         queues,
         seed: emu.seed(),
+        timeseries: None,
+        capture: None,
     }
 }
 
@@ -738,7 +792,23 @@ impl HostPlane {
         let change = Change::HostRules {
             table: opts.table.clone(),
         };
-        HostPlane::start_inner(opts, scope, None, change)
+        HostPlane::start_inner(opts, scope, None, change, Recording::default())
+    }
+
+    /// Like [`HostPlane::start_scoped`], recording as `rec` says: the
+    /// capture and the event log from the first packet (each direction a
+    /// port of its own, named by [`record_ports`]), the series sampled
+    /// from the start (read while the plane runs in [`HostPlane::stats`]);
+    /// all flushed and closed when the plane stops, after its drain.
+    pub fn start_recording(
+        opts: HostOptions,
+        scope: &[IpNet],
+        rec: Recording,
+    ) -> io::Result<HostPlane> {
+        let change = Change::HostRules {
+            table: opts.table.clone(),
+        };
+        HostPlane::start_inner(opts, scope, None, change, rec)
     }
 
     /// Like [`HostPlane::start_scoped`], with the rules written in
@@ -753,7 +823,7 @@ impl HostPlane {
         record: Record,
         change: Change,
     ) -> io::Result<HostPlane> {
-        HostPlane::start_inner(opts, scope, Some(record), change)
+        HostPlane::start_inner(opts, scope, Some(record), change, Recording::default())
     }
 
     fn start_inner(
@@ -761,6 +831,7 @@ impl HostPlane {
         scope: &[IpNet],
         record: Option<Record>,
         change: Change,
+        rec: Recording,
     ) -> io::Result<HostPlane> {
         check_table(&opts.table)?;
         opts.hooks.check()?;
@@ -803,7 +874,23 @@ impl HostPlane {
         record.record(change.clone())?;
         let form = install_rules(&opts.table, queue_num, scope, &opts.hooks)?;
         let ports: Vec<SendPort> = vec![Box::new(port)];
-        let live = match LiveRunner::spawn("pipelab-host", empty, ports, opts.runner, None) {
+        let started = start_recorder(rec.capture, &opts.hooks).and_then(|(recorder, tap)| {
+            let live = Arc::new(LiveRunner::spawn(
+                "pipelab-host",
+                empty,
+                ports,
+                opts.runner,
+                tap,
+            )?);
+            match crate::series::start(&live, rec.series) {
+                Ok(sampler) => Ok((live, recorder, sampler)),
+                Err(e) => {
+                    let _ = live.stop();
+                    Err(e)
+                }
+            }
+        });
+        let (live, recorder, sampler) = match started {
             Ok(l) => l,
             Err(e) => {
                 let _ = remove_table(&opts.table);
@@ -812,6 +899,9 @@ impl HostPlane {
         };
         Ok(HostPlane {
             live,
+            recorder,
+            sampler,
+            who: rec.who,
             record: Some(record),
             change,
             stopped: false,
@@ -863,13 +953,16 @@ impl HostPlane {
     /// counters are filled.
     pub fn stats(&self) -> HostStats {
         let counters = self.counters.clone();
-        self.live
+        let mut s = self
+            .live
             .with(move |r| plane_stats(r, &counters))
             .unwrap_or_else(|_| HostStats {
                 verdicts: self.counters.snapshot(),
                 seed: self.seed,
                 ..HostStats::default()
-            })
+            });
+        s.timeseries = self.sampler.as_ref().map(crate::series::Sampler::report);
+        s
     }
 
     /// The nftables table the plane owns.
@@ -891,6 +984,14 @@ impl HostPlane {
         self.stopped = true;
         let table = self.table.clone();
         let counters = self.counters.clone();
+        // The sampler takes no more samples; the last one is taken with
+        // the final counters, after the drain, so that they add up.
+        let series = crate::series::stop(self.sampler.take());
+        let (series, series_err) = match series {
+            Ok(s) => (s, None),
+            Err(e) => (None, Some(e)),
+        };
+        let probe = series.as_ref().map(|s| s.probe());
         let last = self.live.with(move |r| {
             // No new packet is queued once the table is gone; what is
             // inside leaves at its time, with its verdict.
@@ -899,20 +1000,34 @@ impl HostPlane {
             let drained = r
                 .step(Duration::ZERO, None)
                 .and_then(|()| r.drain(Duration::from_secs(10)));
-            (removed.and(drained), plane_stats(r, &counters))
+            let sample = probe.map(|p| p(r));
+            (removed.and(drained), plane_stats(r, &counters), sample)
         });
         let joined = self.live.stop();
         // Whatever happened on the thread, the table goes.
         let removed = remove_table(&self.table);
-        let stats = match last {
-            Ok((done, stats)) => {
-                done?;
-                stats
-            }
-            Err(_) => HostStats::default(),
+        // The runner, and so its tap, is gone: every record it sent is
+        // written once the writer has them all.
+        let capture = crate::capture::finish(self.recorder.take(), &self.who);
+        let (mut stats, sample, done) = match last {
+            Ok((done, stats, sample)) => (stats, sample, Some(done)),
+            Err(_) => (HostStats::default(), None, None),
         };
+        let timeseries = match (series, sample) {
+            (Some(s), Some(sample)) => Some(s.finish(vec![sample], &self.who)),
+            _ => None,
+        }
+        .transpose();
+        if let Some(done) = done {
+            done?;
+        }
         joined?;
         removed?;
+        stats.capture = capture?;
+        stats.timeseries = timeseries?;
+        if let Some(e) = series_err {
+            return Err(e);
+        }
         // Removed: nothing left to undo.
         if let Some(mut r) = self.record.take() {
             let _ = r.forget(&self.change);

@@ -16,18 +16,20 @@
 //! Sampling reads counters and decides nothing; its cost is one command
 //! per worker per interval. The rows go to the `--series` CSV file as
 //! they are taken (flushed each interval, so it can be watched) and, up to
-//! [`MAX_KEPT`] intervals in all, to the report's `timeseries`.
+//! [`MAX_KEPT`] intervals in all, to the report's `timeseries`; a daemon
+//! ([`SeriesOptions::latest`]) keeps each pipe's latest intervals
+//! instead, which [`Sampler::report`] gives while it runs.
 
 use crate::live::LiveRunner;
 use pipelab_emu::series::{Capacity, PipeInterval};
 use pipelab_engine::{Duration, PipeStats};
 use pipelab_io::runner::Runner;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The most pipe intervals the report keeps (the CSV file has them all).
 pub const MAX_KEPT: usize = 250_000;
@@ -41,6 +43,10 @@ pub struct SeriesOptions {
     pub csv: Option<(PathBuf, std::fs::File)>,
     /// Names of pipes (a topology's link directions, `a->b`).
     pub names: BTreeMap<u32, String>,
+    /// Keep only each pipe's latest N intervals (dropping the oldest,
+    /// counted in `not_kept`), for a series read while the run goes on
+    /// (`pipelabd`); `None`: the report's first [`MAX_KEPT`] of all.
+    pub latest: Option<usize>,
 }
 
 /// Every pipe's series of a live run, as the `--stats` report shows it.
@@ -73,7 +79,20 @@ pub type Answer = (u64, Vec<(u32, PipeStats, Option<f64>)>);
 /// A sampler running beside the workers.
 pub struct Sampler {
     stop: mpsc::Sender<()>,
-    handle: std::thread::JoinHandle<io::Result<Series>>,
+    series: Arc<Mutex<Series>>,
+    handle: std::thread::JoinHandle<io::Result<()>>,
+}
+
+impl Sampler {
+    /// The intervals taken so far, as the report will show them (read
+    /// while the run goes on: `pipelab stats` of the daemon).
+    pub fn report(&self) -> SeriesReport {
+        lock(&self.series).report()
+    }
+}
+
+fn lock(m: &Mutex<Series>) -> std::sync::MutexGuard<'_, Series> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Start sampling `live` as `opts` asks (nothing without options).
@@ -82,16 +101,18 @@ pub fn start(live: &Arc<LiveRunner>, opts: Option<SeriesOptions>) -> io::Result<
         return Ok(None);
     };
     let clock = live.with(|r| r.clock()).map_err(io::Error::other)?;
-    let mut series = Series::new(opts)?;
+    let series = Arc::new(Mutex::new(Series::new(opts)?));
     let (stop, stopped) = mpsc::channel();
     let live = Arc::clone(live);
+    let shared = Arc::clone(&series);
     let handle = std::thread::Builder::new()
         .name("pipelab-series".into())
-        .spawn(move || {
-            series.run(&live, clock, &stopped)?;
-            Ok(series)
-        })?;
-    Ok(Some(Sampler { stop, handle }))
+        .spawn(move || run(&shared, &live, clock, &stopped))?;
+    Ok(Some(Sampler {
+        stop,
+        series,
+        handle,
+    }))
 }
 
 /// Stop sampling (the thread takes no more samples); the series so far,
@@ -104,8 +125,42 @@ pub fn stop(s: Option<Sampler>) -> io::Result<Option<Series>> {
     let _ = s.stop.send(());
     s.handle
         .join()
-        .map_err(|_| io::Error::other("the series sampler panicked"))?
-        .map(Some)
+        .map_err(|_| io::Error::other("the series sampler panicked"))??;
+    // The thread's reference is gone with it.
+    let series = Arc::try_unwrap(s.series)
+        .map_err(|_| io::Error::other("internal: the series is still shared"))?;
+    Ok(Some(
+        series
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    ))
+}
+
+/// Sample every interval until told to stop (the series locked only
+/// while a sample is added).
+fn run(
+    series: &Mutex<Series>,
+    live: &LiveRunner,
+    clock: pipelab_io::clock::Clock,
+    stopped: &mpsc::Receiver<()>,
+) -> io::Result<()> {
+    let interval_ns = lock(series).interval_ns;
+    for k in 1u64.. {
+        let due = k.saturating_mul(interval_ns);
+        let wait = due.saturating_sub(clock.now().as_nanos());
+        if !matches!(
+            stopped.recv_timeout(std::time::Duration::from_nanos(wait)),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        ) {
+            break;
+        }
+        let prev = lock(series).prev;
+        let answers = live
+            .with_each(move |r| sample_of(r, prev))
+            .map_err(io::Error::other)?;
+        lock(series).take(answers)?;
+    }
+    Ok(())
 }
 
 /// One worker's sample of its own pipes: when (its clock), each pipe's
@@ -138,8 +193,9 @@ pub struct Series {
     last: BTreeMap<u32, PipeStats>,
     /// The last sample's instant (ns of the emulation's clock).
     prev: u64,
-    intervals: BTreeMap<u32, Vec<PipeInterval>>,
+    intervals: BTreeMap<u32, VecDeque<PipeInterval>>,
     kept: usize,
+    latest: Option<usize>,
     not_kept: u64,
 }
 
@@ -166,33 +222,9 @@ impl Series {
             prev: 0,
             intervals: BTreeMap::new(),
             kept: 0,
+            latest: opts.latest,
             not_kept: 0,
         })
-    }
-
-    /// Sample every interval until told to stop.
-    fn run(
-        &mut self,
-        live: &LiveRunner,
-        clock: pipelab_io::clock::Clock,
-        stopped: &mpsc::Receiver<()>,
-    ) -> io::Result<()> {
-        for k in 1u64.. {
-            let due = k.saturating_mul(self.interval_ns);
-            let wait = due.saturating_sub(clock.now().as_nanos());
-            if !matches!(
-                stopped.recv_timeout(std::time::Duration::from_nanos(wait)),
-                Err(mpsc::RecvTimeoutError::Timeout)
-            ) {
-                break;
-            }
-            let prev = self.prev;
-            let answers = live
-                .with_each(move |r| sample_of(r, prev))
-                .map_err(io::Error::other)?;
-            self.take(answers)?;
-        }
-        Ok(())
     }
 
     /// What each worker runs for the last sample (see [`stop`]).
@@ -215,11 +247,20 @@ impl Series {
                 let name = self.names.get(&n).map_or("", String::as_str);
                 writeln!(w, "{}", i.csv_row(n, name)).map_err(|e| named(path, e))?;
             }
-            if self.kept < MAX_KEPT {
-                self.intervals.entry(n).or_default().push(i);
-                self.kept += 1;
-            } else {
-                self.not_kept += 1;
+            let kept = self.intervals.entry(n).or_default();
+            match self.latest {
+                Some(window) => {
+                    if kept.len() >= window.max(1) {
+                        kept.pop_front();
+                        self.not_kept += 1;
+                    }
+                    kept.push_back(i);
+                }
+                None if self.kept < MAX_KEPT => {
+                    kept.push_back(i);
+                    self.kept += 1;
+                }
+                None => self.not_kept += 1,
             }
             self.last.insert(n, stats);
         }
@@ -234,25 +275,31 @@ impl Series {
     /// [`Series::probe`]) and report them; `who` prefixes a warning.
     pub fn finish(mut self, last: Vec<Answer>, who: &str) -> io::Result<SeriesReport> {
         self.take(last)?;
-        if self.not_kept > 0 {
+        if self.not_kept > 0 && self.latest.is_none() {
             eprintln!(
                 "{who}: warning: the report keeps the first {MAX_KEPT} pipe intervals; \
                  {} more are in the --series file only",
                 self.not_kept
             );
         }
-        Ok(SeriesReport {
+        Ok(self.report())
+    }
+
+    /// The intervals kept so far.
+    fn report(&self) -> SeriesReport {
+        SeriesReport {
             interval_s: self.interval_ns as f64 / 1e9,
-            pipes: std::mem::take(&mut self.intervals)
-                .into_iter()
-                .map(|(id, timeseries)| PipeSeries {
+            pipes: self
+                .intervals
+                .iter()
+                .map(|(&id, timeseries)| PipeSeries {
                     id,
                     name: self.names.get(&id).cloned(),
-                    timeseries,
+                    timeseries: timeseries.iter().cloned().collect(),
                 })
                 .collect(),
             not_kept: self.not_kept,
-        })
+        }
     }
 }
 

@@ -147,7 +147,12 @@ pub fn read(text: &str) -> Result<Data, String> {
         return super::events::read(trimmed, false);
     }
     if trimmed.starts_with('{') {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        let mut v: Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        // `pipelab stats --json` whole: its plane's counters and series.
+        if v.get("emulation").is_some() && v.get("plane").is_some_and(Value::is_object) {
+            v = v["plane"].take();
+        }
         let has = |k: &str| v.get(k).is_some();
         if has("flows") && has("pipes") && has("end_s") {
             return sim_report(&v);
@@ -603,6 +608,22 @@ mod tests {
         assert_eq!(d.delay[0].points, vec![(0.0, 1.5), (0.1, 1.5)]);
         assert_eq!(d.cdf[0].points, vec![(1.0, 0.0), (2.0, 1.0)]);
         assert_eq!(d.shares, vec![("f".to_string(), 5.0)]);
+    }
+
+    /// A pass proves `pipelab stats --json` of pipelabd, whole, is read
+    /// as its plane: the series' capacity and the title name host mode.
+    #[test]
+    fn daemon_stats_are_read_through_their_plane() {
+        let json = r#"{"emulation": {"name": "pipelabd", "mode": "host"},
+          "daemon": {"uptime_s": 3.0}, "config": {"pipes": 1},
+          "plane": {"plane": "host", "runner": {}, "pipes": [{"number": 1, "departure_bytes": 840}],
+            "timeseries": {"interval_s": 0.1, "not_kept": 0, "pipes": [{"id": 1, "timeseries": [
+              {"t_s": 0.0, "capacity_bps": 8e6, "offered_bps": 1.0, "delivered_bps": 2.0}]}]}}}"#;
+        let d = read(json).expect("reads");
+        assert!(d.has(Kind::Throughput));
+        assert_eq!(d.title, "pipelab host, sampled every 100ms");
+        assert_eq!(d.throughput[0].points, vec![(0.0, 8e6), (0.1, 8e6)]);
+        assert_eq!(d.shares, vec![("pipe 1".to_string(), 840.0)]);
     }
 
     /// A report without series says how to get them.

@@ -1,18 +1,64 @@
 //! Host mode behind pipelabd: this host's own traffic through the
 //! netfilter queue ([`pipelab_modes::host::HostPlane`]), fail-closed while
-//! pipelabd is not running. It lives here, beside the binary, because the
-//! control crate does not depend on the modes.
+//! pipelabd is not running, recording (`--pcap`, `--events`,
+//! `--interval`, `--series`) what crosses it. It lives here, beside the
+//! binary, because the control crate does not depend on the modes.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use pipelab_control::plane::{check_pipes, Plane, PlaneError, Prepared, Preparer};
 use pipelab_emu::Compiled;
 use pipelab_lang::{Config, IpNet};
-use pipelab_modes::host::{HostOptions, HostPlane};
+use pipelab_modes::host::{HostOptions, HostPlane, HostStats, Recording};
+
+/// The intervals of each pipe `pipelab stats` carries (5 minutes at
+/// 100 ms); the --series file has them all.
+pub const SERIES_WINDOW: usize = 3000;
+
+/// The files host mode writes (`--pcap`, `--events`, `--series`), for
+/// the summary at the stop.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    /// The capture.
+    pub pcap: Option<PathBuf>,
+    /// The event log.
+    pub events: Option<PathBuf>,
+    /// The series' CSV.
+    pub series: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// One line on what was written, if anything was asked for.
+    fn summary(&self, s: &HostStats) -> Option<String> {
+        let mut parts = Vec::new();
+        let c = s.capture.unwrap_or_default();
+        if let Some(p) = &self.pcap {
+            parts.push(format!("capture {}: {} packets", p.display(), c.packets));
+        }
+        if let Some(p) = &self.events {
+            parts.push(format!("event log {}: {} events", p.display(), c.events));
+        }
+        if let Some(p) = &self.series {
+            let n: usize = s
+                .timeseries
+                .as_ref()
+                .map_or(0, |t| t.pipes.iter().map(|p| p.timeseries.len()).sum());
+            let more = s.timeseries.as_ref().map_or(0, |t| t.not_kept);
+            parts.push(format!(
+                "series {}: {} pipe intervals",
+                p.display(),
+                n as u64 + more
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
 
 /// Host mode: this host's own traffic.
 pub struct Host {
     plane: HostPlane,
+    outputs: Outputs,
 }
 
 /// Why host mode could not start or stop.
@@ -35,11 +81,18 @@ impl Host {
     /// Starts the host plane (installs the nftables table and the queue);
     /// `scope` limits it to traffic with peers in these networks (empty:
     /// all of the host's IP traffic).
-    pub fn start(opts: HostOptions, scope: &[IpNet]) -> Result<Host, HostError> {
+    /// `rec` says what it records (`outputs`: the files, for the
+    /// summary at the stop).
+    pub fn start(
+        opts: HostOptions,
+        scope: &[IpNet],
+        rec: Recording,
+        outputs: Outputs,
+    ) -> Result<Host, HostError> {
         let table = opts.table.clone();
-        let plane = HostPlane::start_scoped(opts, scope)
+        let plane = HostPlane::start_recording(opts, scope, rec)
             .map_err(|source| HostError::Start { table, source })?;
-        Ok(Host { plane })
+        Ok(Host { plane, outputs })
     }
 }
 
@@ -66,8 +119,13 @@ impl Plane for Host {
         v
     }
 
+    /// Stops the plane: its drain, then the recordings flushed and
+    /// closed, what they hold said on stderr.
     fn stop(self: Box<Self>) -> Result<(), PlaneError> {
-        self.plane.stop().map_err(HostError::Stop)?;
+        let stats = self.plane.stop_with_stats().map_err(HostError::Stop)?;
+        if let Some(line) = self.outputs.summary(&stats) {
+            eprintln!("pipelabd: wrote {line}");
+        }
         Ok(())
     }
 

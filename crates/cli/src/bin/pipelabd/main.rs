@@ -6,11 +6,19 @@
 
 #![forbid(unsafe_code)]
 
+// The recording flags are `pipelab`'s (one parser per value); the
+// conversions for a background process are not used here.
+#[path = "../../capture.rs"]
+#[allow(dead_code)]
+mod capture;
 #[path = "../../daemon_args.rs"]
 mod daemon_args;
 mod host;
 #[path = "../../seed.rs"]
 mod seed;
+#[path = "../../series.rs"]
+#[allow(dead_code)]
+mod series;
 
 use std::process::ExitCode;
 
@@ -23,7 +31,7 @@ use pipelab_control::registry::{EmulationInfo, Registry, RegistryError};
 use pipelab_control::server::{bind, Access, Server, ServerHandle};
 use pipelab_io::runner::RunnerOptions;
 use pipelab_lang::IpNet;
-use pipelab_modes::host::HostOptions;
+use pipelab_modes::host::{HostOptions, Recording};
 
 use host::{Host, HostError};
 
@@ -39,6 +47,15 @@ enum DaemonError {
     /// `--scope` with `--plane none`.
     #[error("--scope {0}: a scope limits host mode's traffic; --plane none has none")]
     ScopeWithoutHost(String),
+    /// A recording flag with `--plane none`.
+    #[error("--{0}: host mode records what crosses it; --plane none has no packets")]
+    RecordsWithoutHost(&'static str),
+    /// `--pcap`, `--events` or `--events-max` cannot be used.
+    #[error("{}", .0.to_string().trim_start_matches("error: "))]
+    Capture(#[from] capture::CaptureError),
+    /// `--interval` or `--series` cannot be used.
+    #[error(transparent)]
+    Series(#[from] series::SeriesError),
     /// The signals could not be blocked.
     #[error("cannot block signals: {0}")]
     Signals(nix::errno::Errno),
@@ -154,6 +171,25 @@ fn run(args: Args) -> Result<(), DaemonError> {
     if !scope.is_empty() && matches!(args.plane, PlaneKind::None) {
         return Err(DaemonError::ScopeWithoutHost(args.scope.join(" --scope ")));
     }
+    let records = [
+        ("pcap", args.capture.pcap.is_some()),
+        ("events", args.capture.events.is_some()),
+        ("events-max", args.capture.events_max.is_some()),
+        ("interval", args.series.interval.is_some()),
+        ("series", args.series.series.is_some()),
+    ];
+    if let (PlaneKind::None, Some((flag, _))) = (args.plane, records.iter().find(|r| r.1)) {
+        return Err(DaemonError::RecordsWithoutHost(flag));
+    }
+    args.capture.events_max()?;
+    // The files, made now with the daemon's privileges (a path that
+    // cannot be written is refused before anything else is made); the
+    // series are read with `pipelab stats`, so --interval alone is fine.
+    let capture = args.capture.files()?;
+    let mut series = args.series.options(true)?;
+    if let Some(s) = series.as_mut() {
+        s.latest = Some(host::SERIES_WINDOW);
+    }
     // Signals are taken by the main thread (below); block them everywhere
     // before any thread starts.
     let mut signals = SigSet::empty();
@@ -207,7 +243,17 @@ fn run(args: Args) -> Result<(), DaemonError> {
                 table: args.table.clone(),
                 ..HostOptions::default()
             };
-            Box::new(Host::start(opts, &scope).map_err(|e| fail(e.into()))?)
+            let rec = Recording {
+                capture,
+                series,
+                who: "pipelabd".into(),
+            };
+            let outputs = host::Outputs {
+                pcap: args.capture.pcap.clone(),
+                events: args.capture.events.clone(),
+                series: args.series.series.clone(),
+            };
+            Box::new(Host::start(opts, &scope, rec, outputs).map_err(|e| fail(e.into()))?)
         }
     };
     let server = Server::new(

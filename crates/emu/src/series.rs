@@ -386,7 +386,10 @@ pub fn flow_name(k: &FlowKey) -> String {
         n => format!("proto {n}"),
     };
     if matches!(k.proto, 6 | 17 | 132) {
-        let (s, d) = (SocketAddr::new(k.src, k.sport), SocketAddr::new(k.dst, k.dport));
+        let (s, d) = (
+            SocketAddr::new(k.src, k.sport),
+            SocketAddr::new(k.dst, k.dport),
+        );
         format!("{proto} {s} > {d}")
     } else {
         let addr = |a: IpAddr| a.to_string();
@@ -677,11 +680,14 @@ mod tests {
         assert_eq!(s.flows.len(), 1);
         assert_eq!((s.flows[0].0.sport, s.flows[0].1.sent), (2, 1));
         assert_eq!((s.other.sent, s.other_flows), (1, 3));
-        assert_eq!(t.take(), FlowSample {
-            flows: vec![],
-            other: FlowBucket::default(),
-            other_flows: 3
-        });
+        assert_eq!(
+            t.take(),
+            FlowSample {
+                flows: vec![],
+                other: FlowBucket::default(),
+                other_flows: 3
+            }
+        );
     }
 
     /// A pass proves a flow's name is its 5-tuple as people write it, and
@@ -698,10 +704,7 @@ mod tests {
             dport: 2,
         };
         assert_eq!(flow_name(&v6), "tcp [fd00::1]:1 > [fd00::2]:2");
-        let icmp = FlowKey {
-            proto: 1,
-            ..udp(0)
-        };
+        let icmp = FlowKey { proto: 1, ..udp(0) };
         assert_eq!(flow_name(&icmp), "icmp 10.0.0.1 > 10.0.0.2");
         assert_eq!(flow_name(&FlowKey::default()), "non-ip");
         let mut b = FlowBucket::default();
@@ -709,7 +712,10 @@ mod tests {
         b.drops.count(Reason::Loss);
         b.drops.count(Reason::NoRoute);
         let row = b.interval(0.5, 1_000_000_000).csv_row("udp a > b");
-        assert_eq!(row, "0.5,udp a > b,8000,0,1,1000,0,0,,,,2,0,0,1,0,1,0,0,0,0,0");
+        assert_eq!(
+            row,
+            "0.5,udp a > b,8000,0,1,1000,0,0,,,,2,0,0,1,0,1,0,0,0,0,0"
+        );
         assert_eq!(
             row.split(',').count(),
             FlowInterval::CSV_HEADER.split(',').count()

@@ -426,3 +426,91 @@ fn named_flows(path: &std::path::Path, e: io::Error) -> io::Error {
 fn named(path: &std::path::Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("--series {}: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipelab_emu::series::FlowBucket;
+
+    fn udp(sport: u16) -> FlowKey {
+        FlowKey {
+            proto: 17,
+            src: "10.0.0.1".parse().expect("addr"),
+            dst: "10.0.0.2".parse().expect("addr"),
+            sport,
+            dport: 9,
+        }
+    }
+
+    fn sent(n: u64) -> FlowBucket {
+        let mut b = FlowBucket::default();
+        for _ in 0..n {
+            b.sent(100);
+        }
+        b
+    }
+
+    fn answer(at: u64, flows: Vec<(FlowKey, FlowBucket)>, other_flows: u64) -> Answer {
+        let other = if other_flows > 0 {
+            sent(1)
+        } else {
+            FlowBucket::default()
+        };
+        (
+            at,
+            Vec::new(),
+            Some(FlowSample {
+                flows,
+                other,
+                other_flows,
+            }),
+        )
+    }
+
+    /// A pass proves the sampler adds a flow's counts over the workers
+    /// (one saw it arrive, another leave), keeps its own bound over the
+    /// sum (flow 3, new when the limit of 2 is reached, goes to `other`,
+    /// counted with the workers' own), gives a flow rows only for the
+    /// intervals in which it did anything, each over the time between
+    /// its two samples, and lists `other` last.
+    #[test]
+    fn workers_flows_are_added_up_and_bounded() {
+        let mut arrived = sent(3);
+        arrived.drops.queue = 1;
+        let mut left = FlowBucket::default();
+        left.delivered(100, 4_000_000);
+        left.delivered(100, 6_000_000);
+        let samples = vec![
+            vec![
+                answer(100_000_000, vec![(udp(1), arrived), (udp(2), sent(1))], 0),
+                answer(100_000_000, vec![(udp(1), left)], 0),
+            ],
+            vec![
+                answer(250_000_000, vec![(udp(3), sent(5))], 1),
+                answer(250_000_000, vec![(udp(2), sent(2))], 0),
+            ],
+        ];
+        let r = report_of(Duration::from_millis(100), 2, samples).expect("report");
+        let names: Vec<&str> = r.flows.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            vec![
+                "udp 10.0.0.1:1 > 10.0.0.2:9",
+                "udp 10.0.0.1:2 > 10.0.0.2:9",
+                "other"
+            ]
+        );
+        let f1 = &r.flows[0].timeseries;
+        assert_eq!(f1.len(), 1);
+        assert_eq!((f1[0].sent, f1[0].received, f1[0].drops.queue), (3, 2, 1));
+        assert_eq!(f1[0].delay_ms.map(|d| d.mean), Some(5.0));
+        let f2 = &r.flows[1].timeseries;
+        assert_eq!(f2.iter().map(|i| i.sent).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(f2[1].t_s, 0.1);
+        // 200 bytes over the 150 ms between the samples.
+        assert!((f2[1].offered_bps - 200.0 * 8.0 / 0.15).abs() < 1e-6);
+        let other = &r.flows[2].timeseries;
+        assert_eq!((other.len(), other[0].sent, other[0].t_s), (1, 6, 0.1));
+        assert_eq!((r.flow_limit, r.other_flows), (2, 2));
+    }
+}

@@ -1,6 +1,8 @@
-//! Live series (`--interval`, `--series`): what a shell's pipes did over
-//! time, against the link's configured rate and against the report's own
-//! counters; drawn by `pipelab plot`; refusals of flags that cannot work.
+//! Live series (`--interval`, `--series`, `--flow-series`): what a
+//! shell's pipes and flows did over time, against the link's configured
+//! rate, the report's own counters and the receivers' counts; drawn by
+//! `pipelab plot`; sim's and live flow rows in one shape; refusals of
+//! flags that cannot work.
 
 use serde_json::Value;
 use std::process::{Command, Stdio};
@@ -428,7 +430,8 @@ fn sim_and_live_flow_rows_have_the_same_columns() {
 
 /// A pass proves the series flags refuse what cannot work, before
 /// anything runs, naming the flag: an interval with nowhere to go, one
-/// shorter than 1 ms or without a unit, and attach's recording flags.
+/// shorter than 1 ms or without a unit, attach's recording flags, a
+/// flow limit of 0 and a flow series file that cannot be written.
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -485,6 +488,36 @@ fn series_flags_refuse_what_cannot_work() {
         (
             vec!["attach", "lo", "--interval", "1s", "--", "delay", "1ms"],
             "--interval: pipelab attach does not record",
+        ),
+        (
+            vec!["attach", "lo", "--flow-series", &csv, "--", "delay", "1ms"],
+            "--flow-series: pipelab attach does not record",
+        ),
+        (
+            vec![
+                "shell",
+                "--link",
+                "delay 1ms",
+                "--flow-series",
+                &csv,
+                "--flow-limit",
+                "0",
+                "--",
+                "true",
+            ],
+            "--flow-limit 0: give at least 1",
+        ),
+        (
+            vec![
+                "shell",
+                "--link",
+                "delay 1ms",
+                "--flow-series",
+                "/nonexistent-pipelab-dir/flows.csv",
+                "--",
+                "true",
+            ],
+            "--flow-series /nonexistent-pipelab-dir/flows.csv: cannot write",
         ),
     ] {
         let (code, _, err) = run(&args);

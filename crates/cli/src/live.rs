@@ -642,6 +642,7 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
         ("events", a.run.capture.events.is_some()),
         ("interval", a.run.series.interval.is_some()),
         ("series", a.run.series.series.is_some()),
+        ("flow-series", a.run.series.flow_series.is_some()),
     ];
     if let Some((flag, _)) = records.iter().find(|r| r.1) {
         return Err(AttachCliError::Records(flag));

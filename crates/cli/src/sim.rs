@@ -420,7 +420,11 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
     }
     if let Some((path, file)) = series {
         write_series(&report, file).map_err(|source| {
-            SimSetupError::from(crate::series::SeriesError::File { path, source })
+            SimSetupError::from(crate::series::SeriesError::File {
+                flag: "series",
+                path,
+                source,
+            })
         })?;
     }
     let text = if args.out.json {

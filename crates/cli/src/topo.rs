@@ -264,6 +264,8 @@ impl RoutesArg {
 }
 
 /// `pipelab topo` subcommands.
+// Parsed once per command: the size of `Up`'s flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum TopoCmd {
     /// Generate a topology (ring, star, dumbbell, tree, transit-stub,

@@ -10,10 +10,20 @@
 //! no rate of its own (unlimited) or a per-packet one (`wireless`,
 //! `profile`). A time-varying graph needs the pipe's walk: its caller
 //! supplies it ([`Capacity::Walk`]).
+//!
+//! What one flow did over one interval is a [`FlowInterval`], counted in
+//! a [`FlowBucket`]: in sim a flow is a traffic source, live it is an IP
+//! 5-tuple ([`FlowKey`], named by [`flow_name`]), counted per runner in a
+//! bounded [`FlowTable`] (the first flows seen have rows of their own,
+//! later ones are summed into one `other` row).
 
+use crate::emulation::Reason;
 use pipelab_engine::models::trace_bw::BwTrace;
-use pipelab_engine::{PipeConfig, PipeStats};
+use pipelab_engine::{FlowKey, PipeConfig, PipeStats};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hasher};
+use std::net::{IpAddr, SocketAddr};
 
 /// One interval of one pipe.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -116,6 +126,423 @@ loss_drops,link_drops,name";
             self.loss_drops,
             self.link_drops
         )
+    }
+}
+
+/// Packets lost, by where and why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Drops {
+    /// Tail drops at a full queue.
+    pub queue: u64,
+    /// Refused by the engine's global packet cap.
+    pub memory: u64,
+    /// Denied by a classifier rule.
+    pub rule: u64,
+    /// Dropped after looping through the classifier too often (`one_pass 0`).
+    pub r#loop: u64,
+    /// Dropped by a pipe's loss model.
+    pub loss: u64,
+    /// Dropped by a pipe's active queue management (RED/GRED, CoDel, PIE).
+    pub aqm: u64,
+    /// Lost on a pipe's link (MAC profile draws above the loss level).
+    pub link: u64,
+    /// Dropped by a `reset` rule.
+    pub reset: u64,
+    /// Dropped by an `unreach` rule.
+    pub unreach: u64,
+    /// Refused by a pipe that was down (a black-hole window).
+    pub down: u64,
+}
+
+impl Drops {
+    /// Count one drop for `r` (no route counts as `rule`).
+    pub fn count(&mut self, r: Reason) {
+        match r {
+            Reason::Queue => self.queue += 1,
+            Reason::Memory => self.memory += 1,
+            Reason::Loss => self.loss += 1,
+            Reason::Aqm => self.aqm += 1,
+            Reason::Link => self.link += 1,
+            Reason::Rule | Reason::NoRoute => self.rule += 1,
+            Reason::Loop => self.r#loop += 1,
+            Reason::Reset => self.reset += 1,
+            Reason::Unreach => self.unreach += 1,
+            Reason::Down => self.down += 1,
+        }
+    }
+
+    /// Add `o`'s counts.
+    pub fn add(&mut self, o: &Drops) {
+        self.queue += o.queue;
+        self.memory += o.memory;
+        self.rule += o.rule;
+        self.r#loop += o.r#loop;
+        self.loss += o.loss;
+        self.aqm += o.aqm;
+        self.link += o.link;
+        self.reset += o.reset;
+        self.unreach += o.unreach;
+        self.down += o.down;
+    }
+
+    /// Every drop.
+    pub fn total(&self) -> u64 {
+        self.queue
+            + self.memory
+            + self.rule
+            + self.r#loop
+            + self.loss
+            + self.aqm
+            + self.link
+            + self.reset
+            + self.unreach
+            + self.down
+    }
+}
+
+/// Delay of the packets delivered in one interval, ms: one-way in sim
+/// (exact), inside the emulator live (arrival to departure).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct IntervalDelay {
+    /// Smallest.
+    pub min: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+/// One interval of one flow: the rows of a flow's `timeseries` in sim and
+/// live reports alike.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowInterval {
+    /// The interval's start, seconds (of virtual time in sim; since the
+    /// emulation started, live).
+    pub t_s: f64,
+    /// Packets sent (sim: born in the interval; live: arrived at the
+    /// emulator).
+    pub sent: u64,
+    /// Bytes sent.
+    pub sent_bytes: u64,
+    /// Sent bytes in bit/s.
+    pub offered_bps: f64,
+    /// Packets delivered (copies not counted).
+    pub received: u64,
+    /// Bytes delivered.
+    pub received_bytes: u64,
+    /// Delivered bytes in bit/s.
+    pub delivered_bps: f64,
+    /// Delay of the packets delivered; `null` when none was.
+    pub delay_ms: Option<IntervalDelay>,
+    /// Losses in the interval, by reason.
+    pub drops: Drops,
+}
+
+impl FlowInterval {
+    /// The CSV header of [`FlowInterval::csv_row`].
+    pub const CSV_HEADER: &'static str = "t_s,flow,offered_bps,delivered_bps,sent,sent_bytes,\
+received,received_bytes,delay_min_ms,delay_mean_ms,delay_max_ms,drops,queue,memory,rule,loop,\
+loss,aqm,link,reset,unreach,down";
+
+    /// This interval of flow `name` as a CSV row (no newline); no delay
+    /// is three empty fields, `drops` is their total.
+    pub fn csv_row(&self, name: &str) -> String {
+        let delay = match self.delay_ms {
+            Some(d) => format!("{},{},{}", d.min, d.mean, d.max),
+            None => ",,".to_string(),
+        };
+        let d = &self.drops;
+        format!(
+            "{},{},{},{},{},{},{},{},{delay},{},{},{},{},{},{},{},{},{},{},{}",
+            self.t_s,
+            csv_field(name),
+            self.offered_bps,
+            self.delivered_bps,
+            self.sent,
+            self.sent_bytes,
+            self.received,
+            self.received_bytes,
+            d.total(),
+            d.queue,
+            d.memory,
+            d.rule,
+            d.r#loop,
+            d.loss,
+            d.aqm,
+            d.link,
+            d.reset,
+            d.unreach,
+            d.down
+        )
+    }
+}
+
+/// `s` as one CSV field (quoted where it must be).
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A flow's counts in one interval, while the run goes on.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowBucket {
+    /// Packets sent.
+    pub sent: u64,
+    /// Bytes sent.
+    pub sent_bytes: u64,
+    /// Packets delivered.
+    pub received: u64,
+    /// Bytes delivered.
+    pub received_bytes: u64,
+    /// Smallest delay of a delivered packet, ns.
+    pub delay_min: u64,
+    /// Largest, ns.
+    pub delay_max: u64,
+    /// Sum of the delays, ns.
+    pub delay_sum: u128,
+    /// Losses by reason.
+    pub drops: Drops,
+}
+
+impl FlowBucket {
+    /// A packet of `len` bytes sent.
+    #[inline]
+    pub fn sent(&mut self, len: u32) {
+        self.sent += 1;
+        self.sent_bytes += len as u64;
+    }
+
+    /// A delivery of `len` bytes after `delay_ns`.
+    #[inline]
+    pub fn delivered(&mut self, len: u32, delay_ns: u64) {
+        if self.received == 0 || delay_ns < self.delay_min {
+            self.delay_min = delay_ns;
+        }
+        self.delay_max = self.delay_max.max(delay_ns);
+        self.delay_sum += delay_ns as u128;
+        self.received += 1;
+        self.received_bytes += len as u64;
+    }
+
+    /// Add `o`'s counts (the same flow counted elsewhere: another worker).
+    pub fn add(&mut self, o: &FlowBucket) {
+        if o.received > 0 {
+            if self.received == 0 || o.delay_min < self.delay_min {
+                self.delay_min = o.delay_min;
+            }
+            self.delay_max = self.delay_max.max(o.delay_max);
+        }
+        self.sent += o.sent;
+        self.sent_bytes += o.sent_bytes;
+        self.received += o.received;
+        self.received_bytes += o.received_bytes;
+        self.delay_sum += o.delay_sum;
+        self.drops.add(&o.drops);
+    }
+
+    /// Whether nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.sent == 0 && self.received == 0 && self.drops.total() == 0
+    }
+
+    /// The `k`-th interval of `interval_ns` (sim's exact intervals).
+    pub fn finish(&self, k: usize, interval_ns: u64) -> FlowInterval {
+        self.interval(k as f64 * interval_ns as f64 / 1e9, interval_ns)
+    }
+
+    /// The interval starting at `t_s`, `dt_ns` long.
+    pub fn interval(&self, t_s: f64, dt_ns: u64) -> FlowInterval {
+        let bps = |bytes: u64| bytes as f64 * 8.0 * 1e9 / dt_ns.max(1) as f64;
+        FlowInterval {
+            t_s,
+            sent: self.sent,
+            sent_bytes: self.sent_bytes,
+            offered_bps: bps(self.sent_bytes),
+            received: self.received,
+            received_bytes: self.received_bytes,
+            delivered_bps: bps(self.received_bytes),
+            delay_ms: (self.received > 0).then(|| IntervalDelay {
+                min: self.delay_min as f64 / 1e6,
+                mean: self.delay_sum as f64 / self.received as f64 / 1e6,
+                max: self.delay_max as f64 / 1e6,
+            }),
+            drops: self.drops,
+        }
+    }
+}
+
+/// A live flow's name: `udp 10.0.0.1:5000 > 10.0.0.2:7790` (ports only
+/// for TCP, UDP and SCTP; `non-ip` for a frame that is not IP).
+pub fn flow_name(k: &FlowKey) -> String {
+    let proto = match k.proto {
+        1 => "icmp".to_string(),
+        6 => "tcp".to_string(),
+        17 => "udp".to_string(),
+        58 => "icmpv6".to_string(),
+        132 => "sctp".to_string(),
+        0 if k.src.is_unspecified() && k.dst.is_unspecified() => return "non-ip".into(),
+        n => format!("proto {n}"),
+    };
+    if matches!(k.proto, 6 | 17 | 132) {
+        let (s, d) = (
+            SocketAddr::new(k.src, k.sport),
+            SocketAddr::new(k.dst, k.dport),
+        );
+        format!("{proto} {s} > {d}")
+    } else {
+        let addr = |a: IpAddr| a.to_string();
+        format!("{proto} {} > {}", addr(k.src), addr(k.dst))
+    }
+}
+
+/// The default bound of a [`FlowTable`]: flows with rows of their own.
+pub const DEFAULT_FLOWS: usize = 1024;
+
+/// The most distinct flows a [`FlowTable`] remembers to count those
+/// summed into `other` (beyond it the count stops growing).
+pub const MAX_OTHERS_COUNTED: usize = 65_536;
+
+/// Live flows' counts since the last [`FlowTable::take`]: the first
+/// `bound` flows seen (for the whole run) have buckets of their own,
+/// every later one is summed into `other`, and counted (distinct, up to
+/// [`MAX_OTHERS_COUNTED`]). Memory is bounded whatever the traffic.
+#[derive(Clone, Debug)]
+pub struct FlowTable {
+    bound: usize,
+    flows: HashMap<FlowKey, FlowBucket, KeyHash>,
+    other: FlowBucket,
+    others: HashSet<FlowKey, KeyHash>,
+}
+
+/// The hash of a [`FlowTable`]'s keys: a multiply-rotate hash over the
+/// key's words (two lookups per packet: the standard SipHash cost 160 ns
+/// per packet where this costs a fraction), seeded at random per table so
+/// that traffic cannot aim collisions at it (and a table holds at most
+/// its bound of keys, so even collisions cost a bounded probe).
+#[derive(Clone, Debug)]
+struct KeyHash(u64);
+
+impl KeyHash {
+    fn new() -> KeyHash {
+        KeyHash(std::collections::hash_map::RandomState::new().hash_one(0x9e37_79b9_u64))
+    }
+}
+
+impl BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(self.0)
+    }
+}
+
+/// See [`KeyHash`].
+struct KeyHasher(u64);
+
+impl KeyHasher {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, x: u8) {
+        self.add(x as u64);
+    }
+    #[inline]
+    fn write_u16(&mut self, x: u16) {
+        self.add(x as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.add(x as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        // Spread the high bits' entropy to the low ones (the table's index).
+        let h = (self.0 ^ (self.0 >> 32)).wrapping_mul(Self::K);
+        h ^ (h >> 29)
+    }
+}
+
+/// What a [`FlowTable`] counted over one interval.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowSample {
+    /// The flows with rows of their own that counted anything.
+    pub flows: Vec<(FlowKey, FlowBucket)>,
+    /// The sum of the flows beyond the bound.
+    pub other: FlowBucket,
+    /// How many distinct flows were summed into `other` so far (the whole
+    /// run; at most [`MAX_OTHERS_COUNTED`]).
+    pub other_flows: u64,
+}
+
+impl FlowTable {
+    /// A table with rows for at most `bound` flows.
+    pub fn new(bound: usize) -> FlowTable {
+        FlowTable {
+            bound,
+            flows: HashMap::with_capacity_and_hasher(bound.min(DEFAULT_FLOWS), KeyHash::new()),
+            other: FlowBucket::default(),
+            others: HashSet::with_hasher(KeyHash::new()),
+        }
+    }
+
+    /// The bucket of flow `key`: its own, or `other`.
+    #[inline]
+    pub fn bucket(&mut self, key: &FlowKey) -> &mut FlowBucket {
+        if self.flows.len() < self.bound || self.flows.contains_key(key) {
+            return self.flows.entry(*key).or_default();
+        }
+        if self.others.len() < MAX_OTHERS_COUNTED {
+            self.others.insert(*key);
+        }
+        &mut self.other
+    }
+
+    /// A drop of a packet of `key` for `r`.
+    #[inline]
+    pub fn dropped(&mut self, key: &FlowKey, r: Reason) {
+        self.bucket(key).drops.count(r);
+    }
+
+    /// The counts since the last call, leaving every bucket empty (flows
+    /// keep their rows).
+    pub fn take(&mut self) -> FlowSample {
+        let mut flows: Vec<(FlowKey, FlowBucket)> = self
+            .flows
+            .iter_mut()
+            .filter(|(_, b)| !b.is_empty())
+            .map(|(k, b)| (*k, std::mem::take(b)))
+            .collect();
+        flows.sort_by_key(|f| f.0);
+        FlowSample {
+            flows,
+            other: std::mem::take(&mut self.other),
+            other_flows: self.others.len() as u64,
+        }
     }
 }
 
@@ -268,5 +695,102 @@ mod tests {
             row.starts_with("0.5,7,1000000,960000,960000,20,30000,20,30000,2,3000,3,"),
             "{row}"
         );
+    }
+
+    fn udp(sport: u16) -> FlowKey {
+        FlowKey {
+            proto: 17,
+            src: "10.0.0.1".parse().expect("addr"),
+            dst: "10.0.0.2".parse().expect("addr"),
+            sport,
+            dport: 7790,
+        }
+    }
+
+    /// A pass proves a flow table with room for N flows gives the first N
+    /// rows of their own for the whole run and sums flow N+1 (and any
+    /// later one) into `other`, counting each distinct flow there once;
+    /// that a take empties the buckets but keeps the rows; and that drops
+    /// are counted by reason.
+    #[test]
+    fn a_flow_table_is_bounded() {
+        let mut t = FlowTable::new(2);
+        t.bucket(&udp(1)).sent(100);
+        t.bucket(&udp(2)).sent(200);
+        t.bucket(&udp(3)).sent(300);
+        t.bucket(&udp(3)).delivered(300, 2_000_000);
+        t.bucket(&udp(4)).sent(400);
+        t.dropped(&udp(4), Reason::Queue);
+        t.bucket(&udp(1)).delivered(100, 1_000_000);
+        t.bucket(&udp(1)).delivered(100, 3_000_000);
+        t.dropped(&udp(2), Reason::Aqm);
+        let s = t.take();
+        assert_eq!(
+            s.flows.iter().map(|f| f.0.sport).collect::<Vec<_>>(),
+            vec![1, 2]
+        );
+        let f1 = s.flows[0].1.interval(0.0, 100_000_000);
+        assert_eq!((f1.sent, f1.received, f1.received_bytes), (1, 2, 200));
+        assert_eq!(f1.delivered_bps, 16_000.0);
+        assert_eq!(
+            f1.delay_ms,
+            Some(IntervalDelay {
+                min: 1.0,
+                mean: 2.0,
+                max: 3.0
+            })
+        );
+        assert_eq!(s.flows[1].1.drops.aqm, 1);
+        assert_eq!((s.other.sent, s.other.sent_bytes), (2, 700));
+        assert_eq!((s.other.received, s.other.drops.queue), (1, 1));
+        assert_eq!(s.other_flows, 2);
+        // The next interval: flow 1 keeps its row, a fifth flow is other.
+        t.bucket(&udp(5)).sent(10);
+        t.bucket(&udp(2)).sent(20);
+        let s = t.take();
+        assert_eq!(s.flows.len(), 1);
+        assert_eq!((s.flows[0].0.sport, s.flows[0].1.sent), (2, 1));
+        assert_eq!((s.other.sent, s.other_flows), (1, 3));
+        assert_eq!(
+            t.take(),
+            FlowSample {
+                flows: vec![],
+                other: FlowBucket::default(),
+                other_flows: 3
+            }
+        );
+    }
+
+    /// A pass proves a flow's name is its 5-tuple as people write it, and
+    /// its CSV row has the header's columns, a missing delay as empty
+    /// fields and the drops' total before them by reason.
+    #[test]
+    fn a_flow_is_named_and_written() {
+        assert_eq!(flow_name(&udp(5000)), "udp 10.0.0.1:5000 > 10.0.0.2:7790");
+        let v6 = FlowKey {
+            proto: 6,
+            src: "fd00::1".parse().expect("addr"),
+            dst: "fd00::2".parse().expect("addr"),
+            sport: 1,
+            dport: 2,
+        };
+        assert_eq!(flow_name(&v6), "tcp [fd00::1]:1 > [fd00::2]:2");
+        let icmp = FlowKey { proto: 1, ..udp(0) };
+        assert_eq!(flow_name(&icmp), "icmp 10.0.0.1 > 10.0.0.2");
+        assert_eq!(flow_name(&FlowKey::default()), "non-ip");
+        let mut b = FlowBucket::default();
+        b.sent(1000);
+        b.drops.count(Reason::Loss);
+        b.drops.count(Reason::NoRoute);
+        let row = b.interval(0.5, 1_000_000_000).csv_row("udp a > b");
+        assert_eq!(
+            row,
+            "0.5,udp a > b,8000,0,1,1000,0,0,,,,2,0,0,1,0,1,0,0,0,0,0"
+        );
+        assert_eq!(
+            row.split(',').count(),
+            FlowInterval::CSV_HEADER.split(',').count()
+        );
+        assert!(b.interval(0.0, 1).csv_row("x,y").contains(",\"x,y\","));
     }
 }

@@ -74,6 +74,16 @@
 //! A netfilter queue's frames are recorded by direction: port 0 what the
 //! host sends (`out`), port 1 what it receives (`in`).
 //!
+//! With flow counting on ([`Runner::count_flows`], the live modes'
+//! `--interval`) the runner counts, at the same points, each IP
+//! 5-tuple's arrivals, deliveries (with the delay inside the emulator:
+//! the frame's arrival after `recv` to its departure decision, before
+//! the send) and drops by reason into a bounded table of its own
+//! ([`FlowTable`]), which a sampler takes between two steps
+//! ([`Runner::take_flows`]). Copies made by duplication are not counted;
+//! a frame the port then fails to send (`tx`) is counted as delivered.
+//! Off, each of those points costs one test of an `Option`.
+//!
 //! As one of several workers ([`Runner::join`], [`crate::worker`]) the
 //! runner receives only from its own ports, transmits on any, and hands
 //! packets whose next pipe another worker owns to it: parcels taken in
@@ -94,6 +104,7 @@ use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
 use pipelab_classify::PacketView;
+use pipelab_emu::series::{FlowSample, FlowTable};
 use pipelab_emu::{Answer, Compiled, Departure, Emulation, Exit, Handoff, Ingress, Reason};
 use pipelab_engine::engine::EngineOptions;
 use pipelab_engine::models::flip_bit;
@@ -369,6 +380,8 @@ pub struct Runner {
     /// Where records of arrivals, departures and drops go (`--pcap`,
     /// `--events`), if anywhere.
     tap: Option<Tap>,
+    /// Each flow's counts since the last sample, when counted.
+    flows: Option<Box<FlowTable>>,
 }
 
 /// The runner thread's real-time priority, watched. The kernel lets
@@ -502,7 +515,20 @@ impl Runner {
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
             icmp_limit: IcmpLimit::new(clock.now()),
             tap: None,
+            flows: None,
         }
+    }
+
+    /// Count every flow's arrivals, deliveries and drops from now on, the
+    /// first `bound` flows apart and the rest as `other` (see
+    /// [`FlowTable`]); `None`: stop counting.
+    pub fn count_flows(&mut self, bound: Option<usize>) {
+        self.flows = bound.map(|b| Box::new(FlowTable::new(b)));
+    }
+
+    /// What the flows did since the last call (`None` if not counted).
+    pub fn take_flows(&mut self) -> Option<FlowSample> {
+        self.flows.as_mut().map(|f| f.take())
     }
 
     /// Record every arrival, departure and drop from now on to `tap`
@@ -611,6 +637,11 @@ impl Runner {
                 // A frame to copy (lent, or shared by a duplicate) and no
                 // memory under the cap for it.
                 self.stats.dropped_memory += 1;
+                if let Some(f) = self.flows.as_mut() {
+                    if h.pkt.flags & Packet::DUPLICATE == 0 {
+                        f.dropped(&h.pkt.key, Reason::Memory);
+                    }
+                }
                 if let Some(tap) = self.tap.as_ref() {
                     let origin = self.bufs.meta(buf).origin as usize;
                     let at = self.clock.now();
@@ -715,18 +746,21 @@ impl Runner {
             h.pkt.buf = buf;
             self.handoff_wait
                 .saturating_record(now.saturating_since(h.at).as_nanos().max(1));
+            let pkt = h.pkt;
             let r = self.emu.resume(h);
-            self.settle_ingress(r, buf);
+            self.settle_ingress(r, buf, &pkt);
             self.ship();
         }
         self.parcels = parcels;
     }
 
     /// What became of a packet the emulation answered at once.
-    fn settle_ingress(&mut self, r: Ingress, buf: BufId) {
+    /// `pkt`: the packet as it was offered (for the flow counts).
+    fn settle_ingress(&mut self, r: Ingress, buf: BufId, pkt: &Packet) {
         match r {
             Ingress::Queued => {}
             Ingress::Out(out) => {
+                self.flow_delivered(pkt, self.clock.now());
                 if self.transmit(out as usize, buf, false) {
                     self.stats.delivered += 1;
                 } else {
@@ -736,12 +770,14 @@ impl Runner {
             }
             Ingress::Dropped(r) => {
                 self.count_drop(r);
+                self.flow_dropped(pkt, r);
                 self.note_drop(self.clock.now(), r.name(), buf);
                 self.discard(buf);
                 self.release(buf);
             }
             Ingress::Answer(a) => {
                 self.count_drop(a.into());
+                self.flow_dropped(pkt, a.into());
                 self.answer(a, buf);
                 self.discard(buf);
                 self.release(buf);
@@ -935,12 +971,14 @@ impl Runner {
                 }
                 Exit::Dropped(reason) => {
                     self.count_drop(reason);
+                    self.flow_dropped(&d.pkt, reason);
                     self.note_drop(d.at, reason.name(), buf);
                     self.discard(buf);
                 }
                 Exit::Answer(a) => {
                     let reason: Reason = a.into();
                     self.count_drop(reason);
+                    self.flow_dropped(&d.pkt, reason);
                     self.note_drop(d.at, reason.name(), buf);
                     self.answer(a, buf);
                     self.discard(buf);
@@ -965,8 +1003,10 @@ impl Runner {
                     }
                     // Lateness of the departure decision, before the
                     // transmit syscalls (which may run the far stack).
-                    let late = self.clock.now().saturating_since(d.at).as_nanos();
+                    let now = self.clock.now();
+                    let late = now.saturating_since(d.at).as_nanos();
                     self.lateness.saturating_record(late.max(1));
+                    self.flow_delivered(&d.pkt, now);
                     self.leaving.push(Leaving {
                         port: port as usize,
                         buf,
@@ -1029,6 +1069,28 @@ impl Runner {
             }
         }
         sent
+    }
+
+    /// Count the delivery of `pkt` (not a copy), leaving at `now`, for
+    /// its flow.
+    #[inline]
+    fn flow_delivered(&mut self, pkt: &Packet, now: Instant) {
+        if let Some(f) = self.flows.as_mut() {
+            if pkt.flags & Packet::DUPLICATE == 0 {
+                let delay = now.saturating_since(pkt.born).as_nanos();
+                f.bucket(&pkt.key).delivered(pkt.len, delay);
+            }
+        }
+    }
+
+    /// Count the drop of `pkt` (not a copy) for `reason`, for its flow.
+    #[inline]
+    fn flow_dropped(&mut self, pkt: &Packet, reason: Reason) {
+        if let Some(f) = self.flows.as_mut() {
+            if pkt.flags & Packet::DUPLICATE == 0 {
+                f.dropped(&pkt.key, reason);
+            }
+        }
     }
 
     fn count_drop(&mut self, reason: Reason) {
@@ -1112,11 +1174,14 @@ impl Runner {
         }
         // Departures due by now free their slots first.
         self.advance(now);
+        if let Some(f) = self.flows.as_mut() {
+            f.bucket(&pkt.key).sent(pkt.len);
+        }
         let r = self.emu.ingress(now, pkt, p as u16, &mut info.view);
         // After ingress, so that the backlog counts it if it entered;
         // before what became of it.
         self.note(now, p, Event::Arrive, buf, false);
-        self.settle_ingress(r, buf);
+        self.settle_ingress(r, buf, &pkt);
         self.ship();
     }
 

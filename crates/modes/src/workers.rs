@@ -405,7 +405,7 @@ pub fn live_totals(live: &LiveRunner) -> Result<Totals, crate::error::ModeError>
 /// step (a series' last sample: the same instant as the totals).
 pub fn live_totals_and<T: Send + 'static>(
     live: &LiveRunner,
-    also: Option<impl Fn(&Runner) -> T + Send + Sync + 'static>,
+    also: Option<impl Fn(&mut Runner) -> T + Send + Sync + 'static>,
 ) -> Result<(Totals, Vec<T>), crate::error::ModeError> {
     let both = live.with_each(move |r| (snapshot(r), also.as_ref().map(|f| f(r))))?;
     let (snaps, extra): (Vec<Snapshot>, Vec<Option<T>>) = both.into_iter().unzip();

@@ -47,30 +47,7 @@ pub struct DelayStats {
     pub stddev: f64,
 }
 
-/// Packets lost, by where and why.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Drops {
-    /// Tail drops at a full queue.
-    pub queue: u64,
-    /// Refused by the engine's global packet cap.
-    pub memory: u64,
-    /// Denied by a classifier rule.
-    pub rule: u64,
-    /// Dropped after looping through the classifier too often (`one_pass 0`).
-    pub r#loop: u64,
-    /// Dropped by a pipe's loss model.
-    pub loss: u64,
-    /// Dropped by a pipe's active queue management (RED/GRED, CoDel, PIE).
-    pub aqm: u64,
-    /// Lost on a pipe's link (MAC profile draws above the loss level).
-    pub link: u64,
-    /// Dropped by a `reset` rule.
-    pub reset: u64,
-    /// Dropped by an `unreach` rule.
-    pub unreach: u64,
-    /// Refused by a pipe that was down (a black-hole window).
-    pub down: u64,
-}
+pub use pipelab_emu::series::Drops;
 
 /// What one traffic source experienced.
 #[derive(Clone, Debug, PartialEq, Serialize)]

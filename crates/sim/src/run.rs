@@ -445,18 +445,7 @@ impl Flows<'_> {
 }
 
 fn count_drop(d: &mut Drops, r: Reason) {
-    match r {
-        Reason::Queue => d.queue += 1,
-        Reason::Memory => d.memory += 1,
-        Reason::Loss => d.loss += 1,
-        Reason::Aqm => d.aqm += 1,
-        Reason::Link => d.link += 1,
-        Reason::Rule | Reason::NoRoute => d.rule += 1,
-        Reason::Loop => d.r#loop += 1,
-        Reason::Reset => d.reset += 1,
-        Reason::Unreach => d.unreach += 1,
-        Reason::Down => d.down += 1,
-    }
+    d.count(r);
 }
 
 /// A fresh packet for a worker: when, and its first stage.

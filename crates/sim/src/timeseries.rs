@@ -28,96 +28,15 @@
 //! Rates are bits per second over the whole interval (`bytes·8/D`), the
 //! last interval included (it ends after the last event).
 
-use crate::report::Drops;
 use pipelab_engine::models::timevarying::TimeVarying;
 use pipelab_engine::rng::{stage_rng, StageKind};
 use pipelab_engine::{Instant, PipeConfig, PipeStats};
-use serde::Serialize;
 
-pub use pipelab_emu::series::{Capacity, PipeInterval};
+pub use pipelab_emu::series::{Capacity, FlowBucket, FlowInterval, IntervalDelay, PipeInterval};
 
 /// The most intervals a run may be cut into (`--interval` against the
 /// traffic's length).
 pub const MAX_INTERVALS: u64 = 1_000_000;
-
-/// One-way delay of the packets delivered in one interval, ms (exact).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct IntervalDelay {
-    /// Smallest.
-    pub min: f64,
-    /// Mean.
-    pub mean: f64,
-    /// Largest.
-    pub max: f64,
-}
-
-/// One interval of one flow.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FlowInterval {
-    /// The interval's start, seconds of virtual time.
-    pub t_s: f64,
-    /// Packets sent (born in the interval).
-    pub sent: u64,
-    /// Bytes sent.
-    pub sent_bytes: u64,
-    /// Sent bytes in bit/s.
-    pub offered_bps: f64,
-    /// Packets delivered (copies not counted).
-    pub received: u64,
-    /// Bytes delivered.
-    pub received_bytes: u64,
-    /// Delivered bytes in bit/s.
-    pub delivered_bps: f64,
-    /// One-way delay of the packets delivered; `null` when none was.
-    pub delay_ms: Option<IntervalDelay>,
-    /// Losses in the interval, by reason.
-    pub drops: Drops,
-}
-
-/// A flow's counts in one interval, while the run goes on.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FlowBucket {
-    pub sent: u64,
-    pub sent_bytes: u64,
-    pub received: u64,
-    pub received_bytes: u64,
-    pub delay_min: u64,
-    pub delay_max: u64,
-    pub delay_sum: u128,
-    pub drops: Drops,
-}
-
-impl FlowBucket {
-    /// A delivery of `len` bytes after `delay_ns`.
-    pub fn delivered(&mut self, len: u32, delay_ns: u64) {
-        if self.received == 0 || delay_ns < self.delay_min {
-            self.delay_min = delay_ns;
-        }
-        self.delay_max = self.delay_max.max(delay_ns);
-        self.delay_sum += delay_ns as u128;
-        self.received += 1;
-        self.received_bytes += len as u64;
-    }
-
-    pub fn finish(&self, k: usize, interval_ns: u64) -> FlowInterval {
-        let bps = |bytes: u64| bytes as f64 * 8.0 * 1e9 / interval_ns as f64;
-        FlowInterval {
-            t_s: k as f64 * interval_ns as f64 / 1e9,
-            sent: self.sent,
-            sent_bytes: self.sent_bytes,
-            offered_bps: bps(self.sent_bytes),
-            received: self.received,
-            received_bytes: self.received_bytes,
-            delivered_bps: bps(self.received_bytes),
-            delay_ms: (self.received > 0).then(|| IntervalDelay {
-                min: self.delay_min as f64 / 1e6,
-                mean: self.delay_sum as f64 / self.received as f64 / 1e6,
-                max: self.delay_max as f64 / 1e6,
-            }),
-            drops: self.drops,
-        }
-    }
-}
 
 /// The bucket of instant `t` in `buckets`, grown to hold it.
 pub(crate) fn bucket(

@@ -274,6 +274,66 @@ fn pipe_lines(d: &mut Data, mut pipes: Vec<&Value>, dt: f64) {
     }
 }
 
+/// The most flows drawn in one graph (the busiest).
+const MAX_FLOWS: usize = 4;
+
+/// Each of the busiest `flows` (most bytes delivered), each `{"name",
+/// "timeseries": [{"t_s", "delivered_bps", "delay_ms": {"mean", "max"},
+/// ...}]}` (a sim report's flows, a live `--stats` file's
+/// `timeseries.flows`), intervals `dt` s long: its delivered rate (an
+/// interval without a row, where a live flow did nothing, is 0) and its
+/// delay's mean and max.
+fn flow_lines(d: &mut Data, mut flows: Vec<&Value>, dt: f64) {
+    let delivered = |f: &Value| -> u64 {
+        array(f, "timeseries")
+            .iter()
+            .filter_map(|i| i.get("received_bytes").and_then(Value::as_u64))
+            .sum()
+    };
+    flows.sort_by_key(|f| std::cmp::Reverse(delivered(f)));
+    flows.truncate(MAX_FLOWS);
+    for f in flows {
+        let name = text_of(f, "name");
+        let ts = array(f, "timeseries");
+        let mut rows: Vec<(f64, Option<f64>)> = Vec::new();
+        for i in ts {
+            let t = num(i, "t_s").unwrap_or(0.0);
+            if let Some(&(last, _)) = rows.last() {
+                if t - last > 1.5 * dt {
+                    rows.push((last + dt, Some(0.0)));
+                    if t - dt > last + dt {
+                        rows.push((t - dt, Some(0.0)));
+                    }
+                }
+            }
+            rows.push((t, num(i, "delivered_bps")));
+        }
+        let rate = steps(rows.into_iter(), dt);
+        if !rate.is_empty() {
+            d.throughput.push(Line {
+                name: format!("{name} delivered"),
+                points: rate,
+                role: Role::Thin,
+            });
+        }
+        let delay =
+            |key: &str| interval_steps(ts, dt, |i| i.get("delay_ms").and_then(|dm| num(dm, key)));
+        let mean = delay("mean");
+        if !mean.is_empty() {
+            d.delay.push(Line {
+                name: format!("{name} mean"),
+                points: mean,
+                role: Role::Line,
+            });
+            d.delay.push(Line {
+                name: format!("{name} max"),
+                points: delay("max"),
+                role: Role::Thin,
+            });
+        }
+    }
+}
+
 /// `pipelab sim --json`: throughput and delay from the `timeseries` of
 /// pipes and flows (`--interval`), CDFs from the flows' `delay_cdf`,
 /// shares from their throughput.
@@ -295,25 +355,9 @@ fn sim_report(v: &Value) -> Result<Data, String> {
                 .filter(|p| p.get("timeseries").is_some())
                 .collect();
             pipe_lines(&mut d, pipes, dt);
+            flow_lines(&mut d, array(v, "flows").iter().collect(), dt);
             for f in array(v, "flows") {
                 let name = text_of(f, "name");
-                let ts = array(f, "timeseries");
-                let delay = |key: &str| {
-                    interval_steps(ts, dt, |i| i.get("delay_ms").and_then(|dm| num(dm, key)))
-                };
-                let mean = delay("mean");
-                if !mean.is_empty() {
-                    d.delay.push(Line {
-                        name: format!("{name} mean"),
-                        points: mean,
-                        role: Role::Line,
-                    });
-                    d.delay.push(Line {
-                        name: format!("{name} max"),
-                        points: delay("max"),
-                        role: Role::Thin,
-                    });
-                }
                 let cdf: Vec<(f64, f64)> = array(f, "delay_cdf")
                     .iter()
                     .filter_map(|pt| {
@@ -352,7 +396,8 @@ fn sim_report(v: &Value) -> Result<Data, String> {
 }
 
 /// A live `--stats` file: the bytes each pipe delivered (its counters at
-/// the end of the run have no time).
+/// the end of the run have no time); with a series, each pipe's rates and
+/// each flow's delivered rate and delay inside the emulator over time.
 fn stats_file(v: &Value) -> Result<Data, String> {
     let plane = match text_of(v, "plane") {
         p if p.is_empty() => "live run".to_string(),
@@ -376,6 +421,8 @@ fn stats_file(v: &Value) -> Result<Data, String> {
             d.title = format!("pipelab {plane}, sampled every {}", seconds(dt));
             let pipes = series.map(|t| array(t, "pipes")).unwrap_or_default();
             pipe_lines(&mut d, pipes.iter().collect(), dt);
+            let flows = series.map(|t| array(t, "flows")).unwrap_or_default();
+            flow_lines(&mut d, flows.iter().collect(), dt);
         }
         _ => d.why_not.push((
             Kind::Throughput,
@@ -384,7 +431,13 @@ fn stats_file(v: &Value) -> Result<Data, String> {
     }
     let why =
         "a --stats file holds counters, not per-packet delays (`pipelab probe` measures them)";
-    for k in [Kind::Delay, Kind::Scatter, Kind::Cdf] {
+    if d.delay.is_empty() {
+        d.why_not.push((
+            Kind::Delay,
+            "it has no flow series: run the mode with --interval 100ms --stats FILE".into(),
+        ));
+    }
+    for k in [Kind::Scatter, Kind::Cdf] {
         d.why_not.push((k, why.into()));
     }
     Ok(d)
@@ -624,6 +677,44 @@ mod tests {
         assert_eq!(d.title, "pipelab host, sampled every 100ms");
         assert_eq!(d.throughput[0].points, vec![(0.0, 8e6), (0.1, 8e6)]);
         assert_eq!(d.shares, vec![("pipe 1".to_string(), 840.0)]);
+    }
+
+    /// A pass proves a live `--stats` file's flow series become each
+    /// flow's delivered rate as steps (an interval without a row, where
+    /// the flow did nothing, drawn at 0) and its delay's mean and max.
+    #[test]
+    fn live_flow_series_become_lines() {
+        let json = r#"{"plane": "shell", "runner": {}, "pipes": [],
+          "timeseries": {"interval_s": 0.1, "pipes": [], "flows": [
+            {"name": "udp a:1 > b:2", "timeseries": [
+              {"t_s": 0.0, "received_bytes": 10, "delivered_bps": 800.0,
+               "delay_ms": {"min": 5.0, "mean": 6.0, "max": 7.0}},
+              {"t_s": 0.3, "received_bytes": 20, "delivered_bps": 1600.0,
+               "delay_ms": {"min": 5.0, "mean": 5.5, "max": 6.0}}]}]}}"#;
+        let d = read(json).expect("reads");
+        assert!(d.has(Kind::Throughput) && d.has(Kind::Delay));
+        let rate = &d.throughput[0];
+        assert_eq!(rate.name, "udp a:1 > b:2 delivered");
+        let want = [
+            (0.0, 800.0),
+            (0.1, 800.0),
+            (0.1, 0.0),
+            (0.2, 0.0),
+            (0.2, 0.0),
+            (0.3, 0.0),
+            (0.3, 1600.0),
+            (0.4, 1600.0),
+        ];
+        assert_eq!(rate.points.len(), want.len(), "{:?}", rate.points);
+        for (got, want) in rate.points.iter().zip(want) {
+            assert!(
+                (got.0 - want.0).abs() < 1e-9 && got.1 == want.1,
+                "{:?}",
+                rate.points
+            );
+        }
+        assert_eq!(d.delay[0].name, "udp a:1 > b:2 mean");
+        assert_eq!(d.delay[0].points[0], (0.0, 6.0));
     }
 
     /// A report without series says how to get them.

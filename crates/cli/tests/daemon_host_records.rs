@@ -127,6 +127,15 @@ fn run_once(dir: &Path, peer: &str) -> Result<(), String> {
     assert_eq!(ts["interval_s"], 0.1, "{ts}");
     let live_rows = ts["pipes"][0]["timeseries"].as_array().map_or(0, Vec::len);
     assert!(live_rows >= 10, "intervals read while running: {live_rows}");
+    // Per flow too: the echo requests and the replies, each an ICMP flow.
+    let flows: Vec<&str> = ts["flows"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|f| f["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        flows.len() >= 2 && flows.iter().all(|n| n.starts_with("icmp ")),
+        "flows: {flows:?}"
+    );
     // `pipelab plot` draws the stats as `pipelab stats --json` prints them.
     let json = dir.join("stats.json");
     std::fs::write(&json, st.to_string()).expect("stats file");

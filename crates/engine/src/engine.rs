@@ -855,7 +855,10 @@ impl Engine {
             None => Pipe::new(cfg, self.seed, stage),
         };
         self.pipes[pipe.0 as usize] = fresh;
-        self.pipes[pipe.0 as usize].early = self.meta[pipe.0 as usize].early;
+        // Through `set_early`, which also decides the wake-up at each
+        // transmission's end that an early exit needs.
+        let early = self.meta[pipe.0 as usize].early;
+        self.pipes[pipe.0 as usize].set_early(early);
         let m = &mut self.meta[pipe.0 as usize];
         m.stage = stage;
         // A fresh pipe: up, its counters at zero.

@@ -136,3 +136,28 @@ fn two_engines_do_what_one_does() {
     let c2 = down.pipe_stats(PipeIdx(2)).copied();
     assert_eq!(c1, c2, "C's counters");
 }
+
+/// A retired pipe is reset for reuse (a reconfiguration's new pipe). A
+/// pass proves an early-exit pipe, reset, still hands its packet on at
+/// the end of the transmission (1 ms for 1000 bytes at 8 Mbit/s), with
+/// the exit instant 3 ms later: a reset that kept the early flag but not
+/// the wake-up at each transmission's end handed it on only at the exit
+/// instant itself, too late for the partition owning the next hop.
+#[test]
+fn a_reset_early_exit_pipe_hands_on_at_the_transmission_end() {
+    let (mut e, routes) = build();
+    let a = PipeIdx(0);
+    e.set_early_exit(a, true).expect("pipe");
+    e.reset_pipe(a, cfg(8_000_000, 3, false, 100), None, 1)
+        .expect("idle pipe reset");
+    let mut p = Packet::new(1000);
+    p.tag = 7;
+    let mut out = Vec::new();
+    assert_eq!(e.enqueue(Instant::ZERO, p, routes[0]), Verdict::Queued);
+    e.advance(Instant(1_000_000), &mut out);
+    let mut hand = Vec::new();
+    e.take_handoffs(&mut hand);
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(hand.len(), 1, "handed on at the transmission's end");
+    assert_eq!((hand[0].pkt.tag, hand[0].at), (7, Instant(4_000_000)));
+}

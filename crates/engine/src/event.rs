@@ -101,16 +101,14 @@ impl EventQueue {
             ABSENT => {
                 let i = self.heap.len();
                 self.heap.push(e);
-                self.sift_up(i);
+                self.sift_up(i, e);
             }
             i => {
                 let i = i as usize;
-                let earlier = e.order() < self.heap[i].order();
-                self.heap[i] = e;
-                if earlier {
-                    self.sift_up(i);
+                if e.order() < self.heap[i].order() {
+                    self.sift_up(i, e);
                 } else {
-                    self.sift_down(i);
+                    self.sift_down(i, e);
                 }
             }
         }
@@ -162,20 +160,19 @@ impl EventQueue {
         }
         let moved = self.heap[last];
         self.heap.pop();
-        let earlier = moved.order() < self.heap[i].order();
-        self.heap[i] = moved;
-        if earlier {
-            self.sift_up(i);
+        if moved.order() < self.heap[i].order() {
+            self.sift_up(i, moved);
         } else {
-            self.sift_down(i);
+            self.sift_down(i, moved);
         }
     }
 
-    /// Move the entry at `i` towards the root while it is earlier than its
-    /// parent, keeping `pos` in step.
+    /// Place `e`, whose slot is `i`, towards the root while it is earlier
+    /// than its parent, keeping `pos` in step. `e` is passed by value (the
+    /// slot's content is overwritten, not read): reading back an entry
+    /// just stored stalls on store forwarding.
     #[inline]
-    fn sift_up(&mut self, mut i: usize) {
-        let e = self.heap[i];
+    fn sift_up(&mut self, mut i: usize, e: Event) {
         let k = e.order();
         while i > 0 {
             let parent = (i - 1) / ARITY;
@@ -191,12 +188,11 @@ impl EventQueue {
         self.pos[e.pipe as usize] = i as u32;
     }
 
-    /// Move the entry at `i` towards the leaves while a child is earlier,
-    /// keeping `pos` in step.
+    /// Place `e`, whose slot is `i`, towards the leaves while a child is
+    /// earlier, keeping `pos` in step (`e` by value, as for `sift_up`).
     #[inline]
-    fn sift_down(&mut self, mut i: usize) {
+    fn sift_down(&mut self, mut i: usize, e: Event) {
         let n = self.heap.len();
-        let e = self.heap[i];
         let k = e.order();
         loop {
             let first = ARITY * i + 1;

@@ -43,7 +43,7 @@ fn run(general: bool) -> Vec<(u64, u64, String)> {
         x ^= x >> 7;
         x ^= x << 17;
         // Bursts: most gaps short, some long.
-        t += if x % 8 == 0 {
+        t += if x.is_multiple_of(8) {
             20_000_000
         } else {
             x % 1_500_000

@@ -1,6 +1,6 @@
 //! The deadline queue: which pipe needs service next.
 //!
-//! An indexed binary min-heap of `(time, key, seq, pipe)` entries, served
+//! An indexed 4-ary min-heap of `(time, key, seq, pipe)` entries, served
 //! in **canonical order**: by time, then by the pipe's *key*, a number that
 //! names the pipe the same way in every engine built from the same
 //! configuration (see [`crate::Engine`]: a configured pipe's key comes
@@ -23,7 +23,13 @@
 //! total.
 //!
 //! The cost per operation is O(log N) in the number of scheduled pipes, as in
-//! Dummynet (dummynet-revisited §3.1.1).
+//! Dummynet (dummynet-revisited §3.1.1). The heap is 4-ary (children of
+//! `i` at `4i + 1 ..= 4i + 4`): half the levels of a binary heap, so a
+//! sift moves an entry half as many times, and the four children sit in
+//! two cache lines. Entries compare as one 128-bit number `(time, key)`,
+//! then `seq`: the same total order as the tuple, with fewer branches.
+//! Which entry is the minimum does not depend on the heap's shape, so the
+//! pipes are served in the same order as with the binary heap.
 
 use crate::time::Instant;
 
@@ -41,18 +47,22 @@ pub struct Event {
 }
 
 impl Event {
-    /// Its place in the canonical order.
-    #[inline]
-    fn order(&self) -> (Instant, u64, u64) {
-        (self.time, self.key, self.seq)
+    /// Its place in the canonical order `(time, key, seq)`, with `time`
+    /// and `key` packed into one number compared at once.
+    #[inline(always)]
+    fn order(&self) -> (u128, u64) {
+        (((self.time.0 as u128) << 64) | self.key as u128, self.seq)
     }
 }
 
 /// `pos` of a pipe with no entry.
 const ABSENT: u32 = u32::MAX;
 
-/// An indexed min-heap of events ordered by `(time, key, seq)`, at most
-/// one per pipe.
+/// Children per node of the heap.
+const ARITY: usize = 4;
+
+/// An indexed 4-ary min-heap of events ordered by `(time, key, seq)`, at
+/// most one per pipe.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Event>,
@@ -91,16 +101,14 @@ impl EventQueue {
             ABSENT => {
                 let i = self.heap.len();
                 self.heap.push(e);
-                self.sift_up(i);
+                self.sift_up(i, e);
             }
             i => {
                 let i = i as usize;
-                let earlier = e.order() < self.heap[i].order();
-                self.heap[i] = e;
-                if earlier {
-                    self.sift_up(i);
+                if e.order() < self.heap[i].order() {
+                    self.sift_up(i, e);
                 } else {
-                    self.sift_down(i);
+                    self.sift_down(i, e);
                 }
             }
         }
@@ -152,23 +160,22 @@ impl EventQueue {
         }
         let moved = self.heap[last];
         self.heap.pop();
-        let earlier = moved.order() < self.heap[i].order();
-        self.heap[i] = moved;
-        if earlier {
-            self.sift_up(i);
+        if moved.order() < self.heap[i].order() {
+            self.sift_up(i, moved);
         } else {
-            self.sift_down(i);
+            self.sift_down(i, moved);
         }
     }
 
-    /// Move the entry at `i` towards the root while it is earlier than its
-    /// parent, keeping `pos` in step.
+    /// Place `e`, whose slot is `i`, towards the root while it is earlier
+    /// than its parent, keeping `pos` in step. `e` is passed by value (the
+    /// slot's content is overwritten, not read): reading back an entry
+    /// just stored stalls on store forwarding.
     #[inline]
-    fn sift_up(&mut self, mut i: usize) {
-        let e = self.heap[i];
+    fn sift_up(&mut self, mut i: usize, e: Event) {
         let k = e.order();
         while i > 0 {
-            let parent = (i - 1) / 2;
+            let parent = (i - 1) / ARITY;
             let pe = self.heap[parent];
             if k >= pe.order() {
                 break;
@@ -181,28 +188,31 @@ impl EventQueue {
         self.pos[e.pipe as usize] = i as u32;
     }
 
-    /// Move the entry at `i` towards the leaves while a child is earlier,
-    /// keeping `pos` in step.
+    /// Place `e`, whose slot is `i`, towards the leaves while a child is
+    /// earlier, keeping `pos` in step (`e` by value, as for `sift_up`).
     #[inline]
-    fn sift_down(&mut self, mut i: usize) {
+    fn sift_down(&mut self, mut i: usize, e: Event) {
         let n = self.heap.len();
-        let e = self.heap[i];
         let k = e.order();
         loop {
-            let l = 2 * i + 1;
-            if l >= n {
+            let first = ARITY * i + 1;
+            if first >= n {
                 break;
             }
-            let r = l + 1;
-            let c = if r < n && self.heap[r].order() < self.heap[l].order() {
-                r
-            } else {
-                l
-            };
+            let last = (first + ARITY).min(n);
+            let mut c = first;
+            let mut co = self.heap[first].order();
+            for j in first + 1..last {
+                let o = self.heap[j].order();
+                if o < co {
+                    c = j;
+                    co = o;
+                }
+            }
+            if co >= k {
+                break;
+            }
             let ce = self.heap[c];
-            if ce.order() >= k {
-                break;
-            }
             self.heap[i] = ce;
             self.pos[ce.pipe as usize] = i as u32;
             i = c;

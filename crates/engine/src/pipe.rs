@@ -665,6 +665,12 @@ pub struct Pipe {
     /// the pipe is an early-exit one: the pipe wakes then
     /// (`Pipe::next_deadline`). Follows `models` and `early`.
     wake_at_tx_end: bool,
+    /// A plain pipe: a FIFO queue, a link at `models.rate` and a fixed
+    /// delay, no stage, no scheduler and no netem `limit`. Its arrivals,
+    /// transmissions and exit times take the fast path (no model is
+    /// asked, because there is none). Follows `models`, `sched` and
+    /// `cfg`; independent of `early`.
+    plain: bool,
 }
 
 impl Pipe {
@@ -691,6 +697,7 @@ impl Pipe {
             last_arrival: Instant::ZERO,
             early: false,
             wake_at_tx_end: false,
+            plain: false,
         }
         .with_wake()
     }
@@ -709,6 +716,42 @@ impl Pipe {
             || m.codel.is_some()
             || m.profile.is_some()
             || m.channel.is_some();
+        // Every field of `Models` but the rate (and RED's packet time,
+        // used by RED only): adding a stage means adding it here.
+        let Models {
+            delay,
+            loss,
+            duplicate,
+            reorder,
+            swap,
+            corrupt,
+            red,
+            codel,
+            pie,
+            profile,
+            trace,
+            burst,
+            channel,
+            slot,
+            rate: _,
+            red_tx: _,
+        } = m;
+        self.plain = delay.is_none()
+            && loss.is_none()
+            && duplicate.is_none()
+            && reorder.is_none()
+            && swap.is_none()
+            && corrupt.is_none()
+            && red.is_none()
+            && codel.is_none()
+            && pie.is_none()
+            && profile.is_none()
+            && trace.is_none()
+            && burst.is_none()
+            && channel.is_none()
+            && slot.is_none()
+            && self.sched.is_none()
+            && self.cfg.limit().is_none();
     }
 
     /// Make the pipe an early-exit one (`true`) or not.
@@ -875,6 +918,11 @@ impl Pipe {
         self.last_arrival = now;
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += len as u64;
+        if self.plain {
+            // No loss, duplication, corruption, limit, AQM or scheduler:
+            // the tail of the general path below.
+            return self.admit(pool, i, now, len).map(|()| false);
+        }
         let ecn_capable = self.cfg.ecn() && flags & Packet::ECT != 0;
         let state_loss = self.models.channel.as_deref_mut().and_then(|c| {
             c.sync(now);
@@ -969,6 +1017,13 @@ impl Pipe {
             self.note_backlog();
             return Ok(dup);
         }
+        self.admit(pool, i, now, len).map(|()| dup)
+    }
+
+    /// The FIFO queue's tail drop, then packet `i` (`len` bytes) joins
+    /// the queue at `now`; the link takes it if it was idle.
+    #[inline]
+    fn admit(&mut self, pool: &mut Pool, i: u32, now: Instant, len: u32) -> Result<(), Refusal> {
         if !self
             .cfg
             .queue()
@@ -985,7 +1040,7 @@ impl Pipe {
         if was_idle {
             self.start_tx(pool, now);
         }
-        Ok(dup)
+        Ok(())
     }
 
     /// RED/GRED or PIE's verdict on an arriving packet of `len` bytes:
@@ -1012,6 +1067,10 @@ impl Pipe {
     /// CoDel, then the transmission (its end in `tx_done`).
     #[inline]
     fn start_tx(&mut self, pool: &mut Pool, now: Instant) {
+        if self.plain {
+            self.start_tx_plain(pool, now);
+            return;
+        }
         if self.sched.is_some() {
             // The scheduler decides at the instant the link takes a packet.
             let at = now.max(self.link_free_at);
@@ -1113,6 +1172,23 @@ impl Pipe {
         self.tx_done = done + extra;
     }
 
+    /// [`Pipe::start_tx`] for a plain pipe: the general path without the
+    /// stages it does not have (scheduler, swap, CoDel, PIE, channel,
+    /// trace, burst, profile), which leave it unchanged.
+    #[inline]
+    fn start_tx_plain(&mut self, pool: &mut Pool, now: Instant) {
+        let start = if now > self.link_free_at {
+            self.tx_carry = 0;
+            now
+        } else {
+            self.link_free_at
+        };
+        let Some(h) = self.queue.front() else { return };
+        let wire = self.cfg.accounting().wire_bytes(pool.get(h).pkt.len);
+        self.head_lost = false;
+        self.tx_done = start + self.models.rate.tx_time(wire, &mut self.tx_carry);
+    }
+
     /// The next instant at which a packet leaves this pipe.
     ///
     /// Only exits are events. Transmission ends are settled lazily by
@@ -1192,6 +1268,13 @@ impl Pipe {
     /// When packet `i`, transmitted at `done`, leaves the delay line.
     #[inline]
     fn exit_time(&mut self, pool: &mut Pool, i: u32, done: Instant) -> Instant {
+        if self.plain {
+            // No reorder, jitter or channel: the fixed delay, never before
+            // the packet ahead.
+            let due = (done + self.cfg.delay()).max(self.last_due);
+            self.last_due = due;
+            return due;
+        }
         if let Some(r) = &mut self.models.reorder {
             if r.decide() == ReorderDecision::Immediate {
                 pool.get_mut(i).pkt.flags |= Packet::REORDERED;

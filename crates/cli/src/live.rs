@@ -141,9 +141,12 @@ pub enum AttachCliError {
     /// `--workers` or `--cpus`: one queue, one worker.
     #[error("error: --{0}: pipelab attach runs one worker (its one netfilter queue)")]
     Workers(&'static str),
-    /// A recording flag attach does not have.
-    #[error("error: --{0}: pipelab attach does not record captures, events or series yet (its packets are the kernel's, lent through a netfilter queue); use tcpdump on the device, and --stats")]
-    Records(&'static str),
+    /// The capture or event log cannot be used.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
+    /// The series cannot be taken.
+    #[error(transparent)]
+    Series(#[from] crate::series::SeriesError),
     /// The `--config` file cannot be used.
     #[error(transparent)]
     Config(#[from] ConfigFileError),
@@ -637,16 +640,6 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
     if a.run.cpus.is_some() {
         return Err(AttachCliError::Workers("cpus"));
     }
-    let records = [
-        ("pcap", a.run.capture.pcap.is_some()),
-        ("events", a.run.capture.events.is_some()),
-        ("interval", a.run.series.interval.is_some()),
-        ("series", a.run.series.series.is_some()),
-        ("flow-series", a.run.series.flow_series.is_some()),
-    ];
-    if let Some((flag, _)) = records.iter().find(|r| r.1) {
-        return Err(AttachCliError::Records(flag));
-    }
     let config = attach_config(&a, ingress, egress)?;
     let mut runner = a.run.runner()?;
     // As host mode's: releases at real-time priority (best effort),
@@ -659,6 +652,12 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
         None => None,
     };
     let stats_file = a.run.stats_file()?;
+    // As host mode records: each direction is a port, named by its hook.
+    let recording = pipelab_modes::host::Recording {
+        capture: a.run.capture.files()?,
+        series: a.run.series.options(stats_file.is_some())?,
+        who: "pipelab attach".into(),
+    };
     let base = a
         .config
         .as_ref()
@@ -678,6 +677,7 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
         duration,
         stats_file,
         verbose: a.run.verbose,
+        recording,
     };
     pipelab_modes::attach::run_attach(opts)?;
     Ok(())

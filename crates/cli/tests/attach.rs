@@ -299,6 +299,124 @@ fn attach_on_a_host_veth_delays_both_ways_or_egress_only_and_leaves_it_as_it_was
     assert!(p.received == 5 && p.median < 5.0, "unshaped again: {p:?}");
 }
 
+/// `pipelab attach` records as host mode does (issue: every live mode's
+/// captures and series). A pass proves, after 20 pings through `--both
+/// ... delay 10ms`: tcpdump reads the capture, whose interfaces are the
+/// hooks' directions, with each echo in and out once per direction; the
+/// report's series add up to its pipes' counters exactly, the CSV has
+/// the same rows, and the ICMP flows have rows of their own.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn attach_records_a_capture_and_series() {
+    let Some(_g) = live() else { return };
+    let id = std::process::id() % 100_000;
+    let (dev, ns) = (format!("platR{id}"), format!("pl-atR{id}"));
+    let _bed = Bed::new(
+        &veth_to("", &dev, &ns, "198.19.74"),
+        &format!("ip netns del {ns}; ip link del {dev}"),
+    );
+    let peer = "198.19.74.2";
+    ping("", peer, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = |f: &str| dir.path().join(f).to_str().expect("utf-8").to_string();
+    let (stats, pcap, csv) = (path("a.json"), path("a.pcapng"), path("a.csv"));
+    let (bg, _) = start(
+        &[
+            "--both",
+            &dev,
+            "--stats",
+            &stats,
+            "--pcap",
+            &pcap,
+            "--interval",
+            "100ms",
+            "--series",
+            &csv,
+            "--",
+            "delay",
+            "10ms",
+        ],
+        &[],
+    );
+    const N: u32 = 20;
+    let p = ping("", peer, N);
+    assert_eq!(p.received, N, "{p:?}");
+    assert!(bg.stop().success(), "attach exits 0 on SIGTERM");
+    let v = report(Path::new(&stats));
+    check_accounting(&v);
+    assert!(
+        v["capture"]["packets"].as_u64().unwrap_or(0) >= 4 * N as u64,
+        "{v}"
+    );
+
+    // tcpdump reads it: each request leaves (postrouting) and each reply
+    // arrives (prerouting), each recorded where it entered and left.
+    let text = output(&format!("tcpdump -nn -r {pcap} icmp 2>/dev/null"));
+    let count = |what: &str| text.lines().filter(|l| l.contains(what)).count();
+    assert!(count("ICMP echo request") >= 2 * N as usize, "{text}");
+    assert!(count("ICMP echo reply") >= 2 * N as usize, "{text}");
+    let ifaces = output(&format!(
+        "tshark -r {pcap} -T fields -e frame.interface_name 2>/dev/null | sort -u"
+    ));
+    for want in [
+        "postrouting in",
+        "postrouting out",
+        "prerouting in",
+        "prerouting out",
+    ] {
+        assert!(ifaces.lines().any(|l| l.trim() == want), "{want}: {ifaces}");
+    }
+
+    // The series add up to the counters, and the CSV holds the same rows.
+    let ts = &v["timeseries"];
+    let mut rows = 0;
+    for pipe in v["pipes"].as_array().expect("pipes") {
+        let id = pipe["id"]
+            .as_u64()
+            .or(pipe["number"].as_u64())
+            .expect("pipe id");
+        let series = ts["pipes"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["id"].as_u64() == Some(id)))
+            .unwrap_or_else(|| panic!("pipe {id} has a series: {ts}"));
+        let sum = |k: &str| -> u64 {
+            series["timeseries"]
+                .as_array()
+                .map_or(0, |r| r.iter().filter_map(|r| r[k].as_u64()).sum())
+        };
+        assert_eq!(
+            sum("arrivals"),
+            pipe["arrivals"].as_u64().expect("n"),
+            "{v}"
+        );
+        assert_eq!(
+            sum("departures"),
+            pipe["departures"].as_u64().expect("n"),
+            "{v}"
+        );
+        assert!(sum("arrivals") >= N as u64, "{v}");
+        rows += series["timeseries"].as_array().map_or(0, Vec::len);
+    }
+    let lines = std::fs::read_to_string(&csv).expect("csv").lines().count();
+    assert_eq!(lines, rows + 1, "the CSV's rows and its header");
+    let flows: Vec<&str> = ts["flows"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|f| f["name"].as_str()).collect())
+        .unwrap_or_default();
+    // The echoes' two flows (the interface's own IPv6 neighbour and
+    // listener reports cross it too, as flows of their own).
+    for want in [
+        "icmp 198.19.74.1 > 198.19.74.2",
+        "icmp 198.19.74.2 > 198.19.74.1",
+    ] {
+        assert!(flows.contains(&want), "{want}: {flows:?}");
+    }
+    no_attach_rules("");
+}
+
 #[test]
 #[cfg_attr(
     not(pipelab_live),

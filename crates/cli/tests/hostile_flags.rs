@@ -819,6 +819,12 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         Rejected(1, "pipelabd: error: --pcap: host mode records what crosses it; --plane none has no packets"),
     ),
     (
+        "pipelabd --flow-series with --plane none",
+        Bin::Pipelabd,
+        &["--plane", "none", "--flow-series", "MISSING/f.csv", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
+        Rejected(1, "pipelabd: error: --flow-series: host mode records what crosses it; --plane none has no packets"),
+    ),
+    (
         "pipelabd --interval with --plane none",
         Bin::Pipelabd,
         &["--plane", "none", "--interval", "100ms", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],

@@ -225,6 +225,9 @@ pub struct AttachOptions {
     pub stats_file: Option<crate::report::StatsFile>,
     /// Print the final report on stderr.
     pub verbose: bool,
+    /// The capture, event log and series to record (`--pcap`, `--events`,
+    /// `--interval`, `--series`, `--flow-series`), as host mode does.
+    pub recording: crate::host::Recording,
 }
 
 /// The report written at exit.
@@ -258,6 +261,12 @@ pub struct AttachReport {
     pub queues: Vec<crate::report::QueueCounters>,
     /// The seed of every random decision.
     pub seed: u64,
+    /// With `--interval`: every pipe's and flow's counters over time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<crate::series::SeriesReport>,
+    /// With `--pcap` or `--events`: what was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<pipelab_io::capture::Summary>,
 }
 
 /// The plane the control protocol drives: the host plane, shared with
@@ -402,7 +411,14 @@ pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> 
         table: table.clone(),
         hooks,
     };
-    let plane = Arc::new(HostPlane::start_recorded(host, &[], record, change)?);
+    let recording = std::mem::take(&mut opts.recording);
+    let plane = Arc::new(HostPlane::start_recorded(
+        host,
+        &[],
+        record,
+        change,
+        recording,
+    )?);
     plane
         .apply_compiled(first)
         .map_err(|e| AttachError::Run(e.into()))?;
@@ -465,6 +481,8 @@ pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> 
         pipes: stats.pipes,
         queues: stats.queues,
         seed: stats.seed,
+        timeseries: stats.timeseries,
+        capture: stats.capture,
     };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     if opts.verbose {

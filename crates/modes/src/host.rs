@@ -822,8 +822,9 @@ impl HostPlane {
         scope: &[IpNet],
         record: Record,
         change: Change,
+        rec: Recording,
     ) -> io::Result<HostPlane> {
-        HostPlane::start_inner(opts, scope, Some(record), change, Recording::default())
+        HostPlane::start_inner(opts, scope, Some(record), change, rec)
     }
 
     fn start_inner(

@@ -177,6 +177,7 @@ fn run(args: Args) -> Result<(), DaemonError> {
         ("events-max", args.capture.events_max.is_some()),
         ("interval", args.series.interval.is_some()),
         ("series", args.series.series.is_some()),
+        ("flow-series", args.series.flow_series.is_some()),
     ];
     if let (PlaneKind::None, Some((flag, _))) = (args.plane, records.iter().find(|r| r.1)) {
         return Err(DaemonError::RecordsWithoutHost(flag));

@@ -162,13 +162,7 @@ fn open_file(
     flag: &'static str,
     path: &std::path::Path,
 ) -> Result<(PathBuf, std::fs::File), SeriesError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .open(path)
+    pipelab_io::capture::create_file(path)
         .map(|f| (path.to_path_buf(), f))
         .map_err(|source| SeriesError::File {
             flag,

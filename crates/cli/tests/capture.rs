@@ -10,25 +10,10 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{live, run, tmp_path, BIN};
+use common::{live, reads, run, tmp_path, BIN};
 
 fn examples(f: &str) -> String {
     format!("{}/../../examples/{f}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `tool ARGS` succeeds; its standard output.
-fn reads(tool: &str, args: &[&str]) -> String {
-    let o = Command::new(tool)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{tool} (Debian package of that name) must be installed: {e}"));
-    assert!(
-        o.status.success(),
-        "{tool} {args:?}: {}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// The demo (`examples/two-links.*`) in virtual time with `extra` flags;

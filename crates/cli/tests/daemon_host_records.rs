@@ -9,28 +9,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use daemon_common::{in_one_of_two, live, ok, open_dir, Pld, TableGuard, TwoHosts, BIN};
+use daemon_common::{in_one_of_two, live, ok, open_dir, reads, Pld, TableGuard, TwoHosts, BIN};
 use pipelab_control::protocol::Op;
 use pipelab_io::pcapng;
 use serde_json::Value;
 
 /// Pings sent in each run.
 const PINGS: usize = 20;
-
-/// `tool ARGS` succeeds; its standard output.
-fn reads(tool: &str, args: &[&str]) -> String {
-    let o = Command::new(tool)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{tool} (Debian package of that name) must be installed: {e}"));
-    assert!(
-        o.status.success(),
-        "{tool} {args:?}: {}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// An ICMP echo's (type, id, sequence) in a frame (14-byte header, IPv4).
 fn echo(data: &[u8]) -> Option<(u8, u16, u16)> {

@@ -195,9 +195,10 @@ pub struct Files {
     events_max: Option<u64>,
 }
 
-/// Created (or truncated) with mode 0644 less the umask: a daemon's
-/// umask may be 0, and nobody else needs to write a recording.
-fn create(flag: &'static str, path: &Path) -> Result<(PathBuf, File), FileError> {
+/// A recording's file (a capture, an event log, a series), created or
+/// truncated with mode 0644 less the umask: a daemon's umask may be 0,
+/// and nobody else needs to write a recording.
+pub fn create_file(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .write(true)
@@ -205,6 +206,11 @@ fn create(flag: &'static str, path: &Path) -> Result<(PathBuf, File), FileError>
         .truncate(true)
         .mode(0o644)
         .open(path)
+}
+
+/// [`create_file`], naming the flag on failure.
+fn create(flag: &'static str, path: &Path) -> Result<(PathBuf, File), FileError> {
+    create_file(path)
         .map(|f| (path.to_path_buf(), f))
         .map_err(|source| FileError {
             flag,

@@ -174,6 +174,21 @@ pub fn check_accounting(v: &Value) {
     );
 }
 
+/// `tool ARGS` succeeds; its standard output.
+pub fn reads(tool: &str, args: &[&str]) -> String {
+    let o = std::process::Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool} (Debian package of that name) must be installed: {e}"));
+    assert!(
+        o.status.success(),
+        "{tool} {args:?}: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// The mean RTT (ms) of a `ping` summary ("rtt min/avg/max/mdev = a/b/c/d ms").
 pub fn ping_avg_ms(out: &str) -> f64 {
     out.lines()

@@ -70,7 +70,15 @@ impl Case {
     /// Run it in `dir` (the registry of emulations in `dir/run`); returns
     /// what went wrong, if anything.
     fn check(&self, dir: &Path) -> Result<(), String> {
-        let mut cmd = Command::new(BIN);
+        // Another user runs the copy in `dir` ([`Inputs::new`]): the
+        // checkout's own binary may sit below a directory only root can
+        // search (a clone in a 0700 temporary directory).
+        let copy = dir.join("pipelab");
+        let bin = match self.uid {
+            Some(_) if copy.exists() => copy,
+            _ => PathBuf::from(BIN),
+        };
+        let mut cmd = Command::new(bin);
         cmd.args(&self.args)
             .current_dir(dir)
             .env("PIPELAB_RUN_DIR", dir.join("run"))
@@ -153,6 +161,12 @@ impl Inputs {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
             .expect("chmod");
+        std::fs::copy(BIN, dir.path().join("pipelab")).expect("copy of the binary");
+        std::fs::set_permissions(
+            dir.path().join("pipelab"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
         let i = Inputs { dir };
         for (name, text) in [
             ("dup.gml", DUPLICATE_GML),

@@ -94,6 +94,11 @@ pub struct SimArgs {
     /// row per pipe per interval (the columns of a live mode's --series).
     #[arg(long, value_name = "FILE", requires = "interval")]
     pub series: Option<PathBuf>,
+    /// With --interval: write every flow's intervals as CSV to FILE, one
+    /// row per flow per interval, the flow named as in the report (the
+    /// columns of a live mode's --flow-series).
+    #[arg(long, value_name = "FILE", requires = "interval")]
+    pub flow_series: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
     /// `--pcap FILE`: the run as a capture in virtual time (from 0), one
@@ -129,7 +134,7 @@ fn config(path: &Path) -> Result<(Config, Option<PathBuf>), CliError> {
 #[derive(Debug, thiserror::Error)]
 pub enum SimSetupError {
     /// `--interval` with nowhere to write the series.
-    #[error("error: --interval: nowhere to write the series: add --json (the report's timeseries) or --series FILE (CSV)")]
+    #[error("error: --interval: nowhere to write the series: add --json (the report's timeseries), --series FILE or --flow-series FILE (CSV)")]
     IntervalNowhere,
     /// The `--series` file cannot be written.
     #[error("error: {0}")]
@@ -305,7 +310,11 @@ fn record(t: &Traced) -> Record {
 /// `pipelab sim CONFIG` is as it always was); a topology is read after
 /// the traffic.
 pub fn run(args: SimArgs) -> Result<(), CliError> {
-    if args.interval.is_some() && !args.out.json && args.series.is_none() {
+    if args.interval.is_some()
+        && !args.out.json
+        && args.series.is_none()
+        && args.flow_series.is_none()
+    {
         return Err(SimSetupError::IntervalNowhere.into());
     }
     // Opened now: a path that cannot be written is refused before the run.
@@ -313,6 +322,12 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
         .series
         .as_deref()
         .map(crate::series::open_csv)
+        .transpose()
+        .map_err(SimSetupError::from)?;
+    let flow_series = args
+        .flow_series
+        .as_deref()
+        .map(|p| crate::series::open_file("flow-series", p))
         .transpose()
         .map_err(SimSetupError::from)?;
     let no_traffic = || CliError::Sim(pipelab_sim::SimError::NoTraffic);
@@ -418,14 +433,15 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
     if let Some(note) = &info.note {
         eprintln!("note: {note}");
     }
-    if let Some((path, file)) = series {
-        write_series(&report, file).map_err(|source| {
-            SimSetupError::from(crate::series::SeriesError::File {
-                flag: "series",
-                path,
-                source,
-            })
-        })?;
+    for (flag, file, write) in [
+        ("series", series, write_series as fn(&_, _) -> _),
+        ("flow-series", flow_series, write_flow_series),
+    ] {
+        if let Some((path, file)) = file {
+            write(&report, file).map_err(|source| {
+                SimSetupError::from(crate::series::SeriesError::File { flag, path, source })
+            })?;
+        }
     }
     let text = if args.out.json {
         report.to_json() + "\n"
@@ -445,6 +461,21 @@ fn write_series(report: &pipelab_sim::Report, file: std::fs::File) -> std::io::R
     for p in &report.pipes {
         for i in p.timeseries.iter().flatten() {
             writeln!(w, "{}", i.csv_row(p.id, ""))?;
+        }
+    }
+    w.flush()
+}
+
+/// Every flow's intervals as CSV rows, the flow by its report name
+/// ([`pipelab_emu::series::FlowInterval::csv_row`]).
+fn write_flow_series(report: &pipelab_sim::Report, file: std::fs::File) -> std::io::Result<()> {
+    use pipelab_emu::series::FlowInterval;
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(file);
+    writeln!(w, "{}", FlowInterval::CSV_HEADER)?;
+    for f in &report.flows {
+        for i in f.timeseries.iter().flatten() {
+            writeln!(w, "{}", i.csv_row(&f.name))?;
         }
     }
     w.flush()

@@ -217,6 +217,92 @@ fn sim_series_csv_is_the_report() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A pass proves `pipelab sim --flow-series FILE` writes the report's
+/// flow intervals as CSV in the header's order (the columns of a live
+/// mode's --flow-series), the flow by its report name, and that the rows'
+/// counts add up to the flow's totals; and that it needs --interval.
+#[test]
+fn sim_flow_series_csv_is_the_report() {
+    let d = dir("flowcsv");
+    let csv = s(&d.join("flows.csv"));
+    // A second flow overloads the link, so drops have rows too.
+    let extra = [
+        "--interval",
+        "100ms",
+        "--flow-series",
+        &csv,
+        "--traffic",
+        "cbr rate 20Mbit/s size 1000B duration 1s name bulk",
+    ];
+    let (code, out, err) = trace_run(&d, &extra);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    assert_eq!(
+        &header[..4],
+        ["t_s", "flow", "offered_bps", "delivered_bps"]
+    );
+    let mut rows = lines.map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>());
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let flows = v["flows"].as_array().expect("flows");
+    assert_eq!(flows.len(), 2);
+    let mut lost = 0;
+    for flow in flows {
+        let ivs = flow["timeseries"].as_array().expect("series");
+        assert!(ivs.len() >= 10, "{} intervals", ivs.len());
+        let (mut sent, mut received, mut drops) = (0u64, 0u64, 0u64);
+        for iv in ivs {
+            let row = rows.next().expect("a row per interval");
+            assert_eq!(row.len(), header.len());
+            assert_eq!(row[1], flow["name"].as_str().expect("name"));
+            for key in ["t_s", "offered_bps", "delivered_bps", "sent", "received"] {
+                let want = iv[key].as_f64().expect(key);
+                assert_eq!(
+                    row[col(key)].parse::<f64>().ok(),
+                    Some(want),
+                    "{key} of {iv}"
+                );
+            }
+            match iv["delay_ms"].as_object() {
+                Some(dl) => {
+                    // serde_json's float parsing may be one ulp off.
+                    let mean = dl["mean"].as_f64().expect("mean");
+                    let got: f64 = row[col("delay_mean_ms")].parse().expect("mean");
+                    assert!((got - mean).abs() <= 1e-9 * mean, "{got} vs {mean}");
+                }
+                None => assert_eq!(row[col("delay_mean_ms")], ""),
+            }
+            sent += row[col("sent")].parse::<u64>().expect("sent");
+            received += row[col("received")].parse::<u64>().expect("received");
+            drops += row[col("drops")].parse::<u64>().expect("drops");
+        }
+        assert_eq!(Some(sent), flow["sent"].as_u64());
+        assert_eq!(Some(received), flow["received"].as_u64());
+        assert_eq!(Some(drops), flow["lost"].as_u64());
+        assert!(received > 0, "{flow}");
+        lost += drops;
+    }
+    assert!(
+        rows.next().is_none(),
+        "no row beyond the report's intervals"
+    );
+    assert!(lost > 0, "the overloaded link dropped");
+    let conf = s(&d.join("link.conf"));
+    let (code, _, err) = run(&[
+        "sim",
+        &conf,
+        "--traffic",
+        "cbr rate 1Mbit/s size 1500B duration 1s",
+        "--flow-series",
+        &csv,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--interval"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Width and height from a PNG's IHDR chunk, after checking the
 /// signature; and the decoded RGB pixels.
 fn png_image(path: &Path) -> (u32, u32, Vec<u8>) {

@@ -188,6 +188,25 @@ fn sum(rows: &[Value], key: &str) -> u64 {
 )]
 fn shell_series_per_flow() {
     let Some(_g) = live() else { return };
+    per_flow(1);
+}
+
+/// A pass proves the same with two workers (one direction each): the
+/// per-flow rows are the workers' tables added up, so the data flows
+/// (one worker) and the receivers' replies to their senders (the other)
+/// both have rows, and each flow's counts are exact as with one.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn shell_series_per_flow_two_workers() {
+    let Some(_g) = live() else { return };
+    per_flow(2);
+}
+
+/// The per-flow series check of [`shell_series_per_flow`] with `workers`.
+fn per_flow(workers: usize) {
     // The probe's FIN: IP and UDP headers and the probe's 25 bytes.
     const FIN_BYTES: u64 = 28 + 25;
     let r = common::in_one_of_two(|| {
@@ -213,6 +232,7 @@ fn shell_series_per_flow() {
         std::thread::sleep(std::time::Duration::from_millis(200));
         let out = Command::new(BIN)
             .args(["shell", "--link", "bw 40Mbit/s delay 5ms loss 10%", "--interval", "100ms"])
+            .args(["--workers", &workers.to_string()])
             .args(["--stats", &stats, "--flow-series", &csv, "--", "sh", "-c"])
             .arg(format!(
                 "{BIN} probe send $PIPELAB_OUTSIDE:{pa} --rate 2000pps --size 1000B --duration 2s --json >{ra} & \
@@ -312,6 +332,21 @@ fn shell_series_per_flow() {
             );
             delivered.push((got, sum(&rows, "sent")));
         }
+        // The receivers' replies (their reports) go the other way.
+        let back = ts["flows"].as_array().map_or(0, |a| {
+            a.iter()
+                .filter(|f| {
+                    f["name"].as_str().is_some_and(|n| {
+                        [pa, pb]
+                            .iter()
+                            .any(|p| n.starts_with(&format!("udp {outside}:{p} > ")))
+                    })
+                })
+                .count()
+        });
+        assert_eq!(back, 2, "a reply flow per receiver: {}", ts["flows"]);
+        let per_worker = report["workers"].as_array().map_or(0, Vec::len);
+        assert_eq!(per_worker, workers, "{}", report["workers"]);
         let share = delivered[0].0 as f64 / delivered[1].0 as f64;
         let offered = delivered[0].1 as f64 / delivered[1].1 as f64;
         if !(1.6..=2.5).contains(&share) || (share / offered - 1.0).abs() > 0.1 {

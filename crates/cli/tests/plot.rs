@@ -71,6 +71,20 @@ fn trace_run(d: &Path, extra: &[&str]) -> (i32, String, String) {
     run(&args)
 }
 
+/// `pipelab sim` of [`trace_run`]'s link with a short traffic, without
+/// --json, and `extra`.
+fn link_run(d: &Path, extra: &[&str]) -> (i32, String, String) {
+    let conf = s(&d.join("link.conf"));
+    let mut args = vec![
+        "sim",
+        &conf,
+        "--traffic",
+        "cbr rate 1Mbit/s size 1500B duration 1s",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 /// A pass proves the capacity series of a trace-driven link is the
 /// trace's rate in every interval, exactly (virtual time): 12, 24 and 6
 /// Mbit/s in the first three 100 ms intervals, and in every interval the
@@ -200,15 +214,7 @@ fn sim_series_csv_is_the_report() {
             assert_eq!(key.parse::<f64>().ok(), Some(want), "{col} of {iv}");
         }
     }
-    let conf = s(&d.join("link.conf"));
-    let (code, _, err) = run(&[
-        "sim",
-        &conf,
-        "--traffic",
-        "cbr rate 1Mbit/s size 1500B duration 1s",
-        "--interval",
-        "100ms",
-    ]);
+    let (code, _, err) = link_run(&d, &["--interval", "100ms"]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("--interval: nowhere to write the series"),
@@ -289,15 +295,7 @@ fn sim_flow_series_csv_is_the_report() {
         "no row beyond the report's intervals"
     );
     assert!(lost > 0, "the overloaded link dropped");
-    let conf = s(&d.join("link.conf"));
-    let (code, _, err) = run(&[
-        "sim",
-        &conf,
-        "--traffic",
-        "cbr rate 1Mbit/s size 1500B duration 1s",
-        "--flow-series",
-        &csv,
-    ]);
+    let (code, _, err) = link_run(&d, &["--flow-series", &csv]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--interval"), "{err}");
     let _ = std::fs::remove_dir_all(&d);

@@ -5,10 +5,11 @@
 //! exactly as `pipelab topo up` does (`topo::load`, `topo::distill`, the
 //! topology command grammar's `cross` words, the VN plan of
 //! `pipelab_modes::topo::plan`), then lowered here to the one emulation
-//! spec (`pipelab_topo::lower`) with the report's pipe names and the
-//! assignment of its pipes to the workers (`pipelab_topo::lower::
-//! partition_hint`): `pipelab-sim` takes a spec and knows nothing of
-//! topologies.
+//! spec (`pipelab_topo::lower`) with the report's pipe names:
+//! `pipelab-sim` takes a spec and knows nothing of topologies. The
+//! simulator cuts the pipes among the workers itself, weighted by the
+//! traffic's packets along its routes (`pipelab_sim::partition`), not by
+//! `topo assign`'s traffic-blind balance.
 
 use crate::error::CliError;
 use crate::topo::TopoError;
@@ -170,7 +171,8 @@ pub enum SimSetupError {
 }
 
 /// The scenario of a topology: lowered with its cross traffic and
-/// configuration, its pipes named, assigned to `workers`.
+/// configuration, its pipes named (the simulator cuts them among the
+/// workers by the traffic).
 fn topology_scenario(
     args: &SimArgs,
     file: &Path,
@@ -249,11 +251,7 @@ fn topology_scenario(
         spec,
         pipe_text,
         queue_text,
-        hint: Some(pipelab_topo::lower::partition_hint(
-            &d,
-            args.workers,
-            args.out.seed,
-        )),
+        hint: None,
     })
 }
 

@@ -100,8 +100,10 @@ pub struct Scenario {
     pub pipe_text: BTreeMap<u32, String>,
     /// Each configured flow queue's pipe and text, by number.
     pub queue_text: BTreeMap<u32, (u32, String)>,
-    /// A preferred partition of the pipes, by number (a topology's
-    /// assignment to `workers` cores); `None`: balanced by count.
+    /// A partition of the pipes the caller wants, by number (to try a
+    /// given partition; groups that cannot be cut take their majority's);
+    /// `None`, the default: cut by the traffic's packets along its routes
+    /// ([`crate::partition`]).
     pub hint: Option<BTreeMap<u32, u32>>,
 }
 
@@ -765,7 +767,14 @@ fn run_scenario(
     } else {
         opts.workers
     };
-    let plan = partition::plan(spec, &front, workers, scenario.hint.as_ref());
+    // The traffic along its routes weighs the cut (unless hinted).
+    let routes: Vec<(IpAddr, IpAddr, u64)> = keys
+        .iter()
+        .zip(traffic)
+        .map(|(k, t)| (k.src, k.dst, partition::expected_packets(t)))
+        .collect();
+    let load = partition::Load::of_routes(spec, &routes);
+    let plan = partition::plan(spec, &front, workers, scenario.hint.as_ref(), &load);
     let parts = plan.parts;
     let note = if interval_ns.is_some() && opts.workers > 1 {
         Some(format!(

@@ -80,8 +80,10 @@ pub struct SimArgs {
     #[arg(long = "traffic-file", value_name = "FILE")]
     pub traffic_file: Vec<PathBuf>,
     /// Worker threads, each running a partition of the pipes in step with
-    /// the others (conservative synchronisation in virtual time). The
-    /// report is the same, byte for byte, for any number.
+    /// the others (conservative synchronisation in virtual time). A
+    /// topology's pipes are cut to balance the packets the traffic sends
+    /// through them. The report is the same, byte for byte, for any
+    /// number.
     #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
     pub workers: usize,
     /// Add per-interval series to the JSON report: each pipe's capacity,

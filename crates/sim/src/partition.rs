@@ -121,8 +121,8 @@ pub fn expected_packets(t: &TrafficSpec) -> u64 {
             Period::Fixed(d) | Period::Exp(d) => d.as_nanos() as u128,
         };
         let (a, b) = (mean(on), mean(off));
-        if a + b > 0 {
-            n = n * a / (a + b);
+        if let Some(on) = (n * a).checked_div(a + b) {
+            n = on;
         }
     }
     n.min(u64::MAX as u128) as u64

@@ -617,6 +617,12 @@ impl Worker<'_> {
 /// driver's memory when the lookahead is long.
 const INJECT_CAP: usize = 1 << 16;
 
+/// Fresh packets admitted before the first window, and beyond twice the
+/// last window's when topping up while the workers run: the workers
+/// start after a few thousand admissions rather than after
+/// [`INJECT_CAP`] of them, and the rest is admitted while they run.
+const ADMIT_AHEAD: usize = 1 << 12;
+
 /// Run `config` against `traffic` in virtual time until every packet has
 /// left the emulator, and report.
 ///
@@ -935,7 +941,8 @@ fn run_scenario(
             // Whether packets remain to be admitted.
             !arrivals.is_empty()
         };
-        let mut more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+        let mut ahead = ADMIT_AHEAD;
+        let mut more = admit_ahead(&mut admitted, &mut flows, ahead);
         let mut last_end: Option<Instant> = None;
         'run: loop {
             let mut t = admitted.front().map(|a| a.1.at);
@@ -951,7 +958,7 @@ fn run_scenario(
             loop {
                 let Some(&(p, ref i)) = admitted.front() else {
                     if more {
-                        more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+                        more = admit_ahead(&mut admitted, &mut flows, ahead);
                         continue;
                     }
                     break;
@@ -989,7 +996,8 @@ fn run_scenario(
                 flows.flush_before(e);
             }
             if more {
-                more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+                ahead = (2 * taken + ADMIT_AHEAD).min(INJECT_CAP);
+                more = admit_ahead(&mut admitted, &mut flows, ahead);
             }
             for (p, rx) in from_w.iter().enumerate() {
                 let Ok(o) = rx.recv() else {

@@ -5,10 +5,11 @@
 //! exactly as `pipelab topo up` does (`topo::load`, `topo::distill`, the
 //! topology command grammar's `cross` words, the VN plan of
 //! `pipelab_modes::topo::plan`), then lowered here to the one emulation
-//! spec (`pipelab_topo::lower`) with the report's pipe names and the
-//! assignment of its pipes to the workers (`pipelab_topo::lower::
-//! partition_hint`): `pipelab-sim` takes a spec and knows nothing of
-//! topologies.
+//! spec (`pipelab_topo::lower`) with the report's pipe names:
+//! `pipelab-sim` takes a spec and knows nothing of topologies. The
+//! simulator cuts the pipes among the workers itself, weighted by the
+//! traffic's packets along its routes (`pipelab_sim::partition`), not by
+//! `topo assign`'s traffic-blind balance.
 
 use crate::error::CliError;
 use crate::topo::TopoError;
@@ -79,8 +80,10 @@ pub struct SimArgs {
     #[arg(long = "traffic-file", value_name = "FILE")]
     pub traffic_file: Vec<PathBuf>,
     /// Worker threads, each running a partition of the pipes in step with
-    /// the others (conservative synchronisation in virtual time). The
-    /// report is the same, byte for byte, for any number.
+    /// the others (conservative synchronisation in virtual time). A
+    /// topology's pipes are cut to balance the packets the traffic sends
+    /// through them. The report is the same, byte for byte, for any
+    /// number.
     #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
     pub workers: usize,
     /// Add per-interval series to the JSON report: each pipe's capacity,
@@ -175,7 +178,8 @@ pub enum SimSetupError {
 }
 
 /// The scenario of a topology: lowered with its cross traffic and
-/// configuration, its pipes named, assigned to `workers`.
+/// configuration, its pipes named (the simulator cuts them among the
+/// workers by the traffic).
 fn topology_scenario(
     args: &SimArgs,
     file: &Path,
@@ -254,11 +258,7 @@ fn topology_scenario(
         spec,
         pipe_text,
         queue_text,
-        hint: Some(pipelab_topo::lower::partition_hint(
-            &d,
-            args.workers,
-            args.out.seed,
-        )),
+        hint: None,
     })
 }
 

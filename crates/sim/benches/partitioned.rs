@@ -16,14 +16,16 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::time::Instant;
 
+use pipelab_emu::Emulation;
+use pipelab_engine::EngineOptions;
 use pipelab_engine::Rate;
 use pipelab_lang::{parse_traffic, TrafficSpec};
-use pipelab_sim::{simulate_scenario, Scenario, SimOptions};
+use pipelab_sim::{partition, simulate_scenario, Report, Scenario, SimOptions};
 use pipelab_topo::cross::{pipe_loads, Demand};
 use pipelab_topo::model::RoleAttrs;
 use pipelab_topo::{distill, gen, Mode};
 
-fn scenario(k: usize) -> Scenario {
+fn scenario() -> Scenario {
     let t = gen::ring(20, 5, &RoleAttrs::default()).expect("ring");
     let d = distill(&t, Mode::HopByHop).expect("distils");
     let vns = t.vns();
@@ -43,7 +45,9 @@ fn scenario(k: usize) -> Scenario {
         spec,
         pipe_text: pipelab_topo::lower::pipe_texts(&t, &d, &loads),
         queue_text: BTreeMap::new(),
-        hint: Some(pipelab_topo::lower::partition_hint(&d, k, 1)),
+        // As `pipelab sim --topology` does: the simulator cuts the pipes
+        // by the traffic's routes.
+        hint: None,
     }
 }
 
@@ -75,10 +79,11 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(5);
     let tr = traffic();
-    let scenarios = [scenario(1), scenario(2)];
+    let sc = scenario();
     let mut times = [Vec::new(), Vec::new()];
     let mut reports = [String::new(), String::new()];
     let mut hops = 0u64;
+    let mut last: Option<Report> = None;
     let mut infos = Vec::new();
     for _ in 0..rounds {
         for (i, k) in [1usize, 2].into_iter().enumerate() {
@@ -87,12 +92,13 @@ fn main() {
                 ..SimOptions::default()
             };
             let t0 = Instant::now();
-            let (r, info) = simulate_scenario(&scenarios[i], &tr, &opts).expect("runs");
+            let (r, info) = simulate_scenario(&sc, &tr, &opts).expect("runs");
             times[i].push(t0.elapsed().as_secs_f64());
             assert_eq!(info.partitions, k);
             infos.push(info);
             hops = r.pipes.iter().map(|p| p.arrivals).sum();
             reports[i] = r.to_json();
+            last = Some(r);
         }
     }
     assert_eq!(reports[0], reports[1], "the reports differ");
@@ -122,4 +128,25 @@ fn main() {
             i.windows, i.handoffs
         );
     }
+    // How the K = 2 cut shares the packet-hops (each pipe's arrivals go
+    // to its owner).
+    let front = Emulation::with_spec(sc.spec.clone(), EngineOptions::default()).expect("spec");
+    let routes: Vec<_> = tr
+        .iter()
+        .filter_map(|t| Some((t.from?.ip(), t.to?.ip(), partition::expected_packets(t))))
+        .collect();
+    let load = partition::Load::of_routes(&sc.spec, &routes);
+    let plan = partition::plan(&sc.spec, &front, 2, None, &load);
+    let mut share = [0u64; 2];
+    for p in last.iter().flat_map(|r| &r.pipes) {
+        if let Some(&w) = plan.of_pipe.get(&p.id) {
+            share[(w as usize).min(1)] += p.arrivals;
+        }
+    }
+    println!(
+        "K=2: the workers' shares of the packet-hops {:.1} % and {:.1} %, lookahead {:?}",
+        100.0 * share[0] as f64 / hops as f64,
+        100.0 * share[1] as f64 / hops as f64,
+        plan.lookahead
+    );
 }

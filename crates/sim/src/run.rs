@@ -100,8 +100,10 @@ pub struct Scenario {
     pub pipe_text: BTreeMap<u32, String>,
     /// Each configured flow queue's pipe and text, by number.
     pub queue_text: BTreeMap<u32, (u32, String)>,
-    /// A preferred partition of the pipes, by number (a topology's
-    /// assignment to `workers` cores); `None`: balanced by count.
+    /// A partition of the pipes the caller wants, by number (to try a
+    /// given partition; groups that cannot be cut take their majority's);
+    /// `None`, the default: cut by the traffic's packets along its routes
+    /// ([`crate::partition`]).
     pub hint: Option<BTreeMap<u32, u32>>,
 }
 
@@ -615,6 +617,12 @@ impl Worker<'_> {
 /// driver's memory when the lookahead is long.
 const INJECT_CAP: usize = 1 << 16;
 
+/// Fresh packets admitted before the first window, and beyond twice the
+/// last window's when topping up while the workers run: the workers
+/// start after a few thousand admissions rather than after
+/// [`INJECT_CAP`] of them, and the rest is admitted while they run.
+const ADMIT_AHEAD: usize = 1 << 12;
+
 /// Run `config` against `traffic` in virtual time until every packet has
 /// left the emulator, and report.
 ///
@@ -765,7 +773,14 @@ fn run_scenario(
     } else {
         opts.workers
     };
-    let plan = partition::plan(spec, &front, workers, scenario.hint.as_ref());
+    // The traffic along its routes weighs the cut (unless hinted).
+    let routes: Vec<(IpAddr, IpAddr, u64)> = keys
+        .iter()
+        .zip(traffic)
+        .map(|(k, t)| (k.src, k.dst, partition::expected_packets(t)))
+        .collect();
+    let load = partition::Load::of_routes(spec, &routes);
+    let plan = partition::plan(spec, &front, workers, scenario.hint.as_ref(), &load);
     let parts = plan.parts;
     let note = if interval_ns.is_some() && opts.workers > 1 {
         Some(format!(
@@ -926,7 +941,8 @@ fn run_scenario(
             // Whether packets remain to be admitted.
             !arrivals.is_empty()
         };
-        let mut more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+        let mut ahead = ADMIT_AHEAD;
+        let mut more = admit_ahead(&mut admitted, &mut flows, ahead);
         let mut last_end: Option<Instant> = None;
         'run: loop {
             let mut t = admitted.front().map(|a| a.1.at);
@@ -942,7 +958,7 @@ fn run_scenario(
             loop {
                 let Some(&(p, ref i)) = admitted.front() else {
                     if more {
-                        more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+                        more = admit_ahead(&mut admitted, &mut flows, ahead);
                         continue;
                     }
                     break;
@@ -980,7 +996,8 @@ fn run_scenario(
                 flows.flush_before(e);
             }
             if more {
-                more = admit_ahead(&mut admitted, &mut flows, INJECT_CAP);
+                ahead = (2 * taken + ADMIT_AHEAD).min(INJECT_CAP);
+                more = admit_ahead(&mut admitted, &mut flows, ahead);
             }
             for (p, rx) in from_w.iter().enumerate() {
                 let Ok(o) = rx.recv() else {

@@ -1,18 +1,19 @@
 //! The partitioned engine in virtual time (`--workers K`): the report is
 //! the same, byte for byte, whatever the number of workers, on plain
 //! configurations (connected groups of pipes), on topologies (cut by the
-//! balanced assignment, hand-offs with lookahead), with `prob` rules and
+//! balanced assignment or by the traffic, hand-offs with lookahead), with `prob` rules and
 //! `one_pass 0`, with ties at one nanosecond between partitions, and when
 //! a cut has no lookahead (the run falls back to fewer partitions).
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
-use pipelab_emu::{Destinations, Egress, Paths, PipeDef, PortDef, Spec};
+use pipelab_emu::{Destinations, Egress, Emulation, Paths, PipeDef, PortDef, Spec};
 use pipelab_engine::config::QueueLimit;
+use pipelab_engine::EngineOptions;
 use pipelab_engine::{Duration, PipeConfig, Rate};
 use pipelab_lang::{parse_traffic, Config, TrafficSpec};
-use pipelab_sim::{simulate_scenario, Report, RunInfo, Scenario, SimOptions};
+use pipelab_sim::{partition, simulate_scenario, Report, RunInfo, Scenario, SimOptions};
 use pipelab_topo::cross::{pipe_loads, Demand};
 use pipelab_topo::model::{LinkAttrs, RoleAttrs};
 use pipelab_topo::{distill, gen, Mode, Topology};
@@ -39,7 +40,8 @@ fn run(s: &Scenario, t: &[TrafficSpec], workers: usize, seed: u64) -> (Report, R
 }
 
 /// The JSON reports of `workers` = 1, and each of `ks`, with their run
-/// information; asserts they are byte-identical.
+/// information; asserts they are byte-identical (with a hint, also when
+/// the simulator cuts by the traffic instead).
 fn same_for(s: &Scenario, t: &[TrafficSpec], ks: &[usize], seed: u64) -> Vec<RunInfo> {
     let (one, info1) = run(s, t, 1, seed);
     let want = one.to_json();
@@ -55,6 +57,16 @@ fn same_for(s: &Scenario, t: &[TrafficSpec], ks: &[usize], seed: u64) -> Vec<Run
         let (r, info) = run(&s, t, k, seed);
         assert_eq!(r.to_json(), want, "report with {k} workers");
         infos.push(info);
+        if s.hint.is_some() {
+            // And as cut by default, by the traffic's routes.
+            s.hint = None;
+            let (r, _) = run(&s, t, k, seed);
+            assert_eq!(
+                r.to_json(),
+                want,
+                "report with {k} workers, cut by the traffic"
+            );
+        }
     }
     infos
 }
@@ -70,9 +82,10 @@ fn config_scenario(text: &str) -> Scenario {
     .expect("lowers")
 }
 
-/// A topology's scenario as `pipelab sim --topology` builds it: VN `k` at
-/// 10.0.0.(k+1), cross traffic loading its routes, the balanced
-/// assignment over `k` workers as the hint.
+/// A topology's scenario as `pipelab sim --topology` builds it (VN `k` at
+/// 10.0.0.(k+1), cross traffic loading its routes), with `topo assign`'s
+/// balanced assignment over `k` workers as the hint (`pipelab sim` gives
+/// none: the simulator cuts by the traffic; `same_for` runs both).
 fn topo_scenario(t: &Topology, cross: &[(usize, usize, u64)], k: usize) -> Scenario {
     let d = distill(t, Mode::HopByHop).expect("distils");
     let vns = t.vns();
@@ -217,6 +230,70 @@ fn zero_lookahead_cut_falls_back_to_one_partition() {
     assert_eq!(infos[1].handoffs, 0);
     let note = infos[1].note.as_deref().unwrap_or("");
     assert!(note.contains("running 1"), "{note}");
+}
+
+/// A pass proves a run without a hint is cut by its traffic, as
+/// `partition::plan` cuts with the traffic's `Load`: on a ring of 8
+/// routers with CBR flows that lose nothing, the hand-offs the run counts
+/// are each flow's packets times the cut steps of its route under that
+/// plan, and another number under `topo assign`'s partition.
+#[test]
+fn a_run_without_hint_is_cut_by_its_traffic() {
+    let t = gen::ring(8, 3, &RoleAttrs::default()).expect("ring");
+    let n = 24;
+    let flows: Vec<String> = (0..n)
+        .map(|i| {
+            // Most packets among the VNs of routers 0 and 1.
+            let (rate, d) = if i < 6 {
+                (900, (i + 1) % 6)
+            } else {
+                (50, (i * 5 + 3) % n)
+            };
+            format!(
+                "cbr rate {rate}pps size 200B duration 1s from {}:{} to {}:9",
+                vn(i),
+                1000 + i,
+                vn(d)
+            )
+        })
+        .collect();
+    let flows = traffic(&flows);
+    let hinted = topo_scenario(&t, &[], 2);
+    let mut s = hinted.clone();
+    s.hint = None;
+    let (r, info) = run(&s, &flows, 2, 1);
+    assert_eq!(info.partitions, 2);
+    assert!(r.flows.iter().all(|f| f.lost == 0), "no losses");
+    let routes: Vec<_> = flows
+        .iter()
+        .filter_map(|f| Some((f.from?.ip(), f.to?.ip(), partition::expected_packets(f))))
+        .collect();
+    let load = partition::Load::of_routes(&s.spec, &routes);
+    let front = Emulation::with_spec(s.spec.clone(), EngineOptions::default()).expect("spec");
+    let paths = s.spec.paths.as_ref().expect("paths");
+    let handoffs = |plan: &partition::Plan| -> u64 {
+        flows
+            .iter()
+            .zip(&r.flows)
+            .map(|(f, fr)| {
+                let port = |a: Option<std::net::SocketAddr>| {
+                    paths.dest.port(a.expect("address").ip()).expect("a VN") as usize
+                };
+                let route = paths.get(port(f.from), port(f.to)).expect("route");
+                let cuts = route
+                    .windows(2)
+                    .filter(|w| plan.of_pipe[&w[0]] != plan.of_pipe[&w[1]])
+                    .count() as u64;
+                fr.sent * cuts
+            })
+            .sum()
+    };
+    let by_traffic = partition::plan(&s.spec, &front, 2, None, &load);
+    assert_eq!(info.handoffs, handoffs(&by_traffic));
+    let blind = partition::plan(&s.spec, &front, 2, hinted.hint.as_ref(), &load);
+    let (_, hinted_info) = run(&hinted, &flows, 2, 1);
+    assert_eq!(hinted_info.handoffs, handoffs(&blind));
+    assert_ne!(by_traffic.of_pipe, blind.of_pipe);
 }
 
 fn pipe(bw: u64, delay_us: u64, queue: u32) -> PipeDef {

@@ -359,7 +359,8 @@ fn a_shell_with_two_workers() {
 /// the other; ping sees the four 2 ms hops each way (its minimum RTT),
 /// probe traffic at 5 kpps sees them one way (its minimum and median
 /// delay) and is neither lost nor reordered, and the emulation's stats
-/// count the hand-offs and add up.
+/// count the hand-offs (and the wake-ups of a sleeping worker, at most
+/// one per hand-off) and add up.
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -438,9 +439,16 @@ fn a_topology_route_across_two_workers() {
             .iter()
             .map(|w| w["stats"]["handoffs_in"].as_u64().unwrap_or(0))
             .sum();
+        // Wake-ups of a sleeping worker: at least one (the receiving
+        // worker sleeps between packets 200 µs apart), at most one per
+        // hand-off.
+        let wakeups: u64 = ws
+            .iter()
+            .map(|w| w["stats"]["wakeups"].as_u64().unwrap_or(0))
+            .sum();
         let min = p["delay_ms"]["min"].as_f64().unwrap_or(0.0);
         let p50 = p["delay_ms"]["p50"].as_f64().unwrap_or(0.0);
-        eprintln!("topology, 2 workers: ping min RTT {rtt} ms, probe min {min} ms p50 {p50} ms, hand-offs {handed}");
+        eprintln!("topology, 2 workers: ping min RTT {rtt} ms, probe min {min} ms p50 {p50} ms, hand-offs {handed}, wake-ups {wakeups}");
         let ok = (16.0..17.0).contains(&rtt)
             && (8.0..8.5).contains(&min)
             && (8.0..9.0).contains(&p50)
@@ -448,6 +456,7 @@ fn a_topology_route_across_two_workers() {
             && p["reordered"].as_u64() == Some(0)
             && ws.len() == 2
             && handed >= 10_000
+            && (1..=handed).contains(&wakeups)
             && ws.iter().all(|w| w["balanced"].as_bool() == Some(true));
         if ok {
             Ok(())

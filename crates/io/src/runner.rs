@@ -218,6 +218,9 @@ pub struct RunnerStats {
     pub handoffs_out: u64,
     /// Taken over from other workers (workers only).
     pub handoffs_in: u64,
+    /// Wake-ups written to other workers that may have been asleep
+    /// (workers only; a cost counter, outside the accounting).
+    pub wakeups: u64,
     /// Still inside the emulator (for a total over workers, with the
     /// packets on their way between two).
     pub inside: u64,
@@ -282,6 +285,7 @@ impl std::ops::AddAssign for RunnerStats {
         self.dropped_handoff += o.dropped_handoff;
         self.handoffs_out += o.handoffs_out;
         self.handoffs_in += o.handoffs_in;
+        self.wakeups += o.wakeups;
         self.inside += o.inside;
         self.gso += o.gso;
     }
@@ -856,6 +860,7 @@ impl Runner {
     pub fn stats(&self) -> RunnerStats {
         let mut s = self.stats;
         s.inside = self.emu.in_flight() as u64;
+        s.wakeups = self.links.as_ref().map_or(0, |l| l.stats().wakeups);
         s.gso = self.gso.stats;
         s
     }

@@ -671,6 +671,43 @@ pub struct Pipe {
     /// asked, because there is none). Follows `models`, `sched` and
     /// `cfg`; independent of `early`.
     plain: bool,
+    /// The last transmission time computed: `(rate, wire bytes, carry
+    /// in)` → `(time, carry out)`. Packets of one size back to back ask
+    /// the same question again and again; the answer is the same
+    /// division's, without dividing.
+    tx_memo: TxMemo,
+}
+
+/// A memo of [`Rate::tx_time`]: its arguments and its results.
+#[derive(Clone, Copy, Debug, Default)]
+struct TxMemo {
+    bps: u64,
+    wire: u64,
+    carry_in: u64,
+    time: Duration,
+    carry_out: u64,
+}
+
+impl TxMemo {
+    /// `rate.tx_time(wire, carry)`, from the memo when it holds the same
+    /// arguments.
+    #[inline]
+    fn tx_time(&mut self, rate: Rate, wire: u64, carry: &mut u64) -> Duration {
+        if self.bps == rate.0 && self.wire == wire && self.carry_in == *carry && rate.0 != 0 {
+            *carry = self.carry_out;
+            return self.time;
+        }
+        let carry_in = *carry;
+        let time = rate.tx_time(wire, carry);
+        *self = TxMemo {
+            bps: rate.0,
+            wire,
+            carry_in,
+            time,
+            carry_out: *carry,
+        };
+        time
+    }
 }
 
 impl Pipe {
@@ -698,6 +735,7 @@ impl Pipe {
             early: false,
             wake_at_tx_end: false,
             plain: false,
+            tx_memo: TxMemo::default(),
         }
         .with_wake()
     }
@@ -1159,7 +1197,7 @@ impl Pipe {
         } else if let Some(b) = &mut m.burst {
             start + b.tx_time(start, wire, &mut self.tx_carry)
         } else {
-            start + rate.tx_time(wire, &mut self.tx_carry)
+            start + self.tx_memo.tx_time(rate, wire, &mut self.tx_carry)
         };
         let (extra, lost) = match &mut m.profile {
             Some(p) => {
@@ -1186,7 +1224,8 @@ impl Pipe {
         let Some(h) = self.queue.front() else { return };
         let wire = self.cfg.accounting().wire_bytes(pool.get(h).pkt.len);
         self.head_lost = false;
-        self.tx_done = start + self.models.rate.tx_time(wire, &mut self.tx_carry);
+        let rate = self.models.rate;
+        self.tx_done = start + self.tx_memo.tx_time(rate, wire, &mut self.tx_carry);
     }
 
     /// The next instant at which a packet leaves this pipe.
@@ -1199,6 +1238,20 @@ impl Pipe {
     /// touched before anything could observe its queue.
     #[inline]
     pub(crate) fn next_deadline(&self, pool: &Pool) -> Option<Instant> {
+        if self.plain && !self.early {
+            // The general answer below without the terms a plain pipe
+            // lacks: no stage wakes it at a transmission's end, no slot
+            // gates its delay line; the drop lists are empty unless a
+            // reconfiguration left packets in them.
+            if self.aqm_dropped.is_empty() && self.link_dropped.is_empty() {
+                let line = self.delay_line.front_due(pool);
+                if self.queue.is_empty() {
+                    return line;
+                }
+                let sending = self.tx_done + self.cfg.delay();
+                return Some(line.map_or(sending, |d| d.min(sending)));
+            }
+        }
         // With variable delay the packet being sent may leave as early as
         // the end of its transmission: wake then and let `catch_up` draw.
         // So does a stage that decides at the end of a transmission.

@@ -1418,3 +1418,38 @@ impl Pipe {
         s.max_backlog_bytes = s.max_backlog_bytes.max(s.backlog_bytes);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass proves the memo answers exactly as the division does, in a
+    /// stream where arguments repeat (a hit) and change (rate, size or
+    /// carry: a miss), the unlimited rate included.
+    #[test]
+    fn tx_memo_answers_as_the_division() {
+        let mut memo = TxMemo::default();
+        let (mut c_memo, mut c_div) = (0u64, 0u64);
+        let rates = [Rate(10_000_000), Rate(3_000_001), Rate::UNLIMITED, Rate(7)];
+        let mut hits = 0;
+        for k in 0..4000u64 {
+            let rate = rates[(k / 97) as usize % rates.len()];
+            let wire = if k % 5 == 0 {
+                1500
+            } else {
+                1000 + (k / 13) % 3
+            };
+            if k % 31 == 0 {
+                // An idle link forgets its remainder.
+                c_memo = 0;
+                c_div = 0;
+            }
+            let hit = memo.bps == rate.0 && memo.wire == wire && memo.carry_in == c_memo;
+            hits += usize::from(hit && rate.0 != 0);
+            let a = memo.tx_time(rate, wire, &mut c_memo);
+            let b = rate.tx_time(wire, &mut c_div);
+            assert_eq!((a, c_memo), (b, c_div), "packet {k}");
+        }
+        assert!(hits > 100, "the memo was hit {hits} times");
+    }
+}

@@ -14,8 +14,8 @@
 //! Each pipe has at most one entry, and the heap knows where it is
 //! (`pos`): when a pipe's deadline changes its entry is moved in place
 //! (decrease- or increase-key), and a pipe with no more work has its entry
-//! removed. No stale entry is ever left behind to be popped and skipped
-//! later, so the heap holds exactly the pipes that have work, and serving
+//! removed. No stale entry is ever left behind in the heap to be popped
+//! and skipped later, so it holds exactly its pipes with work, and serving
 //! a pipe and giving it its next deadline is one sift from the root
 //! ([`EventQueue::schedule`] on the entry [`EventQueue::peek`] returned)
 //! instead of a pop and a push. `seq` is a counter, renewed at every
@@ -30,6 +30,17 @@
 //! then `seq`: the same total order as the tuple, with fewer branches.
 //! Which entry is the minimum does not depend on the heap's shape, so the
 //! pipes are served in the same order as with the binary heap.
+//!
+//! Beside the heap, a FIFO ring takes every entry that comes no earlier
+//! in `(time, key, seq)` than the ring's last one: a busy pipe served at
+//! its deadline and given the next one a fixed time later (every pipe of
+//! a route at one rate and delay, whose exits fall on one grid) costs
+//! an append instead of a sift. The earliest entry is the smaller of the
+//! heap's root and the ring's front, so the order is the heap's alone:
+//! the two hold the same entries, with the same `seq`. In the ring, a
+//! pipe rescheduled or cancelled leaves a stale entry (its `seq` is no
+//! longer the pipe's), dropped when it reaches the front, which is never
+//! stale, or by a compaction when stale entries outnumber live ones.
 
 use crate::time::Instant;
 use std::collections::VecDeque;

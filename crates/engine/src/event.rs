@@ -14,8 +14,8 @@
 //! Each pipe has at most one entry, and the heap knows where it is
 //! (`pos`): when a pipe's deadline changes its entry is moved in place
 //! (decrease- or increase-key), and a pipe with no more work has its entry
-//! removed. No stale entry is ever left behind to be popped and skipped
-//! later, so the heap holds exactly the pipes that have work, and serving
+//! removed. No stale entry is ever left behind in the heap to be popped
+//! and skipped later, so it holds exactly its pipes with work, and serving
 //! a pipe and giving it its next deadline is one sift from the root
 //! ([`EventQueue::schedule`] on the entry [`EventQueue::peek`] returned)
 //! instead of a pop and a push. `seq` is a counter, renewed at every
@@ -30,8 +30,20 @@
 //! then `seq`: the same total order as the tuple, with fewer branches.
 //! Which entry is the minimum does not depend on the heap's shape, so the
 //! pipes are served in the same order as with the binary heap.
+//!
+//! Beside the heap, a FIFO ring takes every entry that comes no earlier
+//! in `(time, key, seq)` than the ring's last one: a busy pipe served at
+//! its deadline and given the next one a fixed time later (every pipe of
+//! a route at one rate and delay, whose exits fall on one grid) costs
+//! an append instead of a sift. The earliest entry is the smaller of the
+//! heap's root and the ring's front, so the order is the heap's alone:
+//! the two hold the same entries, with the same `seq`. In the ring, a
+//! pipe rescheduled or cancelled leaves a stale entry (its `seq` is no
+//! longer the pipe's), dropped when it reaches the front, which is never
+//! stale, or by a compaction when stale entries outnumber live ones.
 
 use crate::time::Instant;
+use std::collections::VecDeque;
 
 /// A scheduled service of a pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,16 +70,30 @@ impl Event {
 /// `pos` of a pipe with no entry.
 const ABSENT: u32 = u32::MAX;
 
+/// `pos` of a pipe whose entry is in the ring.
+const IN_RING: u32 = u32::MAX - 1;
+
 /// Children per node of the heap.
 const ARITY: usize = 4;
 
-/// An indexed 4-ary min-heap of events ordered by `(time, key, seq)`, at
-/// most one per pipe.
+/// An indexed 4-ary min-heap of events ordered by `(time, key, seq)`,
+/// beside a FIFO ring of entries scheduled in that order, at most one
+/// entry per pipe in the two together.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<Event>,
-    /// Per pipe, the index of its entry in `heap` (`ABSENT`: none).
+    /// Per pipe, where its entry is: an index in `heap`, `IN_RING`, or
+    /// `ABSENT` (none).
     pos: Vec<u32>,
+    /// Entries in ascending `(time, key, seq)` order, each no earlier
+    /// than the one before it when it was added; an entry whose pipe has
+    /// since been rescheduled or cancelled is stale and stays until it
+    /// reaches the front. The front is never stale.
+    ring: VecDeque<Event>,
+    /// Per pipe in the ring, the `seq` of its live entry there.
+    ring_seq: Vec<u64>,
+    /// Live entries in `ring`.
+    ring_live: usize,
     next_seq: u64,
 }
 
@@ -77,12 +103,20 @@ impl EventQueue {
         EventQueue {
             heap: Vec::with_capacity(cap),
             pos: Vec::with_capacity(cap),
+            ring: VecDeque::with_capacity(cap),
+            ring_seq: Vec::with_capacity(cap),
+            ring_live: 0,
             next_seq: 0,
         }
     }
 
     /// Schedule `pipe` (whose key is `key`) at `time`, replacing its entry
     /// if it has one; returns the entry's new sequence number.
+    ///
+    /// The entry joins the ring when it comes no earlier than the ring's
+    /// last entry (a pipe served at its deadline and given the next one a
+    /// fixed time later, as every busy pipe of a route at one rate and
+    /// delay is: O(1), no sift); otherwise the heap.
     #[inline]
     pub fn schedule(&mut self, pipe: u32, time: Instant, key: u64) -> u64 {
         let seq = self.next_seq;
@@ -96,8 +130,22 @@ impl EventQueue {
         let p = pipe as usize;
         if p >= self.pos.len() {
             self.pos.resize(p + 1, ABSENT);
+            self.ring_seq.resize(p + 1, 0);
         }
+        if self.pos[p] == IN_RING {
+            self.leave_ring(p);
+        }
+        let in_order = self.ring.back().is_none_or(|b| e.order() >= b.order());
         match self.pos[p] {
+            _ if in_order => {
+                if self.pos[p] != ABSENT {
+                    self.remove_at(self.pos[p] as usize);
+                }
+                self.ring.push_back(e);
+                self.pos[p] = IN_RING;
+                self.ring_seq[p] = seq;
+                self.ring_live += 1;
+            }
             ABSENT => {
                 let i = self.heap.len();
                 self.heap.push(e);
@@ -121,33 +169,65 @@ impl EventQueue {
         let Some(&i) = self.pos.get(pipe as usize) else {
             return;
         };
-        if i != ABSENT {
-            self.remove_at(i as usize);
+        match i {
+            ABSENT => {}
+            IN_RING => self.leave_ring(pipe as usize),
+            i => self.remove_at(i as usize),
         }
     }
 
     /// The earliest entry.
     #[inline]
     pub fn peek(&self) -> Option<Event> {
-        self.heap.first().copied()
+        match (self.heap.first(), self.ring.front()) {
+            (Some(h), Some(r)) => Some(if r.order() < h.order() { *r } else { *h }),
+            (Some(h), None) => Some(*h),
+            (None, r) => r.copied(),
+        }
     }
 
     /// Remove and return the earliest entry.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let e = self.heap.first().copied()?;
-        self.remove_at(0);
+        let e = self.peek()?;
+        self.cancel(e.pipe);
         Some(e)
     }
 
     /// Number of entries (pipes with work).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.ring_live
     }
 
     /// True when no entry is left.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.ring_live == 0
+    }
+
+    /// Pipe `p`'s entry in the ring is no longer live: drop the stale
+    /// entries at the front, and compact the ring when stale entries
+    /// outnumber live ones.
+    #[inline]
+    fn leave_ring(&mut self, p: usize) {
+        self.pos[p] = ABSENT;
+        self.ring_live -= 1;
+        let n = self.ring_live;
+        let EventQueue {
+            pos,
+            ring,
+            ring_seq,
+            ..
+        } = self;
+        let live = |e: &Event| {
+            let q = e.pipe as usize;
+            pos[q] == IN_RING && ring_seq[q] == e.seq
+        };
+        while ring.front().is_some_and(|f| !live(f)) {
+            ring.pop_front();
+        }
+        if ring.len() > 2 * n + 64 {
+            ring.retain(live);
+        }
     }
 
     /// Remove the entry at heap index `i`.
@@ -278,6 +358,42 @@ mod tests {
     /// replaced, whose stale entries were skipped.
     #[test]
     fn matches_a_sorted_reference_under_random_changes() {
+        check_against_reference(|rnd, _| rnd(1000));
+    }
+
+    /// A pass proves the same when most deadlines come in ascending order
+    /// (the ring takes them) and some do not (the heap takes those, and
+    /// entries move between the two): the order is the reference's.
+    #[test]
+    fn matches_a_sorted_reference_with_the_ring_and_the_heap_mixed() {
+        check_against_reference(|rnd, step| {
+            let base = step * 3;
+            match rnd(8) {
+                0 => base.saturating_sub(rnd(400)),
+                1 => base,
+                _ => base + rnd(50),
+            }
+        });
+        // Ties on time and key in order of scheduling, all in the ring.
+        let mut q = EventQueue::default();
+        for round in 0..50u64 {
+            for p in 0..8u32 {
+                q.schedule(p, Instant(round * 10), p as u64);
+            }
+            for p in 0..8u32 {
+                let e = q.peek().map(|e| (e.time.0, e.pipe));
+                assert_eq!(e, Some((round * 10, p)));
+                q.schedule(p, Instant(round * 10 + 10), p as u64);
+            }
+        }
+        assert_eq!(q.len(), 8);
+        assert!(q.heap.is_empty());
+        assert!(q.ring.len() <= 2 * 8 + 64);
+    }
+
+    /// Random schedules (at `time(rnd, step)`), cancels and pops against
+    /// a reference that keeps each pipe's last entry.
+    fn check_against_reference(time: impl Fn(&mut dyn FnMut(u64) -> u64, u64) -> u64) {
         use std::collections::BTreeMap;
         let mut q = EventQueue::default();
         let mut live: BTreeMap<u32, (Instant, u64, u64)> = BTreeMap::new();
@@ -288,13 +404,13 @@ mod tests {
             x ^= x << 17;
             x % m
         };
-        for _ in 0..20_000 {
+        for step in 0..20_000u64 {
             let pipe = rnd(64) as u32;
             // Keys collide on purpose: ties then fall to seq.
             let key = (pipe % 16) as u64;
             match rnd(10) {
                 0..=5 => {
-                    let t = Instant(rnd(1000));
+                    let t = Instant(time(&mut rnd, step));
                     let seq = q.schedule(pipe, t, key);
                     live.insert(pipe, (t, key, seq));
                 }

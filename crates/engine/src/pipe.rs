@@ -671,6 +671,43 @@ pub struct Pipe {
     /// asked, because there is none). Follows `models`, `sched` and
     /// `cfg`; independent of `early`.
     plain: bool,
+    /// The last transmission time computed: `(rate, wire bytes, carry
+    /// in)` → `(time, carry out)`. Packets of one size back to back ask
+    /// the same question again and again; the answer is the same
+    /// division's, without dividing.
+    tx_memo: TxMemo,
+}
+
+/// A memo of [`Rate::tx_time`]: its arguments and its results.
+#[derive(Clone, Copy, Debug, Default)]
+struct TxMemo {
+    bps: u64,
+    wire: u64,
+    carry_in: u64,
+    time: Duration,
+    carry_out: u64,
+}
+
+impl TxMemo {
+    /// `rate.tx_time(wire, carry)`, from the memo when it holds the same
+    /// arguments.
+    #[inline]
+    fn tx_time(&mut self, rate: Rate, wire: u64, carry: &mut u64) -> Duration {
+        if self.bps == rate.0 && self.wire == wire && self.carry_in == *carry && rate.0 != 0 {
+            *carry = self.carry_out;
+            return self.time;
+        }
+        let carry_in = *carry;
+        let time = rate.tx_time(wire, carry);
+        *self = TxMemo {
+            bps: rate.0,
+            wire,
+            carry_in,
+            time,
+            carry_out: *carry,
+        };
+        time
+    }
 }
 
 impl Pipe {
@@ -698,6 +735,7 @@ impl Pipe {
             early: false,
             wake_at_tx_end: false,
             plain: false,
+            tx_memo: TxMemo::default(),
         }
         .with_wake()
     }
@@ -1159,7 +1197,7 @@ impl Pipe {
         } else if let Some(b) = &mut m.burst {
             start + b.tx_time(start, wire, &mut self.tx_carry)
         } else {
-            start + rate.tx_time(wire, &mut self.tx_carry)
+            start + self.tx_memo.tx_time(rate, wire, &mut self.tx_carry)
         };
         let (extra, lost) = match &mut m.profile {
             Some(p) => {
@@ -1186,7 +1224,8 @@ impl Pipe {
         let Some(h) = self.queue.front() else { return };
         let wire = self.cfg.accounting().wire_bytes(pool.get(h).pkt.len);
         self.head_lost = false;
-        self.tx_done = start + self.models.rate.tx_time(wire, &mut self.tx_carry);
+        let rate = self.models.rate;
+        self.tx_done = start + self.tx_memo.tx_time(rate, wire, &mut self.tx_carry);
     }
 
     /// The next instant at which a packet leaves this pipe.
@@ -1199,6 +1238,20 @@ impl Pipe {
     /// touched before anything could observe its queue.
     #[inline]
     pub(crate) fn next_deadline(&self, pool: &Pool) -> Option<Instant> {
+        if self.plain && !self.early {
+            // The general answer below without the terms a plain pipe
+            // lacks: no stage wakes it at a transmission's end, no slot
+            // gates its delay line; the drop lists are empty unless a
+            // reconfiguration left packets in them.
+            if self.aqm_dropped.is_empty() && self.link_dropped.is_empty() {
+                let line = self.delay_line.front_due(pool);
+                if self.queue.is_empty() {
+                    return line;
+                }
+                let sending = self.tx_done + self.cfg.delay();
+                return Some(line.map_or(sending, |d| d.min(sending)));
+            }
+        }
         // With variable delay the packet being sent may leave as early as
         // the end of its transmission: wake then and let `catch_up` draw.
         // So does a stage that decides at the end of a transmission.
@@ -1363,5 +1416,40 @@ impl Pipe {
         s.in_delay_line = self.delay_line.len();
         s.max_backlog = s.max_backlog.max(s.backlog);
         s.max_backlog_bytes = s.max_backlog_bytes.max(s.backlog_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass proves the memo answers exactly as the division does, in a
+    /// stream where arguments repeat (a hit) and change (rate, size or
+    /// carry: a miss), the unlimited rate included.
+    #[test]
+    fn tx_memo_answers_as_the_division() {
+        let mut memo = TxMemo::default();
+        let (mut c_memo, mut c_div) = (0u64, 0u64);
+        let rates = [Rate(10_000_000), Rate(3_000_001), Rate::UNLIMITED, Rate(7)];
+        let mut hits = 0;
+        for k in 0..4000u64 {
+            let rate = rates[(k / 97) as usize % rates.len()];
+            let wire = if k % 5 == 0 {
+                1500
+            } else {
+                1000 + (k / 13) % 3
+            };
+            if k % 31 == 0 {
+                // An idle link forgets its remainder.
+                c_memo = 0;
+                c_div = 0;
+            }
+            let hit = memo.bps == rate.0 && memo.wire == wire && memo.carry_in == c_memo;
+            hits += usize::from(hit && rate.0 != 0);
+            let a = memo.tx_time(rate, wire, &mut c_memo);
+            let b = rate.tx_time(wire, &mut c_div);
+            assert_eq!((a, c_memo), (b, c_div), "packet {k}");
+        }
+        assert!(hits > 100, "the memo was hit {hits} times");
     }
 }

@@ -134,7 +134,7 @@ mlffr() { # threads: the highest loss-free rate of a ladder; a step passes
         for i in $(seq "$TRIES"); do
             j=$(probe ${rate}kpps 53B $BURST "$1")
             lost=$(echo "$j" | field "r['lost']")
-            offered=$(echo "$j" | field "'%d' % (r.get('offered_pps', 0) / 1000)")
+            offered=$(echo "$j" | field "'%d' % r.get('offered_pps', 0)")
             rxdrop=$(echo "$j" | field "r.get('receiver_dropped', 0)")
             [ "$lost" -eq 0 ] && break
         done
@@ -142,7 +142,10 @@ mlffr() { # threads: the highest loss-free rate of a ladder; a step passes
             [ "$rxdrop" -gt 0 ] && best="${best}†"
             break
         fi
-        if [ $((offered * 100)) -lt $((rate * 97)) ]; then
+        # Offered in packets/s: in kpps, truncated, 9999 of 10000 read as
+        # 9 and failed the step.
+        if [ $((offered / 10)) -lt $((rate * 97)) ]; then
+            offered=$((offered / 1000))
             [ "$offered" -gt "$best" ] && best=$offered
             echo "${best}*"; return
         fi

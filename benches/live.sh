@@ -11,7 +11,17 @@
 #    receive ring, one copy, transmit ring) and one with one pipe. Ratios
 #    against the copy loop of the same backend and against the kernel
 #    bridge. The probe sends in bursts of $BURST packets per sendmmsg call,
-#    so that the sender is not the bound.
+#    so that the sender is not the bound, from $SEND_THREADS threads (each
+#    its own flow, 1/N of the rate; `probe send --threads`). Unset, the
+#    kernel bridge row sends from 2 threads and the pipelab rows from 1:
+#    the kernel bridge forwards inside the sender's own system call, so
+#    one sending thread (one CPU) is its bound, while pipelab's runner
+#    forwards on its own CPU and a second sender would only take CPU from
+#    it on a 2-CPU machine. Set, e.g. SEND_THREADS=2, it holds for every
+#    row. The ladder ($LADDER, kpps) runs to 2000 kpps while the path
+#    keeps up; "*" marks a figure where the senders fell behind first, "†"
+#    one whose next step lost packets the receiving socket dropped (the
+#    receiver, not the path, was the bound there).
 # 3. Lateness of the bridge's own departures (its accuracy meter: actual
 #    minus due time, p50/p99/p99.9) at 1, 10 and 50 kpps through a 10 ms
 #    pipe, sleeping between deadlines vs --busy-poll, per backend.
@@ -85,10 +95,10 @@ start_bridge() { # config text
 }
 stop_bridge() { kill "$BR_PID" 2>/dev/null; wait "$BR_PID" 2>/dev/null || true; BR_PID=; }
 
-probe() { # rate size [burst] -> json
+probe() { # rate size [burst [threads]] -> json
     ip netns exec $B "$BIN" probe recv --listen 10.78.0.2:7790 --once 2>/dev/null & local rx=$!
     sleep 0.3
-    ip netns exec $A "$BIN" probe send 10.78.0.2:7790 --rate "$1" --size "$2" --duration $DUR --burst "${3:-1}" --json
+    ip netns exec $A "$BIN" probe send 10.78.0.2:7790 --rate "$1" --size "$2" --duration $DUR --burst "${3:-1}" --threads "${4:-1}" --json
     wait $rx 2>/dev/null || true
 }
 
@@ -110,23 +120,32 @@ done
 stop_bridge
 fi
 
-mlffr() { # the highest loss-free rate of a ladder; a step passes if one
-          # of $TRIES runs loses nothing (a stall of a shared virtual CPU
-          # loses a burst whatever the path) and the sender really offered
-          # the step's rate (at least 97 % of it). When the sender falls
-          # behind, the figure is the highest rate it offered loss-free,
-          # marked "*": the path's own rate is at least that.
-    local best=0 rate i lost offered j
+mlffr() { # threads: the highest loss-free rate of a ladder; a step passes
+          # if one of $TRIES runs loses nothing (a stall of a shared
+          # virtual CPU loses a burst whatever the path) and the senders
+          # really offered the step's rate (at least 97 % of it). When they
+          # fall behind, the figure is the highest rate they offered
+          # loss-free, marked "*": the path's own rate is at least that.
+          # "†": the step that lost had packets dropped by the receiving
+          # socket (its buffer full), so the receiver may be the bound.
+    local best=0 rate i lost offered j rxdrop=0
     for rate in ${LADDER:-10 25 50 75 100 150 200 250 300 400 500 600 800 1000 1500 2000}; do
         lost=1
         for i in $(seq "$TRIES"); do
-            j=$(probe ${rate}kpps 53B $BURST)
+            j=$(probe ${rate}kpps 53B $BURST "$1")
             lost=$(echo "$j" | field "r['lost']")
-            offered=$(echo "$j" | field "'%d' % (r.get('offered_pps', 0) / 1000)")
+            offered=$(echo "$j" | field "'%d' % r.get('offered_pps', 0)")
+            rxdrop=$(echo "$j" | field "r.get('receiver_dropped', 0)")
             [ "$lost" -eq 0 ] && break
         done
-        if [ "$lost" -ne 0 ]; then break; fi
-        if [ $((offered * 100)) -lt $((rate * 97)) ]; then
+        if [ "$lost" -ne 0 ]; then
+            [ "$rxdrop" -gt 0 ] && best="${best}†"
+            break
+        fi
+        # Offered in packets/s: in kpps, truncated, 9999 of 10000 read as
+        # 9 and failed the step.
+        if [ $((offered / 10)) -lt $((rate * 97)) ]; then
+            offered=$((offered / 1000))
             [ "$offered" -gt "$best" ] && best=$offered
             echo "${best}*"; return
         fi
@@ -134,33 +153,36 @@ mlffr() { # the highest loss-free rate of a ladder; a step passes if one
     done
     echo $best
 }
-num() { echo "${1%\*}"; }
+num() { local n=${1%†}; echo "${n%\*}"; }
+# Sending threads of the kernel bridge row and of the pipelab rows.
+K_THREADS=${SEND_THREADS:-2}
+P_THREADS=${SEND_THREADS:-1}
 
 if want mlffr; then
 echo
 echo "## Loss-free forwarding rate, 67-byte frames, $DUR per step (best of $TRIES), sender bursts of $BURST"
 echo
-echo "| path | MLFFR kpps | ratio to its copy loop | ratio to kernel bridge |"
-echo "|---|---|---|---|"
+echo "| path | sending threads | MLFFR kpps | ratio to its copy loop | ratio to kernel bridge |"
+echo "|---|---|---|---|---|"
 k=0
 if [ "$KERNEL" = 1 ]; then
 ip link add plbr$ID type bridge; ip link set $PA master plbr$ID; ip link set $PB master plbr$ID; ip link set plbr$ID up
 sleep 0.5; ip netns exec $A ping -c 2 -i 0.2 -q 10.78.0.2 >/dev/null
-k=$(mlffr)
+k=$(mlffr $K_THREADS)
 ip link del plbr$ID
-echo "| kernel bridge | $k | | 1.00 |"
+echo "| kernel bridge | $K_THREADS | $k | | 1.00 |"
 fi
 ratio() { python3 -c "print('%.2f' % ($(num $1)/$(num $2) if $(num $2) else 0))"; }
 for BACKEND in $BACKENDS; do
     start_bridge 'add 100 allow ip from any to any'
-    c=$(mlffr); stop_bridge
+    c=$(mlffr $P_THREADS); stop_bridge
     start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
-    p=$(mlffr); stop_bridge
-    echo "| pipelab $BACKEND, no pipe (copy loop) | $c | 1.00 | $(ratio $c $k) |"
-    echo "| pipelab $BACKEND, 1 pipe | $p | $(ratio $p $c) | $(ratio $p $k) |"
+    p=$(mlffr $P_THREADS); stop_bridge
+    echo "| pipelab $BACKEND, no pipe (copy loop) | $P_THREADS | $c | 1.00 | $(ratio $c $k) |"
+    echo "| pipelab $BACKEND, 1 pipe | $P_THREADS | $p | $(ratio $p $c) | $(ratio $p $k) |"
 done
 echo
-echo "\\*: loss-free at the highest rate the sender offered (kpps), short of the next step: the path's own rate is at least this, and a ratio with a starred figure compares senders, not paths. The kernel bridge forwards in the sender's own system call, so one sender is its bound."
+echo "\\*: loss-free at the highest rate the senders offered (kpps), short of the next step: the path's own rate is at least this, and a ratio with a starred figure compares senders, not paths. The kernel bridge forwards in the sender's own system call, so one sending thread is its bound. †: the next step's losses include datagrams the receiving socket dropped (the receiver fell behind)."
 fi
 
 if want lateness; then
@@ -341,7 +363,7 @@ for i in $(seq "$CAP_RUNS"); do
             both) EXTRA="--pcap /tmp/plb$ID.pcapng --events /tmp/plb$ID.jsonl" ;;
         esac
         start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
-        m=$(mlffr); stop_bridge
+        m=$(mlffr $P_THREADS); stop_bridge
         start_bridge $'pipe 1 config delay 10ms queue 100000\nadd 100 pipe 1 ip from any to any'
         j=$(probe $CAP_RATE 53B); stop_bridge
         late=$(python3 -c "import json; r=json.load(open('/tmp/plb$ID.json')); c=r.get('capture') or {}; print('%.0f | %s' % (r['lateness']['p99_us'], c.get('capture_lost', '')))")

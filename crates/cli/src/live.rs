@@ -505,6 +505,14 @@ pub enum ProbeCmd {
         #[arg(long, value_name = "N", default_value_t = 1,
               value_parser = clap::value_parser!(u32).range(1..=1024))]
         burst: u32,
+        /// Send from N threads (1 to 64), each its own socket and source
+        /// port (its own flow, its order checked apart) and 1/N of the
+        /// rate; the report sums them and lists each (--json: "threads").
+        /// For rates one thread cannot offer, as through the kernel's
+        /// bridge, which forwards inside the sender's own system call.
+        #[arg(long, value_name = "N", default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=probe::MAX_THREADS as i64))]
+        threads: u32,
     },
 }
 
@@ -698,6 +706,7 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), ProbeError> {
             duration,
             json,
             burst,
+            threads,
         } => {
             let r = pipelab_lang::units::parse_packet_rate(&rate)
                 .map_err(|e| flag_error("rate", &rate, e))?;
@@ -710,13 +719,16 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), ProbeError> {
                 size: u32::try_from(s).map_err(|_| ProbeError::Size(size.clone()))?,
                 duration: std::time::Duration::from_nanos(d.as_nanos()),
             };
-            let report = probe::send_burst(to, opts, burst).map_err(ProbeError::Send)?;
+            let report = probe::send_threads(to, opts, burst, threads).map_err(ProbeError::Send)?;
             if json {
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&report).map_err(ProbeError::Json)?
                 );
-                if let Some(w) = report.sender_behind() {
+                for w in [report.sender_behind(), report.receiver_behind()]
+                    .into_iter()
+                    .flatten()
+                {
                     eprintln!("pipelab probe: {w}");
                 }
             } else {

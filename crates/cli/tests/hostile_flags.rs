@@ -369,6 +369,24 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         Rejected(2, "error: invalid value '2000' for '--burst <N>': 2000 is not in 1..=1024"),
     ),
     (
+        "probe send --threads 0",
+        Bin::Pipelab,
+        &["probe", "send", "127.0.0.1:9", "--threads", "0"],
+        Rejected(2, "error: invalid value '0' for '--threads <N>': 0 is not in 1..=64"),
+    ),
+    (
+        "probe send --threads 65",
+        Bin::Pipelab,
+        &["probe", "send", "127.0.0.1:9", "--threads", "65"],
+        Rejected(2, "error: invalid value '65' for '--threads <N>': 65 is not in 1..=64"),
+    ),
+    (
+        "probe send with fewer packets than threads",
+        Bin::Pipelab,
+        &["probe", "send", "127.0.0.1:9", "--threads", "4", "--rate", "1kpps", "--duration", "2ms"],
+        Rejected(1, "probe send: a duration of 2ms at 1000 packets/s sends 2 packets, fewer than the 4 sending threads: give at least 3500us (one packet a thread), or fewer threads"),
+    ),
+    (
         "probe send to a host name",
         Bin::Pipelab,
         &["probe", "send", "localhost:9"],

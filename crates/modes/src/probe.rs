@@ -13,9 +13,20 @@
 //! reaches the socket), so the receiving process's scheduling latency is
 //! not counted as network delay. Both ends read the same host clock.
 //!
-//! Wire format (big-endian): `"PLPB"`, kind (0 data, 1 fin, 2 report),
-//! run id u32, sequence u64, send time u64 ns; a report carries JSON after
-//! the header. `size` is the IP packet length (IP + UDP headers included).
+//! Several sending threads (`--threads N`) are N flows: each its own
+//! socket (so its own source port), its own run id (the first flow's plus
+//! its index) and its own sequence numbers, so the receiver checks order
+//! per flow. Each flow ends with a member FIN, answered with its own
+//! report; then the sender asks for the group (the first run id and the
+//! number of flows) and the receiver answers with one report of all the
+//! flows' packets together (exact sums, delays over every packet).
+//!
+//! Wire format (big-endian): `"PLPB"`, kind (0 data, 1 fin, 2 report,
+//! 3 member fin, 4 group request, 5 group report), run id u32, sequence
+//! u64 (a FIN's: the count sent; a group request's: the number of flows),
+//! send time u64 ns (a group request's: the count sent by all flows); a
+//! report carries JSON after the header. `size` is the IP packet length
+//! (IP + UDP headers included).
 
 use nix::sys::socket::{
     recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage,
@@ -32,10 +43,15 @@ fn realtime_ns() -> u64 {
     }
 }
 
-/// One datagram with its kernel receive timestamp (ns, CLOCK_REALTIME).
-fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, u64)> {
+/// One datagram with its kernel receive timestamp (ns, CLOCK_REALTIME)
+/// and, when the kernel sent it, the socket's count of datagrams dropped
+/// so far for want of buffer space (`SO_RXQ_OVFL`).
+fn recv_stamped(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+) -> io::Result<(usize, SocketAddr, u64, Option<u32>)> {
     let mut iov = [IoSliceMut::new(buf)];
-    let mut cmsg = nix::cmsg_space!(TimeSpec);
+    let mut cmsg = nix::cmsg_space!(TimeSpec, u32);
     let msg = recvmsg::<SockaddrStorage>(
         sock.as_raw_fd(),
         &mut iov,
@@ -43,10 +59,14 @@ fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAd
         MsgFlags::empty(),
     )
     .map_err(io::Error::from)?;
-    let mut stamp = None;
+    let (mut stamp, mut dropped) = (None, None);
     for c in msg.cmsgs().map_err(io::Error::from)? {
-        if let ControlMessageOwned::ScmTimestampns(ts) = c {
-            stamp = Some(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64);
+        match c {
+            ControlMessageOwned::ScmTimestampns(ts) => {
+                stamp = Some(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64);
+            }
+            ControlMessageOwned::RxqOvfl(n) => dropped = Some(n),
+            _ => {}
         }
     }
     let from = msg
@@ -60,7 +80,7 @@ fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAd
                 })
         })
         .ok_or_else(|| io::Error::other("datagram without a source address"))?;
-    Ok((msg.bytes, from, stamp.unwrap_or_else(realtime_ns)))
+    Ok((msg.bytes, from, stamp.unwrap_or_else(realtime_ns), dropped))
 }
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -79,6 +99,12 @@ pub const MIN_SIZE: u32 = IP_UDP_HEADERS + HEADER as u32;
 const DATA: u8 = 0;
 const FIN: u8 = 1;
 const REPORT: u8 = 2;
+const MEMBER_FIN: u8 = 3;
+const GROUP: u8 = 4;
+const GROUP_REPORT: u8 = 5;
+
+/// The most sending threads `send_threads` takes.
+pub const MAX_THREADS: u32 = 64;
 
 /// What the receiver measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -110,6 +136,17 @@ pub struct ProbeReport {
     pub offered_pps: f64,
     /// Delay histogram: (upper bound ms, count), 20 equal bins min..max.
     pub histogram: Vec<(f64, u64)>,
+    /// Datagrams the receiving socket dropped while the run's packets
+    /// arrived, for want of buffer space (`SO_RXQ_OVFL`): lost at the
+    /// receiver, which could not keep up, not on the path. Counted for
+    /// the socket, so runs at once share their drops.
+    #[serde(default)]
+    pub receiver_dropped: u64,
+    /// With several sending threads, each thread's own report (its flow:
+    /// its socket, source port and sequence numbers); the fields above
+    /// are then for all of them together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ProbeReport>,
 }
 
 /// One-way delay summary, ms.
@@ -164,6 +201,9 @@ struct RunState {
     first: u64,
     last: u64,
     first_len: u64,
+    /// The socket's drop count at the run's first and latest packets.
+    drops_first: Option<u32>,
+    drops_last: Option<u32>,
 }
 
 impl RunState {
@@ -183,7 +223,47 @@ impl RunState {
             first: 0,
             last: 0,
             first_len: 0,
+            drops_first: None,
+            drops_last: None,
         }
+    }
+
+    /// The socket's drop count (`SO_RXQ_OVFL`) stamped on a packet of
+    /// the run when it was queued. The kernel leaves it out while the
+    /// count is zero.
+    fn note_drops(&mut self, count: Option<u32>) {
+        let c = count.unwrap_or(0);
+        if self.drops_first.is_none() {
+            self.drops_first = Some(c);
+        }
+        self.drops_last = Some(c);
+    }
+
+    /// Take in `other`'s packets: the state of the flows together. Each
+    /// flow's order was checked against its own sequence numbers, so
+    /// duplicates and reorderings add up.
+    fn absorb(&mut self, other: &RunState) {
+        if other.received == 0 {
+            return;
+        }
+        if self.received == 0 || other.first < self.first {
+            self.first = other.first;
+            self.first_len = other.first_len;
+        }
+        self.last = self.last.max(other.last);
+        self.received += other.received;
+        self.duplicated += other.duplicated;
+        self.reordered += other.reordered;
+        self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
+        self.bytes += other.bytes;
+        let _ = self.hist.add(&other.hist);
+        self.delays.extend_from_slice(&other.delays);
+        self.drops_first = match (self.drops_first, other.drops_first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.drops_last = self.drops_last.max(other.drops_last);
     }
 
     fn record(&mut self, seq: u64, sent_ns: u64, now: u64, ip_len: u64) {
@@ -255,6 +335,10 @@ impl RunState {
         } else {
             0.0
         };
+        let receiver_dropped = match (self.drops_first, self.drops_last) {
+            (Some(a), Some(b)) => u64::from(b.wrapping_sub(a)),
+            _ => 0,
+        };
         ProbeReport {
             sent,
             received: n,
@@ -266,6 +350,8 @@ impl RunState {
             asked_pps: 0.0,
             offered_pps: 0.0,
             histogram,
+            receiver_dropped,
+            threads: Vec::new(),
         }
     }
 }
@@ -289,6 +375,9 @@ pub fn receive(listen: SocketAddr, once: bool, series: Option<&std::path::Path>)
     };
     let sock = UdpSocket::bind(listen)?;
     setsockopt(&sock, sockopt::ReceiveTimestampns, &true).map_err(io::Error::from)?;
+    // The socket's drop count on each datagram: a receiver that falls
+    // behind says so (`receiver_dropped`) rather than charging the path.
+    let _ = setsockopt(&sock, sockopt::RxqOvfl, &1);
     // A deep receive buffer (32 MiB as root, else what the system allows),
     // so that a receiver the scheduler holds back for a few milliseconds
     // does not turn into losses charged to the path under test.
@@ -299,50 +388,64 @@ pub fn receive(listen: SocketAddr, once: bool, series: Option<&std::path::Path>)
     let mut runs: HashMap<u32, RunState> = HashMap::new();
     let mut buf = vec![0u8; 65536];
     loop {
-        let (n, from, now) = recv_stamped(&sock, &mut buf)?;
+        let (n, from, now, drops) = recv_stamped(&sock, &mut buf)?;
         let Some((kind, run, seq, t)) = parse(&buf[..n]) else {
             continue;
         };
-        match kind {
+        let (reply_kind, report) = match kind {
             DATA => {
                 if runs.len() > 1024 && !runs.contains_key(&run) {
                     runs.clear();
                 }
-                runs.entry(run).or_insert_with(RunState::new).record(
-                    seq,
-                    t,
-                    now,
-                    n as u64 + IP_UDP_HEADERS as u64,
-                );
+                let state = runs.entry(run).or_insert_with(RunState::new);
+                state.record(seq, t, now, n as u64 + IP_UDP_HEADERS as u64);
+                state.note_drops(drops);
                 if let Some(w) = series.as_mut() {
                     let d = now.saturating_sub(t) as f64 / 1e6;
                     writeln!(w, "{run},{seq},{t},{now},{d:.6}")?;
                 }
+                continue;
             }
-            FIN => {
-                if let Some(w) = series.as_mut() {
-                    w.flush()?;
-                }
-                let report = runs
-                    .get(&run)
-                    .map(|r| r.report(seq))
-                    .unwrap_or(ProbeReport {
-                        sent: seq,
-                        lost: seq,
-                        ..ProbeReport::default()
-                    });
-                let json = serde_json::to_vec(&report).map_err(io::Error::other)?;
-                let mut out = vec![0u8; HEADER];
-                header(REPORT, run, 0, 0, &mut out);
-                out.extend_from_slice(&json);
-                sock.send_to(&out, from)?;
-                if once {
-                    return Ok(());
-                }
-            }
-            _ => {}
+            FIN | MEMBER_FIN => (REPORT, run_report(runs.get(&run), seq)),
+            GROUP => (GROUP_REPORT, group_report(&runs, run, seq, t)),
+            _ => continue,
+        };
+        if let Some(w) = series.as_mut() {
+            w.flush()?;
+        }
+        let json = serde_json::to_vec(&report).map_err(io::Error::other)?;
+        let mut out = vec![0u8; HEADER];
+        header(reply_kind, run, 0, 0, &mut out);
+        out.extend_from_slice(&json);
+        sock.send_to(&out, from)?;
+        // A member's FIN is one flow of several: the sender's run ends
+        // with its group request.
+        if once && kind != MEMBER_FIN {
+            return Ok(());
         }
     }
+}
+
+/// The report of one run (`sent` from its FIN); a run none of whose
+/// packets arrived lost them all.
+fn run_report(state: Option<&RunState>, sent: u64) -> ProbeReport {
+    state.map(|r| r.report(sent)).unwrap_or(ProbeReport {
+        sent,
+        lost: sent,
+        ..ProbeReport::default()
+    })
+}
+
+/// The report of a group: the `flows` runs from `first` on (run ids
+/// `first`, `first + 1`, …), their packets together, `sent` by all.
+fn group_report(runs: &HashMap<u32, RunState>, first: u32, flows: u64, sent: u64) -> ProbeReport {
+    let mut all = RunState::new();
+    for i in 0..flows.min(u64::from(MAX_THREADS)) {
+        if let Some(r) = runs.get(&first.wrapping_add(i as u32)) {
+            all.absorb(r);
+        }
+    }
+    all.report(sent)
 }
 
 /// Sending parameters.
@@ -366,6 +469,52 @@ pub fn send(to: SocketAddr, opts: SendOptions) -> io::Result<ProbeReport> {
 /// same, packets leave in back-to-back groups of `burst`, each stamped
 /// with the time of its group's call.
 pub fn send_burst(to: SocketAddr, opts: SendOptions, burst: u32) -> io::Result<ProbeReport> {
+    send_threads(to, opts, burst, 1)
+}
+
+/// The packets of a run shared by `threads` flows: each its share, the
+/// first `count % threads` one more.
+pub fn split_count(count: u64, threads: u32) -> Vec<u64> {
+    let n = u64::from(threads.max(1));
+    (0..n)
+        .map(|i| count / n + u64::from(i < count % n))
+        .collect()
+}
+
+/// The rate a sender offered: `count` packets over the `span_ns` the
+/// sending took, and never more than the schedule's rate (`count`
+/// intervals of `interval_ns`: a sender that keeps up sends the last
+/// group an interval before the schedule's end).
+pub fn offered_pps(count: u64, span_ns: u64, interval_ns: f64) -> f64 {
+    count as f64 * 1e9 / (span_ns.max(1) as f64).max(count as f64 * interval_ns)
+}
+
+/// One sending thread's flow.
+#[derive(Clone, Copy, Debug)]
+struct Flow {
+    run: u32,
+    count: u64,
+    /// Between two of its packets, ns.
+    interval: f64,
+    /// When its first group leaves (CLOCK_REALTIME ns).
+    start: u64,
+}
+
+/// [`send_burst`] from `threads` sending threads, each its own socket
+/// (its own source port: its own flow, whose order the receiver checks
+/// apart), its own run id and `1/threads` of the rate, paced as one
+/// sender would be; their groups interleave evenly. The report is the
+/// receiver's for all the flows' packets together, with the rates asked
+/// and offered by all, and each thread's own report in
+/// [`ProbeReport::threads`] (none with one thread). For rates one thread
+/// cannot offer: a path that forwards inside the sender's own system
+/// call (the kernel's bridge) is otherwise bound by one CPU's sender.
+pub fn send_threads(
+    to: SocketAddr,
+    opts: SendOptions,
+    burst: u32,
+    threads: u32,
+) -> io::Result<ProbeReport> {
     if opts.size < MIN_SIZE || opts.size > 65535 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -381,10 +530,17 @@ pub fn send_burst(to: SocketAddr, opts: SendOptions, burst: u32) -> io::Result<P
             "rate must be positive",
         ));
     }
+    if !(1..=MAX_THREADS).contains(&threads) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("threads {threads}: 1 to {MAX_THREADS} sending threads"),
+        ));
+    }
     // Nothing to send would end in "no report" after the receiver's
     // wait: refused now, with what would make it send.
-    if (opts.duration.as_secs_f64() * opts.rate_pps).round() < 1.0 {
-        let ns = |d: f64| pipelab_engine::Duration::from_nanos(d.min(u64::MAX as f64) as u64);
+    let ns = |d: f64| pipelab_engine::Duration::from_nanos(d.min(u64::MAX as f64) as u64);
+    let count = (opts.duration.as_secs_f64() * opts.rate_pps).round();
+    if count < 1.0 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
@@ -395,32 +551,110 @@ pub fn send_burst(to: SocketAddr, opts: SendOptions, burst: u32) -> io::Result<P
             ),
         ));
     }
+    if count < f64::from(threads) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a duration of {} at {} packets/s sends {count} packets, fewer than the {threads} \
+                 sending threads: give at least {} (one packet a thread), or fewer threads",
+                ns(opts.duration.as_nanos() as f64),
+                opts.rate_pps,
+                ns(((f64::from(threads) - 0.5) * 1e9 / opts.rate_pps).ceil())
+            ),
+        ));
+    }
+    let count = count as u64;
     let bind: SocketAddr = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }
         .parse()
         .map_err(io::Error::other)?;
-    let sock = UdpSocket::bind(bind)?;
-    sock.connect(to)?;
-    let run = (realtime_ns() as u32) ^ std::process::id().rotate_left(16);
+    let socks = (0..threads)
+        .map(|_| {
+            let sock = UdpSocket::bind(bind)?;
+            sock.connect(to)?;
+            sock.set_read_timeout(Some(StdDuration::from_millis(200)))?;
+            Ok(sock)
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    let base = (realtime_ns() as u32) ^ std::process::id().rotate_left(16);
     let burst = u64::from(burst.clamp(1, 1024));
-    let mut bufs = vec![vec![0u8; (opts.size - IP_UDP_HEADERS) as usize]; burst as usize];
+    // Between two packets of the whole run, ns.
     let interval = 1e9 / opts.rate_pps;
-    // Exact wake-ups (default timer slack is 50 µs); sleeping rather than
-    // spinning leaves the CPU to the emulator. Each packet is stamped when
-    // it is sent, so pacing jitter never biases the measured delay.
-    let _ = nix::sys::prctl::set_timerslack(1);
     let start = realtime_ns();
-    let count = (opts.duration.as_secs_f64() * opts.rate_pps).round() as u64;
+    let flows: Vec<Flow> = split_count(count, threads)
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| Flow {
+            run: base.wrapping_add(i as u32),
+            count: n,
+            interval: interval * f64::from(threads),
+            // Thread i's groups leave i groups after thread 0's.
+            start: start + (i as f64 * burst as f64 * interval) as u64,
+        })
+        .collect();
+    let fin = if threads == 1 { FIN } else { MEMBER_FIN };
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = flows
+            .iter()
+            .zip(&socks)
+            .map(|(&flow, sock)| {
+                s.spawn(move || -> io::Result<(ProbeReport, u64)> {
+                    let end = send_flow(sock, flow, opts.size, burst);
+                    let mut report =
+                        ask(sock, to, (fin, flow.run, flow.count, realtime_ns()), REPORT)?;
+                    report.asked_pps = opts.rate_pps / f64::from(threads);
+                    report.offered_pps =
+                        offered_pps(flow.count, end.saturating_sub(flow.start), flow.interval);
+                    Ok((report, end))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a sending thread failed")))
+            })
+            .collect::<io::Result<Vec<_>>>()
+    })?;
+    let end = results.iter().map(|r| r.1).max().unwrap_or(start);
+    let mut reports: Vec<ProbeReport> = results.into_iter().map(|r| r.0).collect();
+    let mut report = if threads == 1 {
+        reports.pop().unwrap_or_default()
+    } else {
+        let mut all = ask(
+            &socks[0],
+            to,
+            (GROUP, base, u64::from(threads), count),
+            GROUP_REPORT,
+        )?;
+        all.threads = reports;
+        all
+    };
+    report.asked_pps = opts.rate_pps;
+    report.offered_pps = offered_pps(count, end.saturating_sub(start), interval);
+    Ok(report)
+}
+
+/// Send one flow's packets on its schedule; returns when the sending
+/// ended (CLOCK_REALTIME ns).
+fn send_flow(sock: &UdpSocket, flow: Flow, size: u32, burst: u64) -> u64 {
+    let mut bufs = vec![vec![0u8; (size - IP_UDP_HEADERS) as usize]; burst as usize];
+    // Exact wake-ups (default timer slack is 50 µs, and it is per
+    // thread); sleeping rather than spinning leaves the CPU to the
+    // emulator. Each packet is stamped when it is sent, so pacing jitter
+    // never biases the measured delay.
+    let _ = nix::sys::prctl::set_timerslack(1);
     let mut seq = 0;
-    while seq < count {
-        let due = start + (seq as f64 * interval) as u64;
+    while seq < flow.count {
+        let due = flow.start + (seq as f64 * flow.interval) as u64;
         let now = realtime_ns();
         if due > now {
             std::thread::sleep(StdDuration::from_nanos(due - now));
         }
-        let n = burst.min(count - seq);
+        let n = burst.min(flow.count - seq);
         let t = realtime_ns();
         for (k, b) in bufs.iter_mut().take(n as usize).enumerate() {
-            header(DATA, run, seq + k as u64, t, b);
+            header(DATA, flow.run, seq + k as u64, t, b);
         }
         // A full socket buffer or an unreachable port is a lost packet.
         if n == 1 {
@@ -446,26 +680,28 @@ pub fn send_burst(to: SocketAddr, opts: SendOptions, burst: u32) -> io::Result<P
         }
         seq += n;
     }
-    let elapsed_ns = realtime_ns().saturating_sub(start).max(1);
-    // The first group leaves at `start`; the rate is over the intervals
-    // the schedule spans, `count` packets in `count` intervals at the
-    // asked rate when the sender keeps up.
-    let offered_pps = count as f64 * 1e9 / (elapsed_ns as f64).max(count as f64 * interval);
-    sock.set_read_timeout(Some(StdDuration::from_millis(200)))?;
-    let mut fin = vec![0u8; HEADER];
-    header(FIN, run, count, realtime_ns(), &mut fin);
-    let mut reply = vec![0u8; 65536];
+    realtime_ns()
+}
+
+/// Send the request `(kind, run, seq, t)` every 200 ms until the receiver
+/// answers with a report of kind `reply` for `run` (at most 50 times).
+fn ask(
+    sock: &UdpSocket,
+    to: SocketAddr,
+    (kind, run, seq, t): (u8, u32, u64, u64),
+    reply: u8,
+) -> io::Result<ProbeReport> {
+    let mut request = vec![0u8; HEADER];
+    header(kind, run, seq, t, &mut request);
+    let mut answer = vec![0u8; 65536];
     for _ in 0..50 {
-        sock.send(&fin)?;
-        match sock.recv(&mut reply) {
+        sock.send(&request)?;
+        match sock.recv(&mut answer) {
             Ok(n) => {
-                if let Some((REPORT, r, _, _)) = parse(&reply[..n]) {
-                    if r == run {
-                        let mut report: ProbeReport =
-                            serde_json::from_slice(&reply[HEADER..n]).map_err(io::Error::other)?;
-                        report.asked_pps = opts.rate_pps;
-                        report.offered_pps = offered_pps;
-                        return Ok(report);
+                if let Some((k, r, _, _)) = parse(&answer[..n]) {
+                    if k == reply && r == run {
+                        return serde_json::from_slice(&answer[HEADER..n])
+                            .map_err(io::Error::other);
                     }
                 }
             }
@@ -517,6 +753,16 @@ impl ProbeReport {
             "throughput {:.3} Mbit/s\n",
             self.throughput_bps / 1e6
         ));
+        if let Some(w) = self.receiver_behind() {
+            s.push_str(&w);
+            s.push('\n');
+        }
+        for (i, t) in self.threads.iter().enumerate() {
+            s.push_str(&format!(
+                "thread {i}: sent {}  received {}  lost {}  duplicated {}  reordered {}  offered {:.0} packets/s of {:.0} asked\n",
+                t.sent, t.received, t.lost, t.duplicated, t.reordered, t.offered_pps, t.asked_pps
+            ));
+        }
         if self.asked_pps > 0.0 {
             s.push_str(&format!(
                 "offered {:.0} packets/s of {:.0} asked\n",
@@ -528,6 +774,18 @@ impl ProbeReport {
             }
         }
         s
+    }
+
+    /// A warning when the receiving socket dropped datagrams: those
+    /// losses are the receiver's, not the path's.
+    pub fn receiver_behind(&self) -> Option<String> {
+        (self.receiver_dropped > 0).then(|| {
+            format!(
+                "warning: the receiver fell behind: its socket dropped {} datagrams (buffer full); \
+                 those losses are the receiver's, not the path's",
+                self.receiver_dropped
+            )
+        })
     }
 
     /// A warning when the sender offered less than 98 % of the rate it was
@@ -619,5 +877,171 @@ mod send_tests {
             "{w}"
         );
         assert!(behind.to_table().contains(&w), "{}", behind.to_table());
+    }
+}
+
+#[cfg(test)]
+mod thread_tests {
+    use super::*;
+
+    /// A pass proves the packets of a run are shared among the threads
+    /// with none lost or made up, the shares differing by one at most and
+    /// the larger ones first.
+    #[test]
+    fn the_count_is_split_without_remainder() {
+        assert_eq!(split_count(10, 1), vec![10]);
+        assert_eq!(split_count(10, 2), vec![5, 5]);
+        assert_eq!(split_count(10, 3), vec![4, 3, 3]);
+        assert_eq!(split_count(11, 4), vec![3, 3, 3, 2]);
+        assert_eq!(split_count(3, 3), vec![1, 1, 1]);
+        for (count, threads) in [(4_000_000, 2), (999_999, 7), (64, 64), (65, 64)] {
+            let v = split_count(count, threads);
+            assert_eq!(v.len(), threads as usize);
+            assert_eq!(v.iter().sum::<u64>(), count);
+            assert!(v.iter().max().unwrap_or(&0) - v.iter().min().unwrap_or(&0) <= 1);
+        }
+    }
+
+    /// A pass proves the offered rate is the schedule's when the sending
+    /// took no longer than it (1000 packets at 1 ms: 1000 pps, however
+    /// fast they left), and the real one when it took longer (2 s: 500).
+    #[test]
+    fn the_offered_rate_is_never_above_the_schedule() {
+        assert_eq!(offered_pps(1000, 999_000_000, 1e6), 1000.0);
+        assert_eq!(offered_pps(1000, 1_000, 1e6), 1000.0);
+        assert_eq!(offered_pps(1000, 2_000_000_000, 1e6), 500.0);
+    }
+
+    /// A flow's packets `(seq, sent, received)`, 100-byte packets.
+    fn flow(packets: &[(u64, u64, u64)]) -> RunState {
+        let mut r = RunState::new();
+        for &(seq, sent, now) in packets {
+            r.record(seq, sent, now, 100);
+            r.note_drops(None);
+        }
+        r
+    }
+
+    /// Two flows whose sequence numbers interleave in time must not count
+    /// as reordered (each flow's order is its own), and the group's delay
+    /// figures must be those of all their packets together. A pass proves
+    /// the sums (sent, received, lost, duplicated, reordered), the exact
+    /// delay summary (min, mean, max, stddev over the four delays 1, 2,
+    /// 3 and 6 ms) and the histogram's total.
+    #[test]
+    fn a_group_report_sums_its_flows() {
+        let ms = 1_000_000;
+        // Flow A: 0 then 1 (in order), delays 1 and 3 ms. Flow B: 1 before
+        // 0 (one reordering) and a duplicate of 1, delays 2 and 6 ms.
+        let a = flow(&[(0, 0, ms), (1, ms, 4 * ms)]);
+        let b = flow(&[(1, 0, 2 * ms), (1, 0, 2 * ms), (0, 0, 6 * ms)]);
+        let mut runs = HashMap::new();
+        runs.insert(u32::MAX, a);
+        runs.insert(0, b); // run ids wrap
+        let r = group_report(&runs, u32::MAX, 2, 5);
+        assert_eq!(
+            (r.sent, r.received, r.lost, r.duplicated, r.reordered),
+            (5, 4, 1, 1, 1)
+        );
+        let d = r.delay_ms.expect("delays");
+        assert_eq!((d.min, d.max), (1.0, 6.0));
+        assert!((d.mean - 3.0).abs() < 1e-9, "mean {}", d.mean);
+        // Population stddev of 1, 2, 3, 6: sqrt(3.5).
+        assert!(
+            (d.stddev - 3.5f64.sqrt()).abs() < 1e-6,
+            "stddev {}",
+            d.stddev
+        );
+        assert_eq!(r.histogram.iter().map(|h| h.1).sum::<u64>(), 4);
+        // 4 packets of 100 bytes from the first arrival (1 ms) to the last
+        // (6 ms): 3 counted over 5 ms.
+        assert!((r.throughput_bps - 300.0 * 8.0 / 0.005).abs() < 1e-6);
+        // A group one of whose flows never arrived lost that flow.
+        let r = group_report(&runs, u32::MAX, 3, 8);
+        assert_eq!((r.sent, r.received, r.lost), (8, 4, 4));
+    }
+
+    /// A pass proves the receiving socket's drops (`SO_RXQ_OVFL`) over a
+    /// group are counted once, from the earliest flow's first count to
+    /// the latest one: concurrent flows share one socket.
+    #[test]
+    fn receiver_drops_are_counted_once_for_a_group() {
+        let mut a = RunState::new();
+        a.record(0, 0, 10, 100);
+        a.note_drops(Some(5));
+        a.record(1, 0, 20, 100);
+        a.note_drops(Some(9));
+        let mut b = RunState::new();
+        b.record(0, 0, 15, 100);
+        b.note_drops(None);
+        b.record(1, 0, 25, 100);
+        b.note_drops(Some(12));
+        assert_eq!(a.report(2).receiver_dropped, 4);
+        assert_eq!(b.report(2).receiver_dropped, 12);
+        let mut runs = HashMap::new();
+        runs.insert(7, a);
+        runs.insert(8, b);
+        assert_eq!(group_report(&runs, 7, 2, 4).receiver_dropped, 12);
+    }
+
+    /// Refused: no thread, more than [`MAX_THREADS`], and fewer packets
+    /// than threads; each error says what to give. A pass proves they are
+    /// refused before a socket is opened.
+    #[test]
+    fn bad_thread_counts_are_refused() {
+        let to: SocketAddr = "127.0.0.1:9".parse().expect("addr");
+        let opts = SendOptions {
+            rate_pps: 1000.0,
+            size: 100,
+            duration: StdDuration::from_millis(2),
+        };
+        for (threads, want) in [
+            (0, "threads 0: 1 to 64 sending threads"),
+            (65, "threads 65: 1 to 64 sending threads"),
+            (
+                3,
+                "a duration of 2ms at 1000 packets/s sends 2 packets, fewer than the 3 sending \
+                 threads: give at least 2500us (one packet a thread), or fewer threads",
+            ),
+        ] {
+            let e = send_threads(to, opts, 1, threads).expect_err("refused");
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+            assert_eq!(e.to_string(), want);
+        }
+    }
+
+    /// Two threads to a receiver on loopback: a pass proves the report
+    /// covers both flows (each thread sent its half, 400 of 800, and the
+    /// receiver got every packet of both, none reordered within a flow),
+    /// the sums agree with the threads' own reports, and the asked rate is
+    /// shared out (2000 pps: 1000 each).
+    #[test]
+    fn two_threads_are_two_flows_summed() {
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let addr = sock.local_addr().expect("addr");
+        drop(sock);
+        let rx = std::thread::spawn(move || receive(addr, true, None));
+        std::thread::sleep(StdDuration::from_millis(100));
+        let opts = SendOptions {
+            rate_pps: 2000.0,
+            size: 100,
+            duration: StdDuration::from_millis(400),
+        };
+        let r = send_threads(addr, opts, 4, 2).expect("report");
+        rx.join().expect("receiver").expect("receiver ok");
+        assert_eq!(r.threads.len(), 2);
+        assert_eq!((r.sent, r.received, r.lost, r.reordered), (800, 800, 0, 0));
+        for t in &r.threads {
+            assert_eq!((t.sent, t.received, t.reordered), (400, 400, 0));
+            assert_eq!(t.asked_pps, 1000.0);
+            assert!(t.offered_pps > 900.0, "offered {}", t.offered_pps);
+        }
+        assert_eq!(r.asked_pps, 2000.0);
+        assert!(
+            r.offered_pps > 1800.0 && r.offered_pps <= 2000.0,
+            "offered {}",
+            r.offered_pps
+        );
+        assert!(r.delay_ms.is_some());
     }
 }

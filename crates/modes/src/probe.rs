@@ -829,21 +829,28 @@ mod send_tests {
         }
     }
 
-    /// A receiver on loopback, and one run sent to it.
-    fn run_on_loopback(rate_pps: f64, ms: u64, burst: u32) -> ProbeReport {
+    /// A receiver on loopback (`--once`), and what `send` sent to it.
+    pub(super) fn on_loopback(
+        send: impl FnOnce(std::net::SocketAddr) -> ProbeReport,
+    ) -> ProbeReport {
         let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
         let addr = sock.local_addr().expect("addr");
         drop(sock);
         let rx = std::thread::spawn(move || receive(addr, true, None));
         std::thread::sleep(StdDuration::from_millis(100));
+        let r = send(addr);
+        rx.join().expect("receiver").expect("receiver ok");
+        r
+    }
+
+    /// A receiver on loopback, and one run sent to it.
+    fn run_on_loopback(rate_pps: f64, ms: u64, burst: u32) -> ProbeReport {
         let opts = SendOptions {
             rate_pps,
             size: 100,
             duration: StdDuration::from_millis(ms),
         };
-        let r = send_burst(addr, opts, burst).expect("report");
-        rx.join().expect("receiver").expect("receiver ok");
-        r
+        on_loopback(|addr| send_burst(addr, opts, burst).expect("report"))
     }
 
     /// A loss-free run at a rate the sender never reached was read as the
@@ -1017,18 +1024,13 @@ mod thread_tests {
     /// shared out (2000 pps: 1000 each).
     #[test]
     fn two_threads_are_two_flows_summed() {
-        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
-        let addr = sock.local_addr().expect("addr");
-        drop(sock);
-        let rx = std::thread::spawn(move || receive(addr, true, None));
-        std::thread::sleep(StdDuration::from_millis(100));
         let opts = SendOptions {
             rate_pps: 2000.0,
             size: 100,
             duration: StdDuration::from_millis(400),
         };
-        let r = send_threads(addr, opts, 4, 2).expect("report");
-        rx.join().expect("receiver").expect("receiver ok");
+        let r =
+            super::send_tests::on_loopback(|addr| send_threads(addr, opts, 4, 2).expect("report"));
         assert_eq!(r.threads.len(), 2);
         assert_eq!((r.sent, r.received, r.lost, r.reordered), (800, 800, 0, 0));
         for t in &r.threads {

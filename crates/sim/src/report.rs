@@ -15,7 +15,7 @@
 //! are exact (integer nanosecond sums). p50 and p99 come from an HDR
 //! histogram with 3 significant digits (within 0.1 %), clamped to
 //! [min, max]. The histogram grows with the largest delay it is given
-//! (it starts at 2 hours and resizes on a longer one), so a percentile is
+//! (it starts at 1 ms and resizes on a longer one), so a percentile is
 //! within 0.1 % at any delay a `u64` of nanoseconds holds: a link of
 //! `bw 1bit/s` whose packets wait for days has its p50 where the
 //! delays are, not at a fixed ceiling.
@@ -423,8 +423,12 @@ impl FlowAcc {
     }
 }
 
-/// The delay the histogram covers before it first grows: 2 hours, in ns.
-const HIST_START_NS: u64 = 2 * 3600 * 1_000_000_000;
+/// The delay the histogram covers before it first grows: 1 ms, in ns.
+/// Each octave above it costs 8 KB (1024 counts), so a flow's histogram
+/// follows its own largest delay (about 120 KB for 10 ms) instead of
+/// holding 2 hours' worth (about 280 KB) from the start; the buckets
+/// below are the same, so are the percentiles.
+const HIST_START_NS: u64 = 1_000_000;
 
 /// A delay histogram: 1 ns to [`HIST_START_NS`] at first, 3 significant
 /// digits, growing to hold any longer delay recorded.
@@ -561,9 +565,10 @@ mod tests {
         );
     }
 
-    /// A pass proves percentiles beyond the histogram's first range (2 h)
-    /// are read where the delays are: before, every delay above 2 h was
-    /// recorded as 2 h, so p50 fell to the minimum and p99 below the max.
+    /// A pass proves percentiles far beyond the histogram's first range
+    /// are read where the delays are: before it grew, every delay above
+    /// its range (2 h then) was recorded as 2 h, so p50 fell to the
+    /// minimum and p99 below the max.
     #[test]
     fn percentiles_hold_beyond_two_hours() {
         // Ten delays of 1 to 10 days (the fifth is the median).
@@ -596,6 +601,23 @@ mod tests {
         let (mean, sd) = ((1u64 << 62) as f64 / 1e6, (1u64 << 62) as f64 / 1e6);
         assert!((d.mean - mean).abs() <= mean * 1e-12, "mean {}", d.mean);
         assert!((d.stddev - sd).abs() <= sd * 1e-12, "stddev {}", d.stddev);
+    }
+
+    /// A pass proves a flow's histogram holds counts for its own delays,
+    /// not for hours: 10 ms delays keep it at 15 × 1024 counts (120 KB;
+    /// a 2-hour start held 280 KB per flow, which a sim of thousands of
+    /// flows paid in gigabytes), and a day-long delay grows it.
+    #[test]
+    fn a_flow_histogram_follows_its_largest_delay() {
+        let mut acc = FlowAcc::new();
+        let pkt = Packet::new(100);
+        for seq in 0..100u64 {
+            acc.delivered(&pkt, seq, Duration::from_millis(10), Instant::ZERO);
+        }
+        let short = acc.hist.distinct_values();
+        assert!(short <= 15 * 1024, "{short} counts for 10 ms");
+        acc.delivered(&pkt, 100, Duration::from_secs(86_400), Instant::ZERO);
+        assert!(acc.hist.distinct_values() > 30 * 1024);
     }
 
     /// Short delays keep their precision once the histogram has grown.

@@ -433,16 +433,22 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
     if let Some(note) = &info.note {
         eprintln!("note: {note}");
     }
-    for (flag, file, write) in [
-        ("series", series, write_series as fn(&_, _) -> _),
-        ("flow-series", flow_series, write_flow_series),
-    ] {
-        if let Some((path, file)) = file {
-            write(&report, file).map_err(|source| {
-                SimSetupError::from(crate::series::SeriesError::File { flag, path, source })
-            })?;
-        }
-    }
+    use pipelab_emu::series::{FlowInterval, PipeInterval};
+    let pipe_rows = report.pipes.iter().flat_map(|p| {
+        let rows = p.timeseries.iter().flatten();
+        rows.map(move |i| i.csv_row(p.id, ""))
+    });
+    let flow_rows = report.flows.iter().flat_map(|f| {
+        let rows = f.timeseries.iter().flatten();
+        rows.map(move |i| i.csv_row(&f.name))
+    });
+    write_csv("series", series, PipeInterval::CSV_HEADER, pipe_rows)?;
+    write_csv(
+        "flow-series",
+        flow_series,
+        FlowInterval::CSV_HEADER,
+        flow_rows,
+    )?;
     let text = if args.out.json {
         report.to_json() + "\n"
     } else {
@@ -451,34 +457,28 @@ pub fn run(args: SimArgs) -> Result<(), CliError> {
     emit(&text)
 }
 
-/// Every pipe's intervals as CSV rows
-/// ([`pipelab_emu::series::PipeInterval::csv_row`]).
-fn write_series(report: &pipelab_sim::Report, file: std::fs::File) -> std::io::Result<()> {
-    use pipelab_emu::series::PipeInterval;
+/// A series file of `--FLAG` (when given): `header`, then `rows` (the
+/// intervals' [`pipelab_emu::series::PipeInterval::csv_row`] or
+/// [`pipelab_emu::series::FlowInterval::csv_row`]).
+fn write_csv(
+    flag: &'static str,
+    file: Option<(PathBuf, std::fs::File)>,
+    header: &str,
+    rows: impl Iterator<Item = String>,
+) -> Result<(), SimSetupError> {
     use std::io::Write;
-    let mut w = std::io::BufWriter::new(file);
-    writeln!(w, "{}", PipeInterval::CSV_HEADER)?;
-    for p in &report.pipes {
-        for i in p.timeseries.iter().flatten() {
-            writeln!(w, "{}", i.csv_row(p.id, ""))?;
+    let Some((path, file)) = file else {
+        return Ok(());
+    };
+    let write = || {
+        let mut w = std::io::BufWriter::new(file);
+        writeln!(w, "{header}")?;
+        for row in rows {
+            writeln!(w, "{row}")?;
         }
-    }
-    w.flush()
-}
-
-/// Every flow's intervals as CSV rows, the flow by its report name
-/// ([`pipelab_emu::series::FlowInterval::csv_row`]).
-fn write_flow_series(report: &pipelab_sim::Report, file: std::fs::File) -> std::io::Result<()> {
-    use pipelab_emu::series::FlowInterval;
-    use std::io::Write;
-    let mut w = std::io::BufWriter::new(file);
-    writeln!(w, "{}", FlowInterval::CSV_HEADER)?;
-    for f in &report.flows {
-        for i in f.timeseries.iter().flatten() {
-            writeln!(w, "{}", i.csv_row(&f.name))?;
-        }
-    }
-    w.flush()
+        w.flush()
+    };
+    write().map_err(|source| crate::series::SeriesError::File { flag, path, source }.into())
 }
 
 /// Milliseconds as seconds, `12.345 s`.

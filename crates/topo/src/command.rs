@@ -480,6 +480,17 @@ impl<'a> Cursor<'a> {
                     });
             return Err(self.at(col, word, e.message(word), None));
         }
+        if read.set.is_empty() {
+            // `set pipe ""` or `set ecn 0`: words that change nothing
+            // (and would print back as a bare `set`).
+            let (col, word) = words.first().map_or((self.end, ""), |w| (w.0 as u32, w.1));
+            return Err(self.at(
+                col,
+                word,
+                "the link attributes set nothing",
+                Some(format!("{EXAMPLE} (any of {ATTR_NAMES}, or a pipe word)")),
+            ));
+        }
         Ok(read.set)
     }
 }
@@ -797,6 +808,7 @@ mod tests {
             ("link a b set queue 0", "1:20: invalid queue '0': a queue must hold at least one packet"),
             ("link a b set loss 5", "1:19: probability '5' is outside 0..1: a loss rate is a probability (0.01) or a percentage (5%)"),
             ("link a b set delay 5ms..50ms", "1:20: a range '5ms..50ms' is only for `every` lines: e.g. every 2s until 30s link A B set delay 5ms..50ms"),
+            ("link R  r2 set pipe", "1:16: the link attributes set nothing: e.g. bw 10Mbit/s delay 20ms loss 1% queue 50 codel (any of bw, delay, loss, queue, or a pipe word)"),
             ("node n sideways", "1:8: expected `node N down|up`, found 'sideways'"),
             ("node", "1:5: expected `node N down|up`: missing the node"),
             ("node n up now", "1:11: unexpected 'now' at end of command"),

@@ -367,9 +367,19 @@ impl Tracer<'_> {
 struct Flows<'t> {
     flows: Vec<FlowAcc>,
     end: Instant,
-    /// Records not yet due for accounting (stamped at or after the
-    /// current window's end).
+    /// Records not yet due for accounting (stamped at or after the last
+    /// window accounted for), in order.
     pending: Vec<Record>,
+    /// The records of fresh packets the rules settled (delivered,
+    /// dropped or answered at admission), in order.
+    admitted: Vec<Record>,
+    /// Each worker's records of a window, each run in order.
+    runs: Vec<Vec<Record>>,
+    /// Emptied buffers for the workers' runs (they go back and forth
+    /// rather than being allocated each window).
+    spare: Vec<Vec<Record>>,
+    /// The next `pending`, built while merging.
+    rest: Vec<Record>,
     trace: Option<Tracer<'t>>,
     /// With an interval: its length (ns) and each flow's buckets.
     series: Option<(u64, Vec<Vec<FlowBucket>>)>,
@@ -435,14 +445,53 @@ impl Flows<'_> {
         }
     }
 
-    /// Account for every pending record stamped before `end`, in order.
+    /// Account for every record stamped before `end`, in order: a merge
+    /// of the sorted runs (what is left pending, the admission's, each
+    /// worker's), which keeps the rest pending, in order.
     fn flush_before(&mut self, end: Instant) {
-        self.pending.sort_unstable();
-        let n = self.pending.partition_point(|r| r.at < end);
-        let done: Vec<Record> = self.pending.drain(..n).collect();
-        for r in &done {
-            self.take(r);
+        let mut runs = std::mem::take(&mut self.runs);
+        let pending = std::mem::take(&mut self.pending);
+        let admitted = std::mem::take(&mut self.admitted);
+        let mut rest = std::mem::take(&mut self.rest);
+        {
+            let mut heads: Vec<&[Record]> = Vec::with_capacity(runs.len() + 2);
+            heads.extend(
+                [pending.as_slice(), admitted.as_slice()]
+                    .into_iter()
+                    .chain(runs.iter().map(Vec::as_slice))
+                    .filter(|r| !r.is_empty()),
+            );
+            debug_assert!(heads.iter().all(|r| r.is_sorted()));
+            while !heads.is_empty() {
+                // The run whose head comes first (few runs: a scan).
+                let mut k = 0;
+                for j in 1..heads.len() {
+                    if heads[j][0] < heads[k][0] {
+                        k = j;
+                    }
+                }
+                let r = heads[k][0];
+                heads[k] = &heads[k][1..];
+                if heads[k].is_empty() {
+                    heads.swap_remove(k);
+                }
+                if r.at < end {
+                    self.take(&r);
+                } else {
+                    rest.push(r);
+                }
+            }
         }
+        self.pending = rest;
+        self.rest = pending;
+        self.rest.clear();
+        self.admitted = admitted;
+        self.admitted.clear();
+        for mut r in runs.drain(..) {
+            r.clear();
+            self.spare.push(r);
+        }
+        self.runs = runs;
     }
 }
 
@@ -465,16 +514,25 @@ struct WindowIn {
     inject: Vec<Inject>,
     /// Hand-offs into this partition.
     handoffs: Vec<Handoff>,
+    /// An empty buffer for the window's records.
+    records: Vec<Record>,
+    /// An empty buffer for the window's hand-offs out.
+    out: Vec<(u32, Handoff)>,
 }
 
 /// What a worker gives back at the end of a window.
 #[derive(Default)]
 struct WindowOut {
+    /// What happened to packets, in order (instant, flow, sequence).
     records: Vec<Record>,
     /// Hand-offs into other partitions, with the partition each goes to.
     handoffs: Vec<(u32, Handoff)>,
     /// When it next has work of its own.
     next: Option<Instant>,
+    /// The window's buffers of fresh packets and hand-offs in, emptied,
+    /// for the next window.
+    inject: Vec<Inject>,
+    handoffs_in: Vec<Handoff>,
 }
 
 /// A hand-off waiting in its partition, in canonical order.
@@ -549,11 +607,25 @@ impl Worker<'_> {
     /// Run every instant before `w.end`: at each, the engine's events and
     /// the hand-offs due then in canonical order, then the fresh packets.
     fn window(&mut self, w: WindowIn) -> WindowOut {
-        let mut out = WindowOut::default();
-        for h in w.handoffs {
+        let WindowIn {
+            end,
+            inject: mut fresh,
+            handoffs: mut hin,
+            records,
+            out: handoffs,
+        } = w;
+        let mut out = WindowOut {
+            records,
+            handoffs,
+            ..WindowOut::default()
+        };
+        for h in hin.drain(..) {
             self.transit.push(Reverse(Transit(h)));
         }
-        let mut inject = w.inject.into_iter().peekable();
+        // The records of the instant being run start here (an instant
+        // may take several turns of the loop).
+        let mut group = (Instant::ZERO, 0usize);
+        let mut inject = fresh.drain(..).peekable();
         loop {
             let t = match (self.next(), inject.peek().map(|i| i.at)) {
                 (Some(a), Some(b)) => a.min(b),
@@ -562,8 +634,11 @@ impl Worker<'_> {
                     None => break,
                 },
             };
-            if t >= w.end {
+            if t >= end {
                 break;
+            }
+            if t != group.0 {
+                group = (t, out.records.len());
             }
             if let Some(s) = &mut self.sampler {
                 s.upto(&mut self.emu, t, u64::MAX);
@@ -595,6 +670,13 @@ impl Worker<'_> {
             }
             out.records
                 .extend(self.departures.drain(..).map(|d| Record::departure(&d)));
+            // In order: the instant's records among themselves (a few;
+            // the instants come in order).
+            if let Some(g) = out.records.get_mut(group.1..) {
+                if g.len() > 1 {
+                    g.sort_unstable();
+                }
+            }
             self.emu.take_early_exits(&mut self.handoffs);
             for h in self.handoffs.drain(..) {
                 let to = self
@@ -608,7 +690,15 @@ impl Worker<'_> {
                 }
             }
         }
+        drop(inject);
+        // A record stamped before its instant (none expected) would break
+        // the order: sort then.
+        if !out.records.is_sorted() {
+            out.records.sort_unstable();
+        }
         out.next = self.next();
+        out.inject = fresh;
+        out.handoffs_in = hin;
         out
     }
 }
@@ -802,6 +892,10 @@ fn run_scenario(
         flows: traffic.iter().map(|_| FlowAcc::new()).collect(),
         end: Instant::ZERO,
         pending: Vec::new(),
+        admitted: Vec::new(),
+        runs: Vec::new(),
+        spare: Vec::new(),
+        rest: Vec::new(),
         series: interval_ns.map(|d| (d, vec![Vec::new(); traffic.len()])),
         trace: trace.map(|out| Tracer {
             out,
@@ -881,6 +975,11 @@ fn run_scenario(
             );
         }
         let mut incoming: Vec<Vec<Handoff>> = vec![Vec::new(); parts];
+        // Buffers that go to the workers and back, each window: fresh
+        // packets, hand-offs out, emptied hand-offs in.
+        let mut inject: Vec<Vec<Inject>> = (0..parts).map(|_| Vec::new()).collect();
+        let mut hand_bufs: Vec<Vec<(u32, Handoff)>> = vec![Vec::new(); parts];
+        let mut spare_in: Vec<Vec<Handoff>> = Vec::new();
         let mut next: Vec<Option<Instant>> = vec![None; parts];
         let mut seq = 0u64;
         let mut failed = None;
@@ -892,9 +991,12 @@ fn run_scenario(
                                flows: &mut Flows,
                                upto: usize| {
             while admitted.len() < upto {
-                let Some(Reverse((at, i))) = arrivals.pop() else {
+                // The earliest source's next packet; its following one
+                // replaces it in the heap (one sift, not a pop and a push).
+                let Some(mut top) = arrivals.peek_mut() else {
                     break;
                 };
+                let Reverse((at, i)) = *top;
                 let spec_i = &traffic[i];
                 let mut pkt = Packet {
                     flow: i as u32,
@@ -916,17 +1018,17 @@ fn run_scenario(
                 match front.admit(&mut pkt, ports[i], &mut view) {
                     Admission::Out(p) => {
                         flows
-                            .pending
+                            .admitted
                             .push(Record::of(&pkt, at, Event::Delivered, p))
                     }
                     Admission::Dropped(r) => {
                         flows
-                            .pending
+                            .admitted
                             .push(Record::of(&pkt, at, Event::Dropped(r), 0))
                     }
                     Admission::Answer(a) => {
                         flows
-                            .pending
+                            .admitted
                             .push(Record::of(&pkt, at, Event::Answered(a), 0))
                     }
                     Admission::Enter(entry) => {
@@ -934,8 +1036,11 @@ fn run_scenario(
                         admitted.push_back((p, Inject { at, pkt, entry }));
                     }
                 }
-                if let Some(next) = sources[i].next() {
-                    arrivals.push(Reverse((next, i)));
+                match sources[i].next() {
+                    Some(next) => *top = Reverse((next, i)),
+                    None => {
+                        std::collections::binary_heap::PeekMut::pop(top);
+                    }
                 }
             }
             // Whether packets remain to be admitted.
@@ -952,7 +1057,6 @@ fn run_scenario(
             }
             let Some(start) = t else { break };
             let mut end = Instant(start.0.saturating_add(lookahead.max(1)));
-            let mut inject: Vec<Vec<Inject>> = (0..parts).map(|_| Vec::new()).collect();
             let mut taken = 0usize;
             let mut last = start;
             loop {
@@ -983,7 +1087,12 @@ fn run_scenario(
                 let win = WindowIn {
                     end,
                     inject: std::mem::take(&mut inject[p]),
-                    handoffs: std::mem::take(&mut incoming[p]),
+                    handoffs: std::mem::replace(
+                        &mut incoming[p],
+                        spare_in.pop().unwrap_or_default(),
+                    ),
+                    records: flows.spare.pop().unwrap_or_default(),
+                    out: std::mem::take(&mut hand_bufs[p]),
                 };
                 if tx.send(Some(win)).is_err() {
                     failed = Some(p);
@@ -1004,12 +1113,22 @@ fn run_scenario(
                     failed = Some(p);
                     break 'run;
                 };
-                flows.pending.extend(o.records);
-                for (to, h) in o.handoffs {
+                let WindowOut {
+                    records,
+                    handoffs: mut out,
+                    next: n,
+                    inject: fresh,
+                    handoffs_in,
+                } = o;
+                flows.runs.push(records);
+                inject[p] = fresh;
+                for (to, h) in out.drain(..) {
                     info.handoffs += 1;
                     incoming[(to as usize).min(parts - 1)].push(h);
                 }
-                next[p] = o.next;
+                hand_bufs[p] = out;
+                spare_in.push(handoffs_in);
+                next[p] = n;
             }
             last_end = Some(end);
         }
@@ -1280,5 +1399,76 @@ fn key_text(k: Option<&FlowKey>) -> String {
             SocketAddr::new(k.src, k.sport),
             SocketAddr::new(k.dst, k.dport)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(at: u64, flow: u32, tag: u64) -> Record {
+        Record {
+            at: Instant(at),
+            flow,
+            tag,
+            event: Event::Delivered,
+            flags: 0,
+            len: 100,
+            born: Instant::ZERO,
+            port: 0,
+        }
+    }
+
+    /// A pass proves the driver's merge of sorted runs (what was left
+    /// pending, the admission's records, each worker's) accounts for the
+    /// records before the window's end in `(instant, flow, sequence)`
+    /// order, as a sort of all of them did, keeps the others pending in
+    /// order, and hands the workers' buffers back empty.
+    #[test]
+    fn flush_merges_the_runs_in_record_order_and_keeps_the_rest() {
+        let mut seen = Vec::new();
+        let mut out = |t: &Traced| seen.push((t.at.as_nanos(), t.pkt.flow, t.pkt.tag));
+        let mut flows = Flows {
+            flows: (0..3).map(|_| FlowAcc::new()).collect(),
+            end: Instant::ZERO,
+            pending: vec![rec(12, 0, 9)],
+            admitted: vec![rec(3, 1, 4), rec(15, 2, 20)],
+            runs: vec![
+                vec![rec(1, 0, 0), rec(5, 2, 1), rec(5, 2, 3)],
+                vec![rec(2, 1, 2), rec(5, 0, 7), rec(11, 1, 8)],
+            ],
+            spare: Vec::new(),
+            rest: Vec::new(),
+            trace: Some(Tracer {
+                out: &mut out,
+                arrivals: std::collections::VecDeque::new(),
+                ports: vec![0; 3],
+                keys: vec![FlowKey::default(); 3],
+                inside: 0,
+                inside_bytes: 0,
+            }),
+            series: None,
+        };
+        flows.flush_before(Instant(12));
+        assert_eq!(flows.pending, vec![rec(12, 0, 9), rec(15, 2, 20)]);
+        assert!(flows.runs.is_empty() && flows.admitted.is_empty());
+        assert_eq!(flows.spare.len(), 2);
+        assert!(flows.spare.iter().all(Vec::is_empty));
+        assert_eq!(flows.end, Instant(11));
+        let received: Vec<u64> = flows.flows.iter().map(|f| f.received).collect();
+        assert_eq!(received, vec![2, 3, 2]);
+        drop(flows);
+        assert_eq!(
+            seen,
+            vec![
+                (1, 0, 0),
+                (2, 1, 2),
+                (3, 1, 4),
+                (5, 0, 7),
+                (5, 2, 1),
+                (5, 2, 3),
+                (11, 1, 8)
+            ]
+        );
     }
 }

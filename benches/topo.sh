@@ -6,9 +6,9 @@
 #    links under hop-by-hop distillation, 67-byte-frame probe traffic from
 #    VN a to VN b at rising rates; the highest loss-free rate (MLFFR) and
 #    the delivered rate at the highest offered rate; with each of
-#    $WORKERS workers (`topo up --workers K`: the chain's links split
-#    between them by `topo assign`'s partitioner, so a route of 4 or 8
-#    hops crosses from one worker to the other).
+#    $WORKERS workers (`topo up --workers K`: `a` and `b` read by two
+#    workers, each direction of the chain on its source's worker, so
+#    the route crosses no worker; "hand-offs per packet" shows it).
 # 2. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs
 #    (default workers).
 #

@@ -334,10 +334,12 @@ pub enum TopoCmd {
         /// Threads creating namespaces.
         #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
         threads: usize,
-        /// Worker threads forwarding packets, each owning a partition of
-        /// the links (`topo assign`'s) and the VNs whose first hop it
-        /// owns (default: the CPUs this process may run on, at most one
-        /// per link).
+        /// Worker threads forwarding packets: each reads the TAPs of the
+        /// VNs whose first hop it has in `topo assign`'s partition of
+        /// the links, and owns each link direction that only its VNs'
+        /// routes come from (else go to; else the partition's), so a
+        /// chain's route crosses no worker (default: the CPUs this
+        /// process may run on, at most one per link).
         #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
         workers: Option<u16>,
         /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or

@@ -9,7 +9,8 @@
 //!   README).
 //! * **Which ports.** A shell's or bridge's port `i` is received by
 //!   worker `i mod K` ([`by_port`]); a topology VN's by the worker owning
-//!   the first pipe of its routes. Every worker has a transmit handle on
+//!   the first pipe of its routes in `topo assign`'s link partition
+//!   (every worker at least one VN). Every worker has a transmit handle on
 //!   each port another worker receives from (a duplicated TAP descriptor,
 //!   an AF_PACKET socket of its own: [`spread`]).
 //! * **Which pipes.** A pipe belongs to the worker receiving the ports
@@ -17,8 +18,10 @@
 //!   restricted to a direction or a receiving interface feeds only from
 //!   those ports; a pipe fed from ports of several workers goes to the
 //!   first one's, and the others hand their packets over); a topology's
-//!   pipes come from `topo assign`'s partitioner (weighted by route
-//!   usage). Ownership decides only where work is done, never what
+//!   pipes go, each direction of a link on its own, to the worker
+//!   receiving the VNs whose routes use it (their sources', else their
+//!   destinations', else the link's in `topo assign`'s partition: see
+//!   `topo_plan` in [`crate::topo`]). Ownership decides only where work is done, never what
 //!   happens to a packet: a packet for a pipe of another worker is handed
 //!   over as a descriptor.
 //! * **Which CPUs.** Worker `i` is pinned to the `i`-th CPU of `--cpus`

@@ -356,7 +356,8 @@ fn a_shell_with_two_workers() {
 
 /// A live topology where a route must cross workers: three VNs `a`,
 /// `b`, `c` on arms of two links around a hub (every route four 2 ms
-/// hops), two workers. Each worker reads at least one VN's TAP; a pipe
+/// hops), two workers, split by directions (`--split directions`: a
+/// chain would cross no worker). Each worker reads at least one VN's TAP; a pipe
 /// toward a VN that VNs of both workers send to goes with that VN's
 /// worker, so a route from the VN alone on its worker to one of the
 /// other's crosses once (the way back, all of whose senders are on one
@@ -391,6 +392,7 @@ fn a_topology_route_across_two_workers() {
     std::fs::write(&file, t).expect("topology");
     let up = Command::new(BIN)
         .args(["topo", "up", &file, "--name", &name, "--workers", "2"])
+        .args(["--split", "directions"])
         .output()
         .expect("topo up");
     assert!(

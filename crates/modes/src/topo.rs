@@ -223,6 +223,8 @@ pub struct UpOptions {
     /// Workers (`--workers`, `--cpus`): as many as the CPUs allow, at
     /// most one per link (see [`crate::workers`]).
     pub workers: crate::workers::WorkerOptions,
+    /// How the pipes are split over the workers (`--split`).
+    pub split: SplitBy,
     /// A capture and an event log to write (`--pcap`, `--events`), one
     /// interface pair per VN, opened before the run; closed (valid) when
     /// the topology stops.
@@ -471,6 +473,31 @@ struct Split {
     cut_crossings: u64,
 }
 
+/// How `topo up` splits a topology's pipes over workers (`--split`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SplitBy {
+    /// Both directions of a link on the link's worker in `topo assign`'s
+    /// partition: a one-way flow's hops are shared by the workers (one
+    /// hand-off where its route is cut).
+    #[default]
+    Links,
+    /// Each link direction with the worker reading the VNs whose routes
+    /// use it: a chain's route crosses no worker, and a flow's work is
+    /// its source's worker's ([`split`]).
+    Directions,
+}
+
+impl SplitBy {
+    /// Parse `--split`: `links` or `directions`.
+    pub fn parse(s: &str) -> Result<SplitBy, String> {
+        match s {
+            "links" => Ok(SplitBy::Links),
+            "directions" => Ok(SplitBy::Directions),
+            _ => Err(format!("--split '{s}': expected links or directions")),
+        }
+    }
+}
+
 /// Which workers a pipe's routes come from (or go to): none yet, one,
 /// or several.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -510,15 +537,18 @@ fn crossings(paths: &pipelab_emu::Paths, rx: &[u16], owner: impl Fn(u32) -> u16)
     n
 }
 
-/// How a topology is split over `k` workers.
+/// How a topology is split over `k` workers: by links as `topo
+/// assign`'s partition (steps 1 and 2's first sentence), or by
+/// directions:
 ///
 /// 1. **The link cut.** Its links (pipe pairs) as
 ///    [`pipelab_topo::partition_balanced`] assigns them (cut weighted by
 ///    route usage; the best of 8 starts on topologies of up to 100 000
 ///    routes).
 /// 2. **The VNs.** Each VN's port is received by the worker owning the
-///    first pipe of its routes in the cut; while a worker receives no VN
-///    and another receives two or more, that one's last VN moves to it.
+///    first pipe of its routes in the cut. By directions, while a worker
+///    receives no VN and another receives two or more, that one's last
+///    VN moves to it.
 /// 3. **The pipes, by direction.** A pipe whose routes all come from
 ///    VNs received by one worker is that worker's; else one whose routes
 ///    all go to VNs received by one worker is that one's; else (routes
@@ -533,7 +563,7 @@ fn crossings(paths: &pipelab_emu::Paths, rx: &[u16], owner: impl Fn(u32) -> u16)
 ///    [`Split::crossings`]), the cut's owners are kept.
 ///
 /// Ownership is computed once, from the routes at start.
-fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64) -> Split {
+fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy) -> Split {
     use std::collections::BTreeMap;
     let d = net.distilled();
     let k = k.max(1);
@@ -570,6 +600,15 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64) -> Split {
                 .unwrap_or(0)
         })
         .collect();
+    if by == SplitBy::Links {
+        let crossings = crossings(paths, &rx, cut_of);
+        return Split {
+            owners: cut,
+            rx,
+            crossings,
+            cut_crossings: crossings,
+        };
+    }
     // Every worker receives a VN, while there are VNs to spare.
     loop {
         let mut count = vec![0usize; k as usize];
@@ -639,10 +678,11 @@ fn topo_plan(
     k: u16,
     seed: u64,
     opts: &crate::workers::WorkerOptions,
+    by: SplitBy,
 ) -> (crate::live::WorkerPlan, Vec<u16>) {
     let Split {
         owners: topo, rx, ..
-    } = split(net, spec, k, seed);
+    } = split(net, spec, k, seed, by);
     let rx_worker = rx.clone();
     let receives = (0..k)
         .map(|w| rx_worker.iter().map(|&r| r == w).collect())
@@ -1307,13 +1347,14 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
     // The whole network's spec, and how it is split over workers
     // ([`split`]): each VN received by the worker owning its first hop
-    // in `topo assign`'s link partition, each pipe with the worker of
-    // the VNs its routes come from (else go to; else the partition's).
+    // in `topo assign`'s link partition, each pipe with its link's worker
+    // there or (by directions) with the worker of the VNs its routes
+    // come from (else go to; else the partition's).
     let mut first = pipelab_topo::lower(net.distilled(), &names, vns[0].addr, vns[0].addr6, &[])
         .map_err(ModeError::from)?;
     first.merge_config(&config);
     let k = opts.workers.count(net.distilled().pipes.len() / 2);
-    let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers);
+    let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers, opts.split);
     // Every worker holds a descriptor on every VN's TAP, and this
     // thread one more, to close them all at once at the end.
     pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 2) + 256)?;
@@ -1452,7 +1493,7 @@ fn close_all(taps: Vec<Tap>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{command_files, split, Split};
+    use super::{command_files, split, Split, SplitBy};
     use pipelab_topo::{Metric, Mode, Network, Routes};
     use std::net::Ipv4Addr;
 
@@ -1475,7 +1516,7 @@ mod tests {
 
     /// The split over `k` workers of a topology, its spec, and its VNs'
     /// names in port order.
-    fn split_of(text: &str, k: u16) -> (Split, pipelab_emu::Spec, Vec<String>) {
+    fn split_of(text: &str, k: u16, by: SplitBy) -> (Split, pipelab_emu::Spec, Vec<String>) {
         let topo = pipelab_topo::parse_toml(text).expect("topology");
         let names: Vec<String> = topo.vns().iter().map(|&v| topo.node_name(v)).collect();
         let net = Network::with_routes(topo, Mode::HopByHop, Metric::Delay, Routes::Symmetric)
@@ -1489,7 +1530,7 @@ mod tests {
         )
         .expect("lowers");
         let pipes = net.distilled().pipes.len() as u32;
-        let s = split(&net, &spec, k, 1);
+        let s = split(&net, &spec, k, 1, by);
         // Every topology pipe is owned, once, by one of the workers.
         let numbers: Vec<u32> = (0..pipes).map(pipelab_topo::pipe_number).collect();
         assert_eq!(s.owners.keys().copied().collect::<Vec<_>>(), numbers);
@@ -1540,7 +1581,7 @@ mod tests {
     #[test]
     fn a_chain_runs_each_direction_on_its_sources_worker() {
         for hops in [1, 4, 8] {
-            let (s, spec, names) = split_of(&chain(hops), 2);
+            let (s, spec, names) = split_of(&chain(hops), 2, SplitBy::Directions);
             assert_eq!(names, ["a", "b"]);
             assert_ne!(s.rx[0], s.rx[1], "{hops} hops: {s:?}");
             assert_eq!(s.crossings, 0, "{hops} hops: {s:?}");
@@ -1550,6 +1591,13 @@ mod tests {
             }
             if hops > 1 {
                 assert_eq!(s.cut_crossings, 2, "{hops} hops: {s:?}");
+                // By links, each direction crosses once where the chain
+                // is cut.
+                let (l, spec, _) = split_of(&chain(hops), 2, SplitBy::Links);
+                assert_eq!(l.crossings, 2, "{hops} hops by links: {l:?}");
+                for (_, v) in stages(&l, &spec) {
+                    assert_eq!(crossed(&v), 1, "{hops} hops by links: {v:?}");
+                }
             }
         }
     }
@@ -1585,7 +1633,7 @@ mod tests {
             &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)],
         );
         for (what, text, k) in [("arms", &arms, 2), ("arms", &arms, 3), ("star", &star, 2)] {
-            let (s, spec, _) = split_of(text, k);
+            let (s, spec, _) = split_of(text, k, SplitBy::Directions);
             let routes = stages(&s, &spec);
             let mut crossing = 0;
             for ((a, b), v) in &routes {
@@ -1626,7 +1674,7 @@ mod tests {
         );
         for text in [&ring, &dumbbell] {
             for k in [2, 3] {
-                let (s, spec, _) = split_of(text, k);
+                let (s, spec, _) = split_of(text, k, SplitBy::Directions);
                 assert!(s.crossings <= s.cut_crossings, "{k} workers: {s:?}");
                 let total: usize = stages(&s, &spec).iter().map(|(_, v)| crossed(v)).sum();
                 assert_eq!(s.crossings, total as u64);

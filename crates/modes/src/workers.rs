@@ -223,7 +223,7 @@ pub struct WorkerFigures {
     pub worker: u16,
     /// The CPU it runs on, if pinned.
     pub cpu: Option<usize>,
-    /// The ports it receives from.
+    /// The ports it receives from (a topology's by VN name).
     pub ports: Vec<String>,
     /// Pipes it owns.
     pub pipes: usize,
@@ -257,12 +257,17 @@ pub struct Snapshot {
 /// Take `r`'s figures.
 pub fn snapshot(r: &Runner) -> Snapshot {
     let e = r.emulation();
+    // A topology's ports are all `eth0`, each in its VN: named by VN.
+    let vns = e.spec().paths.is_some();
     let ports = r
         .port_stats()
         .into_iter()
         .enumerate()
         .filter(|(i, _)| r.receives(*i))
-        .map(|(_, (n, _))| n)
+        .map(|(i, (n, _))| match e.ports().get(i) {
+            Some(p) if vns => p.name.clone(),
+            _ => n,
+        })
         .collect();
     let pipes = match e.partition() {
         Some(p) => e.pipe_numbers().filter(|&n| p.owns(n)).count(),

@@ -483,7 +483,7 @@ pub enum SplitBy {
     Links,
     /// Each link direction with the worker reading the VNs whose routes
     /// use it: a chain's route crosses no worker, and a flow's work is
-    /// its source's worker's ([`split`]).
+    /// its source's worker's (see docs/design-notes.md, "Workers").
     Directions,
 }
 

@@ -390,6 +390,16 @@ fn a_topology_route_across_two_workers() {
         ));
     }
     std::fs::write(&file, t).expect("topology");
+    // Taken down however the test ends (a panic inside the run too).
+    struct Down<'a>(&'a str);
+    impl Drop for Down<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new(BIN)
+                .args(["topo", "down", "--name", self.0])
+                .output();
+        }
+    }
+    let _down = Down(&name);
     let up = Command::new(BIN)
         .args(["topo", "up", &file, "--name", &name, "--workers", "2"])
         .args(["--split", "directions"])
@@ -504,9 +514,6 @@ fn a_topology_route_across_two_workers() {
         }
     };
     let r = in_one_of_two(run);
-    let _ = Command::new(BIN)
-        .args(["topo", "down", "--name", &name])
-        .output();
     let _ = std::fs::remove_file(&file);
     if let Err(e) = r {
         panic!("{e}");

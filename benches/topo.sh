@@ -6,9 +6,11 @@
 #    links under hop-by-hop distillation, 67-byte-frame probe traffic from
 #    VN a to VN b at rising rates; the highest loss-free rate (MLFFR) and
 #    the delivered rate at the highest offered rate; with each of
-#    $WORKERS workers (`topo up --workers K`: the chain's links split
-#    between them by `topo assign`'s partitioner, so a route of 4 or 8
-#    hops crosses from one worker to the other).
+#    $WORKERS workers (`topo up --workers K`, `--split $SPLIT` if set: by `links`,
+#    the default, the chain's links split between them by `topo
+#    assign`'s partitioner, so a route of 4 or 8 hops crosses from one
+#    worker to the other; by `directions`, each direction of the chain
+#    on its source's worker, crossing none).
 # 2. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs
 #    (default workers).
 #
@@ -20,6 +22,7 @@ DUR=${DUR:-2s}
 WORKERS=${WORKERS:-1 2}
 RATES=${RATES:-10 25 50 75 100 150 200 250 300 400 500 600}
 BURST=${BURST:-32}
+SPLIT=${SPLIT:-}
 TMP=$(mktemp -d)
 NAME=bench$$
 
@@ -59,7 +62,7 @@ echo "|---|---|---|---|---|"
 for hops in 1 4 8; do
   chain $hops > "$TMP/chain$hops.toml"
   for k in $WORKERS; do
-    "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME --workers $k >/dev/null
+    "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME --workers $k ${SPLIT:+--split $SPLIT} >/dev/null
     "$BIN" topo exec --name $NAME a -- ping -c 2 -i 0.2 -q 10.0.0.2 >/dev/null
     # A step counts only if the sender really offered its rate (97 %);
     # "*": the sender fell behind first, the route's rate is at least that.

@@ -334,12 +334,22 @@ pub enum TopoCmd {
         /// Threads creating namespaces.
         #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
         threads: usize,
-        /// Worker threads forwarding packets, each owning a partition of
-        /// the links (`topo assign`'s) and the VNs whose first hop it
-        /// owns (default: the CPUs this process may run on, at most one
-        /// per link).
+        /// Worker threads forwarding packets, each reading the TAPs of
+        /// the VNs whose first hop it has in `topo assign`'s partition
+        /// of the links; which pipes each owns: see --split (default:
+        /// the CPUs this process may run on, at most one per link).
         #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
         workers: Option<u16>,
+        /// How the pipes are split over the workers: `links` (both
+        /// directions of a link on its worker in `topo assign`'s
+        /// partition: a route is cut where the partition cuts it, and a
+        /// one-way flow's hops are shared by the workers) or
+        /// `directions` (each direction with the worker reading the VNs
+        /// whose routes use it: their sources', else their
+        /// destinations', else the link's; a chain's route crosses no
+        /// worker, and a flow's work is all its source's worker's).
+        #[arg(long, value_name = "HOW", default_value = "links", value_parser = live::SplitBy::parse)]
+        split: live::SplitBy,
         /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or
         /// `none` (default: the CPUs this process may run on, in order).
         #[arg(long, value_name = "LIST")]
@@ -835,6 +845,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             foreground,
             threads,
             workers,
+            split,
             cpus,
             busy_poll,
             seed,
@@ -912,6 +923,9 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 if let Some(k) = workers {
                     args.extend(["--workers".into(), k.to_string()]);
                 }
+                if split == live::SplitBy::Directions {
+                    args.extend(["--split".into(), "directions".into()]);
+                }
                 if let Some(c) = &cpus {
                     args.extend(["--cpus".into(), c.clone()]);
                 }
@@ -955,6 +969,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                     workers,
                     cpus: cpu_list,
                 },
+                split,
                 capture: files,
                 series: series_opts,
             };

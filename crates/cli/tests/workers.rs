@@ -354,13 +354,18 @@ fn a_shell_with_two_workers() {
         .all(|w| w["stats"]["delivered"].as_u64() > Some(100)));
 }
 
-/// A live topology of a chain a - r1 - r2 - r3 - b with two workers:
-/// the links are split between them, so the route crosses from one to
-/// the other; ping sees the four 2 ms hops each way (its minimum RTT),
-/// probe traffic at 5 kpps sees them one way (its minimum and median
-/// delay) and is neither lost nor reordered, and the emulation's stats
-/// count the hand-offs (and the wake-ups of a sleeping worker, at most
-/// one per hand-off) and add up.
+/// A live topology where a route must cross workers: three VNs `a`,
+/// `b`, `c` on arms of two links around a hub (every route four 2 ms
+/// hops), two workers, split by directions (`--split directions`: a
+/// chain would cross no worker). Each worker reads at least one VN's TAP; a pipe
+/// toward a VN that VNs of both workers send to goes with that VN's
+/// worker, so a route from the VN alone on its worker to one of the
+/// other's crosses once (the way back, all of whose senders are on one
+/// worker, stays on it). Ping sees the four hops each way (its minimum
+/// RTT), probe traffic at 5 kpps sees them one way (its minimum and
+/// median delay) and is neither lost nor reordered, and the emulation's
+/// stats count the hand-offs (one per probe packet at least, and the
+/// wake-ups of a sleeping worker, at most one per hand-off) and add up.
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -369,23 +374,35 @@ fn a_shell_with_two_workers() {
 fn a_topology_route_across_two_workers() {
     let Some(_g) = live() else { return };
     let name = format!("wt{}", std::process::id());
-    let file = tmp_path("chain.toml");
+    let file = tmp_path("arms.toml");
     let mut t = String::new();
-    for (i, n) in ["a", "r1", "r2", "r3", "b"].iter().enumerate() {
+    let nodes = ["a", "b", "c", "hub", "ra", "rb", "rc"];
+    for (i, n) in nodes.iter().enumerate() {
         let role = if n.len() == 1 { "client" } else { "stub" };
         t.push_str(&format!(
             "[[node]]\nid = {i}\nrole = \"{role}\"\nname = \"{n}\"\n\n"
         ));
     }
-    for i in 0..4 {
+    // hub - ra - a, hub - rb - b, hub - rc - c.
+    for (x, y) in [(3, 4), (4, 0), (3, 5), (5, 1), (3, 6), (6, 2)] {
         t.push_str(&format!(
-            "[[link]]\na = {i}\nb = {}\nbw = \"1Gbit/s\"\ndelay = \"2ms\"\n\n",
-            i + 1
+            "[[link]]\na = {x}\nb = {y}\nbw = \"1Gbit/s\"\ndelay = \"2ms\"\n\n"
         ));
     }
     std::fs::write(&file, t).expect("topology");
+    // Taken down however the test ends (a panic inside the run too).
+    struct Down<'a>(&'a str);
+    impl Drop for Down<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new(BIN)
+                .args(["topo", "down", "--name", self.0])
+                .output();
+        }
+    }
+    let _down = Down(&name);
     let up = Command::new(BIN)
         .args(["topo", "up", &file, "--name", &name, "--workers", "2"])
+        .args(["--split", "directions"])
         .output()
         .expect("topo up");
     assert!(
@@ -401,25 +418,61 @@ fn a_topology_route_across_two_workers() {
                 .output()
                 .map_err(|e| e.to_string())
         };
-        let ping = exec("a", &["ping", "-c", "10", "-i", "0.05", "-q", "10.0.0.2"])?;
+        let stats = || -> Result<Value, String> {
+            let st = Command::new(BIN)
+                .args(["--target", &name, "stats", "--json"])
+                .output()
+                .map_err(|e| e.to_string())?;
+            serde_json::from_slice(&st.stdout).map_err(|e| e.to_string())
+        };
+        // Which worker reads which VN: the source alone on its worker,
+        // the destination on the other (VN `i` is 10.0.0.`i + 1`).
+        let st = stats()?;
+        let ports: Vec<Vec<String>> = st["plane"]["workers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|w| {
+                w["ports"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|p| p.as_str().map(String::from))
+                    .collect()
+            })
+            .collect();
+        let (alone, pair) = match ports.as_slice() {
+            [x, y] if x.len() == 1 && y.len() == 2 => (x, y),
+            [x, y] if x.len() == 2 && y.len() == 1 => (y, x),
+            _ => return Err(format!("VNs by worker: {ports:?}")),
+        };
+        let (src, dst) = (alone[0].as_str(), pair[0].as_str());
+        let at = |vn: &str| {
+            let i = ["a", "b", "c"].iter().position(|&n| n == vn).unwrap_or(0);
+            format!("10.0.0.{}", i + 1)
+        };
+        let (dst_ip, listen) = (at(dst), format!("{}:7792", at(dst)));
+        let ping = exec(src, &["ping", "-c", "10", "-i", "0.05", "-q", &dst_ip])?;
         let rtt = ping_min_ms(&String::from_utf8_lossy(&ping.stdout));
         let rx = Command::new(BIN)
             .args([
-                "topo", "exec", "--name", &name, "b", "--", BIN, "probe", "recv",
+                "topo", "exec", "--name", &name, dst, "--", BIN, "probe", "recv",
             ])
-            .args(["--listen", "10.0.0.2:7792", "--once"])
+            .args(["--listen", &listen, "--once"])
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| e.to_string())?;
         let _rx = Bg(rx);
         std::thread::sleep(Duration::from_millis(300));
         let p = exec(
-            "a",
+            src,
             &[
                 BIN,
                 "probe",
                 "send",
-                "10.0.0.2:7792",
+                &listen,
                 "--rate",
                 "5kpps",
                 "--duration",
@@ -428,11 +481,7 @@ fn a_topology_route_across_two_workers() {
             ],
         )?;
         let p: Value = serde_json::from_slice(&p.stdout).map_err(|e| e.to_string())?;
-        let st = Command::new(BIN)
-            .args(["--target", &name, "stats", "--json"])
-            .output()
-            .map_err(|e| e.to_string())?;
-        let st: Value = serde_json::from_slice(&st.stdout).map_err(|e| e.to_string())?;
+        let st = stats()?;
         let plane = &st["plane"];
         let ws = plane["workers"].as_array().cloned().unwrap_or_default();
         let handed: u64 = ws
@@ -448,7 +497,7 @@ fn a_topology_route_across_two_workers() {
             .sum();
         let min = p["delay_ms"]["min"].as_f64().unwrap_or(0.0);
         let p50 = p["delay_ms"]["p50"].as_f64().unwrap_or(0.0);
-        eprintln!("topology, 2 workers: ping min RTT {rtt} ms, probe min {min} ms p50 {p50} ms, hand-offs {handed}, wake-ups {wakeups}");
+        eprintln!("topology, 2 workers, {src} -> {dst}: ping min RTT {rtt} ms, probe min {min} ms p50 {p50} ms, hand-offs {handed}, wake-ups {wakeups}");
         let ok = (16.0..17.0).contains(&rtt)
             && (8.0..8.5).contains(&min)
             && (8.0..9.0).contains(&p50)
@@ -465,9 +514,6 @@ fn a_topology_route_across_two_workers() {
         }
     };
     let r = in_one_of_two(run);
-    let _ = Command::new(BIN)
-        .args(["topo", "down", "--name", &name])
-        .output();
     let _ = std::fs::remove_file(&file);
     if let Err(e) = r {
         panic!("{e}");

@@ -223,6 +223,8 @@ pub struct UpOptions {
     /// Workers (`--workers`, `--cpus`): as many as the CPUs allow, at
     /// most one per link (see [`crate::workers`]).
     pub workers: crate::workers::WorkerOptions,
+    /// How the pipes are split over the workers (`--split`).
+    pub split: SplitBy,
     /// A capture and an event log to write (`--pcap`, `--events`), one
     /// interface pair per VN, opened before the run; closed (valid) when
     /// the topology stops.
@@ -454,21 +456,118 @@ impl Live {
     }
 }
 
-/// How a topology is split over `k` workers: its links as
-/// [`pipelab_topo::partition_balanced`] assigns them (pipe pairs, cut
-/// weighted by route usage; the best of 8 starts on topologies of up to
-/// 100 000 routes), the configuration's pipes by the rules'
-/// feeders, each VN's port received by the worker owning the first pipe
-/// of its routes. Returns the plan and each port's receiving worker.
-fn topo_plan(
-    net: &Network,
-    spec: &pipelab_emu::Spec,
-    k: u16,
-    seed: u64,
-    opts: &crate::workers::WorkerOptions,
-) -> (crate::live::WorkerPlan, Vec<u16>) {
-    let n = spec.ports.len();
+/// How a topology's pipes and VNs are split over workers (see
+/// [`split`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Split {
+    /// The worker owning each topology pipe (by pipe number).
+    owners: std::collections::BTreeMap<u32, u16>,
+    /// The worker receiving each VN's port.
+    rx: Vec<u16>,
+    /// Route crossings of this split: over every VN pair's route, the
+    /// times consecutive stages (the source's receiving worker, then
+    /// each pipe's owner) are on different workers.
+    crossings: u64,
+    /// The crossings the link cut alone would have made (each pipe on
+    /// its link's worker), with the same receiving workers.
+    cut_crossings: u64,
+}
+
+/// How `topo up` splits a topology's pipes over workers (`--split`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SplitBy {
+    /// Both directions of a link on the link's worker in `topo assign`'s
+    /// partition: a one-way flow's hops are shared by the workers (one
+    /// hand-off where its route is cut).
+    #[default]
+    Links,
+    /// Each link direction with the worker reading the VNs whose routes
+    /// use it: a chain's route crosses no worker, and a flow's work is
+    /// its source's worker's (see docs/design-notes.md, "Workers").
+    Directions,
+}
+
+impl SplitBy {
+    /// Parse `--split`: `links` or `directions`.
+    pub fn parse(s: &str) -> Result<SplitBy, String> {
+        match s {
+            "links" => Ok(SplitBy::Links),
+            "directions" => Ok(SplitBy::Directions),
+            _ => Err(format!("--split '{s}': expected links or directions")),
+        }
+    }
+}
+
+/// Which workers a pipe's routes come from (or go to): none yet, one,
+/// or several.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Users {
+    None,
+    One(u16),
+    Many,
+}
+
+impl Users {
+    fn add(&mut self, w: u16) {
+        *self = match *self {
+            Users::None => Users::One(w),
+            Users::One(v) if v == w => Users::One(w),
+            _ => Users::Many,
+        };
+    }
+}
+
+/// The crossings of `paths` when port `s` is received by `rx[s]` and
+/// pipe `p` is owned by `owner(p)`.
+fn crossings(paths: &pipelab_emu::Paths, rx: &[u16], owner: impl Fn(u32) -> u16) -> u64 {
+    let mut n = 0;
+    for s in 0..paths.n {
+        for t in 0..paths.n {
+            let Some(hops) = paths.get(s, t) else {
+                continue;
+            };
+            let mut at = rx.get(s).copied().unwrap_or(0);
+            for &p in hops {
+                let w = owner(p);
+                n += u64::from(w != at);
+                at = w;
+            }
+        }
+    }
+    n
+}
+
+/// How a topology is split over `k` workers: by links as `topo
+/// assign`'s partition (steps 1 and 2's first sentence), or by
+/// directions:
+///
+/// 1. **The link cut.** Its links (pipe pairs) as
+///    [`pipelab_topo::partition_balanced`] assigns them (cut weighted by
+///    route usage; the best of 8 starts on topologies of up to 100 000
+///    routes).
+/// 2. **The VNs.** Each VN's port is received by the worker owning the
+///    first pipe of its routes in the cut. By directions, while a worker
+///    receives no VN and another receives two or more, that one's last
+///    VN moves to it.
+/// 3. **The pipes, by direction.** A pipe whose routes all come from
+///    VNs received by one worker is that worker's; else one whose routes
+///    all go to VNs received by one worker is that one's; else (routes
+///    from and to VNs of several workers) it keeps its link's worker in
+///    the cut. So a chain's route `a → b` runs on the worker reading
+///    `a`'s TAP and `b → a` on the one reading `b`'s, with no hand-off;
+///    on a tree, a route runs on its source's worker up to the first
+///    pipe other workers' VNs send into too, then on its destination's,
+///    crossing at most once (unless a pipe carries routes both from and
+///    to VNs of several workers, where one of them must cross twice).
+///    Where routes make that worse than the cut (counted in
+///    [`Split::crossings`]), the cut's owners are kept.
+///
+/// Ownership is computed once, from the routes at start.
+fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy) -> Split {
+    use std::collections::BTreeMap;
     let d = net.distilled();
+    let k = k.max(1);
+    let ports = spec.ports.len();
     // The partitioner refines a random start and may settle in a local
     // minimum (a chain cut twice where once would do): on a small enough
     // topology, a few starts, keeping the one with the fewest hand-offs.
@@ -477,25 +576,117 @@ fn topo_plan(
         .map(|i| pipelab_topo::partition_balanced(d, k as usize, seed.wrapping_add(i)))
         .min_by_key(|a| a.handoffs(&d.routes))
         .unwrap_or_else(|| pipelab_topo::partition_balanced(d, k as usize, seed));
-    let topo: std::collections::BTreeMap<u32, u16> = assign
+    let cut: BTreeMap<u32, u16> = assign
         .core_of_pipe
         .iter()
         .enumerate()
         .map(|(i, &c)| (pipelab_topo::pipe_number(i as u32), c as u16))
         .collect();
-    let rx_worker: Vec<u16> = (0..n)
+    let cut_of = |p: u32| cut.get(&p).copied().unwrap_or(0);
+    let Some(paths) = spec.paths.as_ref() else {
+        return Split {
+            owners: cut,
+            rx: vec![0; ports],
+            crossings: 0,
+            cut_crossings: 0,
+        };
+    };
+    let n = paths.n.min(ports);
+    let mut rx: Vec<u16> = (0..ports)
         .map(|s| {
-            let first = spec
-                .paths
-                .as_ref()
-                .and_then(|p| (0..n).find_map(|t| p.get(s, t).and_then(|h| h.first().copied())));
-            first.and_then(|f| topo.get(&f).copied()).unwrap_or(0)
+            (0..n)
+                .find_map(|t| paths.get(s, t).and_then(|h| h.first().copied()))
+                .map(cut_of)
+                .unwrap_or(0)
         })
         .collect();
+    if by == SplitBy::Links {
+        let crossings = crossings(paths, &rx, cut_of);
+        return Split {
+            owners: cut,
+            rx,
+            crossings,
+            cut_crossings: crossings,
+        };
+    }
+    // Every worker receives a VN, while there are VNs to spare.
+    loop {
+        let mut count = vec![0usize; k as usize];
+        for &w in &rx {
+            count[w as usize] += 1;
+        }
+        let Some(idle) = count.iter().position(|&c| c == 0) else {
+            break;
+        };
+        let Some(busy) = (0..k as usize)
+            .filter(|&w| count[w] >= 2)
+            .max_by_key(|&w| (count[w], std::cmp::Reverse(w)))
+        else {
+            break;
+        };
+        if let Some(v) = rx.iter().rposition(|&w| w as usize == busy) {
+            rx[v] = idle as u16;
+        }
+    }
+    // Whose VNs each pipe's routes come from and go to.
+    let mut from: BTreeMap<u32, Users> = BTreeMap::new();
+    let mut to: BTreeMap<u32, Users> = BTreeMap::new();
+    for s in 0..n {
+        for t in 0..n {
+            let Some(hops) = paths.get(s, t) else {
+                continue;
+            };
+            for &p in hops {
+                from.entry(p).or_insert(Users::None).add(rx[s]);
+                to.entry(p).or_insert(Users::None).add(rx[t]);
+            }
+        }
+    }
+    let direction: BTreeMap<u32, u16> = cut
+        .keys()
+        .map(|&p| {
+            let w = match (from.get(&p), to.get(&p)) {
+                (Some(Users::One(w)), _) | (_, Some(Users::One(w))) => *w,
+                _ => cut_of(p),
+            };
+            (p, w)
+        })
+        .collect();
+    let by_direction = crossings(paths, &rx, |p| {
+        direction.get(&p).copied().unwrap_or_else(|| cut_of(p))
+    });
+    let cut_crossings = crossings(paths, &rx, cut_of);
+    let (owners, crossings) = if by_direction <= cut_crossings {
+        (direction, by_direction)
+    } else {
+        (cut, cut_crossings)
+    };
+    Split {
+        owners,
+        rx,
+        crossings,
+        cut_crossings,
+    }
+}
+
+/// How a topology is split over `k` workers ([`split`]), the
+/// configuration's pipes by the rules' feeders. Returns the plan and
+/// each port's receiving worker.
+fn topo_plan(
+    net: &Network,
+    spec: &pipelab_emu::Spec,
+    k: u16,
+    seed: u64,
+    opts: &crate::workers::WorkerOptions,
+    by: SplitBy,
+) -> (crate::live::WorkerPlan, Vec<u16>) {
+    let Split {
+        owners: topo, rx, ..
+    } = split(net, spec, k, seed, by);
+    let rx_worker = rx.clone();
     let receives = (0..k)
         .map(|w| rx_worker.iter().map(|&r| r == w).collect())
         .collect();
-    let rx = rx_worker.clone();
     let owners: crate::live::Owners = Arc::new(move |spec: &pipelab_emu::Spec| {
         let mut o = crate::workers::rule_owners(spec, &rx);
         o.extend(topo.iter().map(|(&p, &w)| (p, w)));
@@ -1154,14 +1345,16 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     record.record_all_in(NsId::current()?, made)?;
     let taps = make_vns(&vns, opts.prefix.1, opts.offload, opts.threads)?;
     let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
-    // The whole network's spec, and how it is split over workers: the
-    // pipes as `topo assign` partitions the links (weighted by route
-    // usage), each VN received by the worker owning its first hop.
+    // The whole network's spec, and how it is split over workers
+    // ([`split`]): each VN received by the worker owning its first hop
+    // in `topo assign`'s link partition, each pipe with its link's worker
+    // there or (by directions) with the worker of the VNs its routes
+    // come from (else go to; else the partition's).
     let mut first = pipelab_topo::lower(net.distilled(), &names, vns[0].addr, vns[0].addr6, &[])
         .map_err(ModeError::from)?;
     first.merge_config(&config);
     let k = opts.workers.count(net.distilled().pipes.len() / 2);
-    let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers);
+    let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers, opts.split);
     // Every worker holds a descriptor on every VN's TAP, and this
     // thread one more, to close them all at once at the end.
     pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 2) + 256)?;
@@ -1300,7 +1493,194 @@ fn close_all(taps: Vec<Tap>) {
 
 #[cfg(test)]
 mod tests {
-    use super::command_files;
+    use super::{command_files, split, Split, SplitBy};
+    use pipelab_topo::{Metric, Mode, Network, Routes};
+    use std::net::Ipv4Addr;
+
+    /// A topology of `nodes` (name, client?) and `links` (by index).
+    fn toml(nodes: &[(&str, bool)], links: &[(usize, usize)]) -> String {
+        let mut t = String::new();
+        for (i, (n, client)) in nodes.iter().enumerate() {
+            let role = if *client { "client" } else { "stub" };
+            t.push_str(&format!(
+                "[[node]]\nid = {i}\nrole = \"{role}\"\nname = \"{n}\"\n\n"
+            ));
+        }
+        for (a, b) in links {
+            t.push_str(&format!(
+                "[[link]]\na = {a}\nb = {b}\nbw = \"1Gbit/s\"\ndelay = \"1ms\"\n\n"
+            ));
+        }
+        t
+    }
+
+    /// The split over `k` workers of a topology, its spec, and its VNs'
+    /// names in port order.
+    fn split_of(text: &str, k: u16, by: SplitBy) -> (Split, pipelab_emu::Spec, Vec<String>) {
+        let topo = pipelab_topo::parse_toml(text).expect("topology");
+        let names: Vec<String> = topo.vns().iter().map(|&v| topo.node_name(v)).collect();
+        let net = Network::with_routes(topo, Mode::HopByHop, Metric::Delay, Routes::Symmetric)
+            .expect("network");
+        let spec = pipelab_topo::lower(
+            net.distilled(),
+            &names,
+            Ipv4Addr::new(10, 0, 0, 1),
+            None,
+            &[],
+        )
+        .expect("lowers");
+        let pipes = net.distilled().pipes.len() as u32;
+        let s = split(&net, &spec, k, 1, by);
+        // Every topology pipe is owned, once, by one of the workers.
+        let numbers: Vec<u32> = (0..pipes).map(pipelab_topo::pipe_number).collect();
+        assert_eq!(s.owners.keys().copied().collect::<Vec<_>>(), numbers);
+        assert!(s.owners.values().all(|&w| w < k), "{s:?}");
+        // Every worker receives a VN (there are more VNs than workers).
+        for w in 0..k {
+            assert!(s.rx.contains(&w), "worker {w} receives no VN: {s:?}");
+        }
+        (s, spec, names)
+    }
+
+    /// Each VN pair's route as its workers' sequence: the source's
+    /// receiving worker, then each pipe's owner.
+    fn stages(s: &Split, spec: &pipelab_emu::Spec) -> Vec<((usize, usize), Vec<u16>)> {
+        let paths = spec.paths.as_ref().expect("paths");
+        let mut out = Vec::new();
+        for a in 0..paths.n {
+            for b in 0..paths.n {
+                if let Some(hops) = paths.get(a, b) {
+                    let mut v = vec![s.rx[a]];
+                    v.extend(hops.iter().map(|p| s.owners[p]));
+                    out.push(((a, b), v));
+                }
+            }
+        }
+        out
+    }
+
+    fn crossed(v: &[u16]) -> usize {
+        v.windows(2).filter(|w| w[0] != w[1]).count()
+    }
+
+    fn chain(hops: usize) -> String {
+        let mut nodes = vec![("a".to_string(), true)];
+        for i in 1..hops {
+            nodes.push((format!("r{i}"), false));
+        }
+        nodes.push(("b".to_string(), true));
+        let nodes: Vec<(&str, bool)> = nodes.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+        let links: Vec<(usize, usize)> = (0..hops).map(|i| (i, i + 1)).collect();
+        toml(&nodes, &links)
+    }
+
+    /// A pass proves that with two workers a chain's route `a → b` runs
+    /// wholly on the worker reading `a`'s TAP and `b → a` on the one
+    /// reading `b`'s (no hand-off at all, on 1, 4 and 8 hops), where the
+    /// link cut alone made each route of 4 and 8 hops cross once.
+    #[test]
+    fn a_chain_runs_each_direction_on_its_sources_worker() {
+        for hops in [1, 4, 8] {
+            let (s, spec, names) = split_of(&chain(hops), 2, SplitBy::Directions);
+            assert_eq!(names, ["a", "b"]);
+            assert_ne!(s.rx[0], s.rx[1], "{hops} hops: {s:?}");
+            assert_eq!(s.crossings, 0, "{hops} hops: {s:?}");
+            for ((a, b), v) in stages(&s, &spec) {
+                assert_eq!(v.len(), hops + 1);
+                assert!(v.iter().all(|&w| w == s.rx[a]), "{a}->{b}: {v:?}");
+            }
+            if hops > 1 {
+                assert_eq!(s.cut_crossings, 2, "{hops} hops: {s:?}");
+                // By links, each direction crosses once where the chain
+                // is cut.
+                let (l, spec, _) = split_of(&chain(hops), 2, SplitBy::Links);
+                assert_eq!(l.crossings, 2, "{hops} hops by links: {l:?}");
+                for (_, v) in stages(&l, &spec) {
+                    assert_eq!(crossed(&v), 1, "{hops} hops by links: {v:?}");
+                }
+            }
+        }
+    }
+
+    /// A pass proves that where VNs of several workers send into the
+    /// same pipes (a three-armed star of two-link arms, with two and
+    /// three workers; a star of five VNs), every route crosses workers
+    /// at most once, some do (the shared pipes exist), and a route
+    /// crosses only between its source's and its destination's workers.
+    #[test]
+    fn routes_into_shared_pipes_cross_once_at_most() {
+        let arms = toml(
+            &[
+                ("hub", false),
+                ("ra", false),
+                ("a", true),
+                ("rb", false),
+                ("b", true),
+                ("rc", false),
+                ("c", true),
+            ],
+            &[(0, 1), (1, 2), (0, 3), (3, 4), (0, 5), (5, 6)],
+        );
+        let star = toml(
+            &[
+                ("hub", false),
+                ("v1", true),
+                ("v2", true),
+                ("v3", true),
+                ("v4", true),
+                ("v5", true),
+            ],
+            &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)],
+        );
+        for (what, text, k) in [("arms", &arms, 2), ("arms", &arms, 3), ("star", &star, 2)] {
+            let (s, spec, _) = split_of(text, k, SplitBy::Directions);
+            let routes = stages(&s, &spec);
+            let mut crossing = 0;
+            for ((a, b), v) in &routes {
+                assert!(crossed(v) <= 1, "{what}, {k} workers, {a}->{b}: {v:?}");
+                assert_eq!(v[0], s.rx[*a]);
+                let last = v[v.len() - 1];
+                assert!(last == s.rx[*a] || last == s.rx[*b], "{a}->{b}: {v:?}");
+                crossing += usize::from(crossed(v) == 1);
+            }
+            assert!(crossing > 0, "{what}, {k} workers: {s:?}");
+            assert_eq!(s.crossings, crossing as u64);
+            assert!(s.crossings <= s.cut_crossings, "{what}: {s:?}");
+        }
+    }
+
+    /// A pass proves the split never crosses more than the link cut: on
+    /// a ring of six routers with a VN each, and a dumbbell whose middle
+    /// link carries routes from and to VNs of both workers, with two and
+    /// three workers.
+    #[test]
+    fn the_split_crosses_no_more_than_the_cut() {
+        let mut nodes: Vec<(String, bool)> = (0..6).map(|i| (format!("r{i}"), false)).collect();
+        nodes.extend((0..6).map(|i| (format!("v{i}"), true)));
+        let nodes: Vec<(&str, bool)> = nodes.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+        let mut links: Vec<(usize, usize)> = (0..6).map(|i| (i, (i + 1) % 6)).collect();
+        links.extend((0..6).map(|i| (i, i + 6)));
+        let ring = toml(&nodes, &links);
+        let dumbbell = toml(
+            &[
+                ("l", false),
+                ("r", false),
+                ("a1", true),
+                ("a2", true),
+                ("b1", true),
+                ("b2", true),
+            ],
+            &[(0, 1), (0, 2), (0, 3), (1, 4), (1, 5)],
+        );
+        for text in [&ring, &dumbbell] {
+            for k in [2, 3] {
+                let (s, spec, _) = split_of(text, k, SplitBy::Directions);
+                assert!(s.crossings <= s.cut_crossings, "{k} workers: {s:?}");
+                let total: usize = stages(&s, &spec).iter().map(|(_, v)| crossed(v)).sum();
+                assert_eq!(s.crossings, total as u64);
+            }
+        }
+    }
 
     /// The server refuses a non-root caller's plane command by what
     /// `files` says it reads. A pass proves a topology's `link A B set`

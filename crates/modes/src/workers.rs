@@ -9,7 +9,8 @@
 //!   README).
 //! * **Which ports.** A shell's or bridge's port `i` is received by
 //!   worker `i mod K` ([`by_port`]); a topology VN's by the worker owning
-//!   the first pipe of its routes. Every worker has a transmit handle on
+//!   the first pipe of its routes in `topo assign`'s link partition
+//!   (every worker at least one VN). Every worker has a transmit handle on
 //!   each port another worker receives from (a duplicated TAP descriptor,
 //!   an AF_PACKET socket of its own: [`spread`]).
 //! * **Which pipes.** A pipe belongs to the worker receiving the ports
@@ -17,8 +18,10 @@
 //!   restricted to a direction or a receiving interface feeds only from
 //!   those ports; a pipe fed from ports of several workers goes to the
 //!   first one's, and the others hand their packets over); a topology's
-//!   pipes come from `topo assign`'s partitioner (weighted by route
-//!   usage). Ownership decides only where work is done, never what
+//!   pipes go, each direction of a link on its own, to the worker
+//!   receiving the VNs whose routes use it (their sources', else their
+//!   destinations', else the link's in `topo assign`'s partition: see
+//!   `topo_plan` in [`crate::topo`]). Ownership decides only where work is done, never what
 //!   happens to a packet: a packet for a pipe of another worker is handed
 //!   over as a descriptor.
 //! * **Which CPUs.** Worker `i` is pinned to the `i`-th CPU of `--cpus`
@@ -220,7 +223,7 @@ pub struct WorkerFigures {
     pub worker: u16,
     /// The CPU it runs on, if pinned.
     pub cpu: Option<usize>,
-    /// The ports it receives from.
+    /// The ports it receives from (a topology's by VN name).
     pub ports: Vec<String>,
     /// Pipes it owns.
     pub pipes: usize,
@@ -254,12 +257,17 @@ pub struct Snapshot {
 /// Take `r`'s figures.
 pub fn snapshot(r: &Runner) -> Snapshot {
     let e = r.emulation();
+    // A topology's ports are all `eth0`, each in its VN: named by VN.
+    let vns = e.spec().paths.is_some();
     let ports = r
         .port_stats()
         .into_iter()
         .enumerate()
         .filter(|(i, _)| r.receives(*i))
-        .map(|(_, (n, _))| n)
+        .map(|(i, (n, _))| match e.ports().get(i) {
+            Some(p) if vns => p.name.clone(),
+            _ => n,
+        })
         .collect();
     let pipes = match e.partition() {
         Some(p) => e.pipe_numbers().filter(|&n| p.owns(n)).count(),

@@ -166,7 +166,8 @@ pub struct Distilled {
     pub routing: Routes,
     /// Pipes, in reverse pairs (`2k`, `2k+1`).
     pub pipes: Vec<PipeSpec>,
-    /// Routes between all VN pairs, as pipe indices.
+    /// Routes between all VN pairs, as pipe indices (only the pairs
+    /// routed with [`Distilled::route_pairs`] after [`distill_unrouted`]).
     pub routes: RouteMatrix,
     /// The texts of the files the pipes' words name (the topology's).
     pub files: crate::model::FileTexts,
@@ -183,7 +184,8 @@ pub struct Stats {
     pub pipes: usize,
     /// Routes (ordered VN pairs with a route).
     pub routes: usize,
-    /// Ordered VN pairs without a route.
+    /// Ordered VN pairs without a route (of a partial matrix, among the
+    /// pairs it holds).
     pub unreachable: usize,
     /// Mean pipes per route.
     pub mean_hops: f64,
@@ -208,7 +210,15 @@ impl Distilled {
             links: self.pipes.len() / 2,
             pipes: self.pipes.len(),
             routes,
-            unreachable: n * n.saturating_sub(1) - routes,
+            unreachable: if self.routes.is_partial() {
+                // Of the pairs routed.
+                self.routes
+                    .held()
+                    .filter(|(s, d, r)| s != d && r.is_empty())
+                    .count()
+            } else {
+                n * n.saturating_sub(1) - routes
+            },
             mean_hops: if routes == 0 {
                 0.0
             } else {

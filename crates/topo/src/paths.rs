@@ -8,7 +8,8 @@
 //!   with the arcs usable now and the nodes that may not be passed
 //!   through; shortest-path trees by petgraph's Dijkstra, read back from
 //!   the exact integer distances with ties broken by the lowest arc index.
-//! * [`RouteMatrix`]: ModelNet's routing matrix, all VN pairs.
+//! * [`RouteMatrix`]: ModelNet's routing matrix, all VN pairs (or only
+//!   those a run routes into it).
 //! * [`Faults`]: which links and nodes of the target topology are up.
 //!
 //! Dependencies point one way: `route` → `distill` → `paths` → `model`.
@@ -256,7 +257,7 @@ impl RouteMatrix {
     }
 
     /// An empty matrix over these VNs holding no pair: only the pairs
-    /// routed into it ([`RouteMatrix::route_pairs`]).
+    /// routed into it ([`crate::Distilled::route_pairs`]).
     pub fn only(vns: Vec<usize>) -> RouteMatrix {
         let pos = vns.iter().enumerate().map(|(i, &v)| (v, i)).collect();
         RouteMatrix {

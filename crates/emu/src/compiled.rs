@@ -138,12 +138,9 @@ fn check(spec: &Spec) -> Result<(), SpecError> {
         }
         let ok = |p: &u32| known.get(*p as usize).copied().unwrap_or(false);
         if !paths.hops.iter().all(ok) {
-            for src in 0..paths.n {
-                for dst in 0..paths.n {
-                    if let Some(&pipe) = paths.get(src, dst).and_then(|h| h.iter().find(|p| !ok(p)))
-                    {
-                        return Err(SpecError::PathPipe { src, dst, pipe });
-                    }
+            for (src, dst, h) in paths.iter() {
+                if let Some(&pipe) = h.iter().find(|p| !ok(p)) {
+                    return Err(SpecError::PathPipe { src, dst, pipe });
                 }
             }
         }

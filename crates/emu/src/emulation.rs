@@ -260,11 +260,65 @@ struct PipeRt {
     route: RouteId,
 }
 
-/// The paths in engine routes.
+/// The paths in engine routes, by pair `src * n + dst`: every pair's
+/// slot for paths that hold every pair, else a map of the pairs held.
 #[derive(Debug, Default)]
 struct PathTable {
     n: usize,
     routes: Vec<Option<RouteId>>,
+    sparse: HashMap<usize, RouteId>,
+}
+
+impl PathTable {
+    /// An empty table for `p` (every slot `None`).
+    fn for_paths(p: &crate::spec::Paths) -> PathTable {
+        PathTable {
+            n: p.n,
+            routes: if p.is_partial() {
+                Vec::new()
+            } else {
+                vec![None; p.n * p.n]
+            },
+            sparse: HashMap::new(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, k: usize) -> Option<RouteId> {
+        if self.routes.is_empty() {
+            self.sparse.get(&k).copied()
+        } else {
+            self.routes.get(k).copied().flatten()
+        }
+    }
+
+    fn set(&mut self, k: usize, route: Option<RouteId>) {
+        if let Some(slot) = self.routes.get_mut(k) {
+            *slot = route;
+        } else if let Some(r) = route {
+            self.sparse.insert(k, r);
+        } else {
+            self.sparse.remove(&k);
+        }
+    }
+}
+
+/// The pairs to look at when `p` replaces `prev` (`None`: every pair of
+/// `p`), as `src * n + dst`, in order: every pair if both hold every
+/// pair, else the pairs either holds.
+fn pairs_to_apply<'a>(
+    p: &'a crate::spec::Paths,
+    prev: Option<&'a crate::spec::Paths>,
+) -> Box<dyn Iterator<Item = usize> + 'a> {
+    match prev {
+        Some(q) if q.is_partial() || p.is_partial() => {
+            let mut keys: Vec<usize> = p.held().chain(q.held()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            Box::new(keys.into_iter())
+        }
+        _ => p.held(),
+    }
 }
 
 /// A running emulation. See the module documentation.
@@ -576,12 +630,13 @@ impl Emulation {
             self.segs.clear();
             return 0;
         };
-        let prev = self.spec.paths.as_ref().filter(|q| q.n == p.n && !all);
+        let prev = self
+            .spec
+            .paths
+            .as_ref()
+            .filter(|q| q.n == p.n && q.is_partial() == p.is_partial() && !all);
         if prev.is_none() {
-            self.paths = PathTable {
-                n: p.n,
-                routes: vec![None; p.n * p.n],
-            };
+            self.paths = PathTable::for_paths(p);
             self.segs.clear();
         }
         if let Some(part) = self.part.clone() {
@@ -589,29 +644,29 @@ impl Emulation {
         }
         let mut changed = 0;
         let mut hops: Vec<PipeIdx> = Vec::new();
-        for s in 0..p.n {
-            for d in 0..p.n {
-                let now = p.get(s, d);
-                if let Some(q) = prev {
-                    if q.get(s, d) == now {
-                        continue;
-                    }
+        let n = p.n.max(1);
+        for k in pairs_to_apply(p, prev) {
+            let (s, d) = (k / n, k % n);
+            let now = p.get(s, d);
+            if let Some(q) = prev {
+                if q.get(s, d) == now {
+                    continue;
                 }
-                changed += 1;
-                let route = now.and_then(|h| {
-                    hops.clear();
-                    for n in h {
-                        hops.push(self.pipes.get(n)?.idx);
-                    }
-                    if let Some(&r) = self.route_cache.get(&hops) {
-                        return Some(r);
-                    }
-                    let r = self.engine.add_route(&hops).ok()?;
-                    self.route_cache.insert(hops.clone(), r);
-                    Some(r)
-                });
-                self.paths.routes[s * p.n + d] = route;
             }
+            changed += 1;
+            let route = now.and_then(|h| {
+                hops.clear();
+                for n in h {
+                    hops.push(self.pipes.get(n)?.idx);
+                }
+                if let Some(&r) = self.route_cache.get(&hops) {
+                    return Some(r);
+                }
+                let r = self.engine.add_route(&hops).ok()?;
+                self.route_cache.insert(hops.clone(), r);
+                Some(r)
+            });
+            self.paths.set(k, route);
         }
         changed
     }
@@ -627,45 +682,44 @@ impl Emulation {
     ) -> usize {
         let mut changed = 0;
         let mut hops: Vec<PipeIdx> = Vec::new();
-        for s in 0..p.n {
-            for d in 0..p.n {
-                let now = p.get(s, d);
-                let k = s * p.n + d;
-                if let Some(q) = prev {
-                    let was = q.get(s, d);
-                    if was == now {
-                        continue;
-                    }
-                    for h in 0..was.map_or(0, |w| w.len()) {
-                        self.segs.remove(&(k as u32, h as u16));
-                    }
+        let n = p.n.max(1);
+        for k in pairs_to_apply(p, prev) {
+            let (s, d) = (k / n, k % n);
+            let now = p.get(s, d);
+            if let Some(q) = prev {
+                let was = q.get(s, d);
+                if was == now {
+                    continue;
                 }
-                changed += 1;
-                let Some(path) = now else { continue };
-                let mut start = 0;
-                while let Some((owner, end)) = segment_of(Some(part), path, start) {
-                    if owner == part.worker {
-                        hops.clear();
-                        let all_known = path[start..end].iter().all(|n| match self.pipes.get(n) {
-                            Some(rt) => {
-                                hops.push(rt.idx);
-                                true
-                            }
-                            None => false,
-                        });
-                        let route = match self.route_cache.get(&hops) {
-                            Some(&r) => Some(r),
-                            None if all_known => self.engine.add_route(&hops).ok().inspect(|&r| {
-                                self.route_cache.insert(hops.clone(), r);
-                            }),
-                            None => None,
-                        };
-                        if let Some(r) = route {
-                            self.segs.insert((k as u32, start as u16), r);
+                for h in 0..was.map_or(0, |w| w.len()) {
+                    self.segs.remove(&(k as u32, h as u16));
+                }
+            }
+            changed += 1;
+            let Some(path) = now else { continue };
+            let mut start = 0;
+            while let Some((owner, end)) = segment_of(Some(part), path, start) {
+                if owner == part.worker {
+                    hops.clear();
+                    let all_known = path[start..end].iter().all(|n| match self.pipes.get(n) {
+                        Some(rt) => {
+                            hops.push(rt.idx);
+                            true
                         }
+                        None => false,
+                    });
+                    let route = match self.route_cache.get(&hops) {
+                        Some(&r) => Some(r),
+                        None if all_known => self.engine.add_route(&hops).ok().inspect(|&r| {
+                            self.route_cache.insert(hops.clone(), r);
+                        }),
+                        None => None,
+                    };
+                    if let Some(r) = route {
+                        self.segs.insert((k as u32, start as u16), r);
                     }
-                    start = end;
                 }
+                start = end;
             }
         }
         changed
@@ -897,7 +951,7 @@ impl Emulation {
                 }
             };
         }
-        let route = self.paths.routes.get(k).copied().flatten();
+        let route = self.paths.get(k);
         match route.and_then(|r| Some((r, *self.engine.route(r)?.first()?))) {
             Some((route, pipe)) => {
                 pkt.stage = with_kind(pkt.stage, KIND_PATH, 0, 0);

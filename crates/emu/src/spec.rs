@@ -148,6 +148,13 @@ pub const NO_PATH: u32 = u32::MAX;
 
 /// A topology's paths: for each (source port, destination port) pair of
 /// its `n` ports, the pipes crossed in order (ModelNet's routing matrix).
+///
+/// [`Paths::new`] holds every pair (an `n × n` index: a live topology,
+/// where any VN may send to any other); [`Paths::only`] holds only the
+/// pairs [`Paths::set`] gave it (a virtual-time run, which knows its
+/// traffic: a few pairs of a 2000-VN topology, not four million). A
+/// pair it does not hold has no path ([`Paths::holds`] tells the two
+/// apart).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Paths {
     /// Ports `0..n` are the topology's.
@@ -156,23 +163,48 @@ pub struct Paths {
     pub dest: Destinations,
     /// Pipe numbers of every path, back to back.
     pub hops: Vec<u32>,
-    /// Per pair `src * n + dst`: the start of its path in `hops`, or
-    /// [`NO_PATH`].
-    pub start: Vec<u32>,
-    /// Per pair: its number of hops.
-    pub len: Vec<u16>,
+    /// Where each pair's path is in `hops`.
+    index: PairIndex,
+}
+
+/// The pairs of [`Paths`]: where each one's path starts in `hops`
+/// ([`NO_PATH`]: none) and its number of hops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PairIndex {
+    /// Every pair, at `src * n + dst`.
+    Dense { start: Vec<u32>, len: Vec<u16> },
+    /// The pairs set, by `src * n + dst`.
+    Sparse(BTreeMap<usize, (u32, u16)>),
 }
 
 impl Paths {
-    /// `n` ports with no path yet.
+    /// `n` ports, every pair held, with no path yet.
     pub fn new(n: usize, dest: Destinations) -> Paths {
         Paths {
             n,
             dest,
             hops: Vec::new(),
-            start: vec![NO_PATH; n * n],
-            len: vec![0; n * n],
+            index: PairIndex::Dense {
+                start: vec![NO_PATH; n * n],
+                len: vec![0; n * n],
+            },
         }
+    }
+
+    /// `n` ports holding no pair yet: only the pairs [`Paths::set`] is
+    /// given will be held.
+    pub fn only(n: usize, dest: Destinations) -> Paths {
+        Paths {
+            n,
+            dest,
+            hops: Vec::new(),
+            index: PairIndex::Sparse(BTreeMap::new()),
+        }
+    }
+
+    /// True if it holds only the pairs it was given ([`Paths::only`]).
+    pub fn is_partial(&self) -> bool {
+        matches!(self.index, PairIndex::Sparse(_))
     }
 
     /// Set the path from port `src` to port `dst` (`None`: unreachable).
@@ -181,27 +213,83 @@ impl Paths {
             return;
         }
         let k = src * self.n + dst;
-        match pipes {
+        let at = match pipes {
             Some(p) if !p.is_empty() && p.len() <= u16::MAX as usize => {
-                self.start[k] = self.hops.len() as u32;
-                self.len[k] = p.len() as u16;
+                let at = (self.hops.len() as u32, p.len() as u16);
                 self.hops.extend_from_slice(p);
+                at
             }
-            _ => {
-                self.start[k] = NO_PATH;
-                self.len[k] = 0;
+            _ => (NO_PATH, 0),
+        };
+        match &mut self.index {
+            PairIndex::Dense { start, len } => {
+                start[k] = at.0;
+                len[k] = at.1;
+            }
+            PairIndex::Sparse(m) => {
+                m.insert(k, at);
             }
         }
     }
 
     /// The pipes from port `src` to port `dst`, if there is a path.
+    #[inline]
     pub fn get(&self, src: usize, dst: usize) -> Option<&[u32]> {
         if src >= self.n || dst >= self.n {
             return None;
         }
         let k = src * self.n + dst;
-        let s = self.start[k];
-        (s != NO_PATH).then(|| &self.hops[s as usize..s as usize + self.len[k] as usize])
+        let (s, l) = match &self.index {
+            PairIndex::Dense { start, len } => (start[k], len[k]),
+            PairIndex::Sparse(m) => *m.get(&k)?,
+        };
+        (s != NO_PATH).then(|| &self.hops[s as usize..s as usize + l as usize])
+    }
+
+    /// True if the pair is held: its path (or that it has none) is known.
+    pub fn holds(&self, src: usize, dst: usize) -> bool {
+        src < self.n
+            && dst < self.n
+            && match &self.index {
+                PairIndex::Dense { .. } => true,
+                PairIndex::Sparse(m) => m.contains_key(&(src * self.n + dst)),
+            }
+    }
+
+    /// The pairs held, as `src * n + dst`, in order.
+    pub fn held(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+        match &self.index {
+            PairIndex::Dense { start, .. } => Box::new(0..start.len()),
+            PairIndex::Sparse(m) => Box::new(m.keys().copied()),
+        }
+    }
+
+    /// Number of pairs held (`n²` unless [`Paths::only`]).
+    pub fn held_count(&self) -> usize {
+        match &self.index {
+            PairIndex::Dense { start, .. } => start.len(),
+            PairIndex::Sparse(m) => m.len(),
+        }
+    }
+
+    /// Every pair with a path, as `(src, dst, pipes)`, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &[u32])> + '_ {
+        let n = self.n.max(1);
+        self.held()
+            .filter_map(move |k| Some((k / n, k % n, self.get(k / n, k % n)?)))
+    }
+
+    /// Bytes its tables take: the hops and the pair index (a sparse
+    /// index's entries counted by their keys and values).
+    pub fn table_bytes(&self) -> usize {
+        let hops = self.hops.capacity() * std::mem::size_of::<u32>();
+        hops + match &self.index {
+            PairIndex::Dense { start, len } => {
+                start.capacity() * std::mem::size_of::<u32>()
+                    + len.capacity() * std::mem::size_of::<u16>()
+            }
+            PairIndex::Sparse(m) => m.len() * std::mem::size_of::<(usize, (u32, u16))>(),
+        }
     }
 }
 
@@ -315,6 +403,48 @@ impl Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pass proves paths holding only the pairs set answer as paths
+    /// holding every pair for those pairs (a path, or none), hold no
+    /// other (none of them has a path), list their pairs in order and
+    /// take a table of those pairs alone: 3 of 10,000.
+    #[test]
+    fn partial_paths_hold_only_the_pairs_set() {
+        let dest = Destinations::Range {
+            base: Ipv4Addr::new(10, 0, 0, 1),
+            base6: None,
+            count: 100,
+        };
+        let mut all = Paths::new(100, dest.clone());
+        let mut some = Paths::only(100, dest);
+        for p in [&mut all, &mut some] {
+            p.set(7, 3, Some(&[65536, 65537]));
+            p.set(3, 7, None);
+            p.set(0, 99, Some(&[65540]));
+            p.set(100, 0, Some(&[1]));
+        }
+        assert!(some.is_partial() && !all.is_partial());
+        for (s, d) in [(7, 3), (3, 7), (0, 99), (99, 0), (1, 2), (100, 0)] {
+            assert_eq!(some.get(s, d), all.get(s, d), "{s}->{d}");
+        }
+        assert_eq!(some.get(7, 3), Some(&[65536, 65537][..]));
+        assert!(some.holds(3, 7) && some.get(3, 7).is_none());
+        assert!(!some.holds(1, 2) && all.holds(1, 2) && !all.holds(100, 0));
+        assert_eq!(some.held_count(), 3);
+        assert_eq!(all.held_count(), 10_000);
+        let listed: Vec<(usize, usize, Vec<u32>)> =
+            some.iter().map(|(s, d, h)| (s, d, h.to_vec())).collect();
+        assert_eq!(
+            listed,
+            vec![(0, 99, vec![65540]), (7, 3, vec![65536, 65537])]
+        );
+        assert_eq!(
+            all.iter().map(|(s, d, _)| (s, d)).collect::<Vec<_>>(),
+            vec![(0, 99), (7, 3)]
+        );
+        assert!(some.table_bytes() < 200, "{}", some.table_bytes());
+        assert!(all.table_bytes() >= 60_000, "{}", all.table_bytes());
+    }
 
     /// A pass proves a dual-stack range gives a port's IPv4 and IPv6
     /// addresses the same index, and owns nothing outside its `count`

@@ -47,6 +47,6 @@ pub use report::{
     QueueReport, Report, RuleReport,
 };
 pub use run::{
-    simulate, simulate_scenario, simulate_scenario_with, simulate_traced, simulate_with_loader,
-    traffic_end, RunInfo, Scenario, SimError, SimOptions,
+    flow_key, simulate, simulate_scenario, simulate_scenario_with, simulate_traced,
+    simulate_with_loader, traffic_end, RunInfo, Scenario, SimError, SimOptions,
 };

@@ -207,16 +207,12 @@ pub fn plan(
     let mut steps: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     let mut firsts: BTreeSet<u32> = BTreeSet::new();
     if let Some(p) = &spec.paths {
-        for s in 0..p.n {
-            for d in 0..p.n {
-                if let Some(h) = p.get(s, d) {
-                    if let Some(&f) = h.first() {
-                        firsts.insert(f);
-                    }
-                    for w in h.windows(2) {
-                        *steps.entry((w[0], w[1])).or_default() += 1;
-                    }
-                }
+        for (_, _, h) in p.iter() {
+            if let Some(&f) = h.first() {
+                firsts.insert(f);
+            }
+            for w in h.windows(2) {
+                *steps.entry((w[0], w[1])).or_default() += 1;
             }
         }
     }

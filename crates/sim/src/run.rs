@@ -221,7 +221,10 @@ fn view_of(pkt: &Packet) -> PacketView {
     }
 }
 
-fn flow_key(spec: &TrafficSpec, index: usize) -> FlowKey {
+/// The flow key of source `index`: its `from` and `to` (by default
+/// 10.0.0.1, port 10000 + `index`, to 10.0.0.2:5001) and protocol (UDP
+/// unless TCP).
+pub fn flow_key(spec: &TrafficSpec, index: usize) -> FlowKey {
     let from = spec.from.unwrap_or_else(|| {
         SocketAddr::new(
             IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
@@ -758,8 +761,20 @@ fn source_port(spec: &Spec, key: &FlowKey, flow: usize) -> Result<u16, SimError>
             reason: format!("{what} address {a} is no VN's (VNs have the topology's addresses)"),
         })
     };
-    port(key.dst, "to")?;
-    port(key.src, "from")
+    let to = port(key.dst, "to")?;
+    let from = port(key.src, "from")?;
+    // Paths built for some pairs only (a topology lowered for its
+    // traffic) must hold this one: else it would be dropped as unrouted.
+    if !paths.holds(from as usize, to as usize) {
+        return Err(SimError::Traffic {
+            flow,
+            reason: format!(
+                "no path was computed from {} to {} (the scenario's paths were built for other traffic)",
+                key.src, key.dst
+            ),
+        });
+    }
+    Ok(from)
 }
 
 /// Run `scenario` against `traffic` on `opts.workers` partitions until

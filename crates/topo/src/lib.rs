@@ -60,7 +60,7 @@ pub mod script;
 
 pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
 pub use command::{parse_command, CommandError, LinkAction, Resolved, TopoCommand};
-pub use distill::{distill, distill_report, Distilled, Mode, PipeSpec, Stats};
+pub use distill::{distill, distill_report, distill_unrouted, Distilled, Mode, PipeSpec, Stats};
 pub use gml::{parse_gml, GmlError};
 pub use linkset::{LinkAttr, LinkSet, Setting};
 pub use lower::{lower, pipe_config, pipe_number};

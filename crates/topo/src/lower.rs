@@ -85,25 +85,37 @@ pub fn lower(
         spec.pipes
             .insert(pipe_number(i as u32), PipeDef::plain(cfg));
     }
-    let mut paths = Paths::new(
-        n,
-        Destinations::Range {
-            base,
-            base6,
-            count: n as u32,
-        },
-    );
-    let mut hops = Vec::new();
-    for (s, &sv) in vns.iter().enumerate() {
-        for (t, &tv) in vns.iter().enumerate() {
-            let route = d.routes.route(sv, tv).map(|r| {
-                hops.clear();
-                hops.extend(r.iter().map(|&p| pipe_number(p)));
-                hops.as_slice()
-            });
-            paths.set(s, t, route);
-        }
+    let dest = Destinations::Range {
+        base,
+        base6,
+        count: n as u32,
+    };
+    // The spec numbers of a route's pipes, in `hops`.
+    fn numbered<'a>(r: &[u32], hops: &'a mut Vec<u32>) -> &'a [u32] {
+        hops.clear();
+        hops.extend(r.iter().map(|&p| pipe_number(p)));
+        hops
     }
+    let mut hops = Vec::new();
+    let paths = if d.routes.is_partial() {
+        // The pairs routed, each held (with no path if it has no route).
+        let mut paths = Paths::only(n, dest);
+        for (sv, tv, r) in d.routes.held() {
+            if let (Some(s), Some(t)) = (d.routes.position(sv), d.routes.position(tv)) {
+                paths.set(s, t, Some(numbered(r, &mut hops)));
+            }
+        }
+        paths
+    } else {
+        let mut paths = Paths::new(n, dest);
+        for (s, &sv) in vns.iter().enumerate() {
+            for (t, &tv) in vns.iter().enumerate() {
+                let route = d.routes.route(sv, tv).map(|r| numbered(r, &mut hops));
+                paths.set(s, t, route);
+            }
+        }
+        paths
+    };
     spec.paths = Some(paths);
     spec.ports = (0..n)
         .map(|k| PortDef {

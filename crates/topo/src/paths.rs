@@ -8,13 +8,14 @@
 //!   with the arcs usable now and the nodes that may not be passed
 //!   through; shortest-path trees by petgraph's Dijkstra, read back from
 //!   the exact integer distances with ties broken by the lowest arc index.
-//! * [`RouteMatrix`]: ModelNet's routing matrix, all VN pairs.
+//! * [`RouteMatrix`]: ModelNet's routing matrix, all VN pairs (or only
+//!   those a run routes into it).
 //! * [`Faults`]: which links and nodes of the target topology are up.
 //!
 //! Dependencies point one way: `route` → `distill` → `paths` → `model`.
 //! This module knows nothing of distillation or of a running network.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Add;
 
 use petgraph::algo::dijkstra;
@@ -226,7 +227,9 @@ impl PathGraph {
 }
 
 /// ModelNet's routing matrix: for every ordered pair of VNs, the pipes a
-/// packet crosses (§2.2).
+/// packet crosses (§2.2). [`RouteMatrix::new`] holds every pair;
+/// [`RouteMatrix::only`] only the pairs routed into it (a run that knows
+/// its traffic routes a few pairs of a large topology, not all `n²`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RouteMatrix {
     vns: Vec<usize>,
@@ -234,10 +237,14 @@ pub struct RouteMatrix {
     pos: HashMap<usize, usize>,
     /// `routes[i·n + j]`: route from VN `i` to VN `j` (empty: none).
     routes: Vec<Vec<u32>>,
+    /// A partial matrix (`only`): the pairs held, by `i·n + j` (empty:
+    /// none); `routes` is then empty.
+    some: Option<BTreeMap<usize, Vec<u32>>>,
 }
 
 impl RouteMatrix {
-    /// An empty matrix over these VNs (topology node indices).
+    /// An empty matrix over these VNs (topology node indices), holding
+    /// every pair.
     pub fn new(vns: Vec<usize>) -> RouteMatrix {
         let n = vns.len();
         let pos = vns.iter().enumerate().map(|(i, &v)| (v, i)).collect();
@@ -245,12 +252,35 @@ impl RouteMatrix {
             vns,
             pos,
             routes: vec![Vec::new(); n * n],
+            some: None,
         }
+    }
+
+    /// An empty matrix over these VNs holding no pair: only the pairs
+    /// routed into it ([`crate::Distilled::route_pairs`]).
+    pub fn only(vns: Vec<usize>) -> RouteMatrix {
+        let pos = vns.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        RouteMatrix {
+            vns,
+            pos,
+            routes: Vec::new(),
+            some: Some(BTreeMap::new()),
+        }
+    }
+
+    /// True if it holds only some pairs ([`RouteMatrix::only`]).
+    pub fn is_partial(&self) -> bool {
+        self.some.is_some()
     }
 
     /// The VNs, as topology node indices.
     pub fn vns(&self) -> &[usize] {
         &self.vns
+    }
+
+    /// The position of VN `v` (a topology node index) among the VNs.
+    pub fn position(&self, v: usize) -> Option<usize> {
+        self.pos.get(&v).copied()
     }
 
     fn slot(&self, src: usize, dst: usize) -> Option<usize> {
@@ -259,32 +289,76 @@ impl RouteMatrix {
         Some(i * self.vns.len() + j)
     }
 
+    /// The route in slot `k` (empty: none, or not held).
+    fn at(&self, k: usize) -> &[u32] {
+        match &self.some {
+            None => self.routes.get(k).map_or(&[], Vec::as_slice),
+            Some(m) => m.get(&k).map_or(&[], Vec::as_slice),
+        }
+    }
+
+    fn put(&mut self, k: usize, r: Vec<u32>) {
+        match &mut self.some {
+            None => self.routes[k] = r,
+            Some(m) => {
+                m.insert(k, r);
+            }
+        }
+    }
+
     /// The route from VN `src` to VN `dst` (topology node indices), or
-    /// `None` if there is none (unreachable, or `src == dst`).
+    /// `None` if there is none (unreachable, `src == dst`, or a pair a
+    /// partial matrix does not hold).
     pub fn route(&self, src: usize, dst: usize) -> Option<&[u32]> {
-        let r = &self.routes[self.slot(src, dst)?];
-        (!r.is_empty()).then_some(r.as_slice())
+        let r = self.at(self.slot(src, dst)?);
+        (!r.is_empty()).then_some(r)
+    }
+
+    /// True if the pair (topology node indices of VNs) is held: its route,
+    /// or that it has none, is known.
+    pub fn holds(&self, src: usize, dst: usize) -> bool {
+        self.slot(src, dst)
+            .is_some_and(|k| self.some.as_ref().is_none_or(|m| m.contains_key(&k)))
     }
 
     pub(crate) fn set(&mut self, src: usize, dst: usize, r: Vec<u32>) {
         if let Some(k) = self.slot(src, dst) {
-            self.routes[k] = r;
+            self.put(k, r);
         }
     }
 
     /// Every existing route as `(src, dst, pipes)`, in VN order.
     pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &[u32])> + '_ {
-        let n = self.vns.len();
-        self.routes
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| !r.is_empty())
-            .map(move |(k, r)| (self.vns[k / n], self.vns[k % n], r.as_slice()))
+        self.held().filter(|(_, _, r)| !r.is_empty())
+    }
+
+    /// Every pair held as `(src, dst, pipes)` (empty: no route), in VN
+    /// order: every ordered pair of VNs unless the matrix is partial.
+    pub fn held(&self) -> Box<dyn Iterator<Item = (usize, usize, &[u32])> + '_> {
+        let n = self.vns.len().max(1);
+        let vns = &self.vns;
+        match &self.some {
+            None => Box::new(
+                self.routes
+                    .iter()
+                    .enumerate()
+                    .map(move |(k, r)| (vns[k / n], vns[k % n], r.as_slice())),
+            ),
+            Some(m) => Box::new(
+                m.iter()
+                    .map(move |(&k, r)| (vns[k / n], vns[k % n], r.as_slice())),
+            ),
+        }
+    }
+
+    /// Number of pairs held (`n²` unless partial).
+    pub fn held_count(&self) -> usize {
+        self.some.as_ref().map_or(self.routes.len(), BTreeMap::len)
     }
 
     /// Number of existing routes.
     pub fn len(&self) -> usize {
-        self.routes.iter().filter(|r| !r.is_empty()).count()
+        self.iter().count()
     }
 
     /// True if there is no route at all.
@@ -313,7 +387,7 @@ impl RouteMatrix {
                 let tree = g.tree(s);
                 for j in (0..n).filter(|&j| j != i && want(i, j)) {
                     let d = self.vns[j];
-                    self.routes[i * n + j] = g.path(&tree, s, d).unwrap_or_default();
+                    self.put(i * n + j, g.path(&tree, s, d).unwrap_or_default());
                 }
             }
             return;
@@ -328,17 +402,66 @@ impl RouteMatrix {
                 if !want(i, j) {
                     continue;
                 }
-                let d = self.vns[j];
-                let fwd = g.path(&tree, s, d).unwrap_or_default();
-                let rev: Vec<u32> = fwd.iter().rev().map(|p| p ^ 1).collect();
-                self.routes[i * n + j] = fwd;
-                self.routes[j * n + i] = rev;
+                self.fill_pair(g, &tree, i, j);
+            }
+        }
+    }
+
+    /// Route the symmetric pair of VN positions `i < j` from `i`'s tree,
+    /// and its mirror.
+    fn fill_pair(&mut self, g: &PathGraph, tree: &[Option<u32>], i: usize, j: usize) {
+        let n = self.vns.len();
+        let fwd = g.path(tree, self.vns[i], self.vns[j]).unwrap_or_default();
+        let rev: Vec<u32> = fwd.iter().rev().map(|p| p ^ 1).collect();
+        self.put(i * n + j, fwd);
+        self.put(j * n + i, rev);
+    }
+
+    /// Route the ordered pairs `pairs` (topology node indices of VNs) not
+    /// held yet, exactly as [`RouteMatrix::fill`] routes them (the same
+    /// trees, the same ties): one shortest-path tree per root, the root
+    /// of a symmetric pair its lower VN (both directions are held
+    /// after), of an asymmetric pair its source. A VN to itself is held
+    /// with no route; pairs naming a node that is no VN are skipped.
+    pub(crate) fn route_pairs(&mut self, g: &PathGraph, routes: Routes, pairs: &[(usize, usize)]) {
+        let n = self.vns.len();
+        // Root → the other ends, each once, in order.
+        let mut by_root: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+        for &(s, d) in pairs {
+            let (Some(i), Some(j)) = (self.position(s), self.position(d)) else {
+                continue;
+            };
+            if self.holds(s, d) {
+                continue;
+            }
+            if i == j {
+                // Held, with no route (a VN does not route to itself).
+                self.put(i * n + j, Vec::new());
+                continue;
+            }
+            let (root, other) = match routes {
+                Routes::Symmetric => (i.min(j), i.max(j)),
+                Routes::Asymmetric => (i, j),
+            };
+            by_root.entry(root).or_default().insert(other);
+        }
+        for (i, others) in by_root {
+            let s = self.vns[i];
+            let tree = g.tree(s);
+            for j in others {
+                match routes {
+                    Routes::Symmetric => self.fill_pair(g, &tree, i, j),
+                    Routes::Asymmetric => {
+                        let r = g.path(&tree, s, self.vns[j]).unwrap_or_default();
+                        self.put(i * n + j, r);
+                    }
+                }
             }
         }
     }
 
     pub(crate) fn raw(&self, i: usize, j: usize) -> &[u32] {
-        &self.routes[i * self.vns.len() + j]
+        self.at(i * self.vns.len() + j)
     }
 }
 

@@ -73,6 +73,10 @@ const ABSENT: u32 = u32::MAX;
 /// `pos` of a pipe whose entry is in the ring.
 const IN_RING: u32 = u32::MAX - 1;
 
+/// `ring_seq` of a pipe with no live entry in the ring (no entry has this
+/// `seq`: the counter would take centuries to reach it).
+const NOT_IN_RING: u64 = u64::MAX;
+
 /// Children per node of the heap.
 const ARITY: usize = 4;
 
@@ -90,7 +94,8 @@ pub struct EventQueue {
     /// since been rescheduled or cancelled is stale and stays until it
     /// reaches the front. The front is never stale.
     ring: VecDeque<Event>,
-    /// Per pipe in the ring, the `seq` of its live entry there.
+    /// Per pipe, the `seq` of its live entry in the ring, or `NOT_IN_RING`:
+    /// a ring entry is live when its `seq` is its pipe's here (one load).
     ring_seq: Vec<u64>,
     /// Live entries in `ring`.
     ring_live: usize,
@@ -130,7 +135,7 @@ impl EventQueue {
         let p = pipe as usize;
         if p >= self.pos.len() {
             self.pos.resize(p + 1, ABSENT);
-            self.ring_seq.resize(p + 1, 0);
+            self.ring_seq.resize(p + 1, NOT_IN_RING);
         }
         if self.pos[p] == IN_RING {
             self.leave_ring(p);
@@ -210,18 +215,11 @@ impl EventQueue {
     #[inline]
     fn leave_ring(&mut self, p: usize) {
         self.pos[p] = ABSENT;
+        self.ring_seq[p] = NOT_IN_RING;
         self.ring_live -= 1;
         let n = self.ring_live;
-        let EventQueue {
-            pos,
-            ring,
-            ring_seq,
-            ..
-        } = self;
-        let live = |e: &Event| {
-            let q = e.pipe as usize;
-            pos[q] == IN_RING && ring_seq[q] == e.seq
-        };
+        let EventQueue { ring, ring_seq, .. } = self;
+        let live = |e: &Event| ring_seq.get(e.pipe as usize) == Some(&e.seq);
         while ring.front().is_some_and(|f| !live(f)) {
             ring.pop_front();
         }

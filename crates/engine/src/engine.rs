@@ -1405,37 +1405,52 @@ impl Engine {
                 break;
             }
             let p = e.pipe as usize;
-            let mut leaving = std::mem::take(&mut self.scratch);
-            let mut dropped = std::mem::take(&mut self.scratch_dropped);
-            leaving.clear();
-            dropped.clear();
-            self.pipes[p].step(&mut self.pool, e.time, &mut leaving, &mut dropped);
+            self.scratch.clear();
+            self.scratch_dropped.clear();
+            self.pipes[p].step(
+                &mut self.pool,
+                e.time,
+                &mut self.scratch,
+                &mut self.scratch_dropped,
+            );
             self.reschedule_served(e.pipe);
-            for &(i, why) in &dropped {
-                let reason = drop_reason(why);
-                self.count_drop(reason);
-                let at = self.pool.get(i).due;
-                let pkt = self.pool.free(i);
-                out.push(Output {
-                    pkt,
-                    at,
-                    fate: Fate::Dropped {
-                        pipe: PipeIdx(self.meta[p].parent),
-                        reason,
-                    },
-                });
+            if !self.scratch_dropped.is_empty() {
+                self.output_dropped(p, out);
             }
+            // Index loops: `forward` and `hand_off` leave the scratch
+            // buffers alone (only `step` fills them).
             if self.meta[p].early {
-                for &i in &leaving {
+                for k in 0..self.scratch.len() {
+                    let i = self.scratch[k];
                     self.hand_off(p, i, out);
                 }
             } else {
-                for &i in &leaving {
+                for k in 0..self.scratch.len() {
+                    let i = self.scratch[k];
                     self.forward(i, out);
                 }
             }
-            self.scratch = leaving;
-            self.scratch_dropped = dropped;
+        }
+    }
+
+    /// The packets pipe `p` dropped inside it in its last step
+    /// (`scratch_dropped`), out with their reasons, in order.
+    #[cold]
+    fn output_dropped(&mut self, p: usize, out: &mut Vec<Output>) {
+        for k in 0..self.scratch_dropped.len() {
+            let (i, why) = self.scratch_dropped[k];
+            let reason = drop_reason(why);
+            self.count_drop(reason);
+            let at = self.pool.get(i).due;
+            let pkt = self.pool.free(i);
+            out.push(Output {
+                pkt,
+                at,
+                fate: Fate::Dropped {
+                    pipe: PipeIdx(self.meta[p].parent),
+                    reason,
+                },
+            });
         }
     }
 

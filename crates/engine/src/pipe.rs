@@ -1076,7 +1076,11 @@ impl Pipe {
         self.queue.push_back(pool, i);
         self.note_backlog();
         if was_idle {
-            self.start_tx(pool, now);
+            if self.plain {
+                self.start_tx_plain(pool, now);
+            } else {
+                self.start_tx(pool, now);
+            }
         }
         Ok(())
     }
@@ -1213,7 +1217,7 @@ impl Pipe {
     /// [`Pipe::start_tx`] for a plain pipe: the general path without the
     /// stages it does not have (scheduler, swap, CoDel, PIE, channel,
     /// trace, burst, profile), which leave it unchanged.
-    #[inline]
+    #[inline(always)]
     fn start_tx_plain(&mut self, pool: &mut Pool, now: Instant) {
         let start = if now > self.link_free_at {
             self.tx_carry = 0;
@@ -1304,7 +1308,11 @@ impl Pipe {
                 pool.get_mut(i).due = due;
                 self.delay_line.push(pool, i);
             }
-            self.start_tx(pool, done);
+            if self.plain {
+                self.start_tx_plain(pool, done);
+            } else {
+                self.start_tx(pool, done);
+            }
         }
     }
 

@@ -7,8 +7,10 @@
 //! 1000 pps for 2 s between VNs all around the ring. Each sitting runs
 //! `pipelab_sim::simulate_scenario` with `--workers 1` then `2`, several
 //! times alternating, and prints the wall time of each (the topology is
-//! lowered once, outside the timing), packet-hops per second, and the
-//! ratio of the medians. The reports are checked to be identical.
+//! lowered once, outside the timing, with the routes of the pairs the
+//! traffic and the cross traffic use, as `pipelab sim --topology` builds
+//! it), packet-hops per second, and the ratio of the medians. The
+//! reports are checked to be identical.
 //!
 //! `cargo bench -p pipelab-sim --bench partitioned [-- ROUNDS]`
 
@@ -23,11 +25,20 @@ use pipelab_lang::{parse_traffic, TrafficSpec};
 use pipelab_sim::{partition, simulate_scenario, Report, Scenario, SimOptions};
 use pipelab_topo::cross::{pipe_loads, Demand};
 use pipelab_topo::model::RoleAttrs;
-use pipelab_topo::{distill, gen, Mode};
+use pipelab_topo::paths::{Metric, Routes};
+use pipelab_topo::route::Faults;
+use pipelab_topo::{distill_unrouted, gen, Mode};
 
 fn scenario() -> Scenario {
     let t = gen::ring(20, 5, &RoleAttrs::default()).expect("ring");
-    let d = distill(&t, Mode::HopByHop).expect("distils");
+    let mut d = distill_unrouted(
+        &t,
+        Mode::HopByHop,
+        Metric::default(),
+        Routes::default(),
+        &Faults::none(&t),
+    )
+    .expect("distils");
     let vns = t.vns();
     let names: Vec<String> = vns.iter().map(|&v| t.node_name(v)).collect();
     let demands: Vec<Demand> = (0..vns.len())
@@ -38,6 +49,12 @@ fn scenario() -> Scenario {
             rate: Rate(2_000_000),
         })
         .collect();
+    // The pairs the run sends between (VN `k` is 10.0.0.1 + k).
+    let mut pairs: Vec<(usize, usize)> = traffic_pairs()
+        .map(|(s, d)| (vns[s as usize], vns[d as usize]))
+        .collect();
+    pairs.extend(demands.iter().map(|dm| (dm.src, dm.dst)));
+    d.route_pairs(&t, &pairs);
     let loads = pipe_loads(&d, &demands);
     let spec =
         pipelab_topo::lower(&d, &names, Ipv4Addr::new(10, 0, 0, 1), None, &loads).expect("lowers");
@@ -51,11 +68,18 @@ fn scenario() -> Scenario {
     }
 }
 
+/// Flow `i` runs from VN `s` to VN `d` (indices among the 100 VNs).
+fn traffic_pairs() -> impl Iterator<Item = (u32, u32)> {
+    (0..100u32).map(|i| {
+        let (s, d) = (i, (i * 37 + 41) % 100);
+        (s, if d == s { (d + 1) % 100 } else { d })
+    })
+}
+
 fn traffic() -> Vec<TrafficSpec> {
-    (0..100u32)
-        .map(|i| {
-            let (s, d) = (i, (i * 37 + 41) % 100);
-            let d = if d == s { (d + 1) % 100 } else { d };
+    traffic_pairs()
+        .enumerate()
+        .map(|(i, (s, d))| {
             let a = |k: u32| Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 1)) + k);
             parse_traffic(&format!(
                 "poisson rate 1000pps size 500B duration 2s from {}:{} to {}:9",

@@ -72,12 +72,13 @@
 //! A pipe does not know the clock or the other pipes: the engine calls
 //! `Pipe::enqueue` at arrivals and `Pipe::step` at the pipe's deadline.
 
-use crate::config::{Aqm, JitterOrder, PipeConfig};
+use crate::config::{Aqm, JitterOrder, PipeConfig, QueueLimit};
 use crate::flow_aqm::FlowAqm;
 use crate::models::channel::Channel;
 use crate::models::{
-    Burst, Codel, CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder, Pie,
-    ProfileModel, QueueMeasure, Red, RedConfig, ReorderDecision, SlotModel, SwapReorder, TraceLink,
+    Accounting, Burst, Codel, CorruptModel, DelayModel, DuplicateModel, LossModel, NetemReorder,
+    Pie, ProfileModel, QueueMeasure, Red, RedConfig, ReorderDecision, SlotModel, SwapReorder,
+    TraceLink,
 };
 use crate::packet::{FlowKey, List, Packet, Pool};
 use crate::rng::{stage_rng, StageKind};
@@ -556,9 +557,17 @@ impl Models {
 
 /// The delay line: a FIFO when packets keep their order, a min-heap on
 /// `(exit time, sequence)` when they may overtake each other.
+///
+/// The FIFO keeps its front packet's exit time (`front`, valid while the
+/// list is not empty), so the pipe's deadline is read without touching
+/// the pool: a packet's `due` is set before it enters the line and not
+/// changed while it is in it.
 #[derive(Debug)]
 enum DelayLine {
-    Fifo(List),
+    Fifo {
+        list: List,
+        front: Instant,
+    },
     Sorted {
         heap: BinaryHeap<Reverse<(Instant, u64, u32)>>,
         seq: u64,
@@ -573,14 +582,22 @@ impl DelayLine {
                 seq: 0,
             }
         } else {
-            DelayLine::Fifo(List::default())
+            DelayLine::Fifo {
+                list: List::default(),
+                front: Instant::ZERO,
+            }
         }
     }
 
     #[inline]
     fn push(&mut self, pool: &mut Pool, i: u32) {
         match self {
-            DelayLine::Fifo(l) => l.push_back(pool, i),
+            DelayLine::Fifo { list, front } => {
+                if list.is_empty() {
+                    *front = pool.get(i).due;
+                }
+                list.push_back(pool, i);
+            }
             DelayLine::Sorted { heap, seq } => {
                 heap.push(Reverse((pool.get(i).due, *seq, i)));
                 *seq += 1;
@@ -589,9 +606,9 @@ impl DelayLine {
     }
 
     #[inline]
-    fn front_due(&self, pool: &Pool) -> Option<Instant> {
+    fn front_due(&self) -> Option<Instant> {
         match self {
-            DelayLine::Fifo(l) => l.front().map(|i| pool.get(i).due),
+            DelayLine::Fifo { list, front } => (!list.is_empty()).then_some(*front),
             DelayLine::Sorted { heap, .. } => heap.peek().map(|r| r.0 .0),
         }
     }
@@ -599,14 +616,20 @@ impl DelayLine {
     #[inline]
     fn pop(&mut self, pool: &mut Pool) -> Option<u32> {
         match self {
-            DelayLine::Fifo(l) => l.pop_front(pool),
+            DelayLine::Fifo { list, front } => {
+                let i = list.pop_front(pool)?;
+                if let Some(h) = list.front() {
+                    *front = pool.get(h).due;
+                }
+                Some(i)
+            }
             DelayLine::Sorted { heap, .. } => heap.pop().map(|r| r.0 .2),
         }
     }
 
     fn len(&self) -> u32 {
         match self {
-            DelayLine::Fifo(l) => l.len(),
+            DelayLine::Fifo { list, .. } => list.len(),
             DelayLine::Sorted { heap, .. } => heap.len() as u32,
         }
     }
@@ -623,9 +646,16 @@ impl DelayLine {
 
 /// A pipe's state. Its configuration is immutable and swapped whole on
 /// reconfiguration; queued packets are kept.
+///
+/// The fields every packet touches (queue, link, delay line, event, the
+/// memo, copies of the rate, delay, queue bound and accounting, the
+/// counters) come first, in declaration order (`repr(C)`), within 448
+/// bytes; the models, the scheduler and the configuration (most of the
+/// ≈ 3 KB) after them (`tests::hot_fields_lead`). Aligning the pipe to a
+/// cache line measured slower (BENCHMARKS.md).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Pipe {
-    cfg: PipeConfig,
     queue: List,
     /// When the head of the queue finishes transmission (valid while the
     /// queue is not empty).
@@ -634,29 +664,32 @@ pub struct Pipe {
     /// that instant in units of `1/B` ns (see `Rate::tx_time`).
     link_free_at: Instant,
     tx_carry: u64,
-    delay_line: DelayLine,
     /// Latest exit time given to a packet (for `jitter-order keep`).
     last_due: Instant,
-    models: Models,
-    seed: u64,
-    stage: u64,
-    stats: PipeStats,
-    /// The packet being transmitted will be lost on the link (MAC profile).
-    head_lost: bool,
-    /// PIE's queue delay: the sojourn of the last packet the link took.
-    last_qdelay: Duration,
+    delay_line: DelayLine,
+    /// The pipe's live entry in the engine's event queue: (time, seq).
+    pub(crate) scheduled: Option<(Instant, u64)>,
+    /// The last transmission time computed: `(rate, wire bytes, carry
+    /// in)` → `(time, carry out)`. Packets of one size back to back ask
+    /// the same question again and again; the answer is the same
+    /// division's, without dividing.
+    tx_memo: TxMemo,
+    /// `models.rate`, `cfg.delay()`, `cfg.queue()` and `cfg.accounting()`,
+    /// next to the state they act on. Follow `cfg` (`Pipe::note_wake`).
+    rate: Rate,
+    delay: Duration,
+    queue_limit: QueueLimit,
+    accounting: Accounting,
     /// Packets dropped by CoDel and lost on the link, waiting to leave
     /// through `step`; each with its drop instant in `due`, in time order.
     aqm_dropped: List,
     link_dropped: List,
-    /// The pipe's live entry in the engine's event queue: (time, seq).
-    pub(crate) scheduled: Option<(Instant, u64)>,
-    /// The scheduler and its flow queues; `None` for a plain FIFO pipe,
-    /// whose queue is `queue` itself (the fast path). With a scheduler,
-    /// `queue` holds only the packet on the wire.
-    pub(crate) sched: Option<Box<SchedQueues>>,
-    /// The last arrival (idle expiry of dynamic pipe instances).
-    pub(crate) last_arrival: Instant,
+    /// A plain pipe: a FIFO queue, a link at `models.rate` and a fixed
+    /// delay, no stage, no scheduler and no netem `limit`. Its arrivals,
+    /// transmissions and exit times take the fast path (no model is
+    /// asked, because there is none). Follows `models`, `sched` and
+    /// `cfg`; independent of `early`.
+    plain: bool,
     /// Early exit (`Engine::set_early_exit`): wake at each transmission's
     /// end and let every packet of the delay line out at once, its exit
     /// instant in `due`. Set with [`Pipe::set_early`].
@@ -665,17 +698,23 @@ pub struct Pipe {
     /// the pipe is an early-exit one: the pipe wakes then
     /// (`Pipe::next_deadline`). Follows `models` and `early`.
     wake_at_tx_end: bool,
-    /// A plain pipe: a FIFO queue, a link at `models.rate` and a fixed
-    /// delay, no stage, no scheduler and no netem `limit`. Its arrivals,
-    /// transmissions and exit times take the fast path (no model is
-    /// asked, because there is none). Follows `models`, `sched` and
-    /// `cfg`; independent of `early`.
-    plain: bool,
-    /// The last transmission time computed: `(rate, wire bytes, carry
-    /// in)` → `(time, carry out)`. Packets of one size back to back ask
-    /// the same question again and again; the answer is the same
-    /// division's, without dividing.
-    tx_memo: TxMemo,
+    /// The packet being transmitted will be lost on the link (MAC profile).
+    head_lost: bool,
+    /// The last arrival (idle expiry of dynamic pipe instances).
+    pub(crate) last_arrival: Instant,
+    stats: PipeStats,
+    // The cold part: read by the stages a plain pipe does not have, or
+    // on reconfiguration.
+    /// The scheduler and its flow queues; `None` for a plain FIFO pipe,
+    /// whose queue is `queue` itself (the fast path). With a scheduler,
+    /// `queue` holds only the packet on the wire.
+    pub(crate) sched: Option<Box<SchedQueues>>,
+    /// PIE's queue delay: the sojourn of the last packet the link took.
+    last_qdelay: Duration,
+    seed: u64,
+    stage: u64,
+    models: Models,
+    cfg: PipeConfig,
 }
 
 /// A memo of [`Rate::tx_time`]: its arguments and its results.
@@ -716,6 +755,10 @@ impl Pipe {
         Pipe {
             models: Models::new(&cfg, seed, stage),
             delay_line: DelayLine::for_config(&cfg),
+            rate: cfg.link_rate(),
+            delay: cfg.delay(),
+            queue_limit: cfg.queue(),
+            accounting: cfg.accounting(),
             cfg,
             queue: List::default(),
             tx_done: Instant::ZERO,
@@ -747,6 +790,10 @@ impl Pipe {
     }
 
     fn note_wake(&mut self) {
+        self.rate = self.models.rate;
+        self.delay = self.cfg.delay();
+        self.queue_limit = self.cfg.queue();
+        self.accounting = self.cfg.accounting();
         let m = &self.models;
         self.wake_at_tx_end = self.early
             || m.delay.is_some()
@@ -1063,8 +1110,7 @@ impl Pipe {
     #[inline]
     fn admit(&mut self, pool: &mut Pool, i: u32, now: Instant, len: u32) -> Result<(), Refusal> {
         if !self
-            .cfg
-            .queue()
+            .queue_limit
             .admits(self.queue.len(), self.queue.bytes(), len)
         {
             self.stats.drops += 1;
@@ -1182,7 +1228,7 @@ impl Pipe {
                 Duration::ZERO
             };
         }
-        let wire = self.cfg.accounting().wire_bytes(len);
+        let wire = self.accounting.wire_bytes(len);
         let m = &mut self.models;
         if let Some(c) = m.channel.as_deref_mut() {
             c.sync(start);
@@ -1226,9 +1272,9 @@ impl Pipe {
             self.link_free_at
         };
         let Some(h) = self.queue.front() else { return };
-        let wire = self.cfg.accounting().wire_bytes(pool.get(h).pkt.len);
+        let wire = self.accounting.wire_bytes(pool.get(h).pkt.len);
         self.head_lost = false;
-        let rate = self.models.rate;
+        let rate = self.rate;
         self.tx_done = start + self.tx_memo.tx_time(rate, wire, &mut self.tx_carry);
     }
 
@@ -1248,11 +1294,11 @@ impl Pipe {
             // gates its delay line; the drop lists are empty unless a
             // reconfiguration left packets in them.
             if self.aqm_dropped.is_empty() && self.link_dropped.is_empty() {
-                let line = self.delay_line.front_due(pool);
+                let line = self.delay_line.front_due();
                 if self.queue.is_empty() {
                     return line;
                 }
-                let sending = self.tx_done + self.cfg.delay();
+                let sending = self.tx_done + self.delay;
                 return Some(line.map_or(sending, |d| d.min(sending)));
             }
         }
@@ -1263,13 +1309,13 @@ impl Pipe {
             if self.wake_at_tx_end || self.sched.as_ref().is_some_and(|sq| sq.wake_at_tx_end) {
                 self.tx_done
             } else {
-                self.tx_done + self.cfg.delay()
+                self.tx_done + self.delay
             }
         });
         // An early-exit pipe lets its delay line out at the instant the
         // packets entered it (the end of the last transmission settled);
         // a slotted pipe is never one (`PipeConfig::min_delay`).
-        let line = match self.delay_line.front_due(pool) {
+        let line = match self.delay_line.front_due() {
             Some(_) if self.early => Some(self.link_free_at),
             Some(d) => Some(match &self.models.slot {
                 Some(s) => s.peek(d),
@@ -1332,7 +1378,7 @@ impl Pipe {
         if self.plain {
             // No reorder, jitter or channel: the fixed delay, never before
             // the packet ahead.
-            let due = (done + self.cfg.delay()).max(self.last_due);
+            let due = (done + self.delay).max(self.last_due);
             self.last_due = due;
             return due;
         }
@@ -1349,7 +1395,7 @@ impl Pipe {
                 c.sync(done);
                 c.delay()
             }
-            (None, None) => self.cfg.delay(),
+            (None, None) => self.delay,
         };
         let mut due = done + delay;
         if self.cfg.jitter_order() == JitterOrder::Keep || self.models.delay.is_none() {
@@ -1374,6 +1420,24 @@ impl Pipe {
         dropped: &mut Vec<(u32, Refusal)>,
     ) {
         self.catch_up(pool, t);
+        if self.plain && self.aqm_dropped.is_empty() && self.link_dropped.is_empty() {
+            // The general path below without the terms a plain pipe
+            // lacks: nothing to merge (the drop lists are empty unless a
+            // reconfiguration left packets in them) and no slot gating
+            // the delay line.
+            while let Some(due) = self.delay_line.front_due() {
+                if due > t && !self.early {
+                    break;
+                }
+                if let Some(i) = self.delay_line.pop(pool) {
+                    self.stats.departures += 1;
+                    self.stats.departure_bytes += pool.get(i).pkt.len as u64;
+                    out.push(i);
+                }
+            }
+            self.note_backlog();
+            return;
+        }
         // Every packet in the drop lists was dropped at or before `t` (by a
         // catch-up); merge the two lists in time order.
         loop {
@@ -1389,7 +1453,7 @@ impl Pipe {
                 dropped.push((i, why));
             }
         }
-        while let Some(due) = self.delay_line.front_due(pool) {
+        while let Some(due) = self.delay_line.front_due() {
             if due > t && !self.early {
                 break;
             }
@@ -1430,6 +1494,56 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pass proves every field a plain pipe's packet touches lies in
+    /// the first 448 bytes of the pipe (seven cache lines), ahead of the
+    /// models and the configuration that make up most of its size.
+    #[test]
+    fn hot_fields_lead() {
+        use std::mem::{offset_of, size_of};
+        let hot = [
+            ("queue", offset_of!(Pipe, queue) + size_of::<List>()),
+            ("tx_done", offset_of!(Pipe, tx_done) + 8),
+            ("link_free_at", offset_of!(Pipe, link_free_at) + 8),
+            ("tx_carry", offset_of!(Pipe, tx_carry) + 8),
+            ("last_due", offset_of!(Pipe, last_due) + 8),
+            (
+                "delay_line",
+                offset_of!(Pipe, delay_line) + size_of::<DelayLine>(),
+            ),
+            (
+                "scheduled",
+                offset_of!(Pipe, scheduled) + size_of::<Option<(Instant, u64)>>(),
+            ),
+            ("tx_memo", offset_of!(Pipe, tx_memo) + size_of::<TxMemo>()),
+            ("rate", offset_of!(Pipe, rate) + 8),
+            ("delay", offset_of!(Pipe, delay) + 8),
+            (
+                "queue_limit",
+                offset_of!(Pipe, queue_limit) + size_of::<QueueLimit>(),
+            ),
+            (
+                "accounting",
+                offset_of!(Pipe, accounting) + size_of::<Accounting>(),
+            ),
+            (
+                "aqm_dropped",
+                offset_of!(Pipe, aqm_dropped) + size_of::<List>(),
+            ),
+            (
+                "link_dropped",
+                offset_of!(Pipe, link_dropped) + size_of::<List>(),
+            ),
+            ("plain", offset_of!(Pipe, plain) + 1),
+            ("early", offset_of!(Pipe, early) + 1),
+            ("stats", offset_of!(Pipe, stats) + size_of::<PipeStats>()),
+        ];
+        for (name, end) in hot {
+            assert!(end <= 448, "{name} ends at byte {end}");
+        }
+        assert!(offset_of!(Pipe, models) >= 448 && offset_of!(Pipe, cfg) >= 448);
+        assert!(size_of::<Pipe>() > 2048, "{} bytes", size_of::<Pipe>());
+    }
 
     /// A pass proves the memo answers exactly as the division does, in a
     /// stream where arguments repeat (a hit) and change (rate, size or

@@ -464,13 +464,14 @@ struct Split {
     owners: std::collections::BTreeMap<u32, u16>,
     /// The worker receiving each VN's port.
     rx: Vec<u16>,
-    /// Route crossings of this split: over every VN pair's route, the
-    /// times consecutive stages (the source's receiving worker, then
-    /// each pipe's owner) are on different workers.
-    crossings: u64,
-    /// The crossings the link cut alone would have made (each pipe on
-    /// its link's worker), with the same receiving workers.
-    cut_crossings: u64,
+    /// By directions (`None` by links, where nothing is decided on
+    /// them, so the routes are not walked): the route crossings of this
+    /// split, and those the link cut alone would have made (each pipe on
+    /// its link's worker) with the same receiving workers. A route's
+    /// crossings are the times consecutive stages (the source's
+    /// receiving worker, then each pipe's owner) are on different
+    /// workers; summed over every VN pair's route.
+    crossings: Option<(u64, u64)>,
 }
 
 /// How `topo up` splits a topology's pipes over workers (`--split`).
@@ -521,17 +522,12 @@ impl Users {
 /// pipe `p` is owned by `owner(p)`.
 fn crossings(paths: &pipelab_emu::Paths, rx: &[u16], owner: impl Fn(u32) -> u16) -> u64 {
     let mut n = 0;
-    for s in 0..paths.n {
-        for t in 0..paths.n {
-            let Some(hops) = paths.get(s, t) else {
-                continue;
-            };
-            let mut at = rx.get(s).copied().unwrap_or(0);
-            for &p in hops {
-                let w = owner(p);
-                n += u64::from(w != at);
-                at = w;
-            }
+    for (s, _, hops) in paths.iter() {
+        let mut at = rx.get(s).copied().unwrap_or(0);
+        for &p in hops {
+            let w = owner(p);
+            n += u64::from(w != at);
+            at = w;
         }
     }
     n
@@ -587,8 +583,7 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
         return Split {
             owners: cut,
             rx: vec![0; ports],
-            crossings: 0,
-            cut_crossings: 0,
+            crossings: None,
         };
     };
     let n = paths.n.min(ports);
@@ -601,12 +596,10 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
         })
         .collect();
     if by == SplitBy::Links {
-        let crossings = crossings(paths, &rx, cut_of);
         return Split {
             owners: cut,
             rx,
-            crossings,
-            cut_crossings: crossings,
+            crossings: None,
         };
     }
     // Every worker receives a VN, while there are VNs to spare.
@@ -631,15 +624,10 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
     // Whose VNs each pipe's routes come from and go to.
     let mut from: BTreeMap<u32, Users> = BTreeMap::new();
     let mut to: BTreeMap<u32, Users> = BTreeMap::new();
-    for s in 0..n {
-        for t in 0..n {
-            let Some(hops) = paths.get(s, t) else {
-                continue;
-            };
-            for &p in hops {
-                from.entry(p).or_insert(Users::None).add(rx[s]);
-                to.entry(p).or_insert(Users::None).add(rx[t]);
-            }
+    for (s, t, hops) in paths.iter().filter(|&(s, t, _)| s < n && t < n) {
+        for &p in hops {
+            from.entry(p).or_insert(Users::None).add(rx[s]);
+            to.entry(p).or_insert(Users::None).add(rx[t]);
         }
     }
     let direction: BTreeMap<u32, u16> = cut
@@ -664,8 +652,7 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
     Split {
         owners,
         rx,
-        crossings,
-        cut_crossings,
+        crossings: Some((crossings, cut_crossings)),
     }
 }
 
@@ -1584,18 +1571,20 @@ mod tests {
             let (s, spec, names) = split_of(&chain(hops), 2, SplitBy::Directions);
             assert_eq!(names, ["a", "b"]);
             assert_ne!(s.rx[0], s.rx[1], "{hops} hops: {s:?}");
-            assert_eq!(s.crossings, 0, "{hops} hops: {s:?}");
+            assert_eq!(s.crossings.map(|c| c.0), Some(0), "{hops} hops: {s:?}");
             for ((a, b), v) in stages(&s, &spec) {
                 assert_eq!(v.len(), hops + 1);
                 assert!(v.iter().all(|&w| w == s.rx[a]), "{a}->{b}: {v:?}");
             }
             if hops > 1 {
-                assert_eq!(s.cut_crossings, 2, "{hops} hops: {s:?}");
+                assert_eq!(s.crossings.map(|c| c.1), Some(2), "{hops} hops: {s:?}");
                 // By links, each direction crosses once where the chain
                 // is cut.
                 let (l, spec, _) = split_of(&chain(hops), 2, SplitBy::Links);
-                assert_eq!(l.crossings, 2, "{hops} hops by links: {l:?}");
-                for (_, v) in stages(&l, &spec) {
+                assert_eq!(l.crossings, None, "{hops} hops by links: {l:?}");
+                let routes = stages(&l, &spec);
+                assert_eq!(routes.len(), 2, "{hops} hops by links");
+                for (_, v) in routes {
                     assert_eq!(crossed(&v), 1, "{hops} hops by links: {v:?}");
                 }
             }
@@ -1644,8 +1633,9 @@ mod tests {
                 crossing += usize::from(crossed(v) == 1);
             }
             assert!(crossing > 0, "{what}, {k} workers: {s:?}");
-            assert_eq!(s.crossings, crossing as u64);
-            assert!(s.crossings <= s.cut_crossings, "{what}: {s:?}");
+            let (by_direction, by_cut) = s.crossings.expect("counted by directions");
+            assert_eq!(by_direction, crossing as u64);
+            assert!(by_direction <= by_cut, "{what}: {s:?}");
         }
     }
 
@@ -1675,9 +1665,10 @@ mod tests {
         for text in [&ring, &dumbbell] {
             for k in [2, 3] {
                 let (s, spec, _) = split_of(text, k, SplitBy::Directions);
-                assert!(s.crossings <= s.cut_crossings, "{k} workers: {s:?}");
+                let (by_direction, by_cut) = s.crossings.expect("counted by directions");
+                assert!(by_direction <= by_cut, "{k} workers: {s:?}");
                 let total: usize = stages(&s, &spec).iter().map(|(_, v)| crossed(v)).sum();
-                assert_eq!(s.crossings, total as u64);
+                assert_eq!(by_direction, total as u64);
             }
         }
     }

@@ -12,7 +12,8 @@
 //!   frame's metadata beside its buffer, the frames ports lend into it,
 //!   and the count of copies made;
 //! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
-//!   with its lateness meter;
+//!   with its lateness meter, and [`readiness`]: which of its many ports
+//!   have frames waiting;
 //! * [`worker`], [`spsc`]: one emulation over several runners (workers),
 //!   each owning some pipes and ports, handing packets to each other on
 //!   lock-free rings;
@@ -40,6 +41,7 @@ pub mod gso;
 pub mod netlink;
 pub mod netns;
 pub mod pcapng;
+pub mod readiness;
 pub mod runner;
 pub mod signals;
 pub mod spsc;

@@ -99,6 +99,7 @@ use crate::buffers::{BufId, BufferPool, Rx, BUF_SIZE};
 use crate::capture::{Event, Record, Tap};
 use crate::clock::Clock;
 use crate::gso::{GsoStats, Leaving, Offloads};
+use crate::readiness::{Readiness, WATCH_FROM};
 use crate::worker::{Links, Parcel};
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
@@ -372,6 +373,13 @@ pub struct Runner {
     /// Per port: whether this runner receives from it (a worker only
     /// transmits on the ports other workers receive from).
     receives: Vec<bool>,
+    /// The receiving ports read every round; the others are watched by
+    /// `ready`, when there are many (see [`crate::readiness`]).
+    polled: Vec<usize>,
+    /// The epoll instance watching many receiving ports, if there are.
+    ready: Option<Readiness>,
+    /// The watched ports reported ready, being read.
+    ready_ports: Vec<usize>,
     /// Hand-offs the emulation made, being sent.
     handoffs: Vec<Handoff>,
     /// Parcels taken from the other workers, being offered.
@@ -490,7 +498,7 @@ impl Runner {
         let rt = RtGuard::start(opts.realtime && !opts.busy_poll, clock.now());
         let n = ports.len();
         let gso = Offloads::new(emu.spec(), ports.iter().map(|p| p.offloads()).collect());
-        Runner {
+        let mut r = Runner {
             clock,
             emu,
             ports,
@@ -513,6 +521,9 @@ impl Runner {
             spent: Vec::with_capacity(1024),
             links: None,
             receives: vec![true; n],
+            polled: Vec::new(),
+            ready: None,
+            ready_ports: Vec::new(),
             handoffs: Vec::new(),
             parcels: Vec::new(),
             handoff_wait: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
@@ -520,7 +531,36 @@ impl Runner {
             icmp_limit: IcmpLimit::new(clock.now()),
             tap: None,
             flows: None,
-        }
+        };
+        r.watch_ports();
+        r
+    }
+
+    /// Decide which receiving ports are read every round and which are
+    /// watched for readiness (when [`WATCH_FROM`] or more can be), after
+    /// the ports, the ones lost or the ones received from changed.
+    fn watch_ports(&mut self) {
+        let receiving = |i: &usize| self.lost[*i].is_none() && self.receives[*i];
+        let watchable: Vec<usize> = (0..self.ports.len())
+            .filter(receiving)
+            .filter(|&i| self.ports[i].readable_when_polled())
+            .collect();
+        // Without an epoll instance (none left to make) every port is read
+        // every round, as with few ports: slower, never wrong.
+        self.ready = (watchable.len() >= WATCH_FROM)
+            .then(|| {
+                Readiness::new(
+                    self.ports.len(),
+                    watchable.iter().map(|&i| (i, self.ports[i].fd())),
+                )
+                .ok()
+            })
+            .flatten();
+        let ready = self.ready.as_ref();
+        self.polled = (0..self.ports.len())
+            .filter(receiving)
+            .filter(|&i| !ready.is_some_and(|r| r.watches(i)))
+            .collect();
     }
 
     /// Count every flow's arrivals, deliveries and drops from now on, the
@@ -602,6 +642,7 @@ impl Runner {
         self.receives = receives;
         self.receives.resize(self.ports.len(), false);
         self.links = Some(links);
+        self.watch_ports();
     }
 
     /// The worker this runner is (0 alone).
@@ -900,6 +941,7 @@ impl Runner {
             *slot = port;
             self.lost[i] = None;
         }
+        self.watch_ports();
         let vnet = self.ports.iter().map(|p| p.offloads()).collect();
         self.gso.respec(self.emu.spec(), Some(vnet));
     }
@@ -1118,16 +1160,33 @@ impl Runner {
     /// A port whose interface was deleted (its backend's `NotFound` error)
     /// is marked lost instead of ending the run; any other error does.
     fn receive(&mut self) -> io::Result<()> {
-        for p in 0..self.ports.len() {
-            if self.lost[p].is_some() || !self.receives[p] {
-                continue;
-            }
+        let mut ports = std::mem::take(&mut self.ready_ports);
+        ports.clear();
+        ports.extend_from_slice(&self.polled);
+        if let Some(r) = self.ready.as_mut() {
+            r.ready(&mut ports)?;
+        }
+        let mut lost = false;
+        let mut result = Ok(());
+        for &p in &ports {
             match self.receive_from(p) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => self.lost[p] = Some(e.to_string()),
-                r => r?,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.lost[p] = Some(e.to_string());
+                    lost = true;
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+                Ok(()) => {}
             }
         }
-        Ok(())
+        self.ready_ports = ports;
+        if lost {
+            // A lost port is neither read nor waited on any more.
+            self.watch_ports();
+        }
+        result
     }
 
     /// Take up to a batch of waiting frames from port `p` and offer each
@@ -1242,12 +1301,10 @@ impl Runner {
         // One poll set per wait, reused by every spin iteration.
         let links = self.links.as_ref();
         let mut fds: Vec<PollFd<'_>> = self
-            .ports
+            .polled
             .iter()
-            .zip(&self.lost)
-            .zip(&self.receives)
-            .filter(|((_, lost), rx)| lost.is_none() && **rx)
-            .map(|((p, _), _)| p.fd())
+            .map(|&i| self.ports[i].fd())
+            .chain(self.ready.as_ref().map(|r| r.fd()))
             .chain(extra)
             .chain(links.map(|l| l.fd()))
             .map(|fd| PollFd::new(fd, PollFlags::POLLIN))

@@ -12,6 +12,10 @@
 //! * two TAP devices, as `pipelab shell` makes them (none: `read` into and
 //!   `write` from the pool buffer).
 //!
+//! With many TAP ports, most of them idle (a topology's VNs), the runner
+//! reads only those with frames waiting (`pipelab_io::readiness`): a
+//! port counting its receive calls shows the idle ones are left alone.
+//!
 //! Every datagram must arrive intact (sequence number and pattern), so
 //! that a buffer reused or handed back too early cannot pass, and the
 //! frames must have crossed the runner (its `delivered` counter), so that
@@ -32,7 +36,7 @@ use pipelab_io::runner::{Runner, RunnerOptions, RunnerStats};
 use pipelab_lang::{parse_line, Config};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Datagrams sent per test (unless it says otherwise).
@@ -151,6 +155,38 @@ impl Bed {
         taps
     }
 
+    /// [`Bed::taps`] and `idle` more TAP devices, up in the ports
+    /// namespace with nothing routed to them, each port counting its
+    /// receive calls (in `calls`, by port).
+    fn taps_and_idle(&self, idle: usize, calls: &[Arc<AtomicU64>]) -> Vec<Box<dyn Port + Send>> {
+        let mut ports = self.taps();
+        let more = self
+            .ports
+            .run(move || {
+                let nl = Netlink::connect()?;
+                (0..idle)
+                    .map(|i| {
+                        let name = format!("idle{i}");
+                        let t = Tap::create(&name)?;
+                        nl.up(nl.index(&name)?, Some(1500))?;
+                        Ok(Box::new(t) as Box<dyn Port + Send>)
+                    })
+                    .collect::<io::Result<Vec<_>>>()
+            })
+            .expect("idle TAP devices");
+        ports.extend(more);
+        ports
+            .into_iter()
+            .zip(calls)
+            .map(|(inner, calls)| {
+                Box::new(Counted {
+                    inner,
+                    calls: calls.clone(),
+                }) as Box<dyn Port + Send>
+            })
+            .collect()
+    }
+
     /// Open ports on `pa` and `pb` in the ports namespace with `open`.
     fn open<P: Port + Send + 'static>(
         &self,
@@ -167,6 +203,50 @@ impl Bed {
     }
 }
 
+/// A port that counts the runner's receive calls on it.
+struct Counted {
+    inner: Box<dyn Port + Send>,
+    calls: Arc<AtomicU64>,
+}
+
+impl Port for Counted {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.inner.fd()
+    }
+    fn recv(&mut self, rx: &mut pipelab_io::buffers::Rx<'_>) -> io::Result<()> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.inner.recv(rx)
+    }
+    fn send(
+        &mut self,
+        pool: &pipelab_io::buffers::BufferPool,
+        buf: pipelab_io::buffers::BufId,
+    ) -> io::Result<()> {
+        self.inner.send(pool, buf)
+    }
+    fn flush(&mut self, pool: &pipelab_io::buffers::BufferPool) -> u64 {
+        self.inner.flush(pool)
+    }
+    fn stats(&self) -> pipelab_io::backends::PortStats {
+        self.inner.stats()
+    }
+    fn discard(&mut self, meta: &pipelab_io::buffers::BufMeta) {
+        self.inner.discard(meta)
+    }
+    fn reclaim(&mut self, frame: pipelab_io::backends::lend::LentFrame) {
+        self.inner.reclaim(frame)
+    }
+    fn offloads(&self) -> bool {
+        self.inner.offloads()
+    }
+    fn readable_when_polled(&self) -> bool {
+        self.inner.readable_when_polled()
+    }
+}
+
 /// What a test sends, and through what.
 #[derive(Clone, Copy)]
 struct Case {
@@ -178,6 +258,8 @@ struct Case {
     mem_cap: u64,
     /// Datagrams per 2 ms burst.
     burst: u64,
+    /// Ports in all (2: the two ends alone).
+    ports: usize,
 }
 
 impl Default for Case {
@@ -187,12 +269,14 @@ impl Default for Case {
             delay_ms: 2,
             mem_cap: RunnerOptions::default().mem_cap,
             burst: 50,
+            ports: 2,
         }
     }
 }
 
-/// A pipe of `delay_ms` for everything, between port 0 and port 1.
-fn compiled(delay_ms: u32) -> Compiled {
+/// A pipe of `delay_ms` for everything, between port 0 and port 1 (of
+/// `n` ports: any other leaves by itself).
+fn compiled(delay_ms: u32, n: usize) -> Compiled {
     let mut cfg = Config::new();
     for line in [
         format!("pipe 1 config delay {delay_ms}ms queue 100000"),
@@ -204,6 +288,14 @@ fn compiled(delay_ms: u32) -> Compiled {
     let mut no_files = |_: &str| -> Result<String, String> { Err("no files".into()) };
     let mut spec = lower_config(&cfg, &mut no_files).expect("lower");
     spec.ports = pipelab_emu::Spec::two_ports(("p0", None), ("p1", None));
+    for i in 2..n {
+        spec.ports.push(pipelab_emu::PortDef {
+            name: format!("p{i}"),
+            dir: None,
+            iface: Some(i as u32),
+            egress: pipelab_emu::Egress::Port(i as u16),
+        });
+    }
     Compiled::new(spec, 1).expect("compile")
 }
 
@@ -246,7 +338,7 @@ fn run_case(bed: &Bed, ports: Vec<Box<dyn Port + Send>>, case: Case) -> Run {
                     ..RunnerOptions::default()
                 };
                 let mut emu = Emulation::new(opts.engine_options());
-                emu.apply(compiled(case.delay_ms));
+                emu.apply(compiled(case.delay_ms, case.ports));
                 let ports: Vec<Box<dyn Port>> =
                     ports.into_iter().map(|p| p as Box<dyn Port>).collect();
                 let mut r = Runner::new(emu, ports, opts);
@@ -452,6 +544,7 @@ fn af_packet_at_the_memory_cap_drops_and_counts() {
         delay_ms: 300,
         mem_cap: 100 * pipelab_io::buffers::BUF_SIZE as u64,
         burst: 600,
+        ..Case::default()
     };
     let r = run_case(&bed, bed.open(AfPacket::open), case);
     let s = &r.stats;
@@ -495,6 +588,38 @@ fn tap_forwards_without_a_copy() {
     r.assert_forwarded("TAP");
     // None in user space: the kernel reads into and writes from the pool.
     assert_eq!(r.copies, 0, "TAP copies");
+}
+
+/// A runner with 40 TAP ports, 38 of them idle (up, nothing sent to
+/// them): the datagrams between the two others all arrive, and the
+/// runner reads an idle port only when a frame waits on it (the kernel's
+/// own IPv6 neighbour discovery, a few at most), not in every round as
+/// it reads a port it cannot watch.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn many_taps_are_read_when_ready() {
+    let Some(_g) = live() else { return };
+    let bed = Bed::new().expect("namespaces");
+    let n = 40;
+    let calls: Vec<Arc<AtomicU64>> = (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect();
+    let case = Case {
+        ports: n,
+        ..Case::default()
+    };
+    let r = run_case(&bed, bed.taps_and_idle(n - 2, &calls), case);
+    r.assert_forwarded("40 TAPs");
+    let calls: Vec<u64> = calls.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    eprintln!("receive calls by port: {calls:?}");
+    // The sender's port was read (at most a batch per call).
+    assert!(
+        calls[0] >= N / pipelab_io::runner::RX_BATCH as u64,
+        "{calls:?}"
+    );
+    let idle = calls[2..].iter().max().copied().unwrap_or(0);
+    assert!(idle <= 16, "an idle port read {idle} times: {calls:?}");
 }
 
 /// TAPs with virtio-net headers and offloads (what `pipelab shell` opens
@@ -583,6 +708,7 @@ fn af_xdp_at_the_memory_cap_drops_and_counts() {
         delay_ms: 300,
         mem_cap: 100 * pipelab_io::buffers::BUF_SIZE as u64,
         burst: 600,
+        ..Case::default()
     };
     let r = run_case(&bed, bed.open(AfXdp::open), case);
     let s = &r.stats;

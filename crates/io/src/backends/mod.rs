@@ -186,4 +186,12 @@ pub trait Port {
     fn offloads(&self) -> bool {
         false
     }
+    /// Whether a frame waits on this port only while [`Port::fd`] polls
+    /// readable, with nothing else to do in [`Port::recv`] meanwhile (a
+    /// TAP): a runner with many such ports then reads only those an epoll
+    /// instance reports ready ([`crate::readiness`]). Default: no, the
+    /// runner reads the port every round.
+    fn readable_when_polled(&self) -> bool {
+        false
+    }
 }

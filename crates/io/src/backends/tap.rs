@@ -234,4 +234,10 @@ impl Port for Tap {
     fn offloads(&self) -> bool {
         self.vnet
     }
+
+    /// A TAP's descriptor polls readable exactly while a frame waits (or
+    /// the device is gone, which the next read reports).
+    fn readable_when_polled(&self) -> bool {
+        true
+    }
 }

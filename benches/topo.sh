@@ -11,10 +11,14 @@
 #    assign`'s partitioner, so a route of 4 or 8 hops crosses from one
 #    worker to the other; by `directions`, each direction of the chain
 #    on its source's worker, crossing none).
-# 2. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs
+# 2. Forwarding rate between two VNs of a star of $STAR_VNS VNs, the
+#    others idle (10 Gb/s zero-delay links, the same probe, default
+#    workers): what many ports cost a runner that reads them.
+# 3. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs
 #    (default workers).
 #
 # Usage: benches/topo.sh [path/to/pipelab]   (default: target/release/pipelab)
+# SECTIONS="chain star updown" (default: all three) picks tables.
 set -euo pipefail
 BIN=${1:-target/release/pipelab}
 BIN=$(readlink -f "$BIN")
@@ -23,6 +27,10 @@ WORKERS=${WORKERS:-1 2}
 RATES=${RATES:-10 25 50 75 100 150 200 250 300 400 500 600}
 BURST=${BURST:-32}
 SPLIT=${SPLIT:-}
+STAR_VNS=${STAR_VNS:-2 1000}
+STAR_RATES=${STAR_RATES:-50 100 150 200 250 300 400}
+SECTIONS=${SECTIONS:-chain star updown}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 TMP=$(mktemp -d)
 NAME=bench$$
 
@@ -39,22 +47,39 @@ chain() { # hops -> TOML on stdout
     done
 }
 
-star() { # clients -> TOML on stdout
-    local n=$1 i
+star() { # clients [bw delay queue-line] -> TOML on stdout
+    local n=$1 bw=${2:-100Mbit/s} delay=${3:-1ms} queue=${4:-} i
     printf '[[node]]\nid = 0\nrole = "stub"\nname = "hub"\n\n'
     for ((i = 1; i <= n; i++)); do printf '[[node]]\nid = %d\nrole = "client"\nname = "vn%d"\n\n' $i $((i - 1)); done
-    for ((i = 1; i <= n; i++)); do printf '[[link]]\na = 0\nb = %d\nbw = "100Mbit/s"\ndelay = "1ms"\n\n' $i; done
+    for ((i = 1; i <= n; i++)); do printf '[[link]]\na = 0\nb = %d\nbw = "%s"\ndelay = "%s"\n%s\n' $i "$bw" "$delay" "$queue"; done
 }
 
 field() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 
-probe() { # rate -> json
-    "$BIN" topo exec --name $NAME b -- "$BIN" probe recv --listen 10.0.0.2:7790 --once 2>/dev/null & local rx=$!
+probe() { # rate [from to] -> json (the receiver is 10.0.0.2)
+    local from=${2:-a} to=${3:-b}
+    "$BIN" topo exec --name $NAME $to -- "$BIN" probe recv --listen 10.0.0.2:7790 --once 2>/dev/null & local rx=$!
     sleep 0.3
-    "$BIN" topo exec --name $NAME a -- "$BIN" probe send 10.0.0.2:7790 --rate "$1" --size 53B --duration $DUR --burst $BURST --json
+    "$BIN" topo exec --name $NAME $from -- "$BIN" probe send 10.0.0.2:7790 --rate "$1" --size 53B --duration $DUR --burst $BURST --json
     wait $rx 2>/dev/null || true
 }
 
+mlffr() { # rates from to -> the MLFFR on stdout
+    # A step counts only if the sender really offered its rate (97 %);
+    # "*": the sender fell behind first, the route's rate is at least that.
+    local best=0 rate j lost offered
+    for rate in $1; do
+        j=$(probe ${rate}kpps $2 $3)
+        lost=$(echo "$j" | field "r['lost']")
+        offered=$(echo "$j" | field "'%d' % (r.get('offered_pps', 0) / 1000)")
+        [ "$lost" -eq 0 ] || break
+        if [ $((offered * 100)) -lt $((rate * 97)) ]; then best="$offered*"; break; fi
+        best=$rate
+    done
+    echo "$best"
+}
+
+if want chain; then
 echo "## Forwarding rate by route length: 67-byte frames, $DUR per step ($(date -u +%F), $(nproc) cores, $(uname -r))"
 echo
 echo "| hops | workers | MLFFR kpps | delivered kpps at 400 kpps asked (offered) | hand-offs per packet |"
@@ -64,17 +89,7 @@ for hops in 1 4 8; do
   for k in $WORKERS; do
     "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME --workers $k ${SPLIT:+--split $SPLIT} >/dev/null
     "$BIN" topo exec --name $NAME a -- ping -c 2 -i 0.2 -q 10.0.0.2 >/dev/null
-    # A step counts only if the sender really offered its rate (97 %);
-    # "*": the sender fell behind first, the route's rate is at least that.
-    best=0
-    for rate in $RATES; do
-        j=$(probe ${rate}kpps)
-        lost=$(echo "$j" | field "r['lost']")
-        offered=$(echo "$j" | field "'%d' % (r.get('offered_pps', 0) / 1000)")
-        [ "$lost" -eq 0 ] || break
-        if [ $((offered * 100)) -lt $((rate * 97)) ]; then best="$offered*"; break; fi
-        best=$rate
-    done
+    best=$(mlffr "$RATES")
     # Delivered over the time the sender really took (sent / offered rate).
     j=$(probe 400kpps)
     got=$(echo "$j" | field "'%.0f (%.0f)' % (r['received'] * r['offered_pps'] / max(1, r['sent']) / 1e3, r['offered_pps'] / 1e3)")
@@ -85,8 +100,28 @@ for hops in 1 4 8; do
 done
 echo
 echo "\\*: loss-free at the highest rate the sender offered (kpps), short of the next step: the route's own rate is at least this."
-
 echo
+fi
+
+if want star; then
+echo "## Forwarding rate between two VNs of a star, the others idle: 67-byte frames, $DUR per step"
+echo
+echo "| VNs | MLFFR kpps | delivered kpps at 400 kpps asked (offered) |"
+echo "|---|---|---|"
+for n in $STAR_VNS; do
+    star $n 10Gbit/s 0ms "queue = 10000" > "$TMP/fast$n.toml"
+    "$BIN" topo up "$TMP/fast$n.toml" --name $NAME >/dev/null
+    "$BIN" topo exec --name $NAME vn0 -- ping -c 2 -i 0.2 -q 10.0.0.2 >/dev/null
+    best=$(mlffr "$STAR_RATES" vn0 vn1)
+    j=$(probe 400kpps vn0 vn1)
+    got=$(echo "$j" | field "'%.0f (%.0f)' % (r['received'] * r['offered_pps'] / max(1, r['sent']) / 1e3, r['offered_pps'] / 1e3)")
+    echo "| $n | $best | $got |"
+    "$BIN" topo down --name $NAME >/dev/null
+done
+echo
+fi
+
+if want updown; then
 echo "## topo up / down time, star of N VNs"
 echo
 echo "| VNs | up s | down s |"
@@ -100,3 +135,4 @@ for n in 200 1000; do
     t2=$(date +%s.%N)
     python3 -c "print('| $n | %.2f | %.2f |' % ($t1 - $t0, $t2 - $t1))"
 done
+fi

@@ -82,8 +82,8 @@ mlffr() { # rates from to -> the MLFFR on stdout
 if want chain; then
 echo "## Forwarding rate by route length: 67-byte frames, $DUR per step ($(date -u +%F), $(nproc) cores, $(uname -r))"
 echo
-echo "| hops | workers | MLFFR kpps | delivered kpps at 400 kpps asked (offered) | hand-offs per packet |"
-echo "|---|---|---|---|---|"
+echo "| hops | workers | MLFFR kpps | delivered kpps at 400 kpps asked (offered) | hand-offs per packet | dropped before reading, share of sent |"
+echo "|---|---|---|---|---|---|"
 for hops in 1 4 8; do
   chain $hops > "$TMP/chain$hops.toml"
   for k in $WORKERS; do
@@ -93,8 +93,11 @@ for hops in 1 4 8; do
     # Delivered over the time the sender really took (sent / offered rate).
     j=$(probe 400kpps)
     got=$(echo "$j" | field "'%.0f (%.0f)' % (r['received'] * r['offered_pps'] / max(1, r['sent']) / 1e3, r['offered_pps'] / 1e3)")
-    per=$("$BIN" --target $NAME stats --json | field "'%.2f' % (r['plane']['runner']['handoffs_in'] / max(1, r['plane']['runner']['received']))")
-    echo "| $hops | $k | $best | $got | $per |"
+    st=$("$BIN" --target $NAME stats --json)
+    per=$(echo "$st" | field "'%.2f' % (r['plane']['runner']['handoffs_in'] / max(1, r['plane']['runner']['received']))")
+    # Over the whole ladder: where the excess went (the kernel's TAP queue).
+    inp=$(echo "$st" | field "'%.3f' % (r['plane']['runner'].get('dropped_input', 0) / max(1, r['plane']['runner']['received'] + r['plane']['runner'].get('dropped_input', 0)))")
+    echo "| $hops | $k | $best | $got | $per | $inp |"
     "$BIN" topo down --name $NAME >/dev/null
   done
 done

@@ -319,7 +319,7 @@ fn render(v: &Value, prev: Option<&Value>, secs: f64) -> String {
     out.push('\n');
     if let Some(r) = p.get("runner") {
         out.push_str(&format!(
-            "runner: received {} delivered {} inside {} dropped queue {} loss {} memory {}\n",
+            "runner: received {} delivered {} inside {} dropped queue {} loss {} memory {}",
             num(r, &["received"]),
             num(r, &["delivered"]),
             num(r, &["inside"]),
@@ -327,6 +327,14 @@ fn render(v: &Value, prev: Option<&Value>, secs: f64) -> String {
             num(r, &["dropped_loss"]),
             num(r, &["dropped_memory"]),
         ));
+        // Lost before the runner could read them: never received.
+        if r["dropped_input"].as_u64().is_some_and(|n| n > 0) {
+            out.push_str(&format!(
+                "; {} dropped by the kernel before reading (the emulator did not keep up)",
+                num(r, &["dropped_input"])
+            ));
+        }
+        out.push('\n');
     }
     // Each worker's own figures, when there are several (the lines above
     // are their sums).

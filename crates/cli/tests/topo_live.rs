@@ -6,6 +6,8 @@
 //! * ping RTT over a route of known delays is twice their sum;
 //! * a link failure on a ring reroutes live traffic; a link black-holed
 //!   for 2 s (`link A B down 2s`) stops ping for 2 s, then passes again;
+//! * frames the kernel drops before pipelab reads them (a VN's TAP
+//!   queue full) are counted as `dropped_input`, as the device counts;
 //! * files links name are read at `topo up` and at `topo link ... set`;
 //! * ModelNet's Fig. 5: per-flow TCP throughput on a ring under three
 //!   distillations, against max-min fair shares computed from the model;
@@ -281,6 +283,69 @@ fn series_name_the_link_directions() {
     for back in ["b->r2", "r2->r1", "r1->a"] {
         assert_eq!(sums[back], 30, "{sums:?}");
     }
+}
+
+/// A pass proves frames the kernel drops on their way to pipelab are
+/// reported: VN `a`'s TAP queue shrunk to 4 frames and bursts of 512
+/// sent into it, `stats` counts as `dropped_input` exactly the drops the
+/// device counts (some, surely), and says so in its text.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn frames_dropped_before_reading_are_counted() {
+    let Some(_g) = live() else { return };
+    let file = write_topo(&chain(), "chain-drops.toml");
+    let up = Up::start(&file, "hop-by-hop", "tdrops");
+    let o = up.exec("a", &["ip", "link", "set", "eth0", "txqueuelen", "4"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // No receiver: the datagrams' fate after the route does not matter.
+    let _ = up.exec(
+        "a",
+        &[
+            BIN,
+            "probe",
+            "send",
+            "10.0.0.2:9",
+            "--rate",
+            "100kpps",
+            "--size",
+            "53B",
+            "--duration",
+            "0.3s",
+            "--burst",
+            "512",
+        ],
+    );
+    // Both VNs' devices (b's answers go through its own).
+    let device: u64 = ["a", "b"]
+        .iter()
+        .map(|vn| {
+            let o = up.exec(vn, &["ip", "-s", "-j", "link", "show", "eth0"]);
+            let dev: serde_json::Value = serde_json::from_slice(&o.stdout).expect("ip -j output");
+            dev[0]["stats64"]["tx"]["dropped"]
+                .as_u64()
+                .expect("tx dropped")
+        })
+        .sum();
+    let st: serde_json::Value =
+        serde_json::from_str(&ok(&["--target", "tdrops", "stats", "--json"])).expect("stats json");
+    let runner = &st["plane"]["runner"];
+    eprintln!("device drops {device}; runner {runner}");
+    assert!(device > 0, "no drop at a 4-frame queue under bursts of 512");
+    assert_eq!(runner["dropped_input"].as_u64(), Some(device), "{runner}");
+    // Never received: outside the accounting, which still holds.
+    common::check_accounting(&serde_json::json!({
+        "stats": runner,
+        "workers": st["plane"]["workers"],
+    }));
+    let text = ok(&["--target", "tdrops", "stats"]);
+    assert!(
+        text.contains(&format!("{device} dropped by the kernel before reading")),
+        "{text}"
+    );
+    up.down();
 }
 
 #[test]

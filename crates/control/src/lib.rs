@@ -86,6 +86,7 @@
 //!              "dropped_link", "dropped_memory", "dropped_rule", "dropped_loop",
 //!              "dropped_reset", "dropped_unreach", "dropped_down",
 //!              "dropped_tx", "inside", "answers", "answers_limited", "answers_failed",
+//!              "dropped_input",            // by the kernel before a port read them
 //!              "gso": {"superframes", "segments", "kept_whole", "sent_whole",
 //!                      "uncut", "csum_completed", "coalesced",
 //!                      "segments_coalesced"}},  // pipelab_io::runner::RunnerStats

@@ -238,6 +238,14 @@ pub struct RunnerStats {
     /// GSO super-frames: received, cut into segments, kept and sent
     /// whole (a debug counter; see [`crate::gso`]).
     pub gso: GsoStats,
+    /// Frames the kernel dropped on their way to a port before it was
+    /// read (a TAP device's queue, an AF_PACKET or AF_XDP ring full: the
+    /// emulator did not keep up, ModelNet's physical drops): never
+    /// received, so outside the accounting. Filled in by the live modes'
+    /// reports from the ports' `rx_dropped` and, for TAP devices, their
+    /// own counters ([`crate::backends::tap::TapDrops`]); 0 in a
+    /// runner's own figures.
+    pub dropped_input: u64,
 }
 
 impl RunnerStats {
@@ -289,6 +297,7 @@ impl std::ops::AddAssign for RunnerStats {
         self.wakeups += o.wakeups;
         self.inside += o.inside;
         self.gso += o.gso;
+        self.dropped_input += o.dropped_input;
     }
 }
 

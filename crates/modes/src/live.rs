@@ -84,6 +84,9 @@ pub struct LiveRunner {
     seed: u64,
     owners: Option<Owners>,
     cpus: Vec<Option<usize>>,
+    /// The mode's TAP devices' drops on their way to the workers, read
+    /// when a report asks (never by a worker).
+    input_drops: std::sync::Mutex<Vec<pipelab_io::backends::tap::TapDrops>>,
 }
 
 /// The seed of worker `w`'s rules (`prob` streams differ between
@@ -124,6 +127,7 @@ impl LiveRunner {
             seed: opts.seed,
             owners: None,
             cpus: vec![None],
+            input_drops: Default::default(),
         })
     }
 
@@ -190,6 +194,7 @@ impl LiveRunner {
                         seed: opts.seed,
                         owners: None,
                         cpus: Vec::new(),
+                        input_drops: Default::default(),
                     };
                     let _ = started.stop();
                     return Err(e);
@@ -201,6 +206,7 @@ impl LiveRunner {
             seed: opts.seed,
             owners: Some(plan.owners),
             cpus: plan.cpus,
+            input_drops: Default::default(),
         })
     }
 
@@ -212,6 +218,20 @@ impl LiveRunner {
     /// The CPU each worker is pinned to.
     pub fn cpus(&self) -> &[Option<usize>] {
         &self.cpus
+    }
+
+    /// Count the drops of these TAP devices toward the workers in the
+    /// reports (`dropped_input`).
+    pub fn watch_input_drops(&self, drops: Vec<pipelab_io::backends::tap::TapDrops>) {
+        let mut d = self.input_drops.lock().unwrap_or_else(|e| e.into_inner());
+        d.extend(drops);
+    }
+
+    /// Frames the watched TAP devices dropped on their way to the
+    /// workers so far (a device gone counts what it counted last).
+    pub fn input_dropped(&self) -> u64 {
+        let mut d = self.input_drops.lock().unwrap_or_else(|e| e.into_inner());
+        d.iter_mut().map(|t| t.dropped()).sum()
     }
 
     /// Run `f` on worker 0's runner between two steps and return its

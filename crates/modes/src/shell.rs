@@ -56,7 +56,7 @@ use pipelab_classify::Direction;
 use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
 use pipelab_engine::Duration;
 use pipelab_io::backends::process::{die_with_parent, ignore_interrupts, pidfd, spawn_in};
-use pipelab_io::backends::tap::Tap;
+use pipelab_io::backends::tap::{Tap, TapDrops};
 use pipelab_io::netlink::Netlink;
 use pipelab_io::netns::NetNs;
 use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
@@ -310,6 +310,11 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             nl.add_neighbour(idx_out, IpAddr::V6(inside6), mac_in)?;
         }
     }
+    // Each TAP's drops toward the runner, read where the device is.
+    let drops = vec![
+        TapDrops::open(&out_name)?,
+        ns.run(|| TapDrops::open("eth0"))?,
+    ];
     ns.run(move || {
         let nl = Netlink::connect()?;
         nl.loopback_up()?;
@@ -389,6 +394,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         opts.runner,
         tap,
     )?);
+    live.watch_input_drops(drops);
     let sampler = crate::series::start(&live, opts.series.take())?;
     // `pipelab --target NAME ...` reconfigures it from now on.
     let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));

@@ -80,7 +80,7 @@ use crate::live::{LiveRunner, SendPort};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};
 use pipelab_emu::Compiled;
-use pipelab_io::backends::tap::Tap;
+use pipelab_io::backends::tap::{Tap, TapDrops};
 use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
 use pipelab_io::signals::StopSignals;
 use pipelab_topo::cross::{pipe_loads, Demand};
@@ -1107,7 +1107,12 @@ pub fn spawn_in_vn(name: &str, vn: &str, mut cmd: Command) -> io::Result<Child> 
 
 /// Create VN `v`'s namespace on the calling thread (which stays in it),
 /// its TAP and its configuration.
-fn make_vn(v: &VnState, len: u8, offload: bool, rt: &tokio::runtime::Runtime) -> io::Result<Tap> {
+fn make_vn(
+    v: &VnState,
+    len: u8,
+    offload: bool,
+    rt: &tokio::runtime::Runtime,
+) -> io::Result<(Tap, TapDrops)> {
     use rtnetlink::{LinkUnspec, RouteMessageBuilder};
     let ctx = |what: &str, e: &dyn std::fmt::Display| {
         io::Error::other(format!("VN {} ({}): {what}: {e}", v.name, v.netns))
@@ -1147,6 +1152,8 @@ fn make_vn(v: &VnState, len: u8, offload: bool, rt: &tokio::runtime::Runtime) ->
         Tap::create("eth0")
     }
     .map_err(|e| ctx("create TAP", &e))?;
+    // Its drops toward the workers, read from this namespace's counters.
+    let drops = TapDrops::open("eth0").map_err(|e| ctx("eth0 counters", &e))?;
     let idx = nix::net::if_::if_nametoindex("eth0").map_err(|e| ctx("eth0 index", &e))?;
     let lo = nix::net::if_::if_nametoindex("lo").map_err(|e| ctx("lo index", &e))?;
     let addr = v.addr;
@@ -1191,19 +1198,24 @@ fn make_vn(v: &VnState, len: u8, offload: bool, rt: &tokio::runtime::Runtime) ->
         r.map(|_| ()).map_err(|e| io::Error::other(e.to_string()))
     })
     .map_err(|e| ctx("netlink", &e))?;
-    Ok(tap)
+    Ok((tap, drops))
 }
 
-/// Create every VN with `threads` workers; on error, removes what was
-/// made.
-fn make_vns(vns: &[VnState], len: u8, offload: bool, threads: usize) -> io::Result<Vec<Tap>> {
+/// Create every VN with `threads` workers (its TAP and the watch on its
+/// drops); on error, removes what was made.
+fn make_vns(
+    vns: &[VnState],
+    len: u8,
+    offload: bool,
+    threads: usize,
+) -> io::Result<(Vec<Tap>, Vec<TapDrops>)> {
     let threads = threads.clamp(1, 64).min(vns.len().max(1));
     let chunk = vns.len().div_ceil(threads).max(1);
-    let results: Vec<io::Result<Vec<Tap>>> = std::thread::scope(|s| {
+    let results: Vec<io::Result<Vec<(Tap, TapDrops)>>> = std::thread::scope(|s| {
         let hs: Vec<_> = vns
             .chunks(chunk)
             .map(|part| {
-                s.spawn(move || -> io::Result<Vec<Tap>> {
+                s.spawn(move || -> io::Result<Vec<(Tap, TapDrops)>> {
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .enable_io()
                         .build()?;
@@ -1232,7 +1244,7 @@ fn make_vns(vns: &[VnState], len: u8, offload: bool, threads: usize) -> io::Resu
         remove_namespaces(&names);
         return Err(e);
     }
-    Ok(taps)
+    Ok(taps.into_iter().unzip())
 }
 
 fn write_state(st: &TopoState) -> io::Result<()> {
@@ -1330,7 +1342,9 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         path: sock_path(&name),
     });
     record.record_all_in(NsId::current()?, made)?;
-    let taps = make_vns(&vns, opts.prefix.1, opts.offload, opts.threads)?;
+    // Each VN's TAP and the watch on its drops are open from here on.
+    pipelab_io::worker::raise_fd_limit(vns.len() as u64 * 2 + 256)?;
+    let (taps, drops) = make_vns(&vns, opts.prefix.1, opts.offload, opts.threads)?;
     let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
     // The whole network's spec, and how it is split over workers
     // ([`split`]): each VN received by the worker owning its first hop
@@ -1343,8 +1357,9 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let k = opts.workers.count(net.distilled().pipes.len() / 2);
     let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers, opts.split);
     // Every worker holds a descriptor on every VN's TAP, and this
-    // thread one more, to close them all at once at the end.
-    pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 2) + 256)?;
+    // thread one more, to close them all at once at the end, and one
+    // watches its drops.
+    pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 3) + 256)?;
     let last_refs = taps
         .iter()
         .map(|t| t.try_clone())
@@ -1385,6 +1400,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             tap,
         )?),
     };
+    live.runner.watch_input_drops(drops);
     let runner = live.runner.clone();
     let series = opts.series.map(|mut s| {
         s.names = pipe_names(&opts.topology, live.net.distilled());

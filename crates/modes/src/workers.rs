@@ -259,11 +259,18 @@ pub fn snapshot(r: &Runner) -> Snapshot {
     let e = r.emulation();
     // A topology's ports are all `eth0`, each in its VN: named by VN.
     let vns = e.spec().paths.is_some();
-    let ports = r
+    let received: Vec<(usize, (String, pipelab_io::backends::PortStats))> = r
         .port_stats()
         .into_iter()
         .enumerate()
         .filter(|(i, _)| r.receives(*i))
+        .collect();
+    // What the kernel dropped before this worker read it, as its ports
+    // count it (an AF_PACKET or AF_XDP ring; a TAP's are the mode's).
+    let mut stats = r.stats();
+    stats.dropped_input += received.iter().map(|(_, (_, s))| s.rx_dropped).sum::<u64>();
+    let ports = received
+        .into_iter()
         .map(|(i, (n, _))| match e.ports().get(i) {
             Some(p) if vns => p.name.clone(),
             _ => n,
@@ -277,7 +284,7 @@ pub fn snapshot(r: &Runner) -> Snapshot {
         worker: r.worker(),
         ports,
         pipes,
-        stats: r.stats(),
+        stats,
         hist: r.lateness_histogram().clone(),
         lateness: r.lateness(),
         handoff_latency: r.handoff_latency(),
@@ -406,7 +413,9 @@ pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
 
 /// The figures of every worker of `live`, added up.
 pub fn live_totals(live: &LiveRunner) -> Result<Totals, crate::error::ModeError> {
-    Ok(totals(live.with_each(|r| snapshot(r))?, live.cpus()))
+    let mut t = totals(live.with_each(|r| snapshot(r))?, live.cpus());
+    t.stats.dropped_input += live.input_dropped();
+    Ok(t)
 }
 
 /// [`live_totals`], and what `also` reads of each worker in the same
@@ -417,10 +426,9 @@ pub fn live_totals_and<T: Send + 'static>(
 ) -> Result<(Totals, Vec<T>), crate::error::ModeError> {
     let both = live.with_each(move |r| (snapshot(r), also.as_ref().map(|f| f(r))))?;
     let (snaps, extra): (Vec<Snapshot>, Vec<Option<T>>) = both.into_iter().unzip();
-    Ok((
-        totals(snaps, live.cpus()),
-        extra.into_iter().flatten().collect(),
-    ))
+    let mut t = totals(snaps, live.cpus());
+    t.stats.dropped_input += live.input_dropped();
+    Ok((t, extra.into_iter().flatten().collect()))
 }
 
 /// The control protocol's stats of `live` (see

@@ -19,6 +19,11 @@
 //! stack takes it as GRO would have made it). The offloads are the
 //! device's own: they vanish with it, nothing on the host to restore.
 //!
+//! Frames the kernel drops on their way to the reader (the device's
+//! queue toward it full: the emulator did not keep up) are counted by
+//! the device as transmit drops, in its own namespace: [`TapDrops`]
+//! reads them, from any thread, for reports.
+//!
 //! No copy in user space: each frame is `read` straight into a pool buffer
 //! and `write`n from the pool buffer it departs from (a super-frame is
 //! read into a small buffer and a large one's tail, and its first 2 KB
@@ -28,7 +33,7 @@ use super::{Port, PortStats};
 use crate::buffers::{Annotation, BufId, BufferPool, Rx};
 use crate::gso::VNET_HDR_LEN;
 use std::fs::{File, OpenOptions};
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice, Read, Seek, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -239,5 +244,83 @@ impl Port for Tap {
     /// the device is gone, which the next read reports).
     fn readable_when_polled(&self) -> bool {
         true
+    }
+}
+
+/// The frames a TAP device dropped on their way to its reader since this
+/// was opened: its transmit drops, read from `/proc/net/dev` of the
+/// namespace the device is in (the file, opened there, stays bound to
+/// it). Not read on the data path: a report reads it when asked.
+#[derive(Debug)]
+pub struct TapDrops {
+    file: File,
+    dev: String,
+    base: u64,
+    last: u64,
+}
+
+impl TapDrops {
+    /// Watch device `dev` of the calling thread's network namespace.
+    pub fn open(dev: &str) -> io::Result<TapDrops> {
+        let mut t = TapDrops {
+            file: File::open("/proc/thread-self/net/dev")?,
+            dev: dev.to_string(),
+            base: 0,
+            last: 0,
+        };
+        t.base = t.total()?;
+        Ok(t)
+    }
+
+    /// Frames dropped since [`TapDrops::open`]: as last read if the
+    /// device cannot be read any more (it was deleted).
+    pub fn dropped(&mut self) -> u64 {
+        if let Ok(t) = self.total() {
+            self.last = t.saturating_sub(self.base);
+        }
+        self.last
+    }
+
+    /// The device's transmit drops, as the kernel counts them.
+    fn total(&mut self) -> io::Result<u64> {
+        self.file.rewind()?;
+        let mut text = String::new();
+        self.file.read_to_string(&mut text)?;
+        tx_drops(&text, &self.dev).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no interface {} in /proc/net/dev", self.dev),
+            )
+        })
+    }
+}
+
+/// Device `dev`'s transmit drops in a `/proc/net/dev` text: the fourth
+/// transmit column (after 8 receive ones: bytes packets errs drop).
+fn tx_drops(text: &str, dev: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (name, counters) = l.split_once(':')?;
+        if name.trim() != dev {
+            return None;
+        }
+        counters.split_whitespace().nth(11)?.parse().ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tx_drops;
+
+    #[test]
+    fn reads_the_transmit_drop_column() {
+        let text = "Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:     336       4    0    0    0     0          0         0      336       4    0    0    0     0       0          0
+  eth0:    1030       3    0    7    0     0          0         0 28512649  425561    0 74442    0     0       0          0
+";
+        assert_eq!(tx_drops(text, "eth0"), Some(74442));
+        assert_eq!(tx_drops(text, "lo"), Some(0));
+        assert_eq!(tx_drops(text, "eth1"), None);
+        assert_eq!(tx_drops(text, "eth"), None);
     }
 }

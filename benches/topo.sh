@@ -27,6 +27,7 @@ WORKERS=${WORKERS:-1 2}
 RATES=${RATES:-10 25 50 75 100 150 200 250 300 400 500 600}
 BURST=${BURST:-32}
 SPLIT=${SPLIT:-}
+UP_ARGS=${UP_ARGS:-}   # more `topo up` flags for the first two tables, e.g. --realtime
 STAR_VNS=${STAR_VNS:-2 1000}
 STAR_RATES=${STAR_RATES:-50 100 150 200 250 300 400}
 SECTIONS=${SECTIONS:-chain star updown}
@@ -87,7 +88,7 @@ echo "|---|---|---|---|---|---|"
 for hops in 1 4 8; do
   chain $hops > "$TMP/chain$hops.toml"
   for k in $WORKERS; do
-    "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME --workers $k ${SPLIT:+--split $SPLIT} >/dev/null
+    "$BIN" topo up "$TMP/chain$hops.toml" --name $NAME --workers $k ${SPLIT:+--split $SPLIT} $UP_ARGS >/dev/null
     "$BIN" topo exec --name $NAME a -- ping -c 2 -i 0.2 -q 10.0.0.2 >/dev/null
     best=$(mlffr "$RATES")
     # Delivered over the time the sender really took (sent / offered rate).
@@ -113,7 +114,7 @@ echo "| VNs | MLFFR kpps | delivered kpps at 400 kpps asked (offered) |"
 echo "|---|---|---|"
 for n in $STAR_VNS; do
     star $n 10Gbit/s 0ms "queue = 10000" > "$TMP/fast$n.toml"
-    "$BIN" topo up "$TMP/fast$n.toml" --name $NAME >/dev/null
+    "$BIN" topo up "$TMP/fast$n.toml" --name $NAME $UP_ARGS >/dev/null
     "$BIN" topo exec --name $NAME vn0 -- ping -c 2 -i 0.2 -q 10.0.0.2 >/dev/null
     best=$(mlffr "$STAR_RATES" vn0 vn1)
     j=$(probe 400kpps vn0 vn1)

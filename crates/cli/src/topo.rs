@@ -358,6 +358,12 @@ pub enum TopoCmd {
         /// a core busy).
         #[arg(long)]
         busy_poll: bool,
+        /// Run the workers at real-time priority (SCHED_FIFO, where
+        /// allowed), so that the VNs' own processes delay neither the
+        /// departures nor the reading of their frames; each worker steps
+        /// down while busy above 85% of its CPU.
+        #[arg(long, conflicts_with = "busy_poll")]
+        realtime: bool,
         /// Seed of every random decision (loss): a number, or `random`.
         #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = crate::seed_arg)]
         seed: u64,
@@ -848,6 +854,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             split,
             cpus,
             busy_poll,
+            realtime,
             seed,
             config,
             offload,
@@ -932,6 +939,9 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 if busy_poll {
                     args.push("--busy-poll".into());
                 }
+                if realtime {
+                    args.push("--realtime".into());
+                }
                 args.extend(capture.to_args());
                 args.extend(series.to_args());
                 if let Some(c) = &config {
@@ -959,6 +969,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 runner: RunnerOptions {
                     seed,
                     busy_poll,
+                    realtime,
                     ..RunnerOptions::default()
                 },
                 threads,

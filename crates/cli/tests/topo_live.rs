@@ -6,6 +6,7 @@
 //! * ping RTT over a route of known delays is twice their sum;
 //! * a link failure on a ring reroutes live traffic; a link black-holed
 //!   for 2 s (`link A B down 2s`) stops ping for 2 s, then passes again;
+//! * `--realtime` workers run at real-time priority;
 //! * frames the kernel drops before pipelab reads them (a VN's TAP
 //!   queue full) are counted as `dropped_input`, as the device counts;
 //! * files links name are read at `topo up` and at `topo link ... set`;
@@ -345,6 +346,51 @@ fn frames_dropped_before_reading_are_counted() {
         text.contains(&format!("{device} dropped by the kernel before reading")),
         "{text}"
     );
+    up.down();
+}
+
+/// A pass proves `topo up --realtime` runs every worker at real-time
+/// priority (each one's lateness says so) and forwards as usual, and
+/// that `--busy-poll` with it is refused.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn realtime_workers() {
+    let Some(_g) = live() else { return };
+    let file = write_topo(&chain(), "chain-rt.toml");
+    let o = pl(&[
+        "topo",
+        "up",
+        &file,
+        "--name",
+        "trt",
+        "--realtime",
+        "--busy-poll",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let up = Up::start_with(
+        &file,
+        "hop-by-hop",
+        "trt",
+        &["--realtime", "--workers", "2"],
+    );
+    let o = up.exec("a", &["ping", "-c", "10", "-i", "0.05", "-q", "10.0.0.2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let st: serde_json::Value =
+        serde_json::from_str(&ok(&["--target", "trt", "stats", "--json"])).expect("stats json");
+    let workers = st["plane"]["workers"].as_array().expect("workers");
+    assert_eq!(workers.len(), 2, "{st}");
+    for w in workers {
+        assert_eq!(w["lateness"]["realtime"], true, "{w}");
+    }
+    assert_eq!(st["plane"]["runner"]["delivered"], 20, "{st}");
     up.down();
 }
 

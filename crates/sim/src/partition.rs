@@ -38,7 +38,10 @@
 //! left uncut too when that still gives `k` partitions whose heaviest is
 //! within [`TRAFFIC_TOLERANCE`] of the mean weight (30 % with a hint; the
 //! largest such delay wins): a ring's 1 ms access links then join their
-//! router and the windows last a ring link's 5 ms. Partitions left empty are
+//! router and the windows last a ring link's 5 ms. Without a hint, the
+//! finest grouping among delays within [`LOOKAHEAD_SLACK`] of that one
+//! (windows about as long) replaces it if it cuts fewer packets: a ring's
+//! links, a few microseconds apart, all stay cuttable. Partitions left empty are
 //! dropped, so a configuration whose pipes cannot be cut runs as one
 //! partition (and the driver says so). A pipe with a path step into
 //! another partition is an *early-exit* pipe, and the run's lookahead is

@@ -534,8 +534,9 @@ fn assign_weighted(
 ///    `pipelab_topo::assign::partition_balanced`): move a vertex to the
 ///    part it is most joined to when that cuts less edge weight and keeps
 ///    the part under the bound, until no move helps.
-/// 4. *Passes* ([`fm_passes`]): sequences of moves that may cut more on
-///    the way, kept up to where they cut least, while they cut less.
+/// 4. *Passes* (Fiduccia–Mattheyses with roll-back): sequences of moves
+///    that may cut more on the way, kept up to where they cut least,
+///    while they cut less.
 ///
 /// Deterministic: every choice breaks ties by the lower index. No part
 /// is emptied by a move.

@@ -555,6 +555,19 @@ impl Classifier {
         }
     }
 
+    /// Count rule `i` (in [`Classifier::rules`] order) as matched by one
+    /// more packet of `len` bytes, as classifying it would: for a caller
+    /// that knows the rules decide a packet as they decided one that
+    /// looked the same (no `prob`, no dynamic state: see
+    /// `pipelab_emu::Emulation::admit_memo`).
+    #[inline]
+    pub fn count_match(&mut self, i: usize, len: u32) {
+        if let Some(c) = self.counters.get_mut(i) {
+            c.packets += 1;
+            c.bytes += len as u64;
+        }
+    }
+
     /// The rules in evaluation order: (number, spec, counters).
     pub fn rules(&self) -> impl Iterator<Item = (u32, &RuleSpec, &RuleCounters)> {
         self.rules

@@ -24,7 +24,7 @@ use pipelab_engine::engine::{
 };
 use pipelab_engine::pipe::{FlowStats, PipeStats};
 use pipelab_engine::{Engine, FlowKey, Instant, Packet, PipeIdx, RouteId, Verdict};
-use pipelab_lang::RuleSpec;
+use pipelab_lang::{Action, RuleSpec};
 use std::collections::{BTreeMap, HashMap};
 
 /// How many times a packet may pass the rules (`one_pass 0`) before it is
@@ -128,6 +128,54 @@ pub enum Admission {
     Answer(Answer),
     /// Into the engine ([`Emulation::enter`]).
     Enter(Entry),
+}
+
+/// The admission of a fresh packet, remembered for the next packets of the
+/// same source ([`Emulation::admit_memo`]): one per source, empty at first.
+#[derive(Clone, Debug, Default)]
+pub struct AdmitMemo {
+    last: Option<Remembered>,
+}
+
+/// What [`Emulation::admit`] did with a packet, to do again for one that
+/// looks the same.
+#[derive(Clone, Debug)]
+struct Remembered {
+    /// [`Emulation`]'s `epoch` when it was decided.
+    epoch: u64,
+    port: u16,
+    /// The view as the caller gave it, and as `admit` left it.
+    view: PacketView,
+    dressed: PacketView,
+    stage: u64,
+    admission: Admission,
+    /// The rules (by index) whose counters it counted in.
+    counted: Vec<usize>,
+    /// What it added to [`Emulation::counts`].
+    counts: Counts,
+}
+
+impl Counts {
+    /// Each counter less `before`'s (what was added since `before`).
+    fn since(&self, before: &Counts) -> Counts {
+        Counts {
+            rule: self.rule - before.rule,
+            r#loop: self.r#loop - before.r#loop,
+            no_route: self.no_route - before.no_route,
+            reset: self.reset - before.reset,
+            unreach: self.unreach - before.unreach,
+            answers: self.answers - before.answers,
+        }
+    }
+
+    fn add(&mut self, o: &Counts) {
+        self.rule += o.rule;
+        self.r#loop += o.r#loop;
+        self.no_route += o.no_route;
+        self.reset += o.reset;
+        self.unreach += o.unreach;
+        self.answers += o.answers;
+    }
 }
 
 /// A packet's first stage in the engine: a pipe's route, a flow queue, or
@@ -353,6 +401,12 @@ pub struct Emulation {
     /// Black-hole windows `[from, until)` by pipe number
     /// ([`Emulation::set_pipe_down`]), kept across `apply`.
     down: BTreeMap<u32, (Instant, Instant)>,
+    /// Whether the rules' decision is a function of the packet's view
+    /// and ingress port alone ([`Emulation::admission_is_stateless`]).
+    stateless: bool,
+    /// Bumped by whatever may change an admission (`apply`, a new
+    /// partition): [`AdmitMemo`]s of an older epoch are not used.
+    epoch: u64,
 }
 
 impl Emulation {
@@ -377,6 +431,8 @@ impl Emulation {
             handoffs: Vec::new(),
             segs: HashMap::new(),
             down: BTreeMap::new(),
+            stateless: true,
+            epoch: 0,
         }
     }
 
@@ -387,6 +443,7 @@ impl Emulation {
         if self.part != part {
             self.part = part;
             self.part_changed = true;
+            self.epoch += 1;
         }
     }
 
@@ -584,6 +641,10 @@ impl Emulation {
         applied.paths_changed = self.apply_paths(&spec, all);
         self.part_changed = false;
         self.stepwise = !spec.one_pass || (spec.paths.is_some() && self.classifier.shapes());
+        self.stateless = self.classifier.rules().all(|(_, r, _)| {
+            r.prob.is_none() && r.action != Action::CheckState && r.keep_state().is_none()
+        });
+        self.epoch += 1;
         self.spec = spec;
         applied
     }
@@ -791,6 +852,87 @@ impl Emulation {
         self.dress(view, port, out);
         pkt.stage = ((out as u64) << OUT_SHIFT) | ((port as u64) << IN_SHIFT);
         self.decide(pkt, view, 0, 0, Classifier::port_context(port))
+    }
+
+    /// Whether the rules' decision on a fresh packet is a function of what
+    /// the packet looks like (its [`PacketView`]) and its ingress port
+    /// alone: no rule draws (`prob`) or keeps or checks dynamic state
+    /// (`keep-state`, `check-state`). The rest of an admission (the port
+    /// plan, the paths, interface names, tables) changes only with
+    /// [`Emulation::apply`]. Then two packets that look the same from the
+    /// same port are admitted alike, and [`Emulation::admit_memo`] decides
+    /// once for both.
+    pub fn admission_is_stateless(&self) -> bool {
+        self.stateless
+    }
+
+    /// [`Emulation::admit`], remembered in `memo` (one per traffic
+    /// source): when the rules are stateless
+    /// ([`Emulation::admission_is_stateless`]) and `pkt` comes from the
+    /// port and looks as (`view`) the packet `memo` holds, since the last
+    /// [`Emulation::apply`], its admission is that packet's, and the rules
+    /// are not walked again: `pkt`'s stage and `view` are set, the rules
+    /// that counted that packet count this one and the emulation's
+    /// [`Counts`] grow the same, as [`Emulation::admit`] would have done.
+    /// Otherwise it admits `pkt` and, if stateless, remembers it.
+    #[inline]
+    pub fn admit_memo(
+        &mut self,
+        memo: &mut AdmitMemo,
+        pkt: &mut Packet,
+        port: u16,
+        view: &mut PacketView,
+    ) -> Admission {
+        if let Some(m) = &memo.last {
+            if m.epoch == self.epoch && m.port == port && m.view == *view {
+                for &i in &m.counted {
+                    self.classifier.count_match(i, view.len);
+                }
+                self.counts.add(&m.counts);
+                pkt.stage = m.stage;
+                *view = m.dressed;
+                return m.admission;
+            }
+        }
+        self.admit_and_remember(memo, pkt, port, view)
+    }
+
+    /// [`Emulation::admit_memo`] when `memo` does not hold `pkt`'s
+    /// admission (out of line, so that the remembered case inlines).
+    #[inline(never)]
+    fn admit_and_remember(
+        &mut self,
+        memo: &mut AdmitMemo,
+        pkt: &mut Packet,
+        port: u16,
+        view: &mut PacketView,
+    ) -> Admission {
+        if !self.stateless {
+            return self.admit(pkt, port, view);
+        }
+        let given = *view;
+        let counts = self.counts;
+        let before: Vec<u64> = self.classifier.rules().map(|(_, _, c)| c.packets).collect();
+        let admission = self.admit(pkt, port, view);
+        let counted = self
+            .classifier
+            .rules()
+            .zip(&before)
+            .enumerate()
+            .filter(|(_, ((_, _, c), &b))| c.packets != b)
+            .map(|(i, _)| i)
+            .collect();
+        memo.last = Some(Remembered {
+            epoch: self.epoch,
+            port,
+            view: given,
+            dressed: *view,
+            stage: pkt.stage,
+            admission,
+            counted,
+            counts: self.counts.since(&counts),
+        });
+        admission
     }
 
     /// The second half of [`Emulation::ingress`]: `pkt` enters its first

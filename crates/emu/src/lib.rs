@@ -37,7 +37,8 @@ pub mod spec;
 
 pub use compiled::{Compiled, SpecError};
 pub use emulation::{
-    Admission, Applied, Counts, Departure, Emulation, Entry, Exit, Ingress, Reason, MAX_PASSES,
+    Admission, AdmitMemo, Applied, Counts, Departure, Emulation, Entry, Exit, Ingress, Reason,
+    MAX_PASSES,
 };
 pub use lower::{lower_config, read_files, FileLoader, Loader, LowerError};
 pub use partition::{Handoff, Partition, Target};

@@ -38,7 +38,10 @@
 //! left uncut too when that still gives `k` partitions whose heaviest is
 //! within [`TRAFFIC_TOLERANCE`] of the mean weight (30 % with a hint; the
 //! largest such delay wins): a ring's 1 ms access links then join their
-//! router and the windows last a ring link's 5 ms. Partitions left empty are
+//! router and the windows last a ring link's 5 ms. Without a hint, the
+//! finest grouping among delays within [`LOOKAHEAD_SLACK`] of that one
+//! (windows about as long) replaces it if it cuts fewer packets: a ring's
+//! links, a few microseconds apart, all stay cuttable. Partitions left empty are
 //! dropped, so a configuration whose pipes cannot be cut runs as one
 //! partition (and the driver says so). A pipe with a path step into
 //! another partition is an *early-exit* pipe, and the run's lookahead is
@@ -55,6 +58,12 @@ use std::net::IpAddr;
 /// (2 %: a ring's router weighs about 1/20 of a 20-router ring, its
 /// access links less, so the moves can get this close).
 pub const SLACK: f64 = 0.02;
+
+/// How much shorter than the longest balanced lookahead the windows may
+/// be for a cut that hands fewer packets over (10 %: a ring's links,
+/// whose delays differ by a few microseconds, are all alike; its access
+/// links, 5 times faster, are not).
+pub const LOOKAHEAD_SLACK: f64 = 0.10;
 
 /// With the traffic's weights, how far above the mean weight the
 /// heaviest partition may be when fast pipes' steps are left uncut for a
@@ -314,8 +323,9 @@ pub fn plan(
     } else {
         (0..8).map(|q| delays[q * (delays.len() - 1) / 7]).collect()
     };
-    let mut chosen = None;
-    for &d in candidates.iter().rev() {
+    // The partition leaving uncut the steps out of pipes faster than `d`,
+    // with its cut weight, if it is balanced.
+    let try_delay = |d: Duration| {
         let mut gd = Groups { up: g.up.clone() };
         for &(i, j) in &steps_ix {
             if delay_of(i) < d {
@@ -330,9 +340,36 @@ pub fn plan(
         let total: u64 = sum.iter().fold(0, |a, &b| a.saturating_add(b));
         let max = sum.iter().copied().max().unwrap_or(0);
         let used = sum.iter().filter(|&&l| l > 0).count();
-        if used == k.min(numbers.len()) && max as f64 <= (1.0 + tolerance) * total as f64 / k as f64
-        {
+        let balanced = used == k.min(numbers.len())
+            && max as f64 <= (1.0 + tolerance) * total as f64 / k as f64;
+        balanced.then(|| {
+            let cut = steps_w
+                .iter()
+                .filter(|&&(i, j, _)| parts[i] != parts[j])
+                .fold(0u64, |a, &(_, _, x)| a.saturating_add(x));
+            (parts, cut)
+        })
+    };
+    let mut chosen = None;
+    for &d in candidates.iter().rev() {
+        if let Some((parts, cut)) = try_delay(d) {
             chosen = Some(parts);
+            // Delays within LOOKAHEAD_SLACK of `d` make windows about as
+            // long: the finest grouping they allow (joining only steps
+            // out of pipes faster than the smallest of them) gives the
+            // cut more choice; it wins if it cuts fewer packets.
+            let floor = d.as_nanos() as f64 * (1.0 - LOOKAHEAD_SLACK);
+            let finest = delays
+                .iter()
+                .copied()
+                .find(|f| f.as_nanos() as f64 >= floor);
+            if hint.is_none() {
+                if let Some((p, c)) = finest.filter(|&f| f < d).and_then(try_delay) {
+                    if c < cut {
+                        chosen = Some(p);
+                    }
+                }
+            }
             break;
         }
     }
@@ -497,6 +534,9 @@ fn assign_weighted(
 ///    `pipelab_topo::assign::partition_balanced`): move a vertex to the
 ///    part it is most joined to when that cuts less edge weight and keeps
 ///    the part under the bound, until no move helps.
+/// 4. *Passes* (Fiduccia–Mattheyses with roll-back): sequences of moves
+///    that may cut more on the way, kept up to where they cut least,
+///    while they cut less.
 ///
 /// Deterministic: every choice breaks ties by the lower index. No part
 /// is emptied by a move.
@@ -641,7 +681,107 @@ pub fn balanced_cut(w: &[u64], adj: &[Vec<(usize, u64)>], k: usize) -> Vec<usize
             break;
         }
     }
+    fm_passes(w, adj, k, bound, &mut part, &mut load, &mut count);
     part
+}
+
+/// How many moves past the best cut a [`fm_passes`] pass tries before
+/// it stops (a pass also stops when every vertex has moved).
+const FM_PATIENCE: usize = 64;
+
+/// Fiduccia–Mattheyses passes with roll-back over `part` (step 4 of
+/// [`balanced_cut`]): each pass moves, one at a time, the vertex whose
+/// move to another part cuts the least edge weight (or adds the least),
+/// keeping every part non-empty and within `bound` plus the heaviest
+/// vertex's weight (so that a balanced cut can move at all), each vertex
+/// at most once, and then rolls back to the prefix of moves that cut the
+/// least with every part within `bound`. Unlike single improving moves
+/// this walks through worse cuts to better ones: a ring's two arcs slide,
+/// a vertex at a time on each side, to lighter edges. Passes go on while
+/// one cuts less; the cut never grows, nor does the heaviest part beyond
+/// `bound`.
+/// Deterministic: ties go to the lower vertex, then the lower part.
+fn fm_passes(
+    w: &[u64],
+    adj: &[Vec<(usize, u64)>],
+    k: usize,
+    bound: u64,
+    part: &mut [usize],
+    load: &mut [u64],
+    count: &mut [usize],
+) {
+    let n = w.len();
+    // The edge weight from each vertex to each part, `conn[v * k + q]`.
+    let mut conn = vec![0i128; n * k];
+    for v in 0..n {
+        for &(u, x) in &adj[v] {
+            conn[v * k + part[u]] += x as i128;
+        }
+    }
+    let shift = |v: usize,
+                 q: usize,
+                 part: &mut [usize],
+                 load: &mut [u64],
+                 count: &mut [usize],
+                 conn: &mut [i128]| {
+        let p = part[v];
+        part[v] = q;
+        load[p] -= w[v];
+        load[q] = load[q].saturating_add(w[v]);
+        count[p] -= 1;
+        count[q] += 1;
+        for &(u, x) in &adj[v] {
+            conn[u * k + p] -= x as i128;
+            conn[u * k + q] += x as i128;
+        }
+    };
+    let slack = bound.saturating_add(w.iter().copied().max().unwrap_or(0));
+    let mut locked = vec![false; n];
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    for _pass in 0..16 {
+        locked.iter_mut().for_each(|l| *l = false);
+        moves.clear();
+        let (mut gained, mut best, mut best_len) = (0i128, 0i128, 0usize);
+        while moves.len() < n && moves.len() < best_len + FM_PATIENCE {
+            // (gain, vertex, part) of the best allowed move.
+            let mut pick: Option<(i128, usize, usize)> = None;
+            for v in (0..n).filter(|&v| !locked[v]) {
+                let p = part[v];
+                if count[p] <= 1 {
+                    continue;
+                }
+                for q in (0..k).filter(|&q| q != p) {
+                    if load[q].saturating_add(w[v]) > slack {
+                        continue;
+                    }
+                    let gain = conn[v * k + q] - conn[v * k + p];
+                    if pick.is_none_or(|(g, _, _)| gain > g) {
+                        pick = Some((gain, v, q));
+                    }
+                }
+            }
+            let Some((gain, v, q)) = pick else {
+                break;
+            };
+            moves.push((v, part[v]));
+            locked[v] = true;
+            shift(v, q, part, load, count, &mut conn);
+            gained += gain;
+            if gained > best && load.iter().all(|&l| l <= bound) {
+                best = gained;
+                best_len = moves.len();
+            }
+        }
+        // Back to the best prefix.
+        while moves.len() > best_len {
+            if let Some((v, p)) = moves.pop() {
+                shift(v, p, part, load, count, &mut conn);
+            }
+        }
+        if best <= 0 {
+            break;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -717,6 +857,37 @@ mod tests {
             assert!(load.iter().all(|&l| l == 200 / k as u64), "{k}: {load:?}");
             assert_eq!(cut, want, "{k}: {part:?}");
         }
+    }
+
+    /// A pass proves the passes of moves slide a balanced cut to lighter
+    /// edges through worse cuts: a ring of 20 vertices of weight 10 whose
+    /// edges weigh 10 but for two light ones (weight 1), (3, 4) and
+    /// (13, 14), starting from the halves 0..10 and 10..20 (two heavy
+    /// edges cut, 20). Every single move from there cuts more or
+    /// unbalances, so only a pass finds the light edges: cut 2, halves of
+    /// 100 each, within the bound (100 here, no slack).
+    #[test]
+    fn fm_passes_slide_a_ring_cut_to_the_light_edges() {
+        let mut adj = ring(20, 10);
+        for (a, b) in [(3, 4), (13, 14)] {
+            for (v, u) in [(a, b), (b, a)] {
+                for e in &mut adj[v] {
+                    if e.0 == u {
+                        e.1 = 1;
+                    }
+                }
+            }
+        }
+        let w = vec![10u64; 20];
+        let mut part: Vec<usize> = (0..20).map(|v| v / 10).collect();
+        let (mut load, before) = measure(&w, &adj, &part, 2);
+        assert_eq!(before, 20);
+        let mut count = vec![10, 10];
+        fm_passes(&w, &adj, 2, 100, &mut part, &mut load, &mut count);
+        let (load, cut) = measure(&w, &adj, &part, 2);
+        assert_eq!(load, vec![100, 100], "{part:?}");
+        assert_eq!(cut, 2, "{part:?}");
+        assert_eq!(count, vec![10, 10]);
     }
 
     /// The spec of ring `t` lowered hop by hop, VN `i` at 10.0.0.(i+1),

@@ -42,8 +42,8 @@ use crate::timeseries::{self, FlowBucket, MAX_INTERVALS};
 use crate::trace::{TraceKind, Traced};
 use pipelab_classify::{Answer, Direction, PacketView};
 use pipelab_emu::{
-    lower_config, Admission, Compiled, Departure, Emulation, Entry, Exit, Ingress, LowerError,
-    Reason, Spec, SpecError,
+    lower_config, Admission, AdmitMemo, Compiled, Departure, Emulation, Entry, Exit, Ingress,
+    LowerError, Reason, Spec, SpecError,
 };
 use pipelab_engine::engine::{EngineOptions, Handoff, InstanceStats, QueueId};
 use pipelab_engine::rng::{stage_rng, StageKind};
@@ -1002,6 +1002,10 @@ fn run_scenario(
         // does not depend on the engines), while the workers run.
         let mut admitted: std::collections::VecDeque<(usize, Inject)> =
             std::collections::VecDeque::new();
+        // A source's packets differ only in their length, sequence and
+        // times, which stateless rules do not read: the rules decide its
+        // first packet and the rest are admitted alike (and counted).
+        let mut memos = vec![AdmitMemo::default(); traffic.len()];
         let mut admit_ahead = |admitted: &mut std::collections::VecDeque<(usize, Inject)>,
                                flows: &mut Flows,
                                upto: usize| {
@@ -1030,7 +1034,7 @@ fn run_scenario(
                 }
                 flows.sent(i, spec_i.size, at);
                 let mut view = view_of(&pkt);
-                match front.admit(&mut pkt, ports[i], &mut view) {
+                match front.admit_memo(&mut memos[i], &mut pkt, ports[i], &mut view) {
                     Admission::Out(p) => {
                         flows
                             .admitted

@@ -34,6 +34,8 @@ enum Kind {
     },
     Poisson {
         t: f64,
+        /// The mean interval, `num / den` (ns).
+        mean: f64,
     },
     OnOff {
         on: Period,
@@ -64,7 +66,10 @@ impl Source {
         let end = start.saturating_add(spec.duration.as_nanos());
         let kind = match spec.pattern {
             Pattern::Cbr => Kind::Cbr { k: 0 },
-            Pattern::Poisson => Kind::Poisson { t: start as f64 },
+            Pattern::Poisson => Kind::Poisson {
+                t: start as f64,
+                mean: num as f64 / den.max(1) as f64,
+            },
             Pattern::OnOff { on, off } => {
                 let len = period_len(on, &mut rng);
                 Kind::OnOff {
@@ -97,13 +102,13 @@ impl Iterator for Source {
                 *k += 1;
                 t
             }
-            Kind::Poisson { t } => {
+            Kind::Poisson { t, mean } => {
                 let u: f64 = self.rng.gen::<f64>();
-                let mean = self.num as f64 / self.den as f64;
                 let now = *t;
-                *t += -(1.0 - u).ln() * mean;
-                // The first packet is sent at `start`, then exponential gaps.
-                now.round() as u128
+                *t += -(1.0 - u).ln() * *mean;
+                // The first packet is sent at `start`, then exponential
+                // gaps (an instant past `u64::MAX` is past the end).
+                now.round() as u64 as u128
             }
             Kind::OnOff {
                 on,

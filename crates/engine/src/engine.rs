@@ -1413,7 +1413,7 @@ impl Engine {
                 &mut self.scratch,
                 &mut self.scratch_dropped,
             );
-            self.reschedule_served(e.pipe);
+            self.reschedule_served(e.pipe, e.key);
             if !self.scratch_dropped.is_empty() {
                 self.output_dropped(p, out);
             }
@@ -1601,10 +1601,16 @@ impl Engine {
     /// The pipe's event was just served: it gets a new entry (a new
     /// `seq`) at its next deadline, if it has one, as if the served entry
     /// had been popped and a new one pushed.
+    ///
+    /// `key` is the served entry's, the pipe's own: a key changes only
+    /// when an idle instance (one without an entry) is reused.
     #[inline]
-    fn reschedule_served(&mut self, pipe: u32) {
-        let want = self.pipes[pipe as usize].next_deadline(&self.pool);
-        self.set_event(pipe, want);
+    fn reschedule_served(&mut self, pipe: u32, key: u64) {
+        debug_assert_eq!(key, self.meta[pipe as usize].key);
+        let p = &mut self.pipes[pipe as usize];
+        let want = p.next_deadline(&self.pool);
+        let seq = self.events.serve(pipe, want, key);
+        p.scheduled = want.zip(seq);
     }
 
     #[inline]

@@ -1093,16 +1093,32 @@ impl Engine {
                 return Err(DropReason::Down);
             }
         }
-        let p = self.instance_of(pipe.0, i, at);
+        let p = if m.dynamic.is_some() {
+            self.instance_of(pipe.0, i, at)
+        } else {
+            pipe.0
+        };
         if self.pipes[p as usize].sched.is_some() {
             let slot = self.flow_slot(p, i, at);
             self.pool.get_mut(i).qslot = slot;
         }
-        match self.pipes[p as usize].enqueue(&mut self.pool, i, at) {
-            Ok(dup) => {
-                if dup {
-                    self.duplicate(p, i, at, out);
+        let pp = &mut self.pipes[p as usize];
+        let verdict = if pp.is_plain() {
+            pp.enqueue_plain(&mut self.pool, i, at).map(|()| false)
+        } else {
+            pp.enqueue(&mut self.pool, i, at)
+        };
+        match verdict {
+            Ok(false) => {
+                // `reschedule`, on the pipe at hand.
+                let want = pp.next_deadline(&self.pool);
+                if want != pp.scheduled.map(|(t, _)| t) {
+                    self.set_event(p, want);
                 }
+                Ok(())
+            }
+            Ok(true) => {
+                self.duplicate(p, i, at, out);
                 self.reschedule(p);
                 Ok(())
             }
@@ -1407,13 +1423,17 @@ impl Engine {
             let p = e.pipe as usize;
             self.scratch.clear();
             self.scratch_dropped.clear();
-            self.pipes[p].step(
+            let pipe = &mut self.pipes[p];
+            let next = pipe.step(
                 &mut self.pool,
                 e.time,
                 &mut self.scratch,
                 &mut self.scratch_dropped,
             );
-            self.reschedule_served(e.pipe);
+            debug_assert_eq!(e.key, self.meta[p].key);
+            // `e.key` is the pipe's own: a key changes only when an idle
+            // instance (one without an entry) is reused.
+            pipe.scheduled = next.zip(self.events.serve(e.pipe, next, e.key));
             if !self.scratch_dropped.is_empty() {
                 self.output_dropped(p, out);
             }
@@ -1595,15 +1615,6 @@ impl Engine {
         if want == have {
             return;
         }
-        self.set_event(pipe, want);
-    }
-
-    /// The pipe's event was just served: it gets a new entry (a new
-    /// `seq`) at its next deadline, if it has one, as if the served entry
-    /// had been popped and a new one pushed.
-    #[inline]
-    fn reschedule_served(&mut self, pipe: u32) {
-        let want = self.pipes[pipe as usize].next_deadline(&self.pool);
         self.set_event(pipe, want);
     }
 

@@ -168,6 +168,53 @@ impl EventQueue {
         seq
     }
 
+    /// The earliest entry, `pipe`'s, was just served: give the pipe a new
+    /// entry at `next` (a new `seq`, returned), or none. The same as
+    /// [`EventQueue::schedule`] (or [`EventQueue::cancel`]) on the entry
+    /// [`EventQueue::peek`] returned, with the ring's common case in one
+    /// pass: the served entry is the ring's front (the least entry of the
+    /// ring, and the front is live), so it is popped, and the next entry
+    /// goes to the back when it comes no earlier than the back.
+    #[inline]
+    pub fn serve(&mut self, pipe: u32, next: Option<Instant>, key: u64) -> Option<u64> {
+        let p = pipe as usize;
+        if self.pos.get(p) != Some(&IN_RING) {
+            return match next {
+                Some(t) => Some(self.schedule(pipe, t, key)),
+                None => {
+                    self.cancel(pipe);
+                    None
+                }
+            };
+        }
+        debug_assert_eq!(self.ring.front().map(|e| e.pipe), Some(pipe));
+        self.ring.pop_front();
+        self.ring_live -= 1;
+        self.pos[p] = ABSENT;
+        self.ring_seq[p] = NOT_IN_RING;
+        self.drop_stale_front();
+        let time = next?;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let e = Event {
+            time,
+            key,
+            seq,
+            pipe,
+        };
+        if self.ring.back().is_none_or(|b| e.order() >= b.order()) {
+            self.ring.push_back(e);
+            self.pos[p] = IN_RING;
+            self.ring_seq[p] = seq;
+            self.ring_live += 1;
+        } else {
+            let i = self.heap.len();
+            self.heap.push(e);
+            self.sift_up(i, e);
+        }
+        Some(seq)
+    }
+
     /// Remove `pipe`'s entry, if it has one.
     #[inline]
     pub fn cancel(&mut self, pipe: u32) {
@@ -217,6 +264,13 @@ impl EventQueue {
         self.pos[p] = ABSENT;
         self.ring_seq[p] = NOT_IN_RING;
         self.ring_live -= 1;
+        self.drop_stale_front();
+    }
+
+    /// Drop the stale entries at the ring's front, and compact the ring
+    /// when stale entries outnumber live ones.
+    #[inline]
+    fn drop_stale_front(&mut self) {
         let n = self.ring_live;
         let EventQueue { ring, ring_seq, .. } = self;
         let live = |e: &Event| ring_seq.get(e.pipe as usize) == Some(&e.seq);
@@ -438,7 +492,7 @@ mod tests {
             let pipe = rnd(64) as u32;
             // Keys collide on purpose: ties then fall to seq.
             let key = (pipe % 16) as u64;
-            match rnd(10) {
+            match rnd(12) {
                 0..=5 => {
                     let t = Instant(time(&mut rnd, step));
                     let seq = q.schedule(pipe, t, key);
@@ -447,6 +501,25 @@ mod tests {
                 6 => {
                     q.cancel(pipe);
                     live.remove(&pipe);
+                }
+                10 | 11 => {
+                    // Serve the earliest entry and give its pipe its next
+                    // deadline (or none) in one call, as the engine does.
+                    let want = live
+                        .iter()
+                        .min_by_key(|(_, &o)| o)
+                        .map(|(&p, &(t, k, s))| (t, k, s, p));
+                    let got = q.peek().map(|e| (e.time, e.key, e.seq, e.pipe));
+                    assert_eq!(got, want);
+                    if let Some((_, k, _, p)) = want {
+                        live.remove(&p);
+                        let next = (rnd(4) != 0).then(|| Instant(time(&mut rnd, step)));
+                        let seq = q.serve(p, next, k);
+                        assert_eq!(seq.is_some(), next.is_some());
+                        if let (Some(t), Some(seq)) = (next, seq) {
+                            live.insert(p, (t, k, seq));
+                        }
+                    }
                 }
                 _ => {
                     let want = live

@@ -589,7 +589,7 @@ impl DelayLine {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, pool: &mut Pool, i: u32) {
         match self {
             DelayLine::Fifo { list, front } => {
@@ -598,11 +598,21 @@ impl DelayLine {
                 }
                 list.push_back(pool, i);
             }
-            DelayLine::Sorted { heap, seq } => {
-                heap.push(Reverse((pool.get(i).due, *seq, i)));
-                *seq += 1;
-            }
+            DelayLine::Sorted { heap, seq } => Self::push_sorted(heap, seq, pool, i),
         }
+    }
+
+    /// [`DelayLine::push`] into a sorted line (out of line: the FIFO's
+    /// push stays small enough to inline).
+    #[inline(never)]
+    fn push_sorted(
+        heap: &mut BinaryHeap<Reverse<(Instant, u64, u32)>>,
+        seq: &mut u64,
+        pool: &Pool,
+        i: u32,
+    ) {
+        heap.push(Reverse((pool.get(i).due, *seq, i)));
+        *seq += 1;
     }
 
     #[inline]
@@ -839,6 +849,12 @@ impl Pipe {
             && self.cfg.limit().is_none();
     }
 
+    /// A plain pipe: [`Pipe::enqueue_plain`] takes its arrivals.
+    #[inline(always)]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.plain
+    }
+
     /// Make the pipe an early-exit one (`true`) or not.
     pub(crate) fn set_early(&mut self, on: bool) {
         self.early = on;
@@ -999,7 +1015,11 @@ impl Pipe {
             let p = &pool.get(i).pkt;
             (p.len, p.flags)
         };
-        self.catch_up(pool, now);
+        if self.plain {
+            self.catch_up_plain(pool, now);
+        } else {
+            self.catch_up(pool, now);
+        }
         self.last_arrival = now;
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += len as u64;
@@ -1105,9 +1125,27 @@ impl Pipe {
         self.admit(pool, i, now, len).map(|()| dup)
     }
 
+    /// [`Pipe::enqueue`] for a plain pipe (`plain`), in line: settle,
+    /// count the arrival, admit (no model to ask, no copy to make).
+    #[inline(always)]
+    pub(crate) fn enqueue_plain(
+        &mut self,
+        pool: &mut Pool,
+        i: u32,
+        now: Instant,
+    ) -> Result<(), Refusal> {
+        debug_assert!(self.plain);
+        let len = pool.get(i).pkt.len;
+        self.catch_up_plain(pool, now);
+        self.last_arrival = now;
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += len as u64;
+        self.admit(pool, i, now, len)
+    }
+
     /// The FIFO queue's tail drop, then packet `i` (`len` bytes) joins
     /// the queue at `now`; the link takes it if it was idle.
-    #[inline]
+    #[inline(always)]
     fn admit(&mut self, pool: &mut Pool, i: u32, now: Instant, len: u32) -> Result<(), Refusal> {
         if !self
             .queue_limit
@@ -1362,6 +1400,32 @@ impl Pipe {
         }
     }
 
+    /// [`Pipe::catch_up`] for a plain pipe, in line: its exit time is the
+    /// fixed delay never before the packet ahead (`exit_time`'s plain
+    /// answer) and its next transmission starts by `start_tx_plain`.
+    #[inline(always)]
+    fn catch_up_plain(&mut self, pool: &mut Pool, t: Instant) {
+        while !self.queue.is_empty() && self.tx_done <= t {
+            let Some(i) = self.queue.pop_front(pool) else {
+                break;
+            };
+            let done = self.tx_done;
+            self.link_free_at = done;
+            if core::mem::take(&mut self.head_lost) {
+                // A reconfiguration may have left a MAC profile's verdict.
+                pool.get_mut(i).due = done;
+                self.link_dropped.push_back(pool, i);
+                self.stats.link_drops += 1;
+            } else {
+                let due = (done + self.delay).max(self.last_due);
+                self.last_due = due;
+                pool.get_mut(i).due = due;
+                self.delay_line.push(pool, i);
+            }
+            self.start_tx_plain(pool, done);
+        }
+    }
+
     /// Settle the transmissions that ended at or before `t` and update the
     /// backlog counters, as the next arrival or event would: a pipe
     /// without a per-packet stage settles them lazily (it wakes for its
@@ -1410,7 +1474,8 @@ impl Pipe {
     /// Do everything due at or before `t`: settle transmissions, append to
     /// `dropped` the packets dropped inside the pipe (CoDel, lost on the
     /// link) with why, and to `out` the packets that leave the pipe; each
-    /// with its instant in the slot's `due`, in time order.
+    /// with its instant in the slot's `due`, in time order. Returns the
+    /// pipe's next deadline after the step ([`Pipe::next_deadline`]).
     #[inline]
     pub(crate) fn step(
         &mut self,
@@ -1418,25 +1483,41 @@ impl Pipe {
         t: Instant,
         out: &mut Vec<u32>,
         dropped: &mut Vec<(u32, Refusal)>,
-    ) {
-        self.catch_up(pool, t);
+    ) -> Option<Instant> {
+        if self.plain {
+            self.catch_up_plain(pool, t);
+        } else {
+            self.catch_up(pool, t);
+        }
         if self.plain && self.aqm_dropped.is_empty() && self.link_dropped.is_empty() {
             // The general path below without the terms a plain pipe
             // lacks: nothing to merge (the drop lists are empty unless a
             // reconfiguration left packets in them) and no slot gating
             // the delay line.
-            while let Some(due) = self.delay_line.front_due() {
-                if due > t && !self.early {
-                    break;
+            let line = loop {
+                match self.delay_line.front_due() {
+                    Some(due) if due <= t || self.early => {
+                        if let Some(i) = self.delay_line.pop(pool) {
+                            self.stats.departures += 1;
+                            self.stats.departure_bytes += pool.get(i).pkt.len as u64;
+                            out.push(i);
+                        }
+                    }
+                    line => break line,
                 }
-                if let Some(i) = self.delay_line.pop(pool) {
-                    self.stats.departures += 1;
-                    self.stats.departure_bytes += pool.get(i).pkt.len as u64;
-                    out.push(i);
-                }
-            }
+            };
             self.note_backlog();
-            return;
+            if self.early {
+                return self.next_deadline(pool);
+            }
+            // `next_deadline`'s plain answer, from the delay line's front
+            // just read (the drop lists are still empty: a plain pipe's
+            // transmissions are never lost).
+            if self.queue.is_empty() {
+                return line;
+            }
+            let sending = self.tx_done + self.delay;
+            return Some(line.map_or(sending, |d| d.min(sending)));
         }
         // Every packet in the drop lists was dropped at or before `t` (by a
         // catch-up); merge the two lists in time order.
@@ -1477,6 +1558,7 @@ impl Pipe {
             }
         }
         self.note_backlog();
+        self.next_deadline(pool)
     }
 
     #[inline]

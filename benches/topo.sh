@@ -70,7 +70,7 @@ mlffr() { # rates from to -> the MLFFR on stdout
     # "*": the sender fell behind first, the route's rate is at least that.
     local best=0 rate j lost offered
     for rate in $1; do
-        j=$(probe ${rate}kpps $2 $3)
+        j=$(probe ${rate}kpps "${2:-a}" "${3:-b}")
         lost=$(echo "$j" | field "r['lost']")
         offered=$(echo "$j" | field "'%d' % (r.get('offered_pps', 0) / 1000)")
         [ "$lost" -eq 0 ] || break

@@ -17,8 +17,8 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use pipelab_classify::{Direction, PacketView};
 use pipelab_emu::{
-    lower_config, Compiled, Departure, Destinations, Egress, Emulation, Paths, PipeDef, PortDef,
-    Spec, TOPO_PIPE_BASE,
+    lower_config, Compiled, Departure, Destinations, Emulation, Paths, PipeDef, PortDef, Spec,
+    TOPO_PIPE_BASE,
 };
 use pipelab_engine::config::{PipeConfig, QueueLimit};
 use pipelab_engine::engine::{EngineOptions, Output};
@@ -157,14 +157,7 @@ fn path_spec(hops: u32) -> Spec {
     );
     paths.set(0, 1, Some(&pipes));
     s.paths = Some(paths);
-    s.ports = (0..2)
-        .map(|k| PortDef {
-            name: format!("vn{k}"),
-            dir: Some(Direction::Out),
-            iface: Some(k),
-            egress: Egress::ByDestination,
-        })
-        .collect();
+    s.ports = Spec::vn_ports(2, &[]);
     // Only port 0 sends (to 10.0.0.2, port 1).
     s.ports.truncate(2);
     s

@@ -380,6 +380,20 @@ impl Spec {
         }]
     }
 
+    /// The port plan of a topology's `n` VNs: port `k` is VN `k`, named
+    /// `names[k]` (else `vn{k}`), its frames seen as `out` on interface
+    /// id `k` and leaving by their destination's port ([`Paths`]).
+    pub fn vn_ports(n: usize, names: &[String]) -> Vec<PortDef> {
+        (0..n)
+            .map(|k| PortDef {
+                name: names.get(k).cloned().unwrap_or_else(|| format!("vn{k}")),
+                dir: Some(Direction::Out),
+                iface: Some(k as u32),
+                egress: Egress::ByDestination,
+            })
+            .collect()
+    }
+
     /// The port plan of two ports, each leaving by the other (a bridge,
     /// a shell), with interface ids 0 and 1.
     pub fn two_ports(a: (&str, Option<Direction>), b: (&str, Option<Direction>)) -> Vec<PortDef> {

@@ -6,8 +6,8 @@
 
 use pipelab_classify::{Direction, PacketView};
 use pipelab_emu::{
-    lower_config, Admission, AdmitMemo, Compiled, Destinations, Egress, Emulation, Paths, PipeDef,
-    PortDef, Spec, TOPO_PIPE_BASE,
+    lower_config, Admission, AdmitMemo, Compiled, Destinations, Emulation, Paths, PipeDef, Spec,
+    TOPO_PIPE_BASE,
 };
 use pipelab_engine::config::QueueLimit;
 use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet, PipeConfig, Rate};
@@ -47,14 +47,7 @@ fn topology(rules: &str) -> Spec {
     paths.set(0, 1, Some(&[TOPO_PIPE_BASE]));
     paths.set(1, 0, Some(&[TOPO_PIPE_BASE + 1]));
     s.paths = Some(paths);
-    s.ports = (0..2)
-        .map(|k| PortDef {
-            name: format!("vn{k}"),
-            dir: Some(Direction::Out),
-            iface: Some(k),
-            egress: Egress::ByDestination,
-        })
-        .collect();
+    s.ports = Spec::vn_ports(2, &[]);
     s
 }
 

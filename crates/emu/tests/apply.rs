@@ -5,7 +5,7 @@
 use pipelab_classify::{Answer, Direction, PacketView};
 use pipelab_emu::{
     lower_config, Compiled, Departure, Destinations, Egress, Emulation, Exit, Ingress, Paths,
-    PipeDef, PortDef, Reason, Spec, TOPO_PIPE_BASE,
+    PipeDef, Reason, Spec, TOPO_PIPE_BASE,
 };
 use pipelab_engine::config::QueueLimit;
 use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet, PipeConfig, Rate};
@@ -290,14 +290,7 @@ fn topology_spec(rules: &str, delays_ms: [u64; 2]) -> Spec {
     paths.set(0, 1, Some(&[TOPO_PIPE_BASE]));
     paths.set(1, 0, Some(&[TOPO_PIPE_BASE + 1]));
     s.paths = Some(paths);
-    s.ports = (0..2)
-        .map(|k| PortDef {
-            name: format!("vn{k}"),
-            dir: Some(Direction::Out),
-            iface: Some(k),
-            egress: Egress::ByDestination,
-        })
-        .collect();
+    s.ports = Spec::vn_ports(2, &[]);
     s
 }
 

@@ -3,10 +3,10 @@
 //! same departures, at the same instants, as one emulation owning every
 //! pipe.
 
-use pipelab_classify::{Direction, PacketView};
+use pipelab_classify::PacketView;
 use pipelab_emu::{
-    lower_config, Compiled, Departure, Destinations, Egress, Emulation, Exit, Handoff, Ingress,
-    Partition, Paths, PipeDef, PortDef, Spec, TOPO_PIPE_BASE,
+    lower_config, Compiled, Departure, Destinations, Emulation, Exit, Handoff, Ingress, Partition,
+    Paths, PipeDef, Spec, TOPO_PIPE_BASE,
 };
 use pipelab_engine::config::QueueLimit;
 use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet, PipeConfig, Rate};
@@ -64,14 +64,7 @@ fn spec(rules: &str) -> Spec {
     paths.set(0, 1, Some(&[t, t + 1, t + 2]));
     paths.set(0, 2, Some(&[t + 3]));
     s.paths = Some(paths);
-    s.ports = (0..3)
-        .map(|k| PortDef {
-            name: format!("vn{k}"),
-            dir: Some(Direction::Out),
-            iface: Some(k),
-            egress: Egress::ByDestination,
-        })
-        .collect();
+    s.ports = Spec::vn_ports(3, &[]);
     s
 }
 

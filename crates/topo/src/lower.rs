@@ -13,8 +13,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::linkset::loss_probability;
-use pipelab_classify::Direction;
-use pipelab_emu::{Destinations, Egress, Paths, PipeDef, PortDef, Spec, TOPO_PIPE_BASE};
+use pipelab_emu::{Destinations, Paths, PipeDef, Spec, TOPO_PIPE_BASE};
 use pipelab_engine::{Duration, PipeConfig, QueueLimit, Rate};
 
 use crate::attrs::{link_pipe, FileReader};
@@ -117,14 +116,7 @@ pub fn lower(
         paths
     };
     spec.paths = Some(paths);
-    spec.ports = (0..n)
-        .map(|k| PortDef {
-            name: names.get(k).cloned().unwrap_or_else(|| format!("vn{k}")),
-            dir: Some(Direction::Out),
-            iface: Some(k as u32),
-            egress: Egress::ByDestination,
-        })
-        .collect();
+    spec.ports = Spec::vn_ports(n, names);
     for (k, p) in spec.ports.iter().enumerate() {
         spec.env.ifaces.insert(p.name.clone(), k as u32);
     }

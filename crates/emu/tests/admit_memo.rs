@@ -5,14 +5,12 @@
 //! paths.
 
 use pipelab_classify::{Direction, PacketView};
-use pipelab_emu::{
-    lower_config, Admission, AdmitMemo, Compiled, Destinations, Emulation, Paths, PipeDef, Spec,
-    TOPO_PIPE_BASE,
-};
-use pipelab_engine::config::QueueLimit;
-use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet, PipeConfig, Rate};
+use pipelab_emu::{lower_config, Admission, AdmitMemo, Compiled, Emulation, Spec, TOPO_PIPE_BASE};
+use pipelab_engine::{EngineOptions, FlowKey, Instant, Packet};
 use pipelab_lang::Config;
 use std::net::{IpAddr, Ipv4Addr};
+
+mod common;
 
 /// The spec of `text` with one synthetic port whose packets enter as `in`.
 fn spec(text: &str) -> Spec {
@@ -27,23 +25,8 @@ fn spec(text: &str) -> Spec {
 /// → 10.0.0.2 and back, one pipe each.
 fn topology(rules: &str) -> Spec {
     let mut s = spec(rules);
-    for i in 0..2 {
-        let cfg = PipeConfig::new(
-            Rate::from_bps(10_000_000),
-            Duration::from_millis(5),
-            QueueLimit::Slots(50),
-        )
-        .expect("valid");
-        s.pipes.insert(TOPO_PIPE_BASE + i, PipeDef::plain(cfg));
-    }
-    let mut paths = Paths::new(
-        2,
-        Destinations::Range {
-            base: Ipv4Addr::new(10, 0, 0, 1),
-            base6: None,
-            count: 2,
-        },
-    );
+    common::add_plain_pipes(&mut s, &[5, 5]);
+    let mut paths = common::vn_paths(2);
     paths.set(0, 1, Some(&[TOPO_PIPE_BASE]));
     paths.set(1, 0, Some(&[TOPO_PIPE_BASE + 1]));
     s.paths = Some(paths);

@@ -4,13 +4,14 @@
 
 use pipelab_classify::{Answer, Direction, PacketView};
 use pipelab_emu::{
-    lower_config, Compiled, Departure, Destinations, Egress, Emulation, Exit, Ingress, Paths,
-    PipeDef, Reason, Spec, TOPO_PIPE_BASE,
+    lower_config, Compiled, Departure, Egress, Emulation, Exit, Ingress, Reason, Spec,
+    TOPO_PIPE_BASE,
 };
-use pipelab_engine::config::QueueLimit;
-use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet, PipeConfig, Rate};
+use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet};
 use pipelab_lang::Config;
 use std::net::{IpAddr, Ipv4Addr};
+
+mod common;
 
 fn config(text: &str) -> Config {
     let mut c = Config::new();
@@ -269,24 +270,8 @@ fn reinjection_chains_pipes_at_exact_instants() {
 /// Two ports whose frames leave by destination across topology paths.
 fn topology_spec(rules: &str, delays_ms: [u64; 2]) -> Spec {
     let mut s = spec(rules);
-    for (i, d) in delays_ms.iter().enumerate() {
-        let cfg = PipeConfig::new(
-            Rate::from_bps(10_000_000),
-            Duration::from_millis(*d),
-            QueueLimit::Slots(50),
-        )
-        .expect("valid");
-        s.pipes
-            .insert(TOPO_PIPE_BASE + i as u32, PipeDef::plain(cfg));
-    }
-    let mut paths = Paths::new(
-        2,
-        Destinations::Range {
-            base: Ipv4Addr::new(10, 0, 0, 1),
-            base6: None,
-            count: 2,
-        },
-    );
+    common::add_plain_pipes(&mut s, &delays_ms);
+    let mut paths = common::vn_paths(2);
     paths.set(0, 1, Some(&[TOPO_PIPE_BASE]));
     paths.set(1, 0, Some(&[TOPO_PIPE_BASE + 1]));
     s.paths = Some(paths);

@@ -5,14 +5,15 @@
 
 use pipelab_classify::PacketView;
 use pipelab_emu::{
-    lower_config, Compiled, Departure, Destinations, Emulation, Exit, Handoff, Ingress, Partition,
-    Paths, PipeDef, Spec, TOPO_PIPE_BASE,
+    lower_config, Compiled, Departure, Emulation, Exit, Handoff, Ingress, Partition, Spec,
+    TOPO_PIPE_BASE,
 };
-use pipelab_engine::config::QueueLimit;
-use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet, PipeConfig, Rate};
+use pipelab_engine::{Duration, EngineOptions, FlowKey, Instant, Packet};
 use pipelab_lang::Config;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
+
+mod common;
 
 fn ms(n: u64) -> Instant {
     Instant::ZERO + Duration::from_millis(n)
@@ -43,23 +44,8 @@ fn spec(rules: &str) -> Spec {
     let mut c = Config::new();
     c.apply_script(rules).expect("valid");
     let mut s = lower_config(&c, &mut |p| Err(format!("no file {p}"))).expect("lowers");
-    for i in 0..4 {
-        let cfg = PipeConfig::new(
-            Rate::from_bps(10_000_000),
-            Duration::from_millis(5),
-            QueueLimit::Slots(50),
-        )
-        .expect("valid");
-        s.pipes.insert(TOPO_PIPE_BASE + i, PipeDef::plain(cfg));
-    }
-    let mut paths = Paths::new(
-        3,
-        Destinations::Range {
-            base: Ipv4Addr::new(10, 0, 0, 1),
-            base6: None,
-            count: 3,
-        },
-    );
+    common::add_plain_pipes(&mut s, &[5, 5, 5, 5]);
+    let mut paths = common::vn_paths(3);
     let t = TOPO_PIPE_BASE;
     paths.set(0, 1, Some(&[t, t + 1, t + 2]));
     paths.set(0, 2, Some(&[t + 3]));

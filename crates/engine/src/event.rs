@@ -481,6 +481,12 @@ mod tests {
         use std::collections::BTreeMap;
         let mut q = EventQueue::default();
         let mut live: BTreeMap<u32, (Instant, u64, u64)> = BTreeMap::new();
+        // The reference's earliest entry: (time, key, seq, pipe).
+        let earliest = |live: &BTreeMap<u32, (Instant, u64, u64)>| {
+            live.iter()
+                .min_by_key(|(_, &o)| o)
+                .map(|(&p, &(t, k, s))| (t, k, s, p))
+        };
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut rnd = |m: u64| {
             x ^= x << 13;
@@ -505,10 +511,7 @@ mod tests {
                 10 | 11 => {
                     // Serve the earliest entry and give its pipe its next
                     // deadline (or none) in one call, as the engine does.
-                    let want = live
-                        .iter()
-                        .min_by_key(|(_, &o)| o)
-                        .map(|(&p, &(t, k, s))| (t, k, s, p));
+                    let want = earliest(&live);
                     let got = q.peek().map(|e| (e.time, e.key, e.seq, e.pipe));
                     assert_eq!(got, want);
                     if let Some((_, k, _, p)) = want {
@@ -522,10 +525,7 @@ mod tests {
                     }
                 }
                 _ => {
-                    let want = live
-                        .iter()
-                        .min_by_key(|(_, &o)| o)
-                        .map(|(&p, &(t, k, s))| (t, k, s, p));
+                    let want = earliest(&live);
                     let got = q.pop().map(|e| (e.time, e.key, e.seq, e.pipe));
                     assert_eq!(got, want);
                     if let Some((_, _, _, p)) = want {

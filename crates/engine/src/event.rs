@@ -115,6 +115,20 @@ impl EventQueue {
         }
     }
 
+    /// A new entry for `pipe` at `time` with `key`, taking the next
+    /// sequence number (the tie-break of entries at one instant and key).
+    #[inline(always)]
+    fn next_event(&mut self, pipe: u32, time: Instant, key: u64) -> Event {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Event {
+            time,
+            key,
+            seq,
+            pipe,
+        }
+    }
+
     /// Schedule `pipe` (whose key is `key`) at `time`, replacing its entry
     /// if it has one; returns the entry's new sequence number.
     ///
@@ -124,14 +138,8 @@ impl EventQueue {
     /// delay is: O(1), no sift); otherwise the heap.
     #[inline]
     pub fn schedule(&mut self, pipe: u32, time: Instant, key: u64) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let e = Event {
-            time,
-            key,
-            seq,
-            pipe,
-        };
+        let e = self.next_event(pipe, time, key);
+        let seq = e.seq;
         let p = pipe as usize;
         if p >= self.pos.len() {
             self.pos.resize(p + 1, ABSENT);
@@ -193,15 +201,8 @@ impl EventQueue {
         self.pos[p] = ABSENT;
         self.ring_seq[p] = NOT_IN_RING;
         self.drop_stale_front();
-        let time = next?;
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let e = Event {
-            time,
-            key,
-            seq,
-            pipe,
-        };
+        let e = self.next_event(pipe, next?, key);
+        let seq = e.seq;
         if self.ring.back().is_none_or(|b| e.order() >= b.order()) {
             self.ring.push_back(e);
             self.pos[p] = IN_RING;

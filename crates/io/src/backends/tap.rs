@@ -2,7 +2,8 @@
 //! written to a file descriptor (`/dev/net/tun`, `IFF_TAP | IFF_NO_PI`).
 //!
 //! The device exists while the descriptor is open: closing it (also on a
-//! crash) removes the interface, so a TAP can never be left behind. The
+//! crash) removes the interface, so a TAP can never be left behind, unless
+//! made to go with its namespace ([`Tap::persist_with_namespace`]). The
 //! device may be moved into another network namespace; its descriptor stays
 //! valid here. Without `IFF_VNET_HDR` the kernel segments GSO packets
 //! before handing them to the device, so frames are at most MTU + 14 bytes.
@@ -41,6 +42,8 @@ use std::os::unix::fs::OpenOptionsExt;
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 /// `TUNSETOFFLOAD`: `_IOW('T', 208, unsigned int)`.
 const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+/// `TUNSETPERSIST`: `_IOW('T', 203, int)`.
+const TUNSETPERSIST: libc::c_ulong = 0x4004_54cb;
 /// `TUNSETVNETHDRSZ`: `_IOW('T', 216, int)`.
 const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
 /// `IFF_VNET_HDR`: a virtio-net header before every frame.
@@ -147,6 +150,30 @@ impl Tap {
 }
 
 impl Tap {
+    /// Keep the device when its last descriptor closes (`TUNSETPERSIST`).
+    ///
+    /// For a TAP alone in a network namespace that is removed after its
+    /// descriptors close (a topology's VN): the device then goes with
+    /// its namespace, and the kernel unregisters the devices of all the
+    /// namespaces dying at once in one batch, where a last `close` each
+    /// unregisters one device and waits for an RCU grace period on its
+    /// own. Anywhere else a persistent TAP would be left behind.
+    pub fn persist_with_namespace(&self) -> io::Result<()> {
+        // SAFETY: TUNSETPERSIST takes its argument by value; the
+        // descriptor is open and attached to a device.
+        let rc = unsafe {
+            libc::ioctl(
+                self.file.as_raw_fd(),
+                TUNSETPERSIST as _,
+                1 as libc::c_ulong,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// A second handle on the same device (a duplicated descriptor), for
     /// a worker that transmits on it while another receives from it
     /// (writes to a TAP are atomic per frame, from any thread). It writes

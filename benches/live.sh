@@ -30,8 +30,9 @@
 #    two CPUs, with the runner at real-time priority (--realtime) and at
 #    normal priority (the default), $RT_RUNS runs each, interleaved.
 # 6. CPU cost per forwarded frame: the bridge process's user and system
-#    time (from /proc) while $CPU_RATE of 67-byte frames cross a bridge with
-#    one pipe (no delay), per backend, divided by the frames it delivered.
+#    time (from /proc) while $CPU_RATE of 67-byte frames ($CPU_SIZE IP
+#    packets) cross a bridge with one pipe (no delay), per backend,
+#    divided by the frames it delivered.
 # 5. TCP through `pipelab shell` with no limits: `iperf3 -c $PIPELAB_OUTSIDE
 #    -t $TCP_SECS` from the shell's namespace to `iperf3 -s` on the host
 #    (two TAP devices, the runners between them) with each of $TCP_WORKERS
@@ -65,6 +66,9 @@ ONLY=${ONLY:-}
 BACKENDS=${BACKENDS:-af-packet af-xdp}
 # KERNEL=0 leaves the kernel bridge out of the MLFFR table.
 KERNEL=${KERNEL:-1}
+# BRIDGE_ARGS: more `pipelab bridge` flags for every table, e.g.
+# "--workers 1" (one worker: with AF_XDP both ports share one UMEM).
+BRIDGE_ARGS=${BRIDGE_ARGS:-}
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 BACKEND=af-packet
 EXTRA=
@@ -88,7 +92,7 @@ ip link set $PA up; ip link set $PB up
 
 start_bridge() { # config text
     printf '%s\n' "$1" > /tmp/plb$ID.conf
-    "$BIN" bridge $PA $PB -f /tmp/plb$ID.conf --backend $BACKEND --stats /tmp/plb$ID.json $EXTRA 2>/dev/null & BR_PID=$!
+    "$BIN" bridge $PA $PB -f /tmp/plb$ID.conf --backend $BACKEND --stats /tmp/plb$ID.json $EXTRA $BRIDGE_ARGS 2>/dev/null & BR_PID=$!
     sleep 0.8
     # Warm-up (neighbour entries); a lost ping does not end the run.
     ip netns exec $A ping -c 3 -i 0.2 -q 10.78.0.2 >/dev/null || true
@@ -240,8 +244,10 @@ EXTRA=
 fi
 if want cpu; then
 CPU_RATE=${CPU_RATE:-100kpps}
+# CPU_SIZE: the probe's IP packet size (53B: 67-byte frames).
+CPU_SIZE=${CPU_SIZE:-53B}
 echo
-echo "## CPU per forwarded frame: 1 pipe, $CPU_RATE of 67-byte frames, $DUR, sender bursts of $BURST"
+echo "## CPU per forwarded frame: 1 pipe, $CPU_RATE of $CPU_SIZE IP packets, $DUR, sender bursts of $BURST"
 echo
 echo "| backend | delivered | lost | user ns/frame | system ns/frame | total ns/frame |"
 echo "|---|---|---|---|---|---|"
@@ -249,7 +255,7 @@ ticks() { awk '{print $14, $15}' /proc/$BR_PID/stat; }
 for BACKEND in $BACKENDS; do
     start_bridge $'pipe 1 config queue 100000\nadd 100 pipe 1 ip from any to any'
     t0=$(ticks)
-    j=$(probe $CPU_RATE 53B $BURST)
+    j=$(probe $CPU_RATE $CPU_SIZE $BURST)
     t1=$(ticks)
     stop_bridge
     python3 - "$j" "$t0" "$t1" "$(getconf CLK_TCK)" <<PY

@@ -471,6 +471,12 @@ impl BufferPool {
         }
     }
 
+    /// The frame in buffer `i` as a port lent it, if it was lent (a
+    /// backend sending it from the memory it came in, without a copy).
+    pub fn lent(&self, i: BufId) -> Option<&LentFrame> {
+        self.slots[i as usize].lent.as_ref()
+    }
+
     /// The metadata of buffer `i`.
     pub fn meta(&self, i: BufId) -> &BufMeta {
         &self.slots[i as usize].meta

@@ -8,7 +8,9 @@
 //!   the pool, the last frame of a receive batch too; frames held past
 //!   the lend window are copied into the pool);
 //! * the same with AF_XDP (one copy: into the transmitting port's UMEM;
-//!   received without one, the frame lent out of the receiving UMEM);
+//!   received without one, the frame lent out of the receiving UMEM), and
+//!   none when the two ports share one UMEM (the frame leaves from the
+//!   chunk it came in);
 //! * two TAP devices, as `pipelab shell` makes them (none: `read` into and
 //!   `write` from the pool buffer).
 //!
@@ -574,6 +576,50 @@ fn af_xdp_copies_each_forwarded_frame_once() {
     // Exactly one: into the transmitting port's UMEM (received without
     // one; no chunk shortage at this rate, so nothing was spilled).
     assert_eq!(r.copies, r.stats.delivered, "AF_XDP copies");
+}
+
+/// Two AF_XDP ports sharing one UMEM, as one worker opens them: what
+/// one receives leaves by the other from the chunk it came in, with no
+/// copy, and the chunk goes back to the receiving port once the pool and
+/// the other port's completion ring are both done with it. 30 000
+/// datagrams, twice as many as a port has receive chunks, so they must
+/// come back; every one must arrive intact, so none may be reused early.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn af_xdp_ports_sharing_a_umem_forward_without_a_copy() {
+    let Some(_g) = live() else { return };
+    let bed = Bed::new().expect("namespaces");
+    bed.veths();
+    let ports = bed
+        .ports
+        .run(|| {
+            let (a, b) = AfXdp::open_pair("pa", "pb")?;
+            assert!(a.shares_umem() && b.shares_umem());
+            Ok(vec![
+                Box::new(a) as Box<dyn Port + Send>,
+                Box::new(b) as Box<dyn Port + Send>,
+            ])
+        })
+        .expect("open the ports");
+    let n = 30_000;
+    let case = Case {
+        n,
+        burst: 100,
+        ..Case::default()
+    };
+    let r = run_case(&bed, ports, case);
+    let s = &r.stats;
+    eprintln!(
+        "AF_XDP, one UMEM: {} of {n} intact; received {}, delivered {}, copies {}",
+        r.intact, s.received, s.delivered, r.copies
+    );
+    assert_eq!(r.intact, n, "datagrams lost or damaged: {s:?}");
+    assert!(s.delivered >= n, "fewer frames than datagrams: {s:?}");
+    assert_eq!(s.received, s.delivered, "frames dropped: {s:?}");
+    assert_eq!(r.copies, 0, "AF_XDP, one UMEM: copies");
 }
 
 #[test]

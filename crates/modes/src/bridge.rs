@@ -173,16 +173,49 @@ fn gro_off(record: &mut Record, port: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// An AF_XDP port and a name for its backend.
+fn xdp(x: AfXdp) -> (SendPort, String) {
+    let mut kind = match x.mode() {
+        pipelab_io::backends::af_xdp::XdpMode::Native => "af_xdp native",
+        pipelab_io::backends::af_xdp::XdpMode::Generic => "af_xdp generic",
+    }
+    .to_string();
+    if x.shares_umem() {
+        kind.push_str(", one UMEM");
+    }
+    (Box::new(x) as SendPort, kind)
+}
+
+/// Both ports with AF_XDP sharing one UMEM, for a single worker: a
+/// frame leaves by one port from the chunk the other received it in
+/// ([`AfXdp::open_pair`]). `None` (saying why with `verbose`) where the
+/// backend is AF_PACKET, or the pair cannot be opened: the ports are
+/// then opened apart.
+fn open_xdp_pair(
+    names: &[String; 2],
+    backend: Backend,
+    verbose: bool,
+) -> Option<Vec<(SendPort, String)>> {
+    if backend == Backend::AfPacket {
+        return None;
+    }
+    match AfXdp::open_pair(&names[0], &names[1]) {
+        Ok((a, b)) => Some(vec![xdp(a), xdp(b)]),
+        Err(e) => {
+            if verbose {
+                eprintln!(
+                    "pipelab: one UMEM for {} and {}: {e}; opening them apart",
+                    names[0], names[1]
+                );
+            }
+            None
+        }
+    }
+}
+
 /// Open one port with `backend` (AF_PACKET with virtio-net headers if
 /// `offload`): the port and a name for its backend.
 fn open_port(name: &str, backend: Backend, offload: bool) -> io::Result<(SendPort, String)> {
-    let xdp = |x: AfXdp| {
-        let kind = match x.mode() {
-            pipelab_io::backends::af_xdp::XdpMode::Native => "af_xdp native",
-            pipelab_io::backends::af_xdp::XdpMode::Generic => "af_xdp generic",
-        };
-        (Box::new(x) as SendPort, kind.to_string())
-    };
     let packet = || -> io::Result<(SendPort, String)> {
         let (p, kind) = if offload {
             (AfPacket::open_offloaded(name), "af_packet vnet")
@@ -250,8 +283,21 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     let reg = crate::plane::register_recorded(&mut record, &name, "bridge")?;
     let mut ports: Vec<SendPort> = Vec::new();
     let mut backends = Vec::new();
+    // One worker per direction (as the CPUs allow); each transmits on
+    // the port the other receives from through a socket of its own. One
+    // worker sends by both ports: with AF_XDP they share a UMEM.
+    let k = opts.workers.count(2);
+    let mut pair = if k == 1 {
+        open_xdp_pair(&opts.ports, opts.backend, opts.verbose)
+    } else {
+        None
+    }
+    .map(Vec::into_iter);
     for name in &opts.ports {
-        let (port, kind) = open_port(name, opts.backend, opts.offload)?;
+        let (port, kind) = match pair.as_mut().and_then(Iterator::next) {
+            Some(p) => p,
+            None => open_port(name, opts.backend, opts.offload)?,
+        };
         if opts.verbose {
             eprintln!("pipelab: {name}: {kind}");
         }
@@ -273,9 +319,6 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             .join(", "),
         opts.runner.seed
     );
-    // One worker per direction (as the CPUs allow); each transmits on
-    // the port the other receives from through a socket of its own.
-    let k = opts.workers.count(2);
     let plan = crate::workers::direction_plan(2, k, &opts.workers);
     let rx_worker = crate::workers::by_port(2, k);
     let vnet: Vec<bool> = ports.iter().map(|p| p.offloads()).collect();

@@ -44,11 +44,19 @@
 //! at once, so the runner's memory cap, not the UMEM, bounds what a port
 //! can hold; such a frame costs two copies (counted in `spilled`).
 //!
-//! The two ports of a bridge each have their own UMEM: an AF_XDP socket
-//! can share another's UMEM only when bound with it, and the ports are
-//! opened (and the fallback to AF_PACKET decided) before the runner that
-//! would own a shared one exists. With one UMEM the transmit copy would go
-//! too.
+//! **Two ports of one worker share a UMEM** ([`AfXdp::open_pair`]): the
+//! second socket is bound with `XDP_SHARED_UMEM` to the first's UMEM,
+//! with fill and completion rings of its own (Linux 5.10 and later), and
+//! each port receives into its own half of the chunks. A frame one port
+//! received then leaves by the other with no copy in user space: its
+//! chunk goes on the transmitting port's TX ring as it is. A chunk has
+//! two holders then, the pool (the frame lent) and the TX ring, counted
+//! per chunk in [`Sharing`]; it goes back to the port it belongs to once
+//! both are done (the pool's [`Port::reclaim`], the completion ring).
+//! A frame shared by a duplicate, or not lent out of this UMEM, is
+//! copied into a transmit chunk as before. Ports opened apart (two
+//! workers, each transmitting through an AF_PACKET handle of its own;
+//! an interface replaced while running) each have their own UMEM.
 //!
 //! Checksums: XDP does not carry the kernel's "checksum not yet computed"
 //! mark of a frame a local sender left to offload (a veth peer's default).
@@ -68,8 +76,8 @@ use super::{Port, PortStats};
 use crate::buffers::{Annotation, BufId, BufferPool, Rx};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Size of one UMEM chunk.
 pub const CHUNK: usize = 2048;
@@ -83,6 +91,84 @@ pub const TX_CHUNKS: usize = RING as usize;
 /// Below this many free receive chunks (besides those on the fill ring),
 /// frames are copied into the pool and their chunks returned at once.
 pub const SPILL_BELOW: usize = 1024;
+
+/// What two ports sharing a UMEM share besides its memory: who holds
+/// each chunk, and the chunks one port freed that belong to the other.
+/// Port `i` owns chunks `i * FRAMES .. (i + 1) * FRAMES`.
+struct Sharing {
+    /// Holders of each chunk a port received into and lent: the pool
+    /// (1 while lent) and TX rings (1 for each transmission of it).
+    holders: Box<[AtomicU8]>,
+    /// Per port: chunks of its own that the other port freed (its
+    /// completion ring gave them back last), taken back when it refills.
+    returned: [Mutex<Vec<u64>>; 2],
+}
+
+impl Sharing {
+    fn new() -> Sharing {
+        Sharing {
+            holders: (0..2 * FRAMES).map(|_| AtomicU8::new(0)).collect(),
+            returned: [Mutex::new(Vec::new()), Mutex::new(Vec::new())],
+        }
+    }
+
+    /// The holder count of the chunk at `chunk` (a chunk's first byte).
+    fn holders(&self, chunk: u64) -> Option<&AtomicU8> {
+        self.holders.get((chunk / CHUNK as u64) as usize)
+    }
+
+    /// The port chunk `chunk` belongs to.
+    fn home(chunk: u64) -> usize {
+        ((chunk / CHUNK as u64) as usize / FRAMES).min(1)
+    }
+
+    /// Chunk `chunk` was lent to the pool: its one holder.
+    fn lent(&self, chunk: u64) {
+        if let Some(h) = self.holders(chunk) {
+            h.store(1, Ordering::Release);
+        }
+    }
+
+    /// Chunk `chunk` went on a TX ring as it is: one more holder.
+    fn sent(&self, chunk: u64) {
+        if let Some(h) = self.holders(chunk) {
+            h.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// A holder of chunk `chunk` is done with it: whether it was the last
+    /// (the chunk is free).
+    fn done(&self, chunk: u64) -> bool {
+        self.holders(chunk).is_none_or(|h| {
+            h.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                Some(v.saturating_sub(1))
+            })
+            .map_or(true, |before| before <= 1)
+        })
+    }
+
+    /// Free chunk `chunk` found by port `me`: into `free` if it is `me`'s,
+    /// else to its port's returned list.
+    fn give_back(&self, chunk: u64, me: usize, free: &mut Vec<u64>) {
+        let home = Sharing::home(chunk);
+        if home == me {
+            free.push(chunk);
+        } else {
+            self.returned[home]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(chunk);
+        }
+    }
+
+    /// Port `me` takes back into `free` its chunks the other port freed.
+    fn take_back(&self, me: usize, free: &mut Vec<u64>) {
+        let mut back = self.returned[me.min(1)]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        free.append(&mut back);
+    }
+}
 
 // bpf(2) commands, map and program types, attach type (linux/bpf.h).
 const BPF_MAP_CREATE: libc::c_long = 0;
@@ -393,6 +479,14 @@ pub struct AfXdp {
     pub tx_oversize: u64,
     /// Frames copied at reception because receive chunks ran short.
     pub spilled: u64,
+    /// Frames sent from the chunk another port (or this one) received
+    /// them in: no copy (ports sharing a UMEM).
+    pub zero_copy: u64,
+    /// This port's first chunk (bytes into the UMEM): its transmit
+    /// chunks, then its receive chunks, `FRAMES` in all.
+    base: u64,
+    /// The UMEM's sharing and this port's index in it.
+    sharing: Option<(Arc<Sharing>, usize)>,
 }
 
 // SAFETY: the mappings and rings are owned by this value alone and only
@@ -411,11 +505,43 @@ fn rx_queues(ifname: &str) -> usize {
         .unwrap_or(1)
 }
 
+/// Which UMEM a port opens with.
+enum Share<'a> {
+    /// One of its own.
+    Alone,
+    /// One for two ports, this the first (it registers it).
+    First(Arc<Sharing>),
+    /// The first port's.
+    Second(&'a AfXdp, Arc<Sharing>),
+}
+
 impl AfXdp {
     /// Open an AF_XDP socket on queue 0 of `ifname` and attach the
     /// redirecting XDP program (native mode if the driver allows, else
     /// generic). The error says what failed, for the fallback message.
     pub fn open(ifname: &str) -> io::Result<AfXdp> {
+        AfXdp::open_with(ifname, Share::Alone)
+    }
+
+    /// Open ports on `first` and `second` that share one UMEM, for one
+    /// worker: what one receives leaves by the other without a copy (see
+    /// the module documentation). Fails if either cannot be opened or
+    /// the kernel refuses the sharing (before Linux 5.10): the caller
+    /// then opens them apart.
+    pub fn open_pair(first: &str, second: &str) -> io::Result<(AfXdp, AfXdp)> {
+        let sharing = Arc::new(Sharing::new());
+        let a = AfXdp::open_with(first, Share::First(sharing.clone()))?;
+        let b = AfXdp::open_with(second, Share::Second(&a, sharing))
+            .map_err(|e| io::Error::new(e.kind(), format!("sharing the UMEM of {first}: {e}")))?;
+        Ok((a, b))
+    }
+
+    /// Whether this port shares its UMEM with another.
+    pub fn shares_umem(&self) -> bool {
+        self.sharing.is_some()
+    }
+
+    fn open_with(ifname: &str, share: Share<'_>) -> io::Result<AfXdp> {
         let err = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
         let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|e| {
             io::Error::new(io::ErrorKind::NotFound, format!("interface {ifname}: {e}"))
@@ -439,16 +565,34 @@ impl AfXdp {
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let xsk = unsafe { OwnedFd::from_raw_fd(raw) };
         let s = xsk.as_raw_fd();
-        let umem = Arc::new(Mapping::new(None, CHUNK * FRAMES, 0).map_err(|e| err("UMEM", e))?);
-        let reg = libc::xdp_umem_reg {
-            addr: umem.ptr() as u64,
-            len: (CHUNK * FRAMES) as u64,
-            chunk_size: CHUNK as u32,
-            headroom: 0,
-            flags: 0,
-            tx_metadata_len: 0,
+        // A UMEM of its own (twice the chunks for a pair's first port),
+        // or the first port's; the second port's chunks are the later
+        // half.
+        let (umem, base) = match &share {
+            Share::Second(first, _) => (first.umem.clone(), (FRAMES * CHUNK) as u64),
+            Share::Alone | Share::First(_) => {
+                let chunks = match share {
+                    Share::First(_) => 2 * FRAMES,
+                    _ => FRAMES,
+                };
+                let umem = Arc::new(
+                    Mapping::new(None, CHUNK * chunks, 0).map_err(|e| err("UMEM", e))?,
+                );
+                let reg = libc::xdp_umem_reg {
+                    addr: umem.ptr() as u64,
+                    len: (CHUNK * chunks) as u64,
+                    chunk_size: CHUNK as u32,
+                    headroom: 0,
+                    flags: 0,
+                    tx_metadata_len: 0,
+                };
+                setsockopt(s, libc::SOL_XDP, libc::XDP_UMEM_REG, &reg)
+                    .map_err(|e| err("UMEM", e))?;
+                (umem, 0)
+            }
         };
-        setsockopt(s, libc::SOL_XDP, libc::XDP_UMEM_REG, &reg).map_err(|e| err("UMEM", e))?;
+        // A socket sharing a UMEM on another interface has fill and
+        // completion rings of its own, as the first has.
         let size = RING as libc::c_int;
         for opt in [
             libc::XDP_UMEM_FILL_RING,
@@ -487,10 +631,12 @@ impl AfXdp {
         // The first chunks kept for transmitting; of the others, as many
         // as the fill ring holds to the kernel for receiving, the rest
         // waiting.
-        let free_tx = (0..TX_CHUNKS as u64).map(|i| i * CHUNK as u64).collect();
+        let free_tx = (0..TX_CHUNKS as u64)
+            .map(|i| base + i * CHUNK as u64)
+            .collect();
         let mut free_rx: Vec<u64> = (TX_CHUNKS as u64..FRAMES as u64)
             .rev()
-            .map(|i| i * CHUNK as u64)
+            .map(|i| base + i * CHUNK as u64)
             .collect();
         for _ in 0..RING {
             if let Some(a) = free_rx.pop() {
@@ -498,12 +644,18 @@ impl AfXdp {
             }
         }
         fill.publish();
+        // Copy mode (veth has no zero copy); a socket sharing a UMEM
+        // takes the first socket's mode and may name none.
+        let (flags, shared_fd) = match &share {
+            Share::Second(first, _) => (libc::XDP_SHARED_UMEM, first.xsk.as_raw_fd() as u32),
+            _ => (libc::XDP_COPY, 0),
+        };
         let sxdp = libc::sockaddr_xdp {
             sxdp_family: libc::AF_XDP as u16,
-            sxdp_flags: libc::XDP_COPY,
+            sxdp_flags: flags,
             sxdp_ifindex: ifindex,
             sxdp_queue_id: 0,
-            sxdp_shared_umem_fd: 0,
+            sxdp_shared_umem_fd: shared_fd,
         };
         // SAFETY: `sxdp` is a valid sockaddr_xdp and its size is passed.
         let rc = unsafe {
@@ -615,6 +767,13 @@ impl AfXdp {
             csum_fixed: 0,
             tx_oversize: 0,
             spilled: 0,
+            zero_copy: 0,
+            base,
+            sharing: match share {
+                Share::Alone => None,
+                Share::First(sh) => Some((sh, 0)),
+                Share::Second(_, sh) => Some((sh, 1)),
+            },
         })
     }
 
@@ -648,8 +807,26 @@ impl AfXdp {
         })
     }
 
-    /// Give the fill ring as many free receive chunks as it holds.
+    /// One holder of received chunk `chunk` (its first byte) is done
+    /// with it (the pool, or a TX ring); after the last, it goes back to
+    /// the port it belongs to.
+    fn release_chunk(&mut self, chunk: u64) {
+        match &self.sharing {
+            Some((sh, me)) => {
+                if sh.done(chunk) {
+                    sh.give_back(chunk, *me, &mut self.free_rx);
+                }
+            }
+            None => self.free_rx.push(chunk),
+        }
+    }
+
+    /// Give the fill ring as many free receive chunks as it holds (first
+    /// taking back those the other port of a shared UMEM freed).
     fn refill(&mut self) {
+        if let Some((sh, me)) = &self.sharing {
+            sh.take_back(*me, &mut self.free_rx);
+        }
         let n = (self.fill.free() as usize).min(self.free_rx.len());
         if n == 0 {
             return;
@@ -662,13 +839,21 @@ impl AfXdp {
         self.fill.publish();
     }
 
-    /// Take finished transmissions back into the free list.
+    /// Take finished transmissions back: a transmit chunk into the free
+    /// list, a received chunk sent as it was to its other holder or its
+    /// port.
     fn reap(&mut self) {
         let n = self.comp.ready();
+        let tx_end = self.base + (TX_CHUNKS * CHUNK) as u64;
         for _ in 0..n {
             let a = self.comp.peek();
             self.comp.release(1);
-            self.free_tx.push(a);
+            let chunk = a - a % CHUNK as u64;
+            if (self.base..tx_end).contains(&chunk) {
+                self.free_tx.push(chunk);
+            } else {
+                self.release_chunk(chunk);
+            }
         }
     }
 
@@ -868,7 +1053,11 @@ impl Port for AfXdp {
             // not used past this point).
             let lent = unsafe { LentFrame::new(self.umem.clone(), d.addr as usize, room) };
             match lent.map(|l| rx.lend(l, n, Annotation::default())) {
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => {
+                    if let Some((sh, _)) = &self.sharing {
+                        sh.lent(base);
+                    }
+                }
                 // Refused at the cap (or out of bounds): back to the
                 // kernel at once.
                 Some(Err(_)) | None => self.free_rx.push(base),
@@ -905,6 +1094,43 @@ impl Port for AfXdp {
             self.down_since = None;
         }
         self.reap();
+        // A frame lent out of this UMEM, referenced by this departure
+        // alone (a duplicate could still be written), leaves from its
+        // chunk: one more holder until the completion ring gives it back.
+        let own = self.sharing.is_some() && pool.meta(buf).refs() <= 1;
+        if let Some(addr) = own
+            .then(|| pool.lent(buf))
+            .flatten()
+            .filter(|l| l.is_from(&self.umem))
+            .map(|l| l.addr())
+        {
+            if self.tx.free() == 0 {
+                self.kick();
+            }
+            if self.tx.free() == 0 {
+                self.stats.tx_errors += 1;
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "AF_XDP transmit ring full",
+                ));
+            }
+            if let Some((sh, _)) = &self.sharing {
+                sh.sent(addr - addr % CHUNK as u64);
+            }
+            self.tx.push(libc::xdp_desc {
+                addr,
+                len: len as u32,
+                options: 0,
+            });
+            self.tx.publish();
+            self.zero_copy += 1;
+            self.stats.tx_frames += 1;
+            self.stats.tx_bytes += len as u64;
+            if self.tx_pending() >= 64 {
+                self.kick();
+            }
+            return Ok(());
+        }
         if self.free_tx.is_empty() || self.tx.free() == 0 {
             // Everything is in flight: push it out, then look again.
             self.kick();
@@ -943,7 +1169,7 @@ impl Port for AfXdp {
         // simply dropped: its mapping goes with the last such frame.
         if frame.is_from(&self.umem) {
             let a = frame.addr();
-            self.free_rx.push(a - a % CHUNK as u64);
+            self.release_chunk(a - a % CHUNK as u64);
         }
     }
 
@@ -968,6 +1194,45 @@ impl Port for AfXdp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A chunk of port 0 sent by port 1 as it is goes back to port 0
+    /// after its last holder, whichever finishes last: the pool (port 0
+    /// reclaims it) or port 1's completion ring; a second transmission of
+    /// it (a hairpin) holds it too.
+    #[test]
+    fn a_shared_chunk_goes_home_after_its_last_holder() {
+        let sh = Sharing::new();
+        let c = (TX_CHUNKS * CHUNK) as u64; // port 0's first receive chunk
+        let (mut free0, mut free1) = (Vec::new(), Vec::new());
+        // Completion first, then the pool: port 0 frees it itself.
+        sh.lent(c);
+        sh.sent(c);
+        assert!(!sh.done(c), "the pool still holds it");
+        assert!(sh.done(c));
+        sh.give_back(c, 0, &mut free0);
+        assert_eq!(free0, [c]);
+        // The pool first, then port 1's completion: returned to port 0.
+        free0.clear();
+        sh.lent(c);
+        sh.sent(c);
+        assert!(!sh.done(c), "port 1's TX ring still holds it");
+        assert!(sh.done(c));
+        sh.give_back(c, 1, &mut free1);
+        assert!(free1.is_empty());
+        sh.take_back(1, &mut free1);
+        assert!(free1.is_empty(), "not port 1's");
+        sh.take_back(0, &mut free0);
+        assert_eq!(free0, [c]);
+        // Sent twice: free after three releases, not two.
+        sh.lent(c);
+        sh.sent(c);
+        sh.sent(c);
+        assert!(!sh.done(c) && !sh.done(c));
+        assert!(sh.done(c));
+        // Port 1's chunks are its own.
+        assert_eq!(Sharing::home((FRAMES * CHUNK) as u64), 1);
+        assert_eq!(Sharing::home(c), 0);
+    }
 
     #[test]
     fn the_program_encodes_as_the_kernel_expects() {

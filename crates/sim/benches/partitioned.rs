@@ -135,11 +135,7 @@ fn main() {
     );
     // Each round ran K = 1 then K = 2 back to back: their ratio, round
     // by round, keeps the machine's drift between rounds out of it.
-    let mut paired: Vec<f64> = times[0]
-        .iter()
-        .zip(&times[1])
-        .map(|(a, b)| a / b)
-        .collect();
+    let mut paired: Vec<f64> = times[0].iter().zip(&times[1]).map(|(a, b)| a / b).collect();
     let mut med = [0.0; 2];
     for (i, k) in [1, 2].into_iter().enumerate() {
         let min = times[i].iter().copied().fold(f64::MAX, f64::min);

@@ -1374,37 +1374,24 @@ impl Pipe {
 
     /// Settle every transmission that ended at or before `t`: move the
     /// packet into the delay line (exit = end of transmission + `t_D`) and
-    /// start the next one back to back.
-    #[inline]
+    /// start the next one back to back. Out of line: the plain pipe's
+    /// steps, the per-packet path, call [`Pipe::catch_up_plain`].
+    #[inline(never)]
     fn catch_up(&mut self, pool: &mut Pool, t: Instant) {
-        while !self.queue.is_empty() && self.tx_done <= t {
-            let Some(i) = self.queue.pop_front(pool) else {
-                break;
-            };
-            let done = self.tx_done;
-            self.link_free_at = done;
-            if core::mem::take(&mut self.head_lost) {
-                pool.get_mut(i).due = done;
-                self.link_dropped.push_back(pool, i);
-                self.stats.link_drops += 1;
-            } else {
-                let due = self.exit_time(pool, i, done);
-                pool.get_mut(i).due = due;
-                self.delay_line.push(pool, i);
-            }
-            if self.plain {
-                self.start_tx_plain(pool, done);
-            } else {
-                self.start_tx(pool, done);
-            }
-        }
+        self.catch_up_as::<false>(pool, t);
     }
 
-    /// [`Pipe::catch_up`] for a plain pipe, in line: its exit time is the
-    /// fixed delay never before the packet ahead (`exit_time`'s plain
-    /// answer) and its next transmission starts by `start_tx_plain`.
+    /// [`Pipe::catch_up`] for a plain pipe, in line: its exit time and its
+    /// next transmission are the plain ones, with no test of the pipe's
+    /// kind.
     #[inline(always)]
     fn catch_up_plain(&mut self, pool: &mut Pool, t: Instant) {
+        self.catch_up_as::<true>(pool, t);
+    }
+
+    /// [`Pipe::catch_up`]; `PLAIN`: the pipe is plain (known at the call).
+    #[inline(always)]
+    fn catch_up_as<const PLAIN: bool>(&mut self, pool: &mut Pool, t: Instant) {
         while !self.queue.is_empty() && self.tx_done <= t {
             let Some(i) = self.queue.pop_front(pool) else {
                 break;
@@ -1417,12 +1404,19 @@ impl Pipe {
                 self.link_dropped.push_back(pool, i);
                 self.stats.link_drops += 1;
             } else {
-                let due = (done + self.delay).max(self.last_due);
-                self.last_due = due;
+                let due = if PLAIN {
+                    self.plain_exit(done)
+                } else {
+                    self.exit_time(pool, i, done)
+                };
                 pool.get_mut(i).due = due;
                 self.delay_line.push(pool, i);
             }
-            self.start_tx_plain(pool, done);
+            if PLAIN || self.plain {
+                self.start_tx_plain(pool, done);
+            } else {
+                self.start_tx(pool, done);
+            }
         }
     }
 
@@ -1436,15 +1430,21 @@ impl Pipe {
         self.note_backlog();
     }
 
+    /// When a plain pipe's packet, transmitted at `done`, leaves the delay
+    /// line: no reorder, jitter or channel, so the fixed delay, never
+    /// before the packet ahead.
+    #[inline(always)]
+    fn plain_exit(&mut self, done: Instant) -> Instant {
+        let due = (done + self.delay).max(self.last_due);
+        self.last_due = due;
+        due
+    }
+
     /// When packet `i`, transmitted at `done`, leaves the delay line.
     #[inline]
     fn exit_time(&mut self, pool: &mut Pool, i: u32, done: Instant) -> Instant {
         if self.plain {
-            // No reorder, jitter or channel: the fixed delay, never before
-            // the packet ahead.
-            let due = (done + self.delay).max(self.last_due);
-            self.last_due = due;
-            return due;
+            return self.plain_exit(done);
         }
         if let Some(r) = &mut self.models.reorder {
             if r.decide() == ReorderDecision::Immediate {

@@ -194,7 +194,8 @@ pub enum ProbeError {
 /// Flags shared by the commands that run live packets.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Spin instead of sleeping between deadlines (lowest error, one core).
+    /// Spin instead of sleeping between deadlines (lowest error; each
+    /// worker keeps a core busy).
     #[arg(long)]
     busy_poll: bool,
     /// Cap on buffered frame memory (e.g. 512MB).

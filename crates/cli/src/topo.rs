@@ -541,8 +541,17 @@ fn summary(st: &live::TopoState) -> String {
         Some(p6) => format!("{} and {p6}", st.prefix),
         None => st.prefix.clone(),
     };
+    let workers = match st.workers {
+        0 => String::new(),
+        1 => ", 1 worker".to_string(),
+        k => format!(", {k} workers"),
+    };
+    let note = st
+        .note
+        .as_ref()
+        .map_or_else(String::new, |n| format!("note: {n}\n"));
     format!(
-        "topology {} up: {} VNs in {} ({}), {} pipes, {} routes, {:.2} s, pid {}, seed {}\n",
+        "topology {} up: {} VNs in {} ({}), {} pipes, {} routes{workers}, {:.2} s, pid {}, seed {}\n{note}",
         st.name,
         st.vns.len(),
         prefixes,
@@ -992,8 +1001,11 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
         }
         TopoCmd::Down { name } => {
             let r = down_with_progress(&name).map_err(TopoError::Live)?;
+            let plural = |n: usize, one: &str, many: &str| {
+                format!("{n} {}", if n == 1 { one } else { many })
+            };
             Ok(format!(
-                "topology {name} down: emulator {}, {} namespaces removed, {} processes killed\n",
+                "topology {name} down: emulator {}, {} removed, {} killed\n",
                 if r.killed_emulator {
                     "killed"
                 } else if r.stopped {
@@ -1001,8 +1013,8 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 } else {
                     "not running"
                 },
-                r.namespaces,
-                r.killed_processes
+                plural(r.namespaces, "namespace", "namespaces"),
+                plural(r.killed_processes, "process", "processes")
             ))
         }
         TopoCmd::Exec { name, vn, command } => {
@@ -1082,9 +1094,39 @@ mod tests {
             routes: 2,
             up_ms: 1.0,
             seed: 1,
+            workers: 2,
+            note: None,
             vns: vec![vn("a", 1), vn("b", 2)],
             nodes: vec![node("r1", 0), node("a", 1), node("b", 2)],
         }
+    }
+
+    /// A pass proves the summary counts the workers, in the singular for
+    /// one, and puts a note of `topo up` on a line of its own after it;
+    /// a state of an emulator that did not record them says neither.
+    #[test]
+    fn summary_says_the_workers_and_the_note() {
+        let st = state();
+        let s = summary(&st);
+        assert!(s.contains(", 4 pipes, 2 routes, 2 workers, 0.00 s,"), "{s}");
+        assert_eq!(s.lines().count(), 1, "{s}");
+        let one = live::TopoState {
+            workers: 1,
+            note: Some("--workers 4: a topology of 1 link split by links, a worker each at most; running 1".into()),
+            ..state()
+        };
+        let s = summary(&one);
+        assert!(s.contains(" routes, 1 worker, "), "{s}");
+        assert!(s.ends_with("\nnote: --workers 4: a topology of 1 link split by links, a worker each at most; running 1\n"), "{s}");
+        let old = live::TopoState {
+            workers: 0,
+            ..state()
+        };
+        assert!(
+            summary(&old).contains(" routes, 0.00 s,"),
+            "{}",
+            summary(&old)
+        );
     }
 
     /// A pass proves `topo status` shows where a VN's IPv6 address is:

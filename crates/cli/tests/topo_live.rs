@@ -6,7 +6,8 @@
 //! * ping RTT over a route of known delays is twice their sum;
 //! * a link failure on a ring reroutes live traffic; a link black-holed
 //!   for 2 s (`link A B down 2s`) stops ping for 2 s, then passes again;
-//! * `--realtime` workers run at real-time priority;
+//! * `--realtime` workers run at real-time priority; `--workers` beyond
+//!   what a topology can use starts no idle worker, and says so;
 //! * frames the kernel drops before pipelab reads them (a VN's TAP
 //!   queue full) are counted as `dropped_input`, as the device counts;
 //! * files links name are read at `topo up` and at `topo link ... set`;
@@ -113,8 +114,9 @@ impl Up {
         pl(&a)
     }
 
-    fn down(&self) {
-        ok(&["topo", "down", "--name", &self.name]);
+    /// `topo down`, its output.
+    fn down(&self) -> String {
+        ok(&["topo", "down", "--name", &self.name])
     }
 }
 
@@ -161,8 +163,13 @@ fn up_down_200_vns_leaves_nothing() {
     assert!(o.status.success());
     let pid = up.pid;
     let t0 = Instant::now();
-    up.down();
+    let o = up.down();
     eprintln!("topo down of 200 VNs: {:.2} s", t0.elapsed().as_secs_f64());
+    // What the emulator's own teardown removed is counted too.
+    assert!(
+        o.contains("emulator stopped, 200 namespaces removed, 1 process killed"),
+        "{o}"
+    );
     assert!(namespaces("t200").is_empty(), "{:?}", namespaces("t200"));
     assert!(!alive(pid), "emulator {pid} still running");
     assert!(host_links().is_empty(), "interfaces left in the host");
@@ -223,6 +230,50 @@ fn up_1000_vns_under_30_s() {
     eprintln!("topo down of 1000 VNs: {:.2} s", t0.elapsed().as_secs_f64());
     assert!(namespaces("t1000").is_empty());
     assert!(up.secs < 30.0, "1000 VNs took {:.2} s", up.secs);
+}
+
+/// A pass proves `topo up --workers` beyond what the topology can use
+/// starts no idle worker, and says so: one link runs one worker split
+/// by links, and two (one per direction, each reading a VN) split by
+/// directions; the state and the emulator's stats agree.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn more_workers_than_the_topology_uses_are_not_started() {
+    let Some(_g) = live() else { return };
+    let mut t = Topology::new();
+    let a = t.add_node(Role::Client, "a");
+    let b = t.add_node(Role::Client, "b");
+    t.links.push(Link::with_attrs(
+        a,
+        b,
+        &LinkAttrs::new(mbps(100), Duration::from_millis(1)),
+    ));
+    let file = write_topo(&t, "one-link.toml");
+    for (split, want, note) in [
+        ("links", 1, "note: --workers 4: a topology of 1 link split by links, a worker each at most; running 1"),
+        ("directions", 2, "note: --workers 4: a topology of 2 link directions and 2 VNs split by directions, a worker each at most; running 2"),
+    ] {
+        let name = format!("tw{}", &split[..1]);
+        let _ = pl(&["topo", "down", "--name", &name]);
+        let out = ok(&[
+            "topo", "up", &file, "--name", &name, "--workers", "4", "--split", split,
+        ]);
+        assert!(out.contains(note), "{out}");
+        assert!(out.contains(&format!(", {want} worker")), "{out}");
+        let st = ok(&["topo", "status", "--name", &name]);
+        let json = st.lines().last().unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(json).expect("status json");
+        let ws = v["workers"].as_array().expect("workers");
+        assert_eq!(ws.len(), want, "{split}: {v}");
+        assert!(ws.iter().all(|w| w["pipes"].as_u64() > Some(0)), "{v}");
+        let o = ok(&["topo", "exec", "--name", &name, "a", "--", "ping", "-c", "1", "-W", "2", "10.0.0.2"]);
+        assert!(o.contains("1 received"), "{o}");
+        let o = ok(&["topo", "down", "--name", &name]);
+        assert!(o.contains("2 namespaces removed"), "{o}");
+    }
 }
 
 /// a — r1 — r2 — b with one-way delays 1, 3 and 2 ms at 1 Gb/s.

@@ -354,6 +354,40 @@ fn a_shell_with_two_workers() {
         .all(|w| w["stats"]["delivered"].as_u64() > Some(100)));
 }
 
+/// A pass proves `--workers` beyond a shell's two directions starts no
+/// idle worker: `--workers 3` runs two, says so on stderr, and the
+/// report has two workers with a port and a pipe each.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn a_shell_runs_no_more_workers_than_directions() {
+    let Some(_g) = live() else { return };
+    let stats = tmp_path("shell3.json");
+    let out = Command::new(BIN)
+        .args(["shell", "--workers", "3", "--link", "delay 1ms"])
+        .args(["--stats", &stats, "--", "sh", "-c"])
+        .arg("ping -c 2 -i 0.2 -q $PIPELAB_OUTSIDE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("pipelab shell");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains(
+            "note: --workers 3: a shell has two directions, a worker each at most; running 2"
+        ),
+        "{err}"
+    );
+    let v = read_stats(&stats);
+    let w = workers(&v);
+    assert_eq!(w.len(), 2, "{v}");
+    for w in w {
+        assert_eq!(w["ports"].as_array().map(Vec::len), Some(1), "{w}");
+        assert_eq!(w["pipes"].as_u64(), Some(1), "{w}");
+    }
+}
+
 /// A live topology where a route must cross workers: three VNs `a`,
 /// `b`, `c` on arms of two links around a hub (every route four 2 ms
 /// hops), two workers, split by directions (`--split directions`: a

@@ -286,7 +286,10 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     // One worker per direction (as the CPUs allow); each transmits on
     // the port the other receives from through a socket of its own. One
     // worker sends by both ports: with AF_XDP they share a UMEM.
-    let k = opts.workers.count(2);
+    let (k, note) = opts.workers.resolve(2, "a bridge has two directions");
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
     let mut pair = if k == 1 {
         open_xdp_pair(&opts.ports, opts.backend, opts.verbose)
     } else {

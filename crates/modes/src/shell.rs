@@ -368,7 +368,10 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
 
     // One worker per direction (as the CPUs allow); each writes to the
     // TAP the other reads through a descriptor of its own.
-    let k = opts.workers.count(2);
+    let (k, note) = opts.workers.resolve(2, "a shell has two directions");
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
     let plan = crate::workers::direction_plan(2, k, &opts.workers);
     let mut handles: Vec<Vec<SendPort>> = Vec::new();
     for tap in [&tap_in, &tap_out] {

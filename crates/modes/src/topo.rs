@@ -154,6 +154,13 @@ pub struct TopoState {
     /// The seed of every random decision.
     #[serde(default)]
     pub seed: u64,
+    /// Worker threads forwarding packets (0: not recorded).
+    #[serde(default)]
+    pub workers: u16,
+    /// What `topo up` changed of its options, said once it is up (more
+    /// workers asked than the topology can use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The VNs, in port order.
     pub vns: Vec<VnState>,
     /// Every node (VNs and routers).
@@ -656,6 +663,15 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
     }
 }
 
+/// `n` and its noun, in the plural unless one.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// How a topology is split over `k` workers ([`split`]), the
 /// configuration's pipes by the rules' feeders. Returns the plan and
 /// each port's receiving worker.
@@ -917,7 +933,8 @@ fn pid_alive(pid: u32) -> bool {
 
 /// Kill (SIGKILL) every process whose network namespace is one of
 /// `names`; returns how many.
-fn kill_in_namespaces(names: &[String]) -> usize {
+/// The processes (other than this one) in the namespaces `names`.
+fn pids_in_namespaces(names: &[String]) -> Vec<u32> {
     use std::os::unix::fs::MetadataExt;
     let inodes: std::collections::HashSet<u64> = names
         .iter()
@@ -925,32 +942,31 @@ fn kill_in_namespaces(names: &[String]) -> usize {
         .map(|m| m.ino())
         .collect();
     if inodes.is_empty() {
-        return 0;
+        return Vec::new();
     }
     let me = std::process::id();
-    let mut killed = 0;
     let Ok(rd) = std::fs::read_dir("/proc") else {
-        return 0;
+        return Vec::new();
     };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(m) = std::fs::metadata(format!("/proc/{pid}/ns/net")) else {
-            continue;
-        };
-        if inodes.contains(&m.ino()) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            killed += 1;
-        }
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::metadata(format!("/proc/{pid}/ns/net"))
+                .is_ok_and(|m| inodes.contains(&m.ino()))
+        })
+        .collect()
+}
+
+fn kill_in_namespaces(names: &[String]) -> usize {
+    let pids = pids_in_namespaces(names);
+    for &pid in &pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
     }
-    killed
+    pids.len()
 }
 
 fn remove_namespaces(names: &[String]) -> usize {
@@ -983,6 +999,10 @@ pub struct DownReport {
 pub fn down(name: &str) -> io::Result<DownReport> {
     check_name(name)?;
     let mut rep = DownReport::default();
+    // What there is before the emulator's own teardown removes its
+    // namespaces and the processes in them: counted as removed too.
+    let before = leftover_namespaces(name);
+    let pids_before = pids_in_namespaces(&before);
     let mut emulator = None;
     if let Ok(st) = read_state(name) {
         emulator = Some(st.pid);
@@ -1011,8 +1031,13 @@ pub fn down(name: &str) -> io::Result<DownReport> {
         }
     }
     let names = leftover_namespaces(name);
-    rep.killed_processes = kill_in_namespaces(&names);
-    rep.namespaces = remove_namespaces(&names);
+    let killed = kill_in_namespaces(&names);
+    let removed = remove_namespaces(&names);
+    let left = leftover_namespaces(name);
+    // Gone, or a zombie (whose namespace links are gone with it).
+    let gone = |pid: &&u32| std::fs::metadata(format!("/proc/{pid}/ns/net")).is_err();
+    rep.killed_processes = killed.max(pids_before.iter().filter(gone).count());
+    rep.namespaces = removed.max(before.iter().filter(|n| !left.contains(n)).count());
     for p in [state_path(name), sock_path(name), log_path(name)] {
         let _ = std::fs::remove_file(p);
     }
@@ -1363,7 +1388,31 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let mut first = pipelab_topo::lower(net.distilled(), &names, vns[0].addr, vns[0].addr6, &[])
         .map_err(ModeError::from)?;
     first.merge_config(&config);
-    let k = opts.workers.count(net.distilled().pipes.len() / 2);
+    // Useful workers: one per link (a link's directions go together), or
+    // by direction one per link direction with a VN to receive. By
+    // default at most one per link, as many as the CPUs allow.
+    let links = net.distilled().pipes.len() / 2;
+    let (useful, what) = match opts.split {
+        SplitBy::Links => (
+            links,
+            format!("a topology of {} split by links", counted(links, "link")),
+        ),
+        SplitBy::Directions => {
+            let pipes = net.distilled().pipes.len();
+            (
+                pipes.min(vns.len()),
+                format!(
+                    "a topology of {} and {} split by directions",
+                    counted(pipes, "link direction"),
+                    counted(vns.len(), "VN")
+                ),
+            )
+        }
+    };
+    let (k, note) = match opts.workers.workers {
+        None => opts.workers.resolve(links, ""),
+        Some(_) => opts.workers.resolve(useful, &what),
+    };
     let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers, opts.split);
     // Every worker holds a descriptor on every VN's TAP, and one
     // watches its drops.
@@ -1424,6 +1473,8 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         routes: n_routes,
         up_ms: t0.elapsed().as_secs_f64() * 1e3,
         seed: opts.runner.seed,
+        workers: k,
+        note,
         vns,
         nodes,
     };

@@ -6,7 +6,8 @@
 //!   that are useful: a shell's or bridge's two directions (so 2 on a
 //!   2-CPU machine, 1 on one CPU), a topology's links
 //!   ([`default_workers`]). Host mode keeps one (one netfilter queue, see
-//!   README).
+//!   README). `--workers K` beyond the useful partitions runs as many as
+//!   there are, and says so ([`WorkerOptions::resolve`]).
 //! * **Which ports.** A shell's or bridge's port `i` is received by
 //!   worker `i mod K` ([`by_port`]); a topology VN's by the worker owning
 //!   the first pipe of its routes in `topo assign`'s link partition
@@ -57,9 +58,26 @@ pub struct WorkerOptions {
 impl WorkerOptions {
     /// The number of workers for a mode with `useful` partitions.
     pub fn count(&self, useful: usize) -> u16 {
-        self.workers
-            .unwrap_or_else(|| default_workers(useful))
-            .max(1)
+        self.resolve(useful, "").0
+    }
+
+    /// The number of workers for a mode with `useful` partitions, `what`
+    /// naming them (`"a shell has two directions"`), and a note when
+    /// `--workers` asked for more: a worker beyond them would receive no
+    /// port and own no pipe, a thread for nothing (a core, with
+    /// `--busy-poll`), so it is not started.
+    pub fn resolve(&self, useful: usize, what: &str) -> (u16, Option<String>) {
+        let useful = useful.clamp(1, u16::MAX as usize) as u16;
+        match self.workers {
+            Some(k) if k > useful => (
+                useful,
+                Some(format!(
+                    "--workers {k}: {what}, a worker each at most; running {useful}"
+                )),
+            ),
+            Some(k) => (k.max(1), None),
+            None => (default_workers(useful as usize), None),
+        }
     }
 
     /// The CPU of each of `k` workers.
@@ -484,6 +502,36 @@ mod tests {
         assert_eq!(o.get(&4), Some(&1));
         let one = rule_owners(&s, &by_port(2, 1));
         assert!(one.values().all(|&w| w == 0));
+    }
+
+    /// A pass proves an explicit `--workers` is kept up to the useful
+    /// partitions and capped beyond them with a note naming the request,
+    /// the reason and the count run; the default never exceeds them.
+    #[test]
+    fn workers_beyond_the_useful_ones_are_not_started() {
+        let k = |w| WorkerOptions {
+            workers: w,
+            cpus: None,
+        };
+        assert_eq!(
+            k(Some(2)).resolve(2, "a shell has two directions"),
+            (2, None)
+        );
+        assert_eq!(k(Some(1)).resolve(2, "x"), (1, None));
+        let (n, note) = k(Some(3)).resolve(2, "a shell has two directions");
+        assert_eq!(n, 2);
+        assert_eq!(
+            note.as_deref(),
+            Some("--workers 3: a shell has two directions, a worker each at most; running 2")
+        );
+        assert_eq!(k(Some(4)).resolve(0, "a topology of no link").0, 1);
+        let (d, note) = k(None).resolve(1, "x");
+        assert_eq!((d, note), (1, None));
+        assert!(
+            k(None).resolve(1000, "x").0 as usize
+                <= pipelab_io::worker::allowed_cpus().len().max(1)
+        );
+        assert_eq!(k(Some(3)).count(2), 2);
     }
 
     /// A pass proves `--cpus` takes lists and ranges of allowed CPUs,

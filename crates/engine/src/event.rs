@@ -41,9 +41,11 @@
 //! pipe rescheduled or cancelled leaves a stale entry (its `seq` is no
 //! longer the pipe's), dropped when it reaches the front, which is never
 //! stale, or by a compaction when stale entries outnumber live ones.
+//! The ring is a power-of-two array indexed through a mask (`Fifo`):
+//! fewer instructions per operation than a `VecDeque`'s wrap-around
+//! test, 3 % fewer per hop of a route (`cachegrind`, BENCHMARKS.md).
 
 use crate::time::Instant;
-use std::collections::VecDeque;
 
 /// A scheduled service of a pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,7 +95,7 @@ pub struct EventQueue {
     /// than the one before it when it was added; an entry whose pipe has
     /// since been rescheduled or cancelled is stale and stays until it
     /// reaches the front. The front is never stale.
-    ring: VecDeque<Event>,
+    ring: Fifo,
     /// Per pipe, the `seq` of its live entry in the ring, or `NOT_IN_RING`:
     /// a ring entry is live when its `seq` is its pipe's here (one load).
     ring_seq: Vec<u64>,
@@ -108,7 +110,7 @@ impl EventQueue {
         EventQueue {
             heap: Vec::with_capacity(cap),
             pos: Vec::with_capacity(cap),
-            ring: VecDeque::with_capacity(cap),
+            ring: Fifo::with_capacity(cap),
             ring_seq: Vec::with_capacity(cap),
             ring_live: 0,
             next_seq: 0,
@@ -383,6 +385,42 @@ mod tests {
         assert_eq!(order, vec![(3, 9), (3, 2), (5, 0), (5, 1)]);
     }
 
+    /// A pass proves the ring's FIFO keeps its order across wrap-around,
+    /// growth with its front not at the start, and `retain`.
+    #[test]
+    fn fifo_keeps_order_through_wrap_growth_and_retain() {
+        let ev = |n: u64| Event {
+            time: Instant(n),
+            key: 0,
+            seq: n,
+            pipe: n as u32,
+        };
+        let mut f = Fifo::with_capacity(4);
+        let mut want = std::collections::VecDeque::new();
+        for n in 0..200u64 {
+            f.push_back(ev(n));
+            want.push_back(n);
+            if n % 3 == 0 {
+                f.pop_front();
+                want.pop_front();
+            }
+            assert_eq!(f.len(), want.len());
+            assert_eq!(f.front().map(|e| e.seq), want.front().copied());
+            assert_eq!(f.back().map(|e| e.seq), want.back().copied());
+        }
+        f.retain(|e| e.seq % 2 == 0);
+        want.retain(|n| n % 2 == 0);
+        let mut got = Vec::new();
+        while let Some(e) = f.front().copied() {
+            got.push(e.seq);
+            f.pop_front();
+        }
+        assert_eq!(got, Vec::from(want));
+        assert!(f.front().is_none() && f.back().is_none());
+        f.pop_front();
+        assert_eq!(f.len(), 0);
+    }
+
     /// A pass proves a moved or cancelled entry leaves nothing behind: each
     /// pipe pops once, at its last deadline, and a cancelled pipe never.
     #[test]
@@ -536,5 +574,108 @@ mod tests {
             }
             assert_eq!(q.len(), live.len());
         }
+    }
+}
+
+/// The ring's FIFO: a power-of-two array indexed by free-running
+/// counters (a mask, no wrap-around test), grown by doubling when full.
+#[derive(Debug, Default)]
+struct Fifo {
+    buf: Vec<Event>,
+    /// Index of the front (free-running; `& mask` in `buf`).
+    head: usize,
+    /// Entries held.
+    len: usize,
+}
+
+impl Fifo {
+    fn with_capacity(cap: usize) -> Fifo {
+        let n = cap.max(1).next_power_of_two();
+        Fifo {
+            buf: vec![Fifo::HOLE; n],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// What fills an unused place.
+    const HOLE: Event = Event {
+        time: Instant(0),
+        key: 0,
+        seq: 0,
+        pipe: 0,
+    };
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.buf.len().wrapping_sub(1)
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&Event> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf.get(self.head & self.mask())
+    }
+
+    #[inline(always)]
+    fn back(&self) -> Option<&Event> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf
+            .get(self.head.wrapping_add(self.len - 1) & self.mask())
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: Event) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let i = self.head.wrapping_add(self.len) & self.mask();
+        if let Some(slot) = self.buf.get_mut(i) {
+            *slot = e;
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        if self.len > 0 {
+            self.head = self.head.wrapping_add(1);
+            self.len -= 1;
+        }
+    }
+
+    /// Double the array (or make the first), keeping the order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = (self.buf.len() * 2).max(16);
+        let mut buf = Vec::with_capacity(n);
+        buf.extend((0..self.len).map(|k| self.buf[self.head.wrapping_add(k) & self.mask()]));
+        buf.resize(n, Fifo::HOLE);
+        self.buf = buf;
+        self.head = 0;
+    }
+
+    /// Keep only the entries `keep` says yes to, in order.
+    fn retain(&mut self, mut keep: impl FnMut(&Event) -> bool) {
+        let mask = self.mask();
+        let mut kept = 0;
+        for k in 0..self.len {
+            let e = self.buf[self.head.wrapping_add(k) & mask];
+            if keep(&e) {
+                self.buf[self.head.wrapping_add(kept) & mask] = e;
+                kept += 1;
+            }
+        }
+        self.len = kept;
     }
 }

@@ -1077,7 +1077,7 @@ impl Engine {
     /// Offer slot `i` to `pipe` at `at`: on refusal the slot is still the
     /// caller's to free; a duplicate that the pipe refuses is freed here
     /// and reported in `out`.
-    #[inline]
+    #[inline(always)]
     fn offer(
         &mut self,
         pipe: PipeIdx,
@@ -1111,7 +1111,7 @@ impl Engine {
         match verdict {
             Ok(false) => {
                 // `reschedule`, on the pipe at hand.
-                let want = pp.next_deadline(&self.pool);
+                let want = pp.next_deadline_inline(&self.pool);
                 if want != pp.scheduled.map(|(t, _)| t) {
                     self.set_event(p, want);
                 }

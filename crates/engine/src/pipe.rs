@@ -1326,20 +1326,53 @@ impl Pipe {
     /// touched before anything could observe its queue.
     #[inline]
     pub(crate) fn next_deadline(&self, pool: &Pool) -> Option<Instant> {
-        if self.plain && !self.early {
-            // The general answer below without the terms a plain pipe
-            // lacks: no stage wakes it at a transmission's end, no slot
-            // gates its delay line; the drop lists are empty unless a
-            // reconfiguration left packets in them.
-            if self.aqm_dropped.is_empty() && self.link_dropped.is_empty() {
-                let line = self.delay_line.front_due();
-                if self.queue.is_empty() {
-                    return line;
-                }
-                let sending = self.tx_done + self.delay;
-                return Some(line.map_or(sending, |d| d.min(sending)));
-            }
+        match self.plain_deadline() {
+            Some(d) => d,
+            None => self.general_deadline(pool),
         }
+    }
+
+    /// [`Pipe::next_deadline`] with its plain answer in line and the
+    /// general one called: for an arrival's reschedule, the per-packet
+    /// path.
+    #[inline(always)]
+    pub(crate) fn next_deadline_inline(&self, pool: &Pool) -> Option<Instant> {
+        match self.plain_deadline() {
+            Some(d) => d,
+            None => self.general_deadline_out_of_line(pool),
+        }
+    }
+
+    /// The next deadline of a plain pipe that is not an early-exit one,
+    /// when its drop lists are empty (unless a reconfiguration left
+    /// packets in them, they are): the general answer without the terms
+    /// such a pipe lacks (no stage wakes it at a transmission's end, no
+    /// slot gates its delay line). `None`: ask [`Pipe::general_deadline`].
+    #[inline(always)]
+    fn plain_deadline(&self) -> Option<Option<Instant>> {
+        if !self.plain
+            || self.early
+            || !self.aqm_dropped.is_empty()
+            || !self.link_dropped.is_empty()
+        {
+            return None;
+        }
+        let line = self.delay_line.front_due();
+        if self.queue.is_empty() {
+            return Some(line);
+        }
+        let sending = self.tx_done + self.delay;
+        Some(Some(line.map_or(sending, |d| d.min(sending))))
+    }
+
+    #[inline(never)]
+    fn general_deadline_out_of_line(&self, pool: &Pool) -> Option<Instant> {
+        self.general_deadline(pool)
+    }
+
+    /// [`Pipe::next_deadline`] for any pipe.
+    #[inline]
+    fn general_deadline(&self, pool: &Pool) -> Option<Instant> {
         // With variable delay the packet being sent may leave as early as
         // the end of its transmission: wake then and let `catch_up` draw.
         // So does a stage that decides at the end of a transmission.
@@ -1506,7 +1539,7 @@ impl Pipe {
                     line => break line,
                 }
             };
-            self.note_backlog();
+            self.note_backlog_plain();
             if self.early {
                 return self.next_deadline(pool);
             }
@@ -1559,6 +1592,19 @@ impl Pipe {
         }
         self.note_backlog();
         self.next_deadline(pool)
+    }
+
+    /// [`Pipe::note_backlog`] after a plain pipe's step: no scheduler,
+    /// and a step only shortens the queue (settled transmissions, exits),
+    /// so the maxima stand.
+    #[inline(always)]
+    fn note_backlog_plain(&mut self) {
+        debug_assert!(self.plain && self.sched.is_none());
+        let s = &mut self.stats;
+        s.backlog = self.queue.len();
+        s.backlog_bytes = self.queue.bytes();
+        s.in_delay_line = self.delay_line.len();
+        debug_assert!(s.backlog <= s.max_backlog && s.backlog_bytes <= s.max_backlog_bytes);
     }
 
     #[inline]

@@ -931,8 +931,6 @@ fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Kill (SIGKILL) every process whose network namespace is one of
-/// `names`; returns how many.
 /// The processes (other than this one) in the namespaces `names`.
 fn pids_in_namespaces(names: &[String]) -> Vec<u32> {
     use std::os::unix::fs::MetadataExt;
@@ -958,6 +956,8 @@ fn pids_in_namespaces(names: &[String]) -> Vec<u32> {
         .collect()
 }
 
+/// Kill (SIGKILL) every process whose network namespace is one of
+/// `names`; returns how many.
 fn kill_in_namespaces(names: &[String]) -> usize {
     let pids = pids_in_namespaces(names);
     for &pid in &pids {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{check_accounting, in_one_of_two, live, Bg, BIN};
+use common::{check_accounting, in_one_of_three, live, Bg, BIN};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -252,7 +252,7 @@ fn attach_on_a_host_veth_delays_both_ways_or_egress_only_and_leaves_it_as_it_was
 
     // Both directions: the request waits 10 ms leaving by the veth, the
     // reply 10 ms arriving on it.
-    in_one_of_two(|| {
+    in_one_of_three(|| {
         let (bg, line) = start(
             &["--both", &dev, "--stats", stats_arg, "--", "delay", "10ms"],
             &[],
@@ -275,7 +275,7 @@ fn attach_on_a_host_veth_delays_both_ways_or_egress_only_and_leaves_it_as_it_was
 
     // Egress only, the default (as tc's root qdisc): one delay per round
     // trip, and no ingress pipe or rule at all.
-    in_one_of_two(|| {
+    in_one_of_three(|| {
         let (bg, line) = start(&[&dev, "--stats", stats_arg, "--", "delay", "10ms"], &[]);
         assert!(
             line.contains(&format!(": egress of {dev} shaped")),
@@ -451,7 +451,7 @@ fn attach_in_a_router_namespace_delays_forwarded_traffic() {
     const N: u32 = 30;
     // R's interface toward B, both ways: A's request is delayed leaving
     // R by rb, B's reply arriving on it. Neither is R's own traffic.
-    in_one_of_two(|| {
+    in_one_of_three(|| {
         let (bg, line) = start(
             &[
                 "--netns",
@@ -578,7 +578,7 @@ fn attach_netns_pid_shapes_a_process_namespace_as_a_containers() {
     ping("", "198.19.75.2", 2);
     let before = snapshot(&inside, "eth0", true);
     const N: u32 = 30;
-    in_one_of_two(|| {
+    in_one_of_three(|| {
         let (bg, line) = start(
             &[
                 "--netns",

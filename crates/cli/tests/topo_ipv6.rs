@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 mod common;
-use common::{in_one_of_two, live, ping_min_ms, BIN};
+use common::{in_one_of_three, live, ping_min_ms, BIN};
 
 fn pl(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run pipelab")
@@ -141,7 +141,7 @@ fn ping6_and_iperf3_6_see_the_links_delay_and_rate() {
     assert!(server.status.success(), "iperf3 server: {server:?}");
     std::thread::sleep(std::time::Duration::from_millis(300));
     let mut first = true;
-    in_one_of_two(|| {
+    in_one_of_three(|| {
         if !std::mem::take(&mut first) {
             let s = up.exec("b", &["iperf3", "-s", "-1", "-D", "-B", &b6]);
             assert!(s.status.success(), "iperf3 server: {s:?}");

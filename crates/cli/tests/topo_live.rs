@@ -911,9 +911,9 @@ fn modelnet_fig5_distillations() {
         .collect();
     let secs = 8;
     // TCP's shares move from run to run (a flow's RTT and its losses): a
-    // run that misses a bound is measured once more, and the bounds must
-    // hold in one of two, as for the other live accuracy tests.
-    let r = common::in_one_of_two(|| {
+    // run that misses a bound is measured again (up to three runs), and
+    // the bounds must hold in one, as for the other live accuracy tests.
+    let r = common::in_one_of_three(|| {
         let results = fig5_run(&t, &file, &flows, secs);
         plot_cdf(&results);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

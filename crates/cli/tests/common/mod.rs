@@ -62,16 +62,39 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
 /// them), which spoils a run whatever the emulator does; on a noisy
 /// evening two runs in a row were spoiled (a 10 ms pipe's p99 at 13.6
 /// and 11.002 ms, a worker's lateness p99 at 2.2 and 8.0 ms, each test
-/// passing when run again). `Err` carries every run's figures.
+/// passing when run again). `Err` carries every run's figures, each
+/// with the share of CPU time the hypervisor took from this machine
+/// during it (steal time): a failure on a stolen CPU says so.
 pub fn in_one_of_three(mut measure: impl FnMut() -> Result<(), String>) -> Result<(), String> {
     let mut seen = Vec::new();
     for _ in 0..3 {
+        let before = cpu_ticks();
         match measure() {
             Ok(()) => return Ok(()),
-            Err(e) => seen.push(e),
+            Err(e) => seen.push(match (before, cpu_ticks()) {
+                (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => format!(
+                    "{e} (CPU steal {:.1} %)",
+                    100.0 * s1.saturating_sub(s0) as f64 / (t1 - t0) as f64
+                ),
+                _ => e,
+            }),
         }
     }
     Err(seen.join("; then "))
+}
+
+/// All CPUs' steal ticks and total ticks so far (`/proc/stat`).
+fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is in user).
+    let total: u64 = v.iter().take(8).sum();
+    Some((*v.get(7)?, total))
 }
 
 /// Live tests share the host's interfaces and CPU: one at a time.

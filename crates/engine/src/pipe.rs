@@ -1343,11 +1343,12 @@ impl Pipe {
         }
     }
 
-    /// The next deadline of a plain pipe that is not an early-exit one,
-    /// when its drop lists are empty (unless a reconfiguration left
-    /// packets in them, they are): the general answer without the terms
-    /// such a pipe lacks (no stage wakes it at a transmission's end, no
-    /// slot gates its delay line). `None`: ask [`Pipe::general_deadline`].
+    /// The next deadline of a plain pipe that is not an early-exit one
+    /// and whose drop lists are empty (as they are, unless a
+    /// reconfiguration left packets in them): the general answer without
+    /// the terms such a pipe lacks (no stage wakes it at a transmission's
+    /// end, no slot gates its delay line). `None`: any other pipe, for
+    /// [`Pipe::general_deadline`].
     #[inline(always)]
     fn plain_deadline(&self) -> Option<Option<Instant>> {
         if !self.plain
@@ -1365,6 +1366,8 @@ impl Pipe {
         Some(Some(line.map_or(sending, |d| d.min(sending))))
     }
 
+    /// [`Pipe::general_deadline`] as a call, kept out of the per-packet
+    /// path's code.
     #[inline(never)]
     fn general_deadline_out_of_line(&self, pool: &Pool) -> Option<Instant> {
         self.general_deadline(pool)

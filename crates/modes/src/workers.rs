@@ -56,11 +56,6 @@ pub struct WorkerOptions {
 }
 
 impl WorkerOptions {
-    /// The number of workers for a mode with `useful` partitions.
-    pub fn count(&self, useful: usize) -> u16 {
-        self.resolve(useful, "").0
-    }
-
     /// The number of workers for a mode with `useful` partitions, `what`
     /// naming them (`"a shell has two directions"`), and a note when
     /// `--workers` asked for more: a worker beyond them would receive no
@@ -531,7 +526,6 @@ mod tests {
             k(None).resolve(1000, "x").0 as usize
                 <= pipelab_io::worker::allowed_cpus().len().max(1)
         );
-        assert_eq!(k(Some(3)).count(2), 2);
     }
 
     /// A pass proves `--cpus` takes lists and ranges of allowed CPUs,

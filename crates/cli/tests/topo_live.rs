@@ -498,7 +498,22 @@ fn ping_rtt_is_twice_the_route_delay() {
 fn scheduled_link_changes_move_the_rtt() {
     let Some(_g) = live() else { return };
     let file = write_topo(&chain(), "chain-every.toml");
-    let up = Up::start(&file, "hop-by-hop", "tevery");
+    // An RTT bound on a shared machine: the run may be repeated (a fresh
+    // topology each time), and must hold in one of three.
+    let r = common::in_one_of_three(|| {
+        let up = Up::start(&file, "hop-by-hop", "tevery");
+        let r = scheduled_run();
+        up.down();
+        r
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+/// One run of [`scheduled_link_changes_move_the_rtt`] on the topology
+/// `tevery`: `Err` says which phase missed.
+fn scheduled_run() -> Result<(), String> {
     // a–r1 (1 ms) becomes 10 ms, then 4..8 ms drawn every 0.5 s: the RTT
     // leaves 12 ms for 30 ms, then stays in [18, 26] ms.
     let script = tmp("every.script");
@@ -526,7 +541,9 @@ fn scheduled_link_changes_move_the_rtt() {
     ]);
     assert!(o.contains("7 steps"), "{o}");
     let rs = replies(&std::fs::read_to_string(&res).expect("ping output"));
-    assert!(rs.len() >= 58, "{rs:?}");
+    if rs.len() < 58 {
+        return Err(format!("{} of 60 replies: {rs:?}", rs.len()));
+    }
     let sent = |r: &(f64, f64)| r.0 - r.1 / 1e3 - t0;
     let phase = |a: f64, b: f64| -> Vec<f64> {
         rs.iter()
@@ -537,13 +554,18 @@ fn scheduled_link_changes_move_the_rtt() {
     let first = phase(0.0, 0.9);
     let second = phase(1.2, 1.9);
     let third = phase(2.2, 2.9);
-    assert!((median(&first) - 12.0).abs() < 0.5, "{first:?}");
-    assert!((median(&second) - 30.0).abs() < 0.5, "{second:?}");
-    assert!(third.len() >= 8, "{third:?}");
-    for x in &third {
-        assert!((17.5..26.5).contains(x), "RTT {x} ms: {third:?}");
+    if (median(&first) - 12.0).abs() >= 0.5 {
+        return Err(format!("before the change, want 12 ms: {first:?}"));
     }
-    up.down();
+    if (median(&second) - 30.0).abs() >= 0.5 {
+        return Err(format!("after the change, want 30 ms: {second:?}"));
+    }
+    if third.len() < 8 || third.iter().any(|x| !(17.5..26.5).contains(x)) {
+        return Err(format!(
+            "drawn delays, want RTTs in [17.5, 26.5) ms: {third:?}"
+        ));
+    }
+    Ok(())
 }
 
 /// Pass proves: synthetic cross traffic (ModelNet §4.3) changes the live
@@ -651,7 +673,22 @@ fn link_down_on_a_ring_reroutes_live() {
     let l = t.find_link(r0, r1).expect("r0-r1");
     t.links[l].delay = Duration::from_millis(1);
     let file = write_topo(&t, "ring4.toml");
-    let up = Up::start(&file, "hop-by-hop", "tring");
+    // RTT bounds on a shared machine: the run may be repeated (a fresh
+    // topology each time), and must hold in one of three.
+    let r = common::in_one_of_three(|| {
+        let up = Up::start(&file, "hop-by-hop", "tring");
+        let r = reroute_run();
+        up.down();
+        r
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+/// One run of [`link_down_on_a_ring_reroutes_live`] on the topology
+/// `tring`: `Err` says which phase missed.
+fn reroute_run() -> Result<(), String> {
     let now = || {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -682,7 +719,9 @@ fn link_down_on_a_ring_reroutes_live() {
     let out = ping.wait_with_output().expect("ping output");
     let out = String::from_utf8_lossy(&out.stdout);
     let rs = replies(&out);
-    assert!(rs.len() >= 195, "{} of 200 replies:\n{out}", rs.len());
+    if rs.len() < 195 {
+        return Err(format!("{} of 200 replies:\n{out}", rs.len()));
+    }
     // Replies sent in [from, to) (epoch s; a reply's stamp is its arrival).
     let phase = |from: f64, to: f64| -> Vec<f64> {
         rs.iter()
@@ -693,27 +732,25 @@ fn link_down_on_a_ring_reroutes_live() {
     // Each phase: its median RTT is the path's within 0.5 ms, and every
     // reply is on the right side of the midpoint between the two paths
     // (a scheduling hiccup may delay a reply, never reroute it).
-    let near = |v: &[f64], want: f64| {
-        assert!(v.len() >= 10, "{v:?}");
+    let near = |v: &[f64], want: f64| -> Result<(), String> {
+        if v.len() < 10 {
+            return Err(format!("{} replies in a phase of {want}: {v:?}", v.len()));
+        }
         let m = median(v);
-        assert!(
-            (m - want).abs() < 0.5,
-            "median RTT {m} ms, want {want}: {v:?}"
-        );
-        for x in v {
-            assert!(
-                (*x > 20.0) == (want > 20.0),
-                "RTT {x} ms in a phase of {want}: {v:?}"
-            );
+        if (m - want).abs() >= 0.5 {
+            return Err(format!("median RTT {m} ms, want {want}: {v:?}"));
+        }
+        match v.iter().find(|&&x| (x > 20.0) != (want > 20.0)) {
+            Some(x) => Err(format!("RTT {x} ms in a phase of {want}: {v:?}")),
+            None => Ok(()),
         }
     };
     let m = 0.05;
-    near(&phase(0.0, at[0].0 - m), 6.0);
-    near(&phase(at[0].1 + m, at[1].0 - m), 34.0);
-    near(&phase(at[1].1 + m, at[2].0 - m), 6.0);
+    near(&phase(0.0, at[0].0 - m), 6.0)?;
+    near(&phase(at[0].1 + m, at[1].0 - m), 34.0)?;
+    near(&phase(at[1].1 + m, at[2].0 - m), 6.0)?;
     // r0–r1 now 3 ms: 1 + 3 + 1 each way.
-    near(&phase(at[2].1 + m, f64::INFINITY), 10.0);
-    up.down();
+    near(&phase(at[2].1 + m, f64::INFINITY), 10.0)
 }
 
 /// Pass proves: `link A B down 2s` black-holes a live link for 2 s and

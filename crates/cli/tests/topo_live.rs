@@ -498,11 +498,16 @@ fn ping_rtt_is_twice_the_route_delay() {
 fn scheduled_link_changes_move_the_rtt() {
     let Some(_g) = live() else { return };
     let file = write_topo(&chain(), "chain-every.toml");
-    // An RTT bound on a shared machine: the run may be repeated (a fresh
-    // topology each time), and must hold in one of three.
+    on_fresh_topologies(&file, "tevery", scheduled_run);
+}
+
+/// An RTT bound on a shared machine: `run` on a fresh topology `name`
+/// of `file` (hop-by-hop), repeated while it misses, must hold in one of
+/// three runs.
+fn on_fresh_topologies(file: &str, name: &str, run: fn() -> Result<(), String>) {
     let r = common::in_one_of_three(|| {
-        let up = Up::start(&file, "hop-by-hop", "tevery");
-        let r = scheduled_run();
+        let up = Up::start(file, "hop-by-hop", name);
+        let r = run();
         up.down();
         r
     });
@@ -673,17 +678,7 @@ fn link_down_on_a_ring_reroutes_live() {
     let l = t.find_link(r0, r1).expect("r0-r1");
     t.links[l].delay = Duration::from_millis(1);
     let file = write_topo(&t, "ring4.toml");
-    // RTT bounds on a shared machine: the run may be repeated (a fresh
-    // topology each time), and must hold in one of three.
-    let r = common::in_one_of_three(|| {
-        let up = Up::start(&file, "hop-by-hop", "tring");
-        let r = reroute_run();
-        up.down();
-        r
-    });
-    if let Err(e) = r {
-        panic!("{e}");
-    }
+    on_fresh_topologies(&file, "tring", reroute_run);
 }
 
 /// One run of [`link_down_on_a_ring_reroutes_live`] on the topology

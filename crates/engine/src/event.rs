@@ -366,6 +366,109 @@ impl EventQueue {
     }
 }
 
+/// The ring's FIFO: a power-of-two array indexed by free-running
+/// counters (a mask, no wrap-around test), grown by doubling when full.
+#[derive(Debug, Default)]
+struct Fifo {
+    buf: Vec<Event>,
+    /// Index of the front (free-running; `& mask` in `buf`).
+    head: usize,
+    /// Entries held.
+    len: usize,
+}
+
+impl Fifo {
+    fn with_capacity(cap: usize) -> Fifo {
+        let n = cap.max(1).next_power_of_two();
+        Fifo {
+            buf: vec![Fifo::HOLE; n],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// What fills an unused place.
+    const HOLE: Event = Event {
+        time: Instant(0),
+        key: 0,
+        seq: 0,
+        pipe: 0,
+    };
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.buf.len().wrapping_sub(1)
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&Event> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf.get(self.head & self.mask())
+    }
+
+    #[inline(always)]
+    fn back(&self) -> Option<&Event> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf
+            .get(self.head.wrapping_add(self.len - 1) & self.mask())
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: Event) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let i = self.head.wrapping_add(self.len) & self.mask();
+        if let Some(slot) = self.buf.get_mut(i) {
+            *slot = e;
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        if self.len > 0 {
+            self.head = self.head.wrapping_add(1);
+            self.len -= 1;
+        }
+    }
+
+    /// Double the array (or make the first), keeping the order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = (self.buf.len() * 2).max(16);
+        let mut buf = Vec::with_capacity(n);
+        buf.extend((0..self.len).map(|k| self.buf[self.head.wrapping_add(k) & self.mask()]));
+        buf.resize(n, Fifo::HOLE);
+        self.buf = buf;
+        self.head = 0;
+    }
+
+    /// Keep only the entries `keep` says yes to, in order.
+    fn retain(&mut self, mut keep: impl FnMut(&Event) -> bool) {
+        let mask = self.mask();
+        let mut kept = 0;
+        for k in 0..self.len {
+            let e = self.buf[self.head.wrapping_add(k) & mask];
+            if keep(&e) {
+                self.buf[self.head.wrapping_add(kept) & mask] = e;
+                kept += 1;
+            }
+        }
+        self.len = kept;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -574,108 +677,5 @@ mod tests {
             }
             assert_eq!(q.len(), live.len());
         }
-    }
-}
-
-/// The ring's FIFO: a power-of-two array indexed by free-running
-/// counters (a mask, no wrap-around test), grown by doubling when full.
-#[derive(Debug, Default)]
-struct Fifo {
-    buf: Vec<Event>,
-    /// Index of the front (free-running; `& mask` in `buf`).
-    head: usize,
-    /// Entries held.
-    len: usize,
-}
-
-impl Fifo {
-    fn with_capacity(cap: usize) -> Fifo {
-        let n = cap.max(1).next_power_of_two();
-        Fifo {
-            buf: vec![Fifo::HOLE; n],
-            head: 0,
-            len: 0,
-        }
-    }
-
-    /// What fills an unused place.
-    const HOLE: Event = Event {
-        time: Instant(0),
-        key: 0,
-        seq: 0,
-        pipe: 0,
-    };
-
-    #[inline(always)]
-    fn mask(&self) -> usize {
-        self.buf.len().wrapping_sub(1)
-    }
-
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    fn front(&self) -> Option<&Event> {
-        if self.len == 0 {
-            return None;
-        }
-        self.buf.get(self.head & self.mask())
-    }
-
-    #[inline(always)]
-    fn back(&self) -> Option<&Event> {
-        if self.len == 0 {
-            return None;
-        }
-        self.buf
-            .get(self.head.wrapping_add(self.len - 1) & self.mask())
-    }
-
-    #[inline(always)]
-    fn push_back(&mut self, e: Event) {
-        if self.len == self.buf.len() {
-            self.grow();
-        }
-        let i = self.head.wrapping_add(self.len) & self.mask();
-        if let Some(slot) = self.buf.get_mut(i) {
-            *slot = e;
-        }
-        self.len += 1;
-    }
-
-    #[inline(always)]
-    fn pop_front(&mut self) {
-        if self.len > 0 {
-            self.head = self.head.wrapping_add(1);
-            self.len -= 1;
-        }
-    }
-
-    /// Double the array (or make the first), keeping the order.
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self) {
-        let n = (self.buf.len() * 2).max(16);
-        let mut buf = Vec::with_capacity(n);
-        buf.extend((0..self.len).map(|k| self.buf[self.head.wrapping_add(k) & self.mask()]));
-        buf.resize(n, Fifo::HOLE);
-        self.buf = buf;
-        self.head = 0;
-    }
-
-    /// Keep only the entries `keep` says yes to, in order.
-    fn retain(&mut self, mut keep: impl FnMut(&Event) -> bool) {
-        let mask = self.mask();
-        let mut kept = 0;
-        for k in 0..self.len {
-            let e = self.buf[self.head.wrapping_add(k) & mask];
-            if keep(&e) {
-                self.buf[self.head.wrapping_add(kept) & mask] = e;
-                kept += 1;
-            }
-        }
-        self.len = kept;
     }
 }

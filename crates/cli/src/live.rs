@@ -2,7 +2,7 @@
 //! and `pipelab probe`.
 
 use clap::{Args, Subcommand};
-use pipelab_io::runner::RunnerOptions;
+use pipelab_io::runner::{Priority, RunnerOptions};
 use pipelab_lang::units::UnitError;
 use pipelab_lang::{parse_pipe_params, ParseError, PipeSpec};
 use pipelab_modes::probe::{self, SendOptions};
@@ -210,11 +210,18 @@ pub struct RunArgs {
     /// printed at start and in the report, so the run can be repeated).
     #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = crate::seed_arg)]
     seed: u64,
-    /// Run the emulator's thread at real-time priority (SCHED_FIFO, where
-    /// allowed), so CPU-bound processes do not delay departures; it steps
-    /// down while busy above 85%. Not with --busy-poll.
+    /// Keep the emulator's threads at real-time priority (SCHED_FIFO,
+    /// where allowed) until busy above 85% of a CPU. By default they are
+    /// real-time only while light (below 25% of a CPU; normal above 40%),
+    /// so CPU-bound processes do not delay departures. Not with
+    /// --busy-poll.
     #[arg(long)]
     realtime: bool,
+    /// Never run the emulator's threads at real-time priority (other
+    /// CPU-bound processes may then delay departures by up to a
+    /// scheduler tick, 4 ms on many kernels).
+    #[arg(long, conflicts_with = "realtime")]
+    no_realtime: bool,
     /// Print the accounting and lateness report on exit.
     #[arg(long, short)]
     verbose: bool,
@@ -226,12 +233,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     /// Worker threads, each owning one direction's port and pipes
-    /// (default: one per direction, at most the CPUs this process may
-    /// run on: 2 on a machine of 2 or more CPUs, 1 on one).
+    /// (default: one for every two CPUs this process may run on, at most
+    /// one per direction: 1 on up to 3 CPUs, 2 from 4).
     #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
     workers: Option<u16>,
     /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or `none`
-    /// (default: the CPUs this process may run on, in order).
+    /// (default: not pinned; the scheduler wakes each on an idle CPU).
     #[arg(long, value_name = "LIST")]
     cpus: Option<String>,
     #[command(flatten)]
@@ -272,7 +279,13 @@ impl RunArgs {
             busy_poll: self.busy_poll,
             mem_cap,
             seed: self.seed,
-            realtime: self.realtime,
+            priority: if self.realtime {
+                Priority::Realtime
+            } else if self.no_realtime {
+                Priority::Normal
+            } else {
+                Priority::Auto
+            },
         })
     }
 }
@@ -652,8 +665,10 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
     let config = attach_config(&a, ingress, egress)?;
     let mut runner = a.run.runner()?;
     // As host mode's: releases at real-time priority (best effort),
-    // unless the thread spins.
-    runner.realtime = !runner.busy_poll;
+    // unless the thread spins or --no-realtime says not.
+    if runner.priority == Priority::Auto {
+        runner.priority = Priority::Realtime;
+    }
     let duration = match &a.duration {
         Some(d) => {
             Some(pipelab_lang::units::parse_duration(d).map_err(|e| flag_error("duration", d, e))?)

@@ -337,7 +337,8 @@ pub enum TopoCmd {
         /// Worker threads forwarding packets, each reading the TAPs of
         /// the VNs whose first hop it has in `topo assign`'s partition
         /// of the links; which pipes each owns: see --split (default:
-        /// the CPUs this process may run on, at most one per link).
+        /// one for every two CPUs this process may run on, at least one,
+        /// at most one per link).
         #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
         workers: Option<u16>,
         /// How the pipes are split over the workers: `links` (both
@@ -351,7 +352,8 @@ pub enum TopoCmd {
         #[arg(long, value_name = "HOW", default_value = "links", value_parser = live::SplitBy::parse)]
         split: live::SplitBy,
         /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or
-        /// `none` (default: the CPUs this process may run on, in order).
+        /// `none` (default: not pinned; the scheduler wakes each on an
+        /// idle CPU).
         #[arg(long, value_name = "LIST")]
         cpus: Option<String>,
         /// Spin instead of sleeping between deadlines (each worker keeps
@@ -364,6 +366,12 @@ pub enum TopoCmd {
         /// down while busy above 85% of its CPU.
         #[arg(long, conflicts_with = "busy_poll")]
         realtime: bool,
+        /// Never run the workers at real-time priority (by default they
+        /// are real-time while light, below 25% of a CPU, and normal
+        /// above 40%; other CPU-bound processes may then delay departures
+        /// by up to a scheduler tick).
+        #[arg(long, conflicts_with = "realtime")]
+        no_realtime: bool,
         /// Seed of every random decision (loss): a number, or `random`.
         #[arg(long, default_value = "1", allow_negative_numbers = true, value_parser = crate::seed_arg)]
         seed: u64,
@@ -864,6 +872,7 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             cpus,
             busy_poll,
             realtime,
+            no_realtime,
             seed,
             config,
             offload,
@@ -951,6 +960,9 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 if realtime {
                     args.push("--realtime".into());
                 }
+                if no_realtime {
+                    args.push("--no-realtime".into());
+                }
                 args.extend(capture.to_args());
                 args.extend(series.to_args());
                 if let Some(c) = &config {
@@ -978,7 +990,13 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 runner: RunnerOptions {
                     seed,
                     busy_poll,
-                    realtime,
+                    priority: if realtime {
+                        pipelab_io::runner::Priority::Realtime
+                    } else if no_realtime {
+                        pipelab_io::runner::Priority::Normal
+                    } else {
+                        pipelab_io::runner::Priority::Auto
+                    },
                     ..RunnerOptions::default()
                 },
                 threads,

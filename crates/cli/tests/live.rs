@@ -358,3 +358,92 @@ fn memory_cap_holds_under_overload() {
     assert!(mem > 5_000, "memory drops {mem}");
     assert!(bytes <= 4 << 20, "buffers grew to {bytes} bytes");
 }
+
+/// Lateness is said, not hidden: a shell overloaded on purpose (its
+/// threads pinned to one CPU where a real-time CPU hog runs, the runner
+/// at the normal policy, `--no-realtime`, so that it gets the CPU only
+/// when the kernel's real-time throttling takes it from the hog, 50 ms a
+/// second; ping runs on another CPU) warns on standard error that
+/// departures were late, how late and the likely cause, and its report
+/// counts the late windows (`precision.late_windows`) with their causes
+/// and worst lateness.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn lateness_is_said_when_the_machine_is_overloaded() {
+    let Some(_g) = live() else { return };
+    let cpus = allowed_cpus();
+    let hog_cpu = cpus.last().copied().unwrap_or(0).to_string();
+    let ping_cpu = cpus.first().copied().unwrap_or(0).to_string();
+    // Killed when dropped, also if the test fails on the way.
+    let hog = Bg(Command::new("chrt")
+        .args([
+            "-f",
+            "50",
+            "taskset",
+            "-c",
+            &hog_cpu,
+            "sh",
+            "-c",
+            "while :; do :; done",
+        ])
+        .spawn()
+        .expect("chrt (util-linux)"));
+    let stats = tmp_path("overload.json");
+    let ping = format!("exec taskset -c {ping_cpu} ping -c 100 -i 0.02 -q $PIPELAB_OUTSIDE");
+    let out = Command::new("taskset")
+        .args([
+            "-c",
+            &hog_cpu,
+            BIN,
+            "shell",
+            "--no-realtime",
+            "--link",
+            "delay 5ms",
+            "--stats",
+            &stats,
+        ])
+        .args(["--", "sh", "-c", &ping])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run pipelab shell");
+    drop(hog);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats file"))
+        .expect("stats json");
+    let _ = std::fs::remove_file(&stats);
+    assert!(
+        stderr.contains("pipelab shell: warning: departures late: p99 above"),
+        "no lateness warning: {stderr}"
+    );
+    assert!(stderr.contains("likely cause:"), "{stderr}");
+    let p = &v["precision"];
+    assert!(p["late_windows"].as_u64().unwrap_or(0) >= 1, "{p}");
+    assert!(p["worst_us"].as_f64().unwrap_or(0.0) > 1000.0, "{p}");
+    assert_eq!(p["threshold_us"].as_f64(), Some(250.0), "{p}");
+    assert!(p["causes"].as_array().is_some_and(|c| !c.is_empty()), "{p}");
+    assert!(
+        p["warnings"].as_array().is_some_and(|w| !w.is_empty()),
+        "{p}"
+    );
+}
+
+/// The CPUs this process may run on, from `taskset -cp` (`0-1`, `0,2`).
+fn allowed_cpus() -> Vec<usize> {
+    let o = Command::new("taskset")
+        .args(["-cp", &std::process::id().to_string()])
+        .output()
+        .expect("taskset");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let list = text.rsplit(':').next().unwrap_or("0").trim();
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
+            cpus.extend(a..=b);
+        }
+    }
+    cpus
+}

@@ -12,7 +12,9 @@
 //!   frame's metadata beside its buffer, the frames ports lend into it,
 //!   and the count of copies made;
 //! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
-//!   with its lateness meter, and [`readiness`]: which of its many ports
+//!   with its lateness meter ([`late`]: the same, read live by another
+//!   thread; [`margin`]: how long before a deadline it stops sleeping),
+//!   and [`readiness`]: which of its many ports
 //!   have frames waiting;
 //! * [`worker`], [`spsc`]: one emulation over several runners (workers),
 //!   each owning some pipes and ports, handing packets to each other on
@@ -38,6 +40,8 @@ pub mod capture;
 pub mod clock;
 pub mod ecn;
 pub mod gso;
+pub mod late;
+pub mod margin;
 pub mod netlink;
 pub mod netns;
 pub mod pcapng;

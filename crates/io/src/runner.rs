@@ -13,22 +13,28 @@
 //! 3. **wait**: sleep in `ppoll` on the ports until a margin before the next
 //!    deadline, then spin until the deadline (`--busy-poll`: always spin).
 //!    The margin is the sleep overshoot measured at start-up (p99 of 200
-//!    short sleeps, plus 20 µs), not a guess.
+//!    short sleeps, plus 20 µs), then learnt from the runner's own sleeps
+//!    (p99 of the last 128 wake-up latencies, less any wait for a CPU,
+//!    plus 20 µs, at most 500 µs: a CPU that idled wakes more slowly;
+//!    see [`crate::margin`]), not a guess.
 //!
-//! With `--realtime` (host mode: always) the runner's thread runs at
-//! real-time priority (`SCHED_FIFO`, where the process may; never with
-//! `--busy-poll`), so that other processes do not delay departures: under
-//! two CPU-bound processes on two CPUs, a
-//! 10 ms pipe at 1–10 kpps kept p99 at 10.04–10.14 ms with it in five of
-//! six runs, against 12.2–16.4 ms without (BENCHMARKS.md). A guard watches the thread's CPU time and drops
-//! to the normal policy while it is busy above 85% of a 50 ms window
-//! (back below 70%): the kernel throttles real-time threads that use more
-//! than 95% of a CPU, stopping them for tens of milliseconds. It is not
-//! the default because a real-time thread that spins before its deadlines
-//! also keeps the kernel's softirq thread (`ksoftirqd`, normal priority)
-//! off its CPU, and that thread moves the packets between the veths: at
-//! 10 kpps through AF_XDP a fresh-machine run saw p99 of 25–32 ms that
-//! way, where normal priority gives 10.0x ms.
+//! By default the runner's thread runs at real-time priority
+//! (`SCHED_FIFO`, where the process may; never with `--busy-poll`) while
+//! it is light, below 25% of its CPU over a 50 ms window, and at the
+//! normal policy while it is busy, above 40% ([`Priority::Auto`]): a
+//! normal thread woken on a CPU another process holds may wait up to a
+//! scheduler tick (4 ms at `HZ=250`), a real-time one preempts at once;
+//! a busy real-time thread that spins before its deadlines would keep
+//! the kernel's softirq thread (`ksoftirqd`), which moves the packets
+//! themselves, off its CPU (at 10 kpps through AF_XDP a run at
+//! real-time priority throughout saw p99 of 25–32 ms where normal
+//! priority gives 10.0x ms). `--realtime` (host mode: always) keeps
+//! real-time priority up to 85% of the CPU (back below 70%): the kernel
+//! throttles real-time threads that use more than 95% of a CPU, stopping
+//! them for tens of milliseconds. `--no-realtime` never takes it. Under
+//! the normal policy the thread asks for the shortest time slice (100
+//! µs), which lets its wake-ups preempt where the kernel preempts at
+//! all.
 //!
 //! Overload (ModelNet §2.2): packets already inside the emulator keep their
 //! emulated timing. What cannot be taken in is dropped at the input and
@@ -145,13 +151,11 @@ pub struct RunnerOptions {
     pub mem_cap: u64,
     /// Seed of every random decision.
     pub seed: u64,
-    /// Run the runner's thread at real-time priority (`SCHED_FIFO`
-    /// [`REALTIME_PRIORITY`]) where the process may, so that other
-    /// processes on the host do not delay departures (default off; host
-    /// mode turns it on). A real-time thread that spins can starve the
-    /// kernel's softirq threads on its CPU, which carry the packets
-    /// themselves: see the module documentation.
-    pub realtime: bool,
+    /// When the runner's thread runs at real-time priority (`SCHED_FIFO`
+    /// [`REALTIME_PRIORITY`], where the process may), so that other
+    /// processes on the host do not delay departures: see [`Priority`]
+    /// (default [`Priority::Auto`]; host mode [`Priority::Realtime`]).
+    pub priority: Priority,
 }
 
 /// Frames taken from one port per receive call: a bounded batch, so that
@@ -179,7 +183,7 @@ impl Default for RunnerOptions {
             busy_poll: false,
             mem_cap: 512 << 20,
             seed: 1,
-            realtime: false,
+            priority: Priority::Auto,
         }
     }
 }
@@ -355,8 +359,15 @@ pub struct Runner {
     /// have sent them.
     unflushed: Vec<BufId>,
     lateness: Histogram<u64>,
+    /// The same departures counted for a watcher on another thread.
+    late: std::sync::Arc<crate::late::LateMeter>,
     stats: RunnerStats,
     margin: Duration,
+    /// The margin in use: learnt from this runner's own sleeps, from
+    /// `margin` up (see [`crate::margin`]).
+    wake_margin: crate::margin::Margin,
+    /// This thread's wait for a CPU (see [`crate::margin::RunDelay`]).
+    run_delay: crate::margin::RunDelay,
     busy_poll: bool,
     out: Vec<Departure>,
     corrupt_rng: StageRng,
@@ -405,18 +416,54 @@ pub struct Runner {
     flows: Option<Box<FlowTable>>,
 }
 
+/// The runner thread's priority: whether it runs at real-time priority
+/// (`SCHED_FIFO` [`REALTIME_PRIORITY`]) and when it steps down.
+///
+/// A thread of the normal policy woken while another process holds its
+/// CPU may wait for that process's time slice to end and the kernel's
+/// next tick (4 ms at `HZ=250`), whatever its nice value or own slice; a
+/// real-time thread preempts at once. Measured on 2 vCPUs (2026-12-07,
+/// docs/design-notes.md, "Precision by default"): beside CPU-bound
+/// processes a normal runner's departures were up to 4–13 ms late (ping
+/// mdev 1.3–3.7 ms through `delay 20ms`), a real-time one's within 0.11
+/// ms (mdev 0.07 ms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Priority {
+    /// The normal policy throughout (`--no-realtime`).
+    Normal,
+    /// The default: real-time while the runner is light (below
+    /// [`RtGuard::AUTO_LOW`] of its CPU), normal while it is busy (above
+    /// [`RtGuard::AUTO_HIGH`]). A light runner is the one whose
+    /// departures are few and must each be exact, and that takes little
+    /// from anyone; a busy one is forwarding at a high rate, where a
+    /// real-time thread that spins before its deadlines would also keep
+    /// the kernel's softirq thread (`ksoftirqd`, normal priority), which
+    /// moves the packets themselves, off its CPU (at 50 kpps through a
+    /// shell `--realtime` lost 2,396 packets of 200,000 where this
+    /// default lost none).
+    #[default]
+    Auto,
+    /// Real-time until busy above [`RtGuard::HIGH`] of its CPU
+    /// (`--realtime`; host mode): the kernel throttles real-time threads
+    /// above 95%.
+    Realtime,
+}
+
 /// The runner thread's real-time priority, watched. The kernel lets
 /// real-time threads use at most 95% of a CPU per second and then stops
 /// them for the rest of it (tens of ms, a disaster for an emulator). So
-/// every [`RtGuard::WINDOW`] the thread's CPU time is read: above
-/// [`RtGuard::HIGH`] of the window it goes back to the normal policy
-/// (packets keep flowing, at the accuracy of a normal thread), below
-/// [`RtGuard::LOW`] it takes real-time priority again.
+/// every [`RtGuard::WINDOW`] the thread's CPU time is read: above the
+/// priority's high mark of the window it goes back to the normal policy
+/// (packets keep flowing, at the accuracy of a normal thread), below its
+/// low mark it takes real-time priority again.
 struct RtGuard {
     /// Real-time scheduling was asked for and granted once.
     wanted: bool,
     /// Currently real-time.
     on: bool,
+    /// Step down above this share of the CPU, up again below `low`.
+    high: f64,
+    low: f64,
     window_start: Instant,
     cpu_start: u64,
     /// Times the thread left real-time priority because it was too busy.
@@ -425,14 +472,25 @@ struct RtGuard {
 
 impl RtGuard {
     const WINDOW: Duration = Duration(50_000_000);
+    /// [`Priority::Realtime`]'s marks.
     const HIGH: f64 = 0.85;
     const LOW: f64 = 0.7;
+    /// [`Priority::Auto`]'s marks.
+    const AUTO_HIGH: f64 = 0.4;
+    const AUTO_LOW: f64 = 0.25;
 
-    fn start(wanted: bool, now: Instant) -> RtGuard {
-        let on = wanted && crate::backends::process::set_thread_realtime(REALTIME_PRIORITY).is_ok();
+    fn start(priority: Priority, now: Instant) -> RtGuard {
+        let (high, low) = match priority {
+            Priority::Auto => (Self::AUTO_HIGH, Self::AUTO_LOW),
+            _ => (Self::HIGH, Self::LOW),
+        };
+        let on = priority != Priority::Normal
+            && crate::backends::process::set_thread_realtime(REALTIME_PRIORITY).is_ok();
         RtGuard {
             wanted: on,
             on,
+            high,
+            low,
             window_start: now,
             cpu_start: thread_cpu_ns(),
             demotions: 0,
@@ -446,10 +504,10 @@ impl RtGuard {
         let cpu = thread_cpu_ns();
         let wall = now.saturating_since(self.window_start).as_nanos().max(1);
         let busy = cpu.saturating_sub(self.cpu_start) as f64 / wall as f64;
-        if self.on && busy > Self::HIGH {
+        if self.on && busy > self.high {
             self.on = crate::backends::process::set_thread_normal().is_err();
             self.demotions += u64::from(!self.on);
-        } else if !self.on && busy < Self::LOW {
+        } else if !self.on && busy < self.low {
             self.on = crate::backends::process::set_thread_realtime(REALTIME_PRIORITY).is_ok();
         }
         self.window_start = now;
@@ -498,13 +556,23 @@ impl Runner {
         // The default timer slack (50 µs) would let every sleep overshoot;
         // ask for exact wake-ups. Failure only costs accuracy.
         let _ = nix::sys::prctl::set_timerslack(1);
+        // A short time slice: woken for a departure, the thread preempts a
+        // CPU-bound process at once instead of waiting for its slice to
+        // end (see `set_thread_slice`); its share of the CPU is unchanged.
+        let _ =
+            crate::backends::process::set_thread_slice(crate::backends::process::RUNNER_SLICE_NS);
         // Departures are due to the microsecond whatever else the host
         // runs; without the privilege the runner still works, less
         // accurately. Before the margin is measured, which it lowers. Not
         // with busy polling: a thread that always spins would be
         // throttled by the kernel.
         let clock = Clock::start();
-        let rt = RtGuard::start(opts.realtime && !opts.busy_poll, clock.now());
+        let priority = if opts.busy_poll {
+            Priority::Normal
+        } else {
+            opts.priority
+        };
+        let rt = RtGuard::start(priority, clock.now());
         let n = ports.len();
         let gso = Offloads::new(emu.spec(), ports.iter().map(|p| p.offloads()).collect());
         let mut r = Runner {
@@ -516,8 +584,11 @@ impl Runner {
             unflushed: Vec::with_capacity(1024),
             lateness: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| std::process::abort())),
+            late: Default::default(),
             stats: RunnerStats::default(),
-            margin: margin.unwrap_or_else(measure_sleep_margin),
+            margin: Duration::ZERO,
+            wake_margin: crate::margin::Margin::new(Duration::ZERO),
+            run_delay: crate::margin::RunDelay::open(),
             busy_poll: opts.busy_poll,
             out: Vec::with_capacity(1024),
             corrupt_rng: stage_rng(opts.seed, StageKind::Corrupt, u64::MAX),
@@ -541,7 +612,10 @@ impl Runner {
             tap: None,
             flows: None,
         };
+        r.margin = margin.unwrap_or_else(measure_sleep_margin);
+        r.wake_margin = crate::margin::Margin::new(r.margin);
         r.watch_ports();
+        r.late.set_thread();
         r
     }
 
@@ -662,6 +736,20 @@ impl Runner {
     /// Whether this runner receives from port `i`.
     pub fn receives(&self, i: usize) -> bool {
         self.receives.get(i).copied().unwrap_or(false)
+    }
+
+    /// Count departures on `meter` from now on (a watcher made it before
+    /// this runner's thread started), from the calling thread: the
+    /// runner's.
+    pub fn set_late_meter(&mut self, meter: std::sync::Arc<crate::late::LateMeter>) {
+        meter.set_thread();
+        self.late = meter;
+    }
+
+    /// The meter a watcher on another thread reads this runner's
+    /// lateness from while it runs.
+    pub fn late_meter(&self) -> std::sync::Arc<crate::late::LateMeter> {
+        self.late.clone()
     }
 
     /// The lateness histogram (ns), to merge over workers.
@@ -906,6 +994,11 @@ impl Runner {
         self.margin
     }
 
+    /// The sleep margin in use now, learnt from the runner's sleeps.
+    pub fn wake_margin(&self) -> Duration {
+        self.wake_margin.get()
+    }
+
     /// Accounting so far.
     pub fn stats(&self) -> RunnerStats {
         let mut s = self.stats;
@@ -1062,6 +1155,7 @@ impl Runner {
                     let now = self.clock.now();
                     let late = now.saturating_since(d.at).as_nanos();
                     self.lateness.saturating_record(late.max(1));
+                    self.late.record(late);
                     self.flow_delivered(&d.pkt, now);
                     self.leaving.push(Leaving {
                         port: port as usize,
@@ -1305,7 +1399,11 @@ impl Runner {
         let sleep = if self.busy_poll {
             Duration::ZERO
         } else {
-            Duration(until_wake.as_nanos().saturating_sub(self.margin.as_nanos()))
+            Duration(
+                until_wake
+                    .as_nanos()
+                    .saturating_sub(self.wake_margin.get().as_nanos()),
+            )
         };
         // One poll set per wait, reused by every spin iteration.
         let links = self.links.as_ref();
@@ -1321,9 +1419,21 @@ impl Runner {
         if sleep.as_nanos() >= 50_000 {
             // Another worker writes the wake-up only while the flag is up.
             if links.is_none_or(|l| l.may_sleep()) {
+                let due = now + sleep;
+                let waited_before = self.run_delay.read();
                 let r = wait_readable(&mut fds, sleep);
                 if let Some(l) = links {
                     l.awake();
+                }
+                if matches!(r, Ok(false)) {
+                    // Slept to the end: how late the wake-up came, less
+                    // the time spent waiting for a CPU.
+                    let woke = self.clock.now();
+                    let waited = self.run_delay.read().saturating_sub(waited_before);
+                    if woke >= due {
+                        self.wake_margin
+                            .woke(Duration((woke - due).as_nanos().saturating_sub(waited)));
+                    }
                 }
                 r?;
             }

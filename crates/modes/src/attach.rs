@@ -249,6 +249,9 @@ pub struct AttachReport {
     pub stats: RunnerStats,
     /// Lateness of releases.
     pub lateness: Lateness,
+    /// Seconds of the run whose releases were late (p99 beyond the
+    /// watcher's threshold), and why (see [`crate::precision`]).
+    pub precision: crate::precision::Precision,
     /// The queue's counters.
     pub port: PortStats,
     /// Verdicts issued.
@@ -475,6 +478,7 @@ pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> 
         table,
         stats: stats.runner,
         lateness: stats.lateness,
+        precision: stats.precision,
         port: stats.port,
         verdicts: stats.verdicts,
         rules: stats.rules,

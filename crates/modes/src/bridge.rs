@@ -137,6 +137,9 @@ pub struct BridgeReport {
     pub stats: RunnerStats,
     /// Lateness of transmissions.
     pub lateness: Lateness,
+    /// Seconds of the run whose departures were late (p99 beyond the
+    /// watcher's threshold), and why (see [`crate::precision`]).
+    pub precision: crate::precision::Precision,
     /// Per-port counters.
     pub ports: Vec<(String, pipelab_io::backends::PortStats)>,
     /// Per-port backend in use: "af_packet", "af_xdp native" or
@@ -446,6 +449,7 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         let report = BridgeReport {
             stats: t.stats,
             lateness: t.lateness,
+            precision: t.precision,
             ports,
             backends,
             seed,

@@ -243,7 +243,7 @@ impl Default for HostOptions {
             queue_num: 7400,
             queue_search: 0,
             runner: RunnerOptions {
-                realtime: true,
+                priority: pipelab_io::runner::Priority::Realtime,
                 ..RunnerOptions::default()
             },
             table: "pipelab_host".into(),
@@ -283,6 +283,9 @@ pub struct HostStats {
     pub runner: RunnerStats,
     /// Lateness of releases (verdict time minus emulated departure time).
     pub lateness: Lateness,
+    /// Seconds of the run whose releases were late (p99 beyond the
+    /// watcher's threshold), and why (see [`crate::precision`]).
+    pub precision: crate::precision::Precision,
     /// The queue's counters (received, released, errors, kernel drops).
     pub port: PortStats,
     /// Verdicts issued.
@@ -758,6 +761,7 @@ fn plane_stats(r: &Runner, counters: &VerdictCounters) -> HostStats {
     HostStats {
         runner: r.stats(),
         lateness: r.lateness(),
+        precision: Default::default(),
         port: r
             .port_stats()
             .into_iter()
@@ -963,6 +967,7 @@ impl HostPlane {
                 ..HostStats::default()
             });
         s.timeseries = self.sampler.as_ref().map(crate::series::Sampler::report);
+        s.precision = self.live.precision();
         s
     }
 
@@ -1014,6 +1019,7 @@ impl HostPlane {
             Ok((done, stats, sample)) => (stats, sample, Some(done)),
             Err(_) => (HostStats::default(), None, None),
         };
+        stats.precision = self.live.precision();
         let timeseries = match (series, sample) {
             (Some(s), Some(sample)) => Some(s.finish(vec![sample], &self.who)),
             _ => None,

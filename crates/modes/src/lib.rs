@@ -24,7 +24,9 @@
 //! * [`capture`]: `--pcap` and `--events` of a live mode, started
 //!   before its runners and finished after them;
 //! * [`workers`]: how a mode's emulation is split over workers
-//!   (`--workers`, `--cpus`) and how their figures add up.
+//!   (`--workers`, `--cpus`) and how their figures add up;
+//! * [`precision`]: lateness watched while a mode runs, said on standard
+//!   error when departures fall behind, with the likely cause.
 
 pub mod attach;
 pub mod bridge;
@@ -36,6 +38,7 @@ pub mod ipv6;
 pub mod ledger;
 pub mod live;
 pub mod plane;
+pub mod precision;
 pub mod privilege;
 pub mod probe;
 pub mod report;

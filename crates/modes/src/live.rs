@@ -22,10 +22,12 @@
 //! brings every worker to it, [`LiveRunner::with_each`] asks each.
 
 use crate::error::ModeError;
+use crate::precision::{Precision, Watcher};
 use pipelab_emu::{Applied, Compiled, Emulation, Partition, Spec};
 use pipelab_engine::Duration;
 use pipelab_io::backends::Port;
 use pipelab_io::capture::Tap;
+use pipelab_io::late::LateMeter;
 use pipelab_io::runner::{Runner, RunnerOptions};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -87,6 +89,26 @@ pub struct LiveRunner {
     /// The mode's TAP devices' drops on their way to the workers, read
     /// when a report asks (never by a worker).
     input_drops: std::sync::Mutex<Vec<pipelab_io::backends::tap::TapDrops>>,
+    /// The lateness watcher (`None` if its thread could not start).
+    watcher: Option<Watcher>,
+}
+
+/// A lateness watcher over `meters` warning on standard error as `name`
+/// (`pipelab-shell` says `pipelab shell: warning: ...`); none if its
+/// thread cannot start (the run goes on unwatched, as it says).
+fn watcher(name: &str, meters: Vec<Arc<LateMeter>>) -> Option<Watcher> {
+    let who = name.replacen('-', " ", 1);
+    let sink_who = who.clone();
+    match Watcher::start(
+        meters,
+        Arc::new(move |msg: &str| eprintln!("{sink_who}: warning: {msg}")),
+    ) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            eprintln!("{who}: warning: lateness is not watched during the run: {e}");
+            None
+        }
+    }
 }
 
 /// The seed of worker `w`'s rules (`prob` streams differ between
@@ -114,11 +136,14 @@ impl LiveRunner {
         opts: RunnerOptions,
         tap: Option<Tap>,
     ) -> io::Result<LiveRunner> {
+        let meter = Arc::new(LateMeter::default());
+        let m = meter.clone();
         let w = start(name.to_string(), opts, move || {
             let mut emu = Emulation::new(opts.engine_options());
             emu.apply(first);
             let ports: Vec<Box<dyn Port>> = ports.into_iter().map(|p| p as Box<dyn Port>).collect();
             let mut r = Runner::new(emu, ports, opts);
+            r.set_late_meter(m);
             r.set_tap(tap);
             Ok(r)
         })?;
@@ -128,6 +153,7 @@ impl LiveRunner {
             owners: None,
             cpus: vec![None],
             input_drops: Default::default(),
+            watcher: watcher(name, vec![meter]),
         })
     }
 
@@ -165,7 +191,9 @@ impl LiveRunner {
         let margin = pipelab_io::runner::measure_sleep_margin();
         let _ = nix::sys::prctl::set_timerslack(old_slack as u64);
         let mut workers = Vec::with_capacity(k as usize);
+        let meters: Vec<Arc<LateMeter>> = (0..k).map(|_| Arc::default()).collect();
         for (w, (ports, links)) in ports.into_iter().zip(links).enumerate() {
+            let meter = meters[w].clone();
             let c = compiled.remove(0);
             let part = Partition::new(w as u16, k, owners.clone());
             let receives = plan.receives.get(w).cloned().unwrap_or_default();
@@ -182,6 +210,7 @@ impl LiveRunner {
                 let ports: Vec<Box<dyn Port>> =
                     ports.into_iter().map(|p| p as Box<dyn Port>).collect();
                 let mut r = Runner::with_margin(emu, ports, opts, Some(margin));
+                r.set_late_meter(meter);
                 r.join(links, receives, clock);
                 r.set_tap(tap);
                 Ok(r)
@@ -195,6 +224,7 @@ impl LiveRunner {
                         owners: None,
                         cpus: Vec::new(),
                         input_drops: Default::default(),
+                        watcher: None,
                     };
                     let _ = started.stop();
                     return Err(e);
@@ -207,7 +237,16 @@ impl LiveRunner {
             owners: Some(plan.owners),
             cpus: plan.cpus,
             input_drops: Default::default(),
+            watcher: watcher(name, meters),
         })
+    }
+
+    /// What the lateness watcher saw so far (see [`crate::precision`]).
+    pub fn precision(&self) -> Precision {
+        self.watcher
+            .as_ref()
+            .map(|w| w.precision())
+            .unwrap_or_default()
     }
 
     /// Workers running.
@@ -328,6 +367,9 @@ impl LiveRunner {
     /// Stop every thread (after whatever was asked before) and wait for
     /// them; the first error one ended on. The ports close with them.
     pub fn stop(&self) -> io::Result<()> {
+        if let Some(w) = &self.watcher {
+            w.stop();
+        }
         for w in &self.workers {
             let _ = w.send(Cmd::Stop);
         }

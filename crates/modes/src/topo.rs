@@ -454,6 +454,7 @@ impl Live {
             workers: t.workers,
             stats,
             lateness,
+            precision: t.precision,
             links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
             nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
             routes_made: self.paths_changed,
@@ -840,6 +841,9 @@ pub struct Status {
     pub stats: RunnerStats,
     /// Lateness of transmissions.
     pub lateness: Lateness,
+    /// Seconds so far whose departures were late (p99 beyond the
+    /// watcher's threshold), and why (see [`crate::precision`]).
+    pub precision: crate::precision::Precision,
     /// Links failed now.
     pub links_down: usize,
     /// Nodes failed now.

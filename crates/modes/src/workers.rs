@@ -1,11 +1,17 @@
 //! How a live mode splits its emulation over workers (`--workers K`,
 //! `--cpus LIST`), and how the workers' figures add up.
 //!
-//! * **How many.** By default as many as fit the machine: the CPUs this
-//!   process may run on (`sched_getaffinity`), at most the partitions
-//!   that are useful: a shell's or bridge's two directions (so 2 on a
-//!   2-CPU machine, 1 on one CPU), a topology's links
-//!   ([`default_workers`]). Host mode keeps one (one netfilter queue, see
+//! * **How many.** By default one for every two CPUs this process may
+//!   run on (`sched_getaffinity`), at least one, at most the partitions
+//!   that are useful: a shell's or bridge's two directions, a topology's
+//!   links ([`default_workers`]): 1 on a 2-CPU machine, 2 for a shell on
+//!   4 CPUs. Each worker has a CPU, and the applications it serves and
+//!   the kernel's work on their packets (the veth and TAP softirqs, the
+//!   TCP stacks) have another: a worker that shares its CPU with them
+//!   waits for them, and its departures are late. On 2 CPUs two workers
+//!   gave ping mdev 0.51 ms and one 0.15 ms (2026-12-07, BENCHMARKS.md,
+//!   "Precision by default"), while one worker still carries TCP at most
+//!   of two's rate. Host mode keeps one (one netfilter queue, see
 //!   README). `--workers K` beyond the useful partitions runs as many as
 //!   there are, and says so ([`WorkerOptions::resolve`]).
 //! * **Which ports.** A shell's or bridge's port `i` is received by
@@ -25,9 +31,13 @@
 //!   `topo_plan` in [`crate::topo`]). Ownership decides only where work is done, never what
 //!   happens to a packet: a packet for a pipe of another worker is handed
 //!   over as a descriptor.
-//! * **Which CPUs.** Worker `i` is pinned to the `i`-th CPU of `--cpus`
-//!   (default: of the CPUs allowed), modulo their number; `--cpus none`
-//!   leaves the workers unpinned.
+//! * **Which CPUs.** Worker `i` is pinned to the `i`-th CPU of `--cpus`,
+//!   modulo their number; by default (and with `--cpus none`) workers are
+//!   not pinned. The scheduler then wakes a worker on whichever CPU is
+//!   idle; a pinned one must wait for its own CPU when a ping, iperf3 or
+//!   a softirq holds it, which cost 1–4 ms spikes in every run of the
+//!   former default (two pinned workers on 2 CPUs). Pin on a machine
+//!   whose CPUs are set apart for the emulator (`isolcpus`, a cpuset).
 //! * **Figures.** [`Totals`] adds the workers' accounting (the packets
 //!   on their way between two counted as inside), merges their lateness
 //!   histograms, sums rule, queue and pipe counters by number, and keeps
@@ -75,23 +85,27 @@ impl WorkerOptions {
         }
     }
 
-    /// The CPU of each of `k` workers.
+    /// The CPU of each of `k` workers: the `i`-th of `--cpus` (modulo
+    /// their number); none without `--cpus` (see the module
+    /// documentation: a pinned worker cannot leave a CPU another thread
+    /// holds).
     pub fn cpu_plan(&self, k: u16) -> Vec<Option<usize>> {
-        let cpus = match &self.cpus {
-            Some(c) => c.clone(),
-            None => pipelab_io::worker::allowed_cpus(),
-        };
+        let cpus = self.cpus.clone().unwrap_or_default();
         (0..k as usize)
             .map(|i| (!cpus.is_empty() && k > 1).then(|| cpus[i % cpus.len()]))
             .collect()
     }
 }
 
-/// The default number of workers: the CPUs allowed, at most `useful`, at
-/// least 1.
+/// The default number of workers: one for every two CPUs allowed, at
+/// most `useful`, at least 1 (see the module documentation).
 pub fn default_workers(useful: usize) -> u16 {
-    let cpus = pipelab_io::worker::allowed_cpus().len();
-    cpus.min(useful).clamp(1, u16::MAX as usize) as u16
+    workers_for(pipelab_io::worker::allowed_cpus().len(), useful)
+}
+
+/// One worker for every two of `cpus`, at most `useful`, at least 1.
+fn workers_for(cpus: usize, useful: usize) -> u16 {
+    (cpus / 2).min(useful).clamp(1, u16::MAX as usize) as u16
 }
 
 /// Parse `--workers`: 1 to 64.
@@ -326,6 +340,9 @@ pub struct Totals {
     pub workers: Vec<WorkerFigures>,
     /// The seed.
     pub seed: u64,
+    /// Windows of the run whose departures were late, and why (see
+    /// [`crate::precision`]).
+    pub precision: crate::precision::Precision,
 }
 
 /// Add up `snaps` (in worker order), with worker `i` pinned to `cpus[i]`.
@@ -421,6 +438,7 @@ pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
         pipes: pipes.into_values().collect(),
         workers,
         seed,
+        precision: Default::default(),
     }
 }
 
@@ -428,6 +446,7 @@ pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
 pub fn live_totals(live: &LiveRunner) -> Result<Totals, crate::error::ModeError> {
     let mut t = totals(live.with_each(|r| snapshot(r))?, live.cpus());
     t.stats.dropped_input += live.input_dropped();
+    t.precision = live.precision();
     Ok(t)
 }
 
@@ -441,6 +460,7 @@ pub fn live_totals_and<T: Send + 'static>(
     let (snaps, extra): (Vec<Snapshot>, Vec<Option<T>>) = both.into_iter().unzip();
     let mut t = totals(snaps, live.cpus());
     t.stats.dropped_input += live.input_dropped();
+    t.precision = live.precision();
     Ok((t, extra.into_iter().flatten().collect()))
 }
 
@@ -457,6 +477,7 @@ pub fn stats_json(mode: &str, t: &Totals) -> serde_json::Value {
         "lateness": t.lateness,
         "seed": t.seed,
         "workers": t.workers,
+        "precision": t.precision,
     })
 }
 
@@ -524,8 +545,30 @@ mod tests {
         assert_eq!((d, note), (1, None));
         assert!(
             k(None).resolve(1000, "x").0 as usize
-                <= pipelab_io::worker::allowed_cpus().len().max(1)
+                <= (pipelab_io::worker::allowed_cpus().len() / 2).max(1)
         );
+    }
+
+    /// A pass proves the default leaves a CPU beside each worker: one
+    /// worker up to 3 CPUs, a shell's two from 4, a topology's workers
+    /// at half the CPUs, never more than the useful partitions, and no
+    /// worker pinned without `--cpus`.
+    #[test]
+    fn default_leaves_a_cpu_beside_each_worker() {
+        assert_eq!(workers_for(1, 2), 1);
+        assert_eq!(workers_for(2, 2), 1);
+        assert_eq!(workers_for(3, 2), 1);
+        assert_eq!(workers_for(4, 2), 2);
+        assert_eq!(workers_for(64, 2), 2);
+        assert_eq!(workers_for(16, 100), 8);
+        assert_eq!(workers_for(16, 0), 1);
+        let o = WorkerOptions::default();
+        assert_eq!(o.cpu_plan(2), vec![None, None]);
+        let pinned = WorkerOptions {
+            workers: None,
+            cpus: Some(vec![3, 5]),
+        };
+        assert_eq!(pinned.cpu_plan(3), vec![Some(3), Some(5), Some(3)]);
     }
 
     /// A pass proves `--cpus` takes lists and ranges of allowed CPUs,

@@ -101,7 +101,7 @@ impl TestNet {
             HostOptions {
                 queue_num,
                 runner: RunnerOptions {
-                    realtime: true,
+                    priority: pipelab_io::runner::Priority::Realtime,
                     ..RunnerOptions::default()
                 },
                 table: self.table.clone(),
@@ -369,7 +369,7 @@ fn child_plane() {
         HostOptions {
             queue_num,
             runner: RunnerOptions {
-                realtime: true,
+                priority: pipelab_io::runner::Priority::Realtime,
                 ..RunnerOptions::default()
             },
             table: w[1].to_string(),

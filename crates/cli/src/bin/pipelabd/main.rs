@@ -237,7 +237,7 @@ fn run(args: Args) -> Result<(), DaemonError> {
             let opts = HostOptions {
                 queue_num: args.queue_num,
                 runner: RunnerOptions {
-                    realtime: true,
+                    priority: pipelab_io::runner::Priority::Realtime,
                     seed: args.seed,
                     ..RunnerOptions::default()
                 },

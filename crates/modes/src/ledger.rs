@@ -1155,13 +1155,32 @@ fn restore_sysctl(
 fn undo(e: &Entry, owner: u32, act: bool) -> Result<Option<String>, String> {
     match &e.change {
         Change::NftTable { family, table } => in_netns(e.netns, || {
-            if !tool("nft", &["list", "table", family, table]).unwrap_or(false) {
-                return Ok(None);
+            if !act {
+                return Ok(tool("nft", &["list", "table", family, table])
+                    .unwrap_or(false)
+                    .then(|| say(act, &e.change, "deleted", "delete")));
             }
-            if act && !tool("nft", &["delete", "table", family, table]).unwrap_or(false) {
-                return Err(format!("nft delete table {family} {table} failed"));
+            // One run: deleted, or not there (no such table, or no nft
+            // tool and so nothing of ours), or an error.
+            match Command::new("nft")
+                .args(["delete", "table", family, table])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+            {
+                Ok(o) if o.status.success() => Ok(Some(say(act, &e.change, "deleted", "delete"))),
+                Ok(o)
+                    if String::from_utf8_lossy(&o.stderr).contains("No such file or directory") =>
+                {
+                    Ok(None)
+                }
+                Ok(o) => Err(format!(
+                    "nft delete table {family} {table} failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )),
+                Err(_) => Ok(None),
             }
-            Ok(Some(say(act, &e.change, "deleted", "delete")))
         })
         .unwrap_or(Ok(None)),
         Change::HostRules { table } => in_netns(e.netns, || {

@@ -160,7 +160,11 @@ pub struct ShellReport {
     pub stats: RunnerStats,
     /// Lateness of transmissions.
     pub lateness: Lateness,
-    /// The sleep margin measured at start-up, µs.
+    /// Seconds of the run whose departures were late (p99 beyond the
+    /// watcher's threshold), and why (see [`crate::precision`]).
+    pub precision: crate::precision::Precision,
+    /// The sleep margin at the end of the run (learnt from the sleeps,
+    /// from the start-up measurement up), µs.
     pub margin_us: f64,
     /// Peak buffer memory, bytes.
     pub buffer_bytes: u64,
@@ -182,48 +186,79 @@ pub struct ShellReport {
     pub timeseries: Option<crate::series::SeriesReport>,
 }
 
-fn nft_available() -> bool {
-    Command::new("nft")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-/// Make nftables table `family table` from `rules`, written in the ledger
-/// first; a refusal of `nft` leaves the namespace without NAT (said when
-/// `verbose`), not the shell without a link.
-fn nft_table(
+/// Make the nftables tables `tables` (family, name, rules), each written
+/// in the ledger first, with one run of `nft` (one transaction), or, if
+/// that is refused, one run per table (a kernel may lack one family's
+/// NAT). A refusal of `nft`, or no `nft` at all, leaves the namespace
+/// without NAT (said when `verbose`), not the shell without a link.
+fn nft_tables(
     record: &mut Record,
-    family: &str,
-    table: &str,
-    rules: &str,
+    tables: &[(&str, &str, String)],
     verbose: bool,
 ) -> io::Result<()> {
-    record.record(Change::NftTable {
-        family: family.into(),
-        table: table.into(),
-    })?;
-    let mut nft = Command::new("nft");
-    nft.args(["-f", "-"]).stdin(std::process::Stdio::piped());
-    die_with_parent(&mut nft);
-    let made = nft
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            if let Some(mut s) = c.stdin.take() {
-                s.write_all(rules.as_bytes())?;
-            }
-            c.wait()
-        })
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !made && verbose {
-        eprintln!(
-            "pipelab shell: nft could not make table {family} {table}: no NAT beyond this host"
-        );
+    for (family, table, _) in tables {
+        record.record(Change::NftTable {
+            family: family.to_string(),
+            table: table.to_string(),
+        })?;
+    }
+    let all: String = tables.iter().map(|(_, _, rules)| rules.as_str()).collect();
+    let mut made = run_nft(&all);
+    if tables.len() > 1 && matches!(made, Ok(Some(_))) {
+        for (_, _, rules) in tables {
+            made = run_nft(rules);
+        }
+    }
+    if verbose {
+        match made {
+            Ok(None) => {}
+            Ok(Some(why)) => eprintln!(
+                "pipelab shell: nft could not make the NAT tables: {why}; no NAT beyond this host"
+            ),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => eprintln!(
+                "pipelab shell: no 'nft' tool: the namespace reaches the host only (no NAT)"
+            ),
+            Err(e) => eprintln!("pipelab shell: cannot run nft: {e}; no NAT beyond this host"),
+        }
     }
     Ok(())
+}
+
+/// Remove the nftables tables `tables` (family, name) in one run of
+/// `nft` (one transaction; a table already gone is no error); returns
+/// the ledger's changes that are undone (none if nft failed).
+fn remove_nft_tables(tables: &[(String, String)]) -> Vec<Change> {
+    let script: String = tables
+        .iter()
+        .map(|(f, t)| format!("add table {f} {t}\ndelete table {f} {t}\n"))
+        .collect();
+    match run_nft(&script) {
+        Ok(None) => tables
+            .iter()
+            .map(|(f, t)| Change::NftTable {
+                family: f.clone(),
+                table: t.clone(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Run `nft -f -` on `script`: `None` if it succeeded, else its error.
+fn run_nft(script: &str) -> io::Result<Option<String>> {
+    let mut nft = Command::new("nft");
+    nft.args(["-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    die_with_parent(&mut nft);
+    let mut child = nft.spawn()?;
+    if let Some(mut s) = child.stdin.take() {
+        use std::io::Write;
+        s.write_all(script.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    Ok((!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).trim().to_string()))
 }
 
 /// Run `opts.command` behind the emulated link; returns its exit code.
@@ -285,6 +320,11 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         Tap::create
     };
     let tap_in = tap(&in_name)?;
+    // The namespace's TAP goes with the namespace (the kernel removes
+    // it when the namespace's last process and descriptor are gone, in
+    // its own time): closing it at exit then waits for no RCU grace
+    // period on the path the user waits for.
+    tap_in.persist_with_namespace()?;
     let tap_out = tap(&out_name)?;
     // Fixed MACs and permanent neighbour entries on both sides: no ARP
     // exchange crosses the emulated link, so the first packet of a run is
@@ -348,23 +388,30 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             }
         }
     }
-    if nft_available() {
-        let table = format!("pipelab_{pid}");
-        let rules = format!(
+    let table = format!("pipelab_{pid}");
+    let mut tables = vec![(
+        "ip",
+        table.as_str(),
+        format!(
             "table ip {table} {{\n  chain post {{\n    type nat hook postrouting priority 100;\n    \
              ip saddr {inside} oifname != \"{out_name}\" masquerade\n  }}\n}}\n"
-        );
-        nft_table(&mut record, "ip", &table, &rules, opts.verbose)?;
-        if let Some((_, inside6)) = v6 {
-            let rules = format!(
+        ),
+    )];
+    if let Some((_, inside6)) = v6 {
+        tables.push((
+            "ip6",
+            table.as_str(),
+            format!(
                 "table ip6 {table} {{\n  chain post {{\n    type nat hook postrouting priority 100;\n    \
                  ip6 saddr {inside6} oifname != \"{out_name}\" masquerade\n  }}\n}}\n"
-            );
-            nft_table(&mut record, "ip6", &table, &rules, opts.verbose)?;
-        }
-    } else if opts.verbose {
-        eprintln!("pipelab shell: no 'nft' tool: the namespace reaches the host only (no NAT)");
+            ),
+        ));
     }
+    nft_tables(&mut record, &tables, opts.verbose)?;
+    let tables: Vec<(String, String)> = tables
+        .iter()
+        .map(|(f, t, _)| (f.to_string(), t.to_string()))
+        .collect();
 
     // One worker per direction (as the CPUs allow); each writes to the
     // TAP the other reads through a descriptor of its own.
@@ -439,7 +486,13 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     // time to send each pipe's backlog.
     let seed = opts.runner.seed;
     let bounds = live
-        .with_each(|r| (drain_bound(r.emulation()), r.margin(), r.buffer_bytes()))
+        .with_each(|r| {
+            (
+                drain_bound(r.emulation()),
+                r.wake_margin(),
+                r.buffer_bytes(),
+            )
+        })
         .map_err(io::Error::other)?;
     let bound = bounds.iter().map(|b| b.0).max().unwrap_or(Duration::ZERO);
     live.drain(bound).map_err(io::Error::other)?;
@@ -450,6 +503,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         exit_code: 0,
         stats: t.stats,
         lateness: t.lateness,
+        precision: t.precision,
         margin_us: bounds.first().map_or(0.0, |b| b.1.as_nanos() as f64 / 1e3),
         buffer_bytes: bounds.iter().map(|b| b.2).sum(),
         seed,
@@ -462,7 +516,17 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
             .map(|s| s.finish(last, "pipelab shell"))
             .transpose()?,
     };
-    live.stop()?;
+    // The NAT tables go in one run of nft while the runners stop and the
+    // host's TAP closes (each some tens of ms); what fails is left to the
+    // ledger.
+    let unnat = std::thread::spawn(move || remove_nft_tables(&tables));
+    let stopped = live.stop();
+    if let Ok(gone) = unnat.join() {
+        for change in gone {
+            let _ = record.forget(&change);
+        }
+    }
+    stopped?;
     let capture = crate::capture::finish(recorder, "pipelab shell")?;
     // A shell's convention: a command killed by signal N exits 128 + N.
     let code = match status {

@@ -429,3 +429,26 @@ fn timevarying_link_in_sim_averages_its_states() {
     assert!(err.abs() < 0.01, "{} bit/s vs 5 Mbit/s", f.throughput_bps);
     assert_eq!(f.sent, f.received + f.drops.queue);
 }
+
+/// Pass proves `queue N` counts the packet being transmitted, as
+/// Dummynet does (README, "Queue lengths, as each tool counts them"): a
+/// burst of 60 packets into `queue 50` delivers 50 and drops 10 at the
+/// tail, where a Linux `pfifo limit 50` or an ns-3 `DropTailQueue` of 50,
+/// which count only the packets waiting behind the one on the wire,
+/// would deliver 51; and a `queue 1` pipe holds only the packet on the
+/// wire (one of a burst of 3 delivered).
+#[test]
+fn queue_slots_include_the_packet_on_the_wire() {
+    let burst = "cbr rate 1000000pps size 1000B duration 60us";
+    let r = sim(&pipe("bw 1Mbit/s queue 50"), burst, 1, &[]);
+    let f = &r.flows[0];
+    assert_eq!((f.sent, f.received, f.drops.queue), (60, 50, 10));
+    let r = sim(
+        &pipe("bw 1Mbit/s queue 1"),
+        "cbr rate 1000000pps size 1000B duration 3us",
+        1,
+        &[],
+    );
+    let f = &r.flows[0];
+    assert_eq!((f.sent, f.received, f.drops.queue), (3, 1, 2));
+}

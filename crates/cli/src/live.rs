@@ -212,7 +212,7 @@ pub struct RunArgs {
     seed: u64,
     /// Keep the emulator's threads at real-time priority (SCHED_FIFO,
     /// where allowed) until busy above 85% of a CPU. By default they are
-    /// real-time only while light (below 25% of a CPU; normal above 40%),
+    /// real-time only while light (below 10% of a CPU; normal above 20%),
     /// so CPU-bound processes do not delay departures. Not with
     /// --busy-poll.
     #[arg(long)]

@@ -367,8 +367,8 @@ pub enum TopoCmd {
         #[arg(long, conflicts_with = "busy_poll")]
         realtime: bool,
         /// Never run the workers at real-time priority (by default they
-        /// are real-time while light, below 25% of a CPU, and normal
-        /// above 40%; other CPU-bound processes may then delay departures
+        /// are real-time while light, below 10% of a CPU, and normal
+        /// above 20%; other CPU-bound processes may then delay departures
         /// by up to a scheduler tick).
         #[arg(long, conflicts_with = "realtime")]
         no_realtime: bool,

@@ -20,8 +20,8 @@
 //!
 //! By default the runner's thread runs at real-time priority
 //! (`SCHED_FIFO`, where the process may; never with `--busy-poll`) while
-//! it is light, below 25% of its CPU over a 50 ms window, and at the
-//! normal policy while it is busy, above 40% ([`Priority::Auto`]): a
+//! it is light, below 10% of its CPU over a 50 ms window, and at the
+//! normal policy while it is busy, above 20% ([`Priority::Auto`]): a
 //! normal thread woken on a CPU another process holds may wait up to a
 //! scheduler tick (4 ms at `HZ=250`), a real-time one preempts at once;
 //! a busy real-time thread that spins before its deadlines would keep
@@ -431,19 +431,18 @@ pub struct Runner {
 pub enum Priority {
     /// The normal policy throughout (`--no-realtime`).
     Normal,
-    /// The default: real-time while the runner is light (below
-    /// [`RtGuard::AUTO_LOW`] of its CPU), normal while it is busy (above
-    /// [`RtGuard::AUTO_HIGH`]). A light runner is the one whose
+    /// The default: real-time while the runner is light (below 10% of
+    /// its CPU over 50 ms), normal while it is busy (above 20%). A light runner is the one whose
     /// departures are few and must each be exact, and that takes little
     /// from anyone; a busy one is forwarding at a high rate, where a
     /// real-time thread that spins before its deadlines would also keep
     /// the kernel's softirq thread (`ksoftirqd`, normal priority), which
     /// moves the packets themselves, off its CPU (at 50 kpps through a
-    /// shell `--realtime` lost 2,396 packets of 200,000 where this
-    /// default lost none).
+    /// shell `--realtime` lost 2,396 packets of 200,000 in a run where
+    /// the normal policy lost none).
     #[default]
     Auto,
-    /// Real-time until busy above [`RtGuard::HIGH`] of its CPU
+    /// Real-time until busy above 85% of its CPU
     /// (`--realtime`; host mode): the kernel throttles real-time threads
     /// above 95%.
     Realtime,
@@ -476,8 +475,8 @@ impl RtGuard {
     const HIGH: f64 = 0.85;
     const LOW: f64 = 0.7;
     /// [`Priority::Auto`]'s marks.
-    const AUTO_HIGH: f64 = 0.4;
-    const AUTO_LOW: f64 = 0.25;
+    const AUTO_HIGH: f64 = 0.2;
+    const AUTO_LOW: f64 = 0.1;
 
     fn start(priority: Priority, now: Instant) -> RtGuard {
         let (high, low) = match priority {

@@ -24,6 +24,8 @@
 # Usage: benches/precision.sh [path/to/pipelab]   (default: target/release/pipelab)
 #   RUNS=5 COUNT=50 INTERVAL=0.05 DELAY=20ms HOGS="2" VARIANTS="defaults"
 #   PROBE_RATES="10kpps 50kpps" PROBE_SECS=5 PROBE_DELAY=10ms ONLY=ping|probe
+#   BASE=path/to/another/pipelab   (its defaults as one more row of each table,
+#                                   interleaved: a before/after in one run)
 set -euo pipefail
 BIN=$(readlink -f "${1:-target/release/pipelab}")
 RUNS=${RUNS:-5}
@@ -36,6 +38,7 @@ PROBE_RATES=${PROBE_RATES:-10kpps 50kpps}
 PROBE_SECS=${PROBE_SECS:-5}
 PROBE_DELAY=${PROBE_DELAY:-10ms}
 ONLY=${ONLY:-}
+BASE=${BASE:+$(readlink -f "$BASE")}
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 for t in ping ip python3; do
     command -v $t >/dev/null || { echo "precision.sh: needs $t" >&2; exit 1; }
@@ -75,9 +78,11 @@ ping_run() {
 }
 pipelab_ping() { # cell flags...
     local cell=$1; shift
+    local bin=$BIN
+    [[ $cell == base.* ]] && bin=$BASE
     local i=$(( $(ls "$WORK" | grep -c "^$cell\.ping\." || true) + 1 ))
     # shellcheck disable=SC2016
-    "$BIN" shell --link "delay $DELAY" --stats "$WORK/$cell.stats.$i" "$@" -- \
+    "$bin" shell --link "delay $DELAY" --stats "$WORK/$cell.stats.$i" "$@" -- \
         sh -c "ping -c $COUNT -i $INTERVAL \$PIPELAB_OUTSIDE" \
         >"$WORK/$cell.ping.$i" 2>"$WORK/$cell.err.$i" || true
 }
@@ -130,6 +135,7 @@ for hogs in 0 $HOGS; do
             # shellcheck disable=SC2086
             pipelab_ping "v$v.h$hogs" $flags
         done
+        [ -n "$BASE" ] && pipelab_ping "base.h$hogs"
         ping_run "veth.h$hogs" ip netns exec $A ping -c "$COUNT" -i "$INTERVAL" 10.79.0.2
         # shellcheck disable=SC2016
         [ -n "$MM" ] && ping_run "mm.h$hogs" mm-delay "${DELAY_MS%.*}" sh -c "ping -c $COUNT -i $INTERVAL \$MAHIMAHI_BASE"
@@ -138,6 +144,7 @@ for hogs in 0 $HOGS; do
     for v in "${!variants[@]}"; do
         summary "v$v.h$hogs" "pipelab ${variants[$v]}, $hogs hogs"
     done
+    [ -n "$BASE" ] && summary "base.h$hogs" "base defaults, $hogs hogs"
     [ -n "$MM" ] && summary "mm.h$hogs" "mm-delay $DELAY_MS, $hogs hogs"
     DELAY_MS_SAVE=$DELAY_MS; DELAY_MS=0
     summary "veth.h$hogs" "veth pair (no delay), $hogs hogs"
@@ -149,29 +156,32 @@ fi
 if want probe; then
 echo "## probe one way through \`pipelab shell --link 'delay $PROBE_DELAY'\`, 100-byte packets, ${PROBE_SECS}s per row ($(date -u +%F), $cpu)"
 echo
-echo "| rate | hogs | mean ms | stddev ms | p99 ms | max ms | lost | lateness p99 / max µs |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| binary | rate | hogs | mean ms | stddev ms | p99 ms | max ms | lost | lateness p99 / max µs |"
+echo "|---|---|---|---|---|---|---|---|---|"
 port=$((20000 + ID % 20000))
 for hogs in 0 $HOGS; do
     [ "$hogs" -gt 0 ] && hogs_on "$hogs"
     for rate in $PROBE_RATES; do
+      for bin in "$BIN" $BASE; do
+        label=pipelab; [ "$bin" = "$BASE" ] && label=base
         "$BIN" probe recv --listen "0.0.0.0:$port" --once >/dev/null 2>&1 & rx=$!
         sleep 0.3
         # shellcheck disable=SC2016
-        "$BIN" shell --link "delay $PROBE_DELAY" --stats "$WORK/probe.stats" -- \
+        "$bin" shell --link "delay $PROBE_DELAY" --stats "$WORK/probe.stats" -- \
             sh -c "$BIN probe send \$PIPELAB_OUTSIDE:$port --rate $rate --size 100B --duration ${PROBE_SECS}s --burst 8 --json" \
             >"$WORK/probe.json" 2>/dev/null || true
-        kill $rx 2>/dev/null; wait $rx 2>/dev/null || true
-        python3 - "$WORK" "$rate" "$hogs" <<'EOF'
+        kill $rx 2>/dev/null || true; wait $rx 2>/dev/null || true
+        python3 - "$WORK" "$rate" "$hogs" "$label" <<'EOF'
 import json, sys
-w, rate, hogs = sys.argv[1:]
+w, rate, hogs, label = sys.argv[1:]
 try:
     r = json.load(open(f"{w}/probe.json")); d = r["delay_ms"]
     l = json.load(open(f"{w}/probe.stats"))["lateness"]
-    print(f"| {rate} | {hogs} | {d['mean']:.3f} | {d['stddev']:.3f} | {d['p99']:.3f} | {d['max']:.3f} | {r['lost']} | {l['p99_us']:.0f} / {l['max_us']:.0f} |")
+    print(f"| {label} | {rate} | {hogs} | {d['mean']:.3f} | {d['stddev']:.3f} | {d['p99']:.3f} | {d['max']:.3f} | {r['lost']} | {l['p99_us']:.0f} / {l['max_us']:.0f} |")
 except Exception as e:
-    print(f"| {rate} | {hogs} | failed: {e} | | | | | |")
+    print(f"| {label} | {rate} | {hogs} | failed: {e} | | | | | |")
 EOF
+      done
     done
     hogs_off
 done

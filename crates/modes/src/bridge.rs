@@ -97,7 +97,7 @@ pub struct BridgeOptions {
     pub name: Option<String>,
     /// Runner settings.
     pub runner: RunnerOptions,
-    /// Stop after this long (default: at SIGINT or SIGTERM).
+    /// Stop after this long (default: at a stop signal).
     pub duration: Option<Duration>,
     /// Write the final report as JSON to this file (opened, so checked,
     /// before the run).
@@ -261,7 +261,7 @@ fn tx_handle(name: &str, vnet: bool) -> io::Result<SendPort> {
         .map_err(|e| io::Error::new(e.kind(), format!("{name}: transmit handle: {e}")))
 }
 
-/// Run the bridge until SIGINT/SIGTERM or `duration`.
+/// Run the bridge until a stop signal ([`pipelab_io::signals::STOP`]) or `duration`.
 pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if opts.ports[0] == opts.ports[1] {
         return Err(io::Error::new(
@@ -270,6 +270,10 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         ));
     }
     crate::privilege::require("the bridge", crate::privilege::INTERFACES)?;
+    // The stop signals: blocked before the host changes and before any
+    // thread starts (every thread inherits the mask), read from a
+    // descriptor; each ends the run in order (GRO back on).
+    let signals = StopSignals::block()?;
     // The name is taken first (a second emulation of that name, or a
     // second bridge on these ports, is refused now), before any thread.
     let name = match &opts.name {
@@ -331,9 +335,6 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     let ports = crate::workers::spread(ports, &rx_worker, k, |i| {
         tx_handle(&opts.ports[i], vnet.get(i).copied().unwrap_or(false))
     })?;
-    // Blocked before the runner's thread starts, so that it inherits the
-    // mask and the signals reach the descriptor.
-    let signals = StopSignals::block()?;
     let (recorder, tap) = crate::capture::start(opts.capture.take(), opts.compiled.spec())?;
     let live = std::sync::Arc::new(LiveRunner::spawn_workers(
         "pipelab-bridge",

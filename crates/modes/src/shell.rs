@@ -55,7 +55,7 @@ use nix::sys::signal::Signal;
 use pipelab_classify::Direction;
 use pipelab_emu::{lower_config, Compiled, Emulation, LowerError, Spec};
 use pipelab_engine::Duration;
-use pipelab_io::backends::process::{die_with_parent, ignore_interrupts, pidfd, spawn_in};
+use pipelab_io::backends::process::{die_with_parent, pidfd, spawn_in};
 use pipelab_io::backends::tap::{Tap, TapDrops};
 use pipelab_io::netlink::Netlink;
 use pipelab_io::netns::NetNs;
@@ -272,6 +272,11 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let compiled = Compiled::new(spec, opts.runner.seed)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     crate::privilege::require("the shell", crate::privilege::NAMESPACES)?;
+    // The stop signals are blocked before the host changes and before any
+    // thread starts (every thread inherits the mask), read from a
+    // descriptor and passed on to the command, so that the shell always
+    // outlives its command and cleans up (see `wait_forwarding`).
+    let forward = StopSignals::block()?;
     // The name is taken before anything else (a second emulation of that
     // name is refused now), and before any thread starts.
     let name = match &opts.name {
@@ -300,10 +305,6 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     } else {
         None
     };
-    // SIGTERM and SIGHUP are for the command: blocked here (in every
-    // thread started from now on), read from a descriptor and forwarded
-    // to it, so that the shell always outlives its command and cleans up.
-    let forward = StopSignals::block_these(&[Signal::SIGTERM, Signal::SIGHUP])?;
     let ns = NetNs::create()?;
     // The command and whatever it starts live in the namespace: killed
     // with it (the command also dies with this process, see `spawn_in`).
@@ -475,11 +476,16 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         "pipelab shell: {addresses}; seed {}; change it with `pipelab --target {name} ...`",
         opts.runner.seed
     );
-    let interrupts = ignore_interrupts();
-    let mut child = spawn_in(&ns, &mut cmd)
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
-    let status = wait_forwarding(&mut child, &forward);
-    drop(interrupts);
+    // A stop signal that came during the set-up stops the shell before
+    // its command starts, as if the command had been killed by it.
+    let status = match forward.take() {
+        Some(sig) => Ok(std::os::unix::process::ExitStatusExt::from_raw(sig as i32)),
+        None => {
+            let mut child = spawn_in(&ns, &mut cmd)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
+            wait_forwarding(&mut child, &forward)
+        }
+    };
     // No more changes: the configuration is what it is for the drain.
     let _ = control.close();
     // Deliver what is still in flight: at most the longest delay plus the
@@ -576,8 +582,10 @@ pub fn drain_bound(emu: &Emulation) -> Duration {
     bound
 }
 
-/// Wait for `child`, forwarding to it the signals that arrive on
-/// `signals` meanwhile.
+/// Wait for `child`, passing on to it the stop signals that arrive on
+/// `signals` meanwhile: SIGTERM and SIGHUP always, SIGINT and SIGQUIT
+/// when a process sent them (the terminal's, Ctrl-C and Ctrl-\, reach
+/// the command by its process group already).
 fn wait_forwarding(
     child: &mut std::process::Child,
     signals: &StopSignals,
@@ -598,8 +606,11 @@ fn wait_forwarding(
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
             Err(e) => return Err(io::Error::from(e)),
         }
-        while let Some(sig) = signals.take() {
-            let _ = nix::sys::signal::kill(pid, sig);
+        while let Some(a) = signals.take_arrived() {
+            let to_group = matches!(a.signal, Signal::SIGINT | Signal::SIGQUIT);
+            if !(to_group && a.from_terminal) {
+                let _ = nix::sys::signal::kill(pid, a.signal);
+            }
         }
     }
 }

@@ -59,7 +59,7 @@
 //!   change lowers the topology again and applies the spec: the emulation
 //!   reconfigures changed pipes in place and swaps only the changed
 //!   pairs' routes.
-//!   SIGINT and SIGTERM stop it too.
+//!   SIGHUP, SIGINT, SIGQUIT and SIGTERM stop it too.
 //! * **State.** `/run/pipelab/topo/NAME.json` ([`TopoState`]): pid, VNs,
 //!   addresses (`addr`, `addr6`); written once forwarding runs. A command
 //!   run in a VN finds its name and addresses in `PIPELAB_VN`,
@@ -985,6 +985,16 @@ fn remove_namespaces(names: &[String]) -> usize {
     n
 }
 
+/// `Ok` if this process may send `pid` a signal (`kill(pid, 0)`), else
+/// why not (not permitted: another user's process).
+fn may_signal(pid: u32) -> io::Result<()> {
+    let raw = i32::try_from(pid).map_err(|_| invalid(format!("pid {pid} out of range")))?;
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
 /// What [`down`] removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DownReport {
@@ -1002,13 +1012,32 @@ pub struct DownReport {
 /// crash too (namespaces are found by their name prefix).
 pub fn down(name: &str) -> io::Result<DownReport> {
     check_name(name)?;
+    // What the caller may not do is refused at once, before anything is
+    // asked or waited for: removing namespaces takes the privileges of
+    // `topo up`, and stopping the emulator the right to signal it.
+    crate::privilege::require("pipelab topo down", crate::privilege::NAMESPACES)?;
+    let state = read_state(name).ok();
+    if let Some(st) = state
+        .as_ref()
+        .filter(|st| pid_alive(st.pid) && st.pid != std::process::id())
+    {
+        may_signal(st.pid).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "topology '{name}': cannot stop its emulator (pid {}): {e}; nothing was changed",
+                    st.pid
+                ),
+            )
+        })?;
+    }
     let mut rep = DownReport::default();
     // What there is before the emulator's own teardown removes its
     // namespaces and the processes in them: counted as removed too.
     let before = leftover_namespaces(name);
     let pids_before = pids_in_namespaces(&before);
     let mut emulator = None;
-    if let Ok(st) = read_state(name) {
+    if let Some(st) = state {
         emulator = Some(st.pid);
         if pid_alive(st.pid) && st.pid != std::process::id() {
             rep.stopped = true;
@@ -1026,11 +1055,18 @@ pub fn down(name: &str) -> io::Result<DownReport> {
                     nix::unistd::Pid::from_raw(st.pid as i32),
                     nix::sys::signal::Signal::SIGKILL,
                 );
-                rep.killed_emulator = true;
                 let t0 = Instant::now();
                 while pid_alive(st.pid) && t0.elapsed().as_secs_f64() < 5.0 {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
+                // Said only once it is so.
+                if pid_alive(st.pid) {
+                    return Err(io::Error::other(format!(
+                        "topology '{name}': its emulator (pid {}) still runs 5 s after SIGKILL; nothing else was removed",
+                        st.pid
+                    )));
+                }
+                rep.killed_emulator = true;
             }
         }
     }
@@ -1295,9 +1331,10 @@ fn write_state(st: &TopoState) -> io::Result<()> {
     std::fs::rename(&tmp, &p)
 }
 
-/// Bring the topology up and forward until `stop`, SIGINT or SIGTERM
-/// (the foreground half of `pipelab topo up`); `ready` is called with
-/// the state once forwarding runs.
+/// Bring the topology up and forward until `stop` or a stop signal
+/// ([`pipelab_io::signals::STOP`]: SIGHUP, SIGINT, SIGQUIT, SIGTERM),
+/// the foreground half of `pipelab topo up`; `ready` is called with the
+/// state once forwarding runs.
 pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> {
     let t0 = Instant::now();
     let name = opts.name.clone();

@@ -1,15 +1,14 @@
 //! Process-level system calls the live commands need: spawning a command
-//! inside a network namespace, ignoring Ctrl-C while a child owns the
-//! terminal, and pidfds to wait for a child in the runner's `poll`.
+//! inside a network namespace, and pidfds to wait for a child in the
+//! runner's `poll`.
 
 use crate::netns::NetNs;
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
 
 /// Spawn `cmd` with its network namespace set to `ns`, with SIGINT and
-/// SIGQUIT restored to their defaults (the caller ignores them while the
-/// child runs, as a shell does) and no signal blocked (the caller may
-/// block SIGTERM to forward it).
+/// SIGQUIT at their default actions and no signal blocked (the caller
+/// blocks the stop signals, [`crate::signals::STOP`], to pass them on).
 ///
 /// The child dies with its parent: it is killed (`PR_SET_PDEATHSIG`,
 /// SIGKILL) when the thread that spawned it ends, so call this from a
@@ -82,37 +81,6 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
             }
             Ok(())
         });
-    }
-}
-
-/// Ignore SIGINT and SIGQUIT in this process (while a child owns the
-/// terminal); the returned guard restores the previous dispositions.
-pub fn ignore_interrupts() -> InterruptGuard {
-    // SAFETY: signal(2) with SIG_IGN installs no handler code; the previous
-    // dispositions are kept to be restored by the guard.
-    let (int, quit) = unsafe {
-        (
-            libc::signal(libc::SIGINT, libc::SIG_IGN),
-            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-        )
-    };
-    InterruptGuard { int, quit }
-}
-
-/// Restores SIGINT and SIGQUIT when dropped.
-#[derive(Debug)]
-pub struct InterruptGuard {
-    int: libc::sighandler_t,
-    quit: libc::sighandler_t,
-}
-
-impl Drop for InterruptGuard {
-    fn drop(&mut self) {
-        // SAFETY: restores dispositions obtained from signal(2) above.
-        unsafe {
-            libc::signal(libc::SIGINT, self.int);
-            libc::signal(libc::SIGQUIT, self.quit);
-        }
     }
 }
 

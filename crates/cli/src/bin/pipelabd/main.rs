@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use daemon_args::{Args, PlaneKind};
-use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signal::SigSet;
 use pipelab_control::journal::Journal;
 use pipelab_control::plane::{ControlOnly, Plane};
 use pipelab_control::registry::{EmulationInfo, Registry, RegistryError};
@@ -194,7 +194,7 @@ fn run(args: Args) -> Result<(), DaemonError> {
     // Signals are taken by the main thread (below); block them everywhere
     // before any thread starts.
     let mut signals = SigSet::empty();
-    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+    for s in pipelab_io::signals::STOP {
         signals.add(s);
     }
     signals.thread_block().map_err(DaemonError::Signals)?;

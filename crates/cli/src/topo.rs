@@ -640,6 +640,9 @@ fn up_background(args: &[String], name: &str) -> Result<String, TopoError> {
         polls = polls.wrapping_add(1);
         if let Ok(Some(status)) = child.try_wait() {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            // A start that failed leaves nothing behind: its message is
+            // the error's (the emulator's own record undid the rest).
+            let _ = std::fs::remove_file(&log_path);
             return Err(TopoError::Exited {
                 status,
                 last: log

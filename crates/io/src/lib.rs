@@ -22,7 +22,10 @@
 //! * [`ecn`]: CE marks written into frames;
 //! * [`gso`]: GSO super-frames: virtio-net headers, segmentation in user
 //!   space, and when a super-frame may cross whole;
-//! * [`signals`]: SIGINT/SIGTERM as a descriptor to poll;
+//! * [`signals`]: the stop signals (SIGHUP, SIGINT, SIGQUIT, SIGTERM) as
+//!   a descriptor to poll;
+//! * [`nftables`]: nftables tables owned by this process's netlink
+//!   socket, which the kernel removes when the process ends;
 //! * [`capture`], [`pcapng`]: packet captures and event logs of what
 //!   crosses an emulation, written by a thread of their own (the runner
 //!   only hands records over), and the pcapng format they use.
@@ -44,6 +47,7 @@ pub mod late;
 pub mod margin;
 pub mod netlink;
 pub mod netns;
+pub mod nftables;
 pub mod pcapng;
 pub mod readiness;
 pub mod runner;

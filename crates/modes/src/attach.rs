@@ -219,7 +219,7 @@ pub struct AttachOptions {
     pub runner: RunnerOptions,
     /// The emulation's name (default `attach-PID`).
     pub name: Option<String>,
-    /// Stop after this long (default: at SIGINT or SIGTERM).
+    /// Stop after this long (default: at a stop signal).
     pub duration: Option<Duration>,
     /// Write the final report as JSON to this file.
     pub stats_file: Option<crate::report::StatsFile>,
@@ -341,7 +341,7 @@ fn directions(ingress: bool, egress: bool) -> &'static str {
     }
 }
 
-/// Run `pipelab attach` until SIGINT/SIGTERM or `duration`; the interface
+/// Run `pipelab attach` until a stop signal ([`pipelab_io::signals::STOP`]) or `duration`; the interface
 /// is as it was when this returns.
 pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> {
     let hooks = Hooks::Device {
@@ -363,6 +363,10 @@ pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> 
         ModeError::Privilege(m) => AttachError::Privilege(m),
         other => AttachError::Run(other.into()),
     })?;
+    // The stop signals: blocked before the host changes and before any
+    // thread starts (every thread inherits the mask), read from a
+    // descriptor; each ends the run in order.
+    let signals = StopSignals::block()?;
     // Into the namespace before anything is created, and before any
     // thread starts: they all inherit it.
     let _ns_file = match &opts.netns {
@@ -399,9 +403,6 @@ pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> 
     record.claim(&opts.dev)?;
     let reg = crate::plane::register_recorded(&mut record, &name, "attach")
         .map_err(|e| AttachError::Run(e.into()))?;
-    // Blocked before the runner's thread starts, so that it inherits the
-    // mask and the signals reach the descriptor.
-    let signals = StopSignals::block()?;
     let change = Change::AttachRules {
         table: table.clone(),
         dev: opts.dev.clone(),
@@ -413,6 +414,8 @@ pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> 
         runner: opts.runner,
         table: table.clone(),
         hooks,
+        // Fail-closed rules never outlive this process.
+        owned: true,
     };
     let recording = std::mem::take(&mut opts.recording);
     let plane = Arc::new(HostPlane::start_recorded(
@@ -440,6 +443,7 @@ pub fn run_attach(mut opts: AttachOptions) -> Result<AttachReport, AttachError> 
         None => String::new(),
     };
     let rules = match plane.rules_form() {
+        RulesForm::Owned => format!("nftables table inet {table}, owned by this process"),
         RulesForm::Nftables => format!("nftables table inet {table}"),
         RulesForm::Iptables => format!("iptables chains {table}_* of table mangle"),
     };

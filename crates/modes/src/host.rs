@@ -52,7 +52,9 @@
 //!   ([`HostOptions::queue_search`]); a mode with a ledger record of its
 //!   own hands it to [`HostPlane::start_recorded`]. An xtables table the
 //!   iptables form makes is written down first ([`Change::XtTable`]) and
-//!   deleted once only empty built-in chains are left in it.
+//!   deleted once only empty built-in chains are left in it; so is a
+//!   built-in chain it adds to a table that was there
+//!   ([`Change::XtChain`]), deleted once empty.
 //!
 //! The runner ([`pipelab_io::runner`]) runs on a thread of its own with
 //! the queue as its only port, at real-time priority
@@ -78,6 +80,7 @@ use pipelab_io::backends::nfqueue::{
 };
 use pipelab_io::backends::PortStats;
 use pipelab_io::buffers::BUF_SIZE;
+use pipelab_io::nftables::{Hook, OwnedTable, QueueChain};
 use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
 use pipelab_lang::{Config, IpNet, OptionKind, RuleSpec, UserMatch};
 use serde::Serialize;
@@ -235,6 +238,14 @@ pub struct HostOptions {
     pub table: String,
     /// Which packets are queued.
     pub hooks: Hooks,
+    /// Tie the rules to this process: an nftables table owned by its
+    /// netlink socket ([`pipelab_io::nftables::OwnedTable`]), which the
+    /// kernel deletes when the process ends, however it ends (`kill -9`
+    /// included), so that fail-closed rules never outlive the queue's
+    /// listener. A kernel that cannot (before Linux 5.12, or neither
+    /// nftables' `queue` nor the xtables `NFQUEUE` target) gets the
+    /// rules of the `nft` tool or iptables, and a note saying so.
+    pub owned: bool,
 }
 
 impl Default for HostOptions {
@@ -248,6 +259,7 @@ impl Default for HostOptions {
             },
             table: "pipelab_host".into(),
             hooks: Hooks::Local,
+            owned: false,
         }
     }
 }
@@ -326,6 +338,8 @@ pub struct HostPlane {
     table: String,
     queue_num: u16,
     form: RulesForm,
+    /// The table, when this process's socket owns it.
+    owned: Option<OwnedTable>,
     seed: u64,
     counters: Arc<VerdictCounters>,
 }
@@ -538,6 +552,9 @@ fn remove_xt_family(tool: &str, table: &str) {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RulesForm {
+    /// The nftables table `inet TABLE`, owned by this process's netlink
+    /// socket: the kernel deletes it when the process ends.
+    Owned,
     /// The nftables table `inet TABLE`.
     Nftables,
     /// Chains `TABLE_...` of iptables and ip6tables (no `queue`
@@ -565,6 +582,59 @@ fn install_rules(
     }
 }
 
+/// The base chains of `hooks` as an owned table has them: each lets the
+/// plane's re-injected copies through and queues the rest (of the
+/// device, for [`Hooks::Device`]) to `queue_num`, fail-closed.
+fn owned_chains(queue_num: u16, hooks: &Hooks) -> Vec<QueueChain> {
+    hooks
+        .chains()
+        .iter()
+        .map(|c| QueueChain {
+            hook: match c.nft {
+                "output" => Hook::Output,
+                "input" => Hook::Input,
+                "prerouting" => Hook::Prerouting,
+                _ => Hook::Postrouting,
+            },
+            dev: hooks.device().map(str::to_string),
+            queue: queue_num,
+            skip_mark: REINJECT_MARK,
+        })
+        .collect()
+}
+
+/// Install the plane's rules, owned by this process when `owned` and the
+/// kernel can (see [`HostOptions::owned`]; with a `scope`, never: the
+/// owned form has no address matches), else as [`install_rules`] does.
+fn install(
+    table: &str,
+    queue_num: u16,
+    scope: &[IpNet],
+    hooks: &Hooks,
+    owned: bool,
+) -> io::Result<(RulesForm, Option<OwnedTable>)> {
+    if owned && scope.is_empty() {
+        let chains = owned_chains(queue_num, hooks);
+        let made = OwnedTable::create(table, &chains).or_else(|e| {
+            // A table of that name a dead process of the same pid left:
+            // replaced.
+            if e.raw_os_error() == Some(libc::EEXIST) {
+                remove_table(table)?;
+                OwnedTable::create(table, &chains)
+            } else {
+                Err(e)
+            }
+        });
+        match made {
+            Ok(t) => return Ok((RulesForm::Owned, Some(t))),
+            Err(e) => eprintln!(
+                "pipelab: note: this kernel cannot tie the rules to this process ({e}): after a kill -9 they stay, dropping the traffic they queue, until the next pipelab command or `pipelab cleanup` removes them"
+            ),
+        }
+    }
+    install_rules(table, queue_num, scope, hooks).map(|f| (f, None))
+}
+
 /// Delete the plane's rules (the nftables table `table`, or the iptables
 /// chains named after it) if they exist: after a crash, or in tests'
 /// cleanup. Not an error if there are none.
@@ -583,28 +653,88 @@ pub fn remove_table(table: &str) -> io::Result<()> {
     }
 }
 
-/// The xtables tables (`ip mangle`, `ip6 filter`, ...) the iptables form
-/// of `hooks`' rules would use that do not exist now: iptables (over
-/// nftables) creates them, and leaves them when our chains go.
-pub fn missing_xt_tables(hooks: &Hooks) -> Vec<(&'static str, &'static str)> {
-    let mut tables: Vec<&'static str> = hooks.chains().iter().map(|c| c.xt_table).collect();
+/// True if `nft list ARGS` succeeds (the object exists).
+fn nft_lists(args: &[&str]) -> bool {
+    Command::new("nft")
+        .arg("list")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// What the iptables form of `hooks`' rules would make that does not
+/// exist now, as ledger changes: iptables (over nftables) creates a
+/// missing xtables table (`ip mangle`, `ip6 filter`), or a missing
+/// built-in chain (`POSTROUTING`) of one that exists, and leaves them
+/// when our chains go ([`Change::XtTable`], [`Change::XtChain`]).
+pub fn missing_xt(hooks: &Hooks) -> Vec<Change> {
+    let chains = hooks.chains();
+    let mut tables: Vec<&'static str> = chains.iter().map(|c| c.xt_table).collect();
     tables.dedup();
     let mut out = Vec::new();
     for t in tables {
         for family in ["ip", "ip6"] {
-            let exists = Command::new("nft")
-                .args(["list", "table", family, t])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-            if !exists {
-                out.push((family, t));
+            if !nft_lists(&["table", family, t]) {
+                out.push(Change::XtTable {
+                    family: family.to_string(),
+                    table: t.to_string(),
+                });
+                continue;
+            }
+            for c in chains.iter().filter(|c| c.xt_table == t) {
+                if !nft_lists(&["chain", family, t, c.xt_hook]) {
+                    out.push(Change::XtChain {
+                        family: family.to_string(),
+                        table: t.to_string(),
+                        chain: c.xt_hook.to_string(),
+                    });
+                }
             }
         }
     }
     out
+}
+
+/// Delete the built-in chain `family table chain` (one iptables-nft
+/// made) if it has no rule and policy accept: what it is once the
+/// plane's jump is gone. True if it was deleted; not an error if it does
+/// not exist or holds anything (then it stays).
+pub fn remove_empty_xt_chain(family: &str, table: &str, chain: &str) -> io::Result<bool> {
+    let out = match Command::new("nft")
+        .args(["-j", "list", "chain", family, table, chain])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    {
+        Ok(o) if o.status.success() => o.stdout,
+        _ => return Ok(false),
+    };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out) else {
+        return Ok(false);
+    };
+    let Some(items) = v["nftables"].as_array() else {
+        return Ok(false);
+    };
+    let mut empty = false;
+    for item in items {
+        if item.get("metainfo").is_some() {
+            continue;
+        }
+        let c = &item["chain"];
+        match (c["name"].as_str(), c["policy"].as_str()) {
+            (Some(n), Some("accept")) if n == chain => empty = true,
+            // A rule, or a policy of someone's.
+            _ => return Ok(false),
+        }
+    }
+    if !empty {
+        return Ok(false);
+    }
+    nft(&format!("delete chain {family} {table} {chain}\n")).map(|()| true)
 }
 
 /// Delete the nftables table `family table` (one iptables-nft made) if
@@ -868,16 +998,14 @@ impl HostPlane {
             Some(r) => r,
             None => Ledger::new().begin("host", &opts.table)?,
         };
-        // Tables iptables would make for the fallback: removed once empty
-        // again, after the rules (undone newest first).
-        for (family, table) in missing_xt_tables(&opts.hooks) {
-            record.record(Change::XtTable {
-                family: family.to_string(),
-                table: table.to_string(),
-            })?;
+        // Tables and built-in chains iptables would make for the
+        // fallback: removed once empty again, after the rules (undone
+        // newest first).
+        for made in missing_xt(&opts.hooks) {
+            record.record(made)?;
         }
         record.record(change.clone())?;
-        let form = install_rules(&opts.table, queue_num, scope, &opts.hooks)?;
+        let (form, owned) = install(&opts.table, queue_num, scope, &opts.hooks, opts.owned)?;
         let ports: Vec<SendPort> = vec![Box::new(port)];
         let started = start_recorder(rec.capture, &opts.hooks).and_then(|(recorder, tap)| {
             let live = Arc::new(LiveRunner::spawn(
@@ -913,6 +1041,7 @@ impl HostPlane {
             table: opts.table,
             queue_num,
             form,
+            owned,
             seed: opts.runner.seed,
             counters,
         })
@@ -998,10 +1127,17 @@ impl HostPlane {
             Err(e) => (None, Some(e)),
         };
         let probe = series.as_ref().map(|s| s.probe());
+        // An owned table is deleted through its own socket (nobody else
+        // may), before the drain as the other forms are.
+        let owned = self.owned.take().map(OwnedTable::delete);
+        let by_tool = owned.is_none();
         let last = self.live.with(move |r| {
             // No new packet is queued once the table is gone; what is
             // inside leaves at its time, with its verdict.
-            let removed = remove_table(&table);
+            let removed = match owned {
+                Some(deleted) => deleted,
+                None => remove_table(&table),
+            };
             // Take in what was queued before the rules went.
             let drained = r
                 .step(Duration::ZERO, None)
@@ -1010,8 +1146,13 @@ impl HostPlane {
             (removed.and(drained), plane_stats(r, &counters), sample)
         });
         let joined = self.live.stop();
-        // Whatever happened on the thread, the table goes.
-        let removed = remove_table(&self.table);
+        // Whatever happened on the thread, the table goes (an owned one
+        // went with its socket at the latest).
+        let removed = if by_tool {
+            remove_table(&self.table)
+        } else {
+            Ok(())
+        };
         // The runner, and so its tap, is gone: every record it sent is
         // written once the writer has them all.
         let capture = crate::capture::finish(self.recorder.take(), &self.who);

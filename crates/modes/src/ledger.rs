@@ -143,6 +143,17 @@ pub enum Change {
         /// `filter`, `mangle`.
         table: String,
     },
+    /// A built-in chain (`POSTROUTING`) iptables added to an xtables
+    /// table that was there before (`ip mangle`) for host mode's or
+    /// attach's jump: deleted once it has no rule (and policy accept).
+    XtChain {
+        /// `ip` or `ip6`.
+        family: String,
+        /// `filter`, `mangle`.
+        table: String,
+        /// `POSTROUTING`, `OUTPUT`, ...
+        chain: String,
+    },
     /// Generic receive offload turned off on an interface: turned back on.
     GroOff {
         /// The interface.
@@ -217,6 +228,11 @@ impl Change {
             Change::XtTable { family, table } => {
                 format!("empty iptables table {family} {table}")
             }
+            Change::XtChain {
+                family,
+                table,
+                chain,
+            } => format!("empty iptables chain {chain} of table {family} {table}"),
             Change::GroOff { ifname } => format!("GRO on {ifname}"),
             Change::NamedNetns { name } => format!("namespace {name}"),
             Change::NetnsProcesses => "processes left in its namespace".into(),
@@ -295,6 +311,10 @@ pub enum LedgerError {
         /// The range's network address.
         addr: Ipv6Addr,
     },
+    /// The caller may not undo what dead owners left (the message of
+    /// [`crate::privilege::require`]); nothing was changed.
+    #[error("{0}; nothing was changed")]
+    Privilege(String),
     /// A file of the ledger could not be read or written.
     #[error("cannot {what} {}: {source}", .path.display())]
     Io {
@@ -315,6 +335,7 @@ impl From<LedgerError> for io::Error {
                 io::ErrorKind::AddrNotAvailable
             }
             LedgerError::Locked(_) => io::ErrorKind::WouldBlock,
+            LedgerError::Privilege(_) => io::ErrorKind::PermissionDenied,
             LedgerError::Io { source, .. } => source.kind(),
         };
         io::Error::new(kind, e.to_string())
@@ -504,7 +525,15 @@ impl Ledger {
     /// record holds it. `explicit` (`pipelab cleanup`) also removes
     /// fail-closed host-mode rules; `dry_run` only says what would be
     /// done. Returns one line per thing restored (or that could not be).
+    ///
+    /// A caller without the privileges to undo them ([`crate::privilege::UNDO`])
+    /// is refused before anything is touched when there is something to
+    /// undo (a dry run only reads, and is not).
     pub fn recover(&self, explicit: bool, dry_run: bool) -> Result<Vec<Restored>, LedgerError> {
+        if !dry_run && self.records().iter().any(|(_, r)| !r.alive()) {
+            crate::privilege::require("undoing what pipelab left", crate::privilege::UNDO)
+                .map_err(|e| LedgerError::Privilege(e.to_string()))?;
+        }
         let _lock = self.lock()?;
         Ok(self.recover_locked(explicit, dry_run))
     }
@@ -567,7 +596,7 @@ impl Ledger {
                         continue;
                     }
                     // Under host-mode rules left in place: kept with them.
-                    Change::XtTable { .. }
+                    Change::XtTable { .. } | Change::XtChain { .. }
                         if kept
                             .iter()
                             .any(|k| matches!(k.change, Change::HostRules { .. })) =>
@@ -1085,7 +1114,7 @@ pub fn kill_in_netns(ns: NsId) -> usize {
 }
 
 /// Kill (SIGKILL) every process but this one living in one of `set` (one
-/// pass over `/proc`); returns how many.
+/// pass over `/proc`); returns how many were sent the signal.
 pub fn kill_in_namespaces(set: &HashSet<NsId>) -> usize {
     if set.is_empty() {
         return 0;
@@ -1101,12 +1130,16 @@ pub fn kill_in_namespaces(set: &HashSet<NsId>) -> usize {
                 .ok()
                 .is_some_and(|ns| set.contains(&ns))
         {
+            // Counted only if the signal went out.
             if let Ok(raw) = i32::try_from(pid) {
-                let _ = nix::sys::signal::kill(
+                if nix::sys::signal::kill(
                     nix::unistd::Pid::from_raw(raw),
                     nix::sys::signal::Signal::SIGKILL,
-                );
-                n += 1;
+                )
+                .is_ok()
+                {
+                    n += 1;
+                }
             }
         }
     }
@@ -1216,6 +1249,21 @@ fn undo(e: &Entry, owner: u32, act: bool) -> Result<Option<String>, String> {
             }
         })
         .unwrap_or(Ok(None)),
+        Change::XtChain {
+            family,
+            table,
+            chain,
+        } => in_netns(e.netns, || {
+            if !act {
+                return Ok(None);
+            }
+            match crate::host::remove_empty_xt_chain(family, table, chain) {
+                Ok(true) => Ok(Some(say(act, &e.change, "removed", "remove"))),
+                Ok(false) => Ok(None),
+                Err(why) => Err(why.to_string()),
+            }
+        })
+        .unwrap_or(Ok(None)),
         Change::GroOff { ifname } => in_netns(e.netns, || {
             use pipelab_io::backends::ethtool::{get, set, Offload};
             match get(ifname, Offload::Gro) {
@@ -1277,6 +1325,10 @@ fn undo(e: &Entry, owner: u32, act: bool) -> Result<Option<String>, String> {
             }
             if act {
                 pipelab_control::Registry::at(dir).forget(name, owner);
+                // Said only once it is so.
+                if fs::symlink_metadata(&json).is_ok() {
+                    return Err(format!("{}: could not be removed", json.display()));
+                }
             }
             Ok(Some(say(act, &e.change, "removed", "remove")))
         }

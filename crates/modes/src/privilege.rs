@@ -58,6 +58,19 @@ pub const NETNS_NETFILTER: Needs = Needs {
     why: "entering a network namespace, a netfilter queue and its rules there",
 };
 
+/// Undoing what dead pipelab processes left (`pipelab cleanup`): rules
+/// and offloads, namespaces entered and removed, the processes left in
+/// them killed, root's files under `/run/pipelab` removed.
+pub const UNDO: Needs = Needs {
+    caps: &[
+        Capability::CAP_NET_ADMIN,
+        Capability::CAP_SYS_ADMIN,
+        Capability::CAP_KILL,
+        Capability::CAP_DAC_OVERRIDE,
+    ],
+    why: "rules, offloads, namespaces and their processes, root's files under /run/pipelab",
+};
+
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(items: &[String]) -> String {
     match items {

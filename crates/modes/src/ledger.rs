@@ -172,6 +172,12 @@ pub enum Change {
         /// Its path.
         path: PathBuf,
     },
+    /// A directory: removed once empty (another process may still keep
+    /// files in it).
+    Dir {
+        /// Its path.
+        path: PathBuf,
+    },
     /// An entry in the registry of emulations: forgotten if it is still
     /// the owner's.
     Registration {
@@ -237,6 +243,7 @@ impl Change {
             Change::NamedNetns { name } => format!("namespace {name}"),
             Change::NetnsProcesses => "processes left in its namespace".into(),
             Change::File { path } => format!("file {}", path.display()),
+            Change::Dir { path } => format!("empty directory {}", path.display()),
             Change::Registration { name, .. } => format!("registry entry '{name}'"),
             Change::Sysctl { key, original } => {
                 format!("{} = {}", sysctl_name(key), original.trim())
@@ -1311,6 +1318,16 @@ fn undo(e: &Entry, owner: u32, act: bool) -> Result<Option<String>, String> {
             }
             if act {
                 fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            Ok(Some(say(act, &e.change, "removed", "remove")))
+        }
+        Change::Dir { path } => {
+            let empty = fs::read_dir(path).is_ok_and(|mut d| d.next().is_none());
+            if !empty {
+                return Ok(None);
+            }
+            if act {
+                fs::remove_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
             }
             Ok(Some(say(act, &e.change, "removed", "remove")))
         }

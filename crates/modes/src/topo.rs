@@ -1344,13 +1344,20 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     // they reach the signalfd.
     let signals = StopSignals::block()?;
 
-    std::fs::create_dir_all(STATE_DIR)?;
-    std::fs::create_dir_all(NETNS_DIR)?;
     // What dead pipelab processes left is undone first (a crashed
     // emulator's namespaces and files, saying so); from here on every
-    // namespace and file is written down before it is made, and removed
-    // when `record` is dropped, or by the next command after a crash.
+    // namespace, file and directory is written down before it is made,
+    // and removed when `record` is dropped, or by the next command after
+    // a crash.
     let mut record = Ledger::new().begin("topo", &name)?;
+    // `/run/netns` is the system's, as `ip netns` makes it.
+    if !Path::new(STATE_DIR).is_dir() {
+        record.record(HostChange::Dir {
+            path: STATE_DIR.into(),
+        })?;
+    }
+    std::fs::create_dir_all(STATE_DIR)?;
+    std::fs::create_dir_all(NETNS_DIR)?;
     if let Ok(st) = read_state(&name) {
         if pid_alive(st.pid) {
             return Err(invalid(format!(

@@ -604,3 +604,77 @@ fn removed_pipes_and_stop_release_every_held_packet() {
     assert_eq!(s.verdicts.accepted, 70, "{s:?}");
     assert_eq!(s.verdicts.held, 0, "{s:?}");
 }
+
+/// Issue 27 item 8: in a namespace whose `table ip mangle` exists with a
+/// `PREROUTING` chain only (as iptables-nft leaves one), the rules of
+/// `pipelab attach`'s plane on `lo`'s egress, installed the unowned way
+/// (the `nft` tool, or iptables where nftables lacks `queue`), and then
+/// stopped, leave the ruleset as it was: no empty `POSTROUTING` chain
+/// added to the table that was there.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn a_stopped_plane_leaves_a_table_that_was_there_as_it_was() {
+    use pipelab_modes::host::Hooks;
+    use pipelab_modes::ledger::{Change, Ledger};
+    let Some(_g) = live() else { return };
+    let ledger = tempfile::tempdir().expect("tempdir");
+    let ns = NetNs::create().expect("namespace");
+    let dir = ledger.path().to_path_buf();
+    let (before, after) = ns
+        .run(move || {
+            let nft = |script: &str| {
+                let mut c = Command::new("nft")
+                    .args(["-f", "-"])
+                    .stdin(Stdio::piped())
+                    .spawn()?;
+                use std::io::Write;
+                c.stdin.take().expect("stdin").write_all(script.as_bytes())?;
+                assert!(c.wait()?.success(), "{script}");
+                Ok::<_, std::io::Error>(())
+            };
+            let ruleset = || {
+                Command::new("nft")
+                    .args(["list", "ruleset"])
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            };
+            nft("add table ip mangle\n\
+                 add chain ip mangle PREROUTING { type filter hook prerouting priority -150; policy accept; }\n")?;
+            let before = ruleset()?;
+            let mut record = Ledger::at(&dir).begin("attach", "xtchain").expect("record");
+            record.claim("lo").expect("claim");
+            let table = "pipelab_at_xtc".to_string();
+            let plane = HostPlane::start_recorded(
+                HostOptions {
+                    queue_num: 7431,
+                    queue_search: 16,
+                    table: table.clone(),
+                    hooks: Hooks::Device {
+                        dev: "lo".into(),
+                        ingress: false,
+                        egress: true,
+                    },
+                    owned: false,
+                    ..HostOptions::default()
+                },
+                &[],
+                record,
+                Change::AttachRules {
+                    table,
+                    dev: "lo".into(),
+                    netns_path: None,
+                },
+                Default::default(),
+            )?;
+            let during = ruleset()?;
+            plane.stop()?;
+            Ok((before, (during, ruleset()?)))
+        })
+        .expect("plane in the namespace");
+    let (during, after) = after;
+    assert_ne!(during, before, "the rules were installed");
+    assert_eq!(after, before, "the ruleset is as it was");
+}

@@ -163,7 +163,7 @@ impl Attrs {
         self.0.extend_from_slice(&(len as u16).to_ne_bytes());
         self.0.extend_from_slice(&ty.to_ne_bytes());
         self.0.extend_from_slice(data);
-        while self.0.len() % 4 != 0 {
+        while !self.0.len().is_multiple_of(4) {
             self.0.push(0);
         }
         self
@@ -603,7 +603,7 @@ mod tests {
             types.push(u16::from_ne_bytes(
                 buf[off + 4..off + 6].try_into().expect("2"),
             ));
-            assert_eq!(len % 4, 0);
+            assert!(len.is_multiple_of(4));
             off += len;
         }
         assert_eq!(off, buf.len());

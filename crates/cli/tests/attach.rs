@@ -523,7 +523,10 @@ fn after_kill_9_the_interface_is_released_at_once_and_the_next_command_settles_t
     );
     no_attach_rules(&in_h);
     let free = ping(&in_h, "198.19.74.2", 3);
-    assert!(free.received == 3 && free.median < 5.0, "{free:?}");
+    assert!(
+        free.received == 3 && free.median < 5.0,
+        "after attach (pid {pid}) was killed: {free:?}"
+    );
     // The next pipelab command (any that changes the host; here another
     // attach, on the same interface) settles the dead one's record: no
     // rules left to remove.

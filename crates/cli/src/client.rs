@@ -191,7 +191,9 @@ pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     if path == Path::new("-") {
         return emit(&text);
     }
-    std::fs::write(path, text).map_err(|source| CliError::Write {
+    pipelab_lang::output::create_output(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .map_err(|source| CliError::Write {
         path: path.to_path_buf(),
         source,
     })

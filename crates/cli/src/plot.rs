@@ -262,7 +262,9 @@ pub fn run(a: &PlotArgs) -> Result<String, PlotError> {
             encode_png(&rgb, w, h).map_err(draw_err)?
         }
     };
-    std::fs::write(&a.output, &bytes).map_err(|source| PlotError::Write {
+    pipelab_lang::output::create_output(&a.output)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+        .map_err(|source| PlotError::Write {
         path: a.output.clone(),
         source,
     })?;

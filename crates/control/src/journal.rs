@@ -524,15 +524,17 @@ mod tests {
     fn an_unreadable_journal_is_kept_aside_and_the_state_starts_empty() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::open(dir.path()).unwrap();
-        for (what, make) in [
-            ("not a pipelabd journal", &|p: &Path| fs::write(p, "{").unwrap()) as &dyn Fn(&Path),
-            ("a FIFO, not a regular file", &|p: &Path| {
-                nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap()
-            }),
-            ("journal format 7 is not supported", &|p: &Path| {
-                fs::write(p, r#"{"format": 7, "root": {"script": ""}}"#).unwrap()
-            }),
-        ] {
+        let garbage = |p: &Path| fs::write(p, "{").unwrap();
+        let fifo = |p: &Path| {
+            nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap()
+        };
+        let other = |p: &Path| fs::write(p, r#"{"format": 7, "root": {"script": ""}}"#).unwrap();
+        let cases: [(&str, &dyn Fn(&Path)); 3] = [
+            ("not a pipelabd journal", &garbage),
+            ("a FIFO, not a regular file", &fifo),
+            ("journal format 7 is not supported", &other),
+        ];
+        for (what, make) in cases {
             make(&j.path());
             let t0 = std::time::Instant::now();
             let (state, notices) = j.load().unwrap();

@@ -194,9 +194,9 @@ pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     pipelab_lang::output::create_output(path)
         .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
         .map_err(|source| CliError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// `pipelab restore FILE`: replaces the configuration, all or nothing.

@@ -265,9 +265,9 @@ pub fn run(a: &PlotArgs) -> Result<String, PlotError> {
     pipelab_lang::output::create_output(&a.output)
         .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
         .map_err(|source| PlotError::Write {
-        path: a.output.clone(),
-        source,
-    })?;
+            path: a.output.clone(),
+            source,
+        })?;
     Ok(format!(
         "{}: {} graph of {} ({}), {w}x{h}\n",
         a.output.display(),

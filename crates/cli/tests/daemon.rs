@@ -536,17 +536,29 @@ fn a_journaled_block_whose_file_is_gone_is_held_and_the_rest_starts() {
     let log = std::fs::read_to_string(&d.log).expect("log");
     assert!(
         log.contains("the configuration of root is held, not applied:")
-            && log.contains(&format!("line 2: `pipe 1 config bw trace:{}`", trace.display()))
+            && log.contains(&format!(
+                "line 2: `pipe 1 config bw trace:{}`",
+                trace.display()
+            ))
             && log.contains("No such file or directory"),
         "{log}"
     );
     let mut c = d.client();
     // The user's block runs; root's is held, shown by save and stats.
-    assert_eq!(save(&mut c, Some("1001")), "pipe 1 config delay 7ms\nadd 1 pipe 1 ip from any to any\n");
+    assert_eq!(
+        save(&mut c, Some("1001")),
+        "pipe 1 config delay 7ms\nadd 1 pipe 1 ip from any to any\n"
+    );
     assert_eq!(ok(&mut c, "pipe show"), "");
     let saved = save(&mut c, None);
-    assert!(saved.starts_with("# HELD: this configuration was not applied"), "{saved}");
-    assert!(saved.contains(&format!("#   pipe 1 config bw trace:{}\n", trace.display())), "{saved}");
+    assert!(
+        saved.starts_with("# HELD: this configuration was not applied"),
+        "{saved}"
+    );
+    assert!(
+        saved.contains(&format!("#   pipe 1 config bw trace:{}\n", trace.display())),
+        "{saved}"
+    );
     let stats: Response = c.request(None, Op::Stats).expect("stats");
     let text = serde_json::to_string(&stats.data).unwrap_or_default();
     assert!(text.contains("\"held\""), "{text}");
@@ -600,13 +612,19 @@ fn a_fifo_as_the_journal_does_not_hang_the_start() {
     assert!(took < Duration::from_secs(5), "{took:?}");
     let log = std::fs::read_to_string(&d.log).expect("log");
     assert!(
-        log.contains("state.json: a FIFO, not a regular file; nothing of it was applied: it is kept as"),
+        log.contains(
+            "state.json: a FIFO, not a regular file; nothing of it was applied: it is kept as"
+        ),
         "{log}"
     );
     let aside = std::fs::read_dir(&state)
         .expect("dir")
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("state.json.unreadable."))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("state.json.unreadable.")
+        })
         .count();
     assert_eq!(aside, 1);
 }

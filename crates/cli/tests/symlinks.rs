@@ -107,8 +107,11 @@ fn root_writes_through_no_planted_link() {
     std::fs::write(&victim, "root's file\n").expect("victim");
     std::fs::write(victims.join("pipelab.1"), "root's page\n").expect("page");
     let conf = victims.join("link.conf");
-    std::fs::write(&conf, "pipe 1 config bw 10Mbit/s delay 5ms\nadd 100 pipe 1 ip from any to any\n")
-        .expect("conf");
+    std::fs::write(
+        &conf,
+        "pipe 1 config bw 10Mbit/s delay 5ms\nadd 100 pipe 1 ip from any to any\n",
+    )
+    .expect("conf");
     let report = victims.join("report.json");
     let out = Command::new(BIN)
         .args([
@@ -122,7 +125,11 @@ fn root_writes_through_no_planted_link() {
         ])
         .output()
         .expect("sim");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::write(&report, &out.stdout).expect("report");
     let before = snapshot(&victims);
 
@@ -179,24 +186,211 @@ fn root_writes_through_no_planted_link() {
     let dsock = daemon.socket.to_str().unwrap().to_string();
 
     let cases: Vec<(&str, &str, Vec<String>)> = vec![
-        ("sim --pcap", BIN, vec!["sim".into(), conf_s.clone(), "--traffic".into(), traffic.into(), "--pcap".into(), s("pcap")]),
-        ("sim --events", BIN, vec!["sim".into(), conf_s.clone(), "--traffic".into(), traffic.into(), "--events".into(), s("events")]),
-        ("sim --series", BIN, vec!["sim".into(), conf_s.clone(), "--traffic".into(), traffic.into(), "--interval".into(), "100ms".into(), "--series".into(), s("series")]),
-        ("sim --flow-series", BIN, vec!["sim".into(), conf_s.clone(), "--traffic".into(), traffic.into(), "--interval".into(), "100ms".into(), "--flow-series".into(), s("flow")]),
-        ("plot -o", BIN, vec!["plot".into(), report.to_str().unwrap().into(), "-o".into(), s("plot.svg")]),
-        ("topo gen -o", BIN, vec!["topo".into(), "gen".into(), "star".into(), "-o".into(), s("gen.gml")]),
+        (
+            "sim --pcap",
+            BIN,
+            vec![
+                "sim".into(),
+                conf_s.clone(),
+                "--traffic".into(),
+                traffic.into(),
+                "--pcap".into(),
+                s("pcap"),
+            ],
+        ),
+        (
+            "sim --events",
+            BIN,
+            vec![
+                "sim".into(),
+                conf_s.clone(),
+                "--traffic".into(),
+                traffic.into(),
+                "--events".into(),
+                s("events"),
+            ],
+        ),
+        (
+            "sim --series",
+            BIN,
+            vec![
+                "sim".into(),
+                conf_s.clone(),
+                "--traffic".into(),
+                traffic.into(),
+                "--interval".into(),
+                "100ms".into(),
+                "--series".into(),
+                s("series"),
+            ],
+        ),
+        (
+            "sim --flow-series",
+            BIN,
+            vec![
+                "sim".into(),
+                conf_s.clone(),
+                "--traffic".into(),
+                traffic.into(),
+                "--interval".into(),
+                "100ms".into(),
+                "--flow-series".into(),
+                s("flow"),
+            ],
+        ),
+        (
+            "plot -o",
+            BIN,
+            vec![
+                "plot".into(),
+                report.to_str().unwrap().into(),
+                "-o".into(),
+                s("plot.svg"),
+            ],
+        ),
+        (
+            "topo gen -o",
+            BIN,
+            vec![
+                "topo".into(),
+                "gen".into(),
+                "star".into(),
+                "-o".into(),
+                s("gen.gml"),
+            ],
+        ),
         ("man DIR", BIN, vec!["man".into(), s("man")]),
-        ("save FILE", BIN, vec!["--socket".into(), dsock.clone(), "save".into(), s("save")]),
-        ("shell --stats", BIN, vec!["shell".into(), "--link".into(), "delay 1ms".into(), "--stats".into(), s("stats"), "--".into(), "true".into()]),
-        ("shell --pcap", BIN, vec!["shell".into(), "--link".into(), "delay 1ms".into(), "--pcap".into(), s("spcap"), "--".into(), "true".into()]),
-        ("shell --events", BIN, vec!["shell".into(), "--link".into(), "delay 1ms".into(), "--events".into(), s("sevents"), "--".into(), "true".into()]),
-        ("shell --series", BIN, vec!["shell".into(), "--link".into(), "delay 1ms".into(), "--interval".into(), "100ms".into(), "--series".into(), s("sseries"), "--".into(), "true".into()]),
-        ("probe recv --series", BIN, vec!["probe".into(), "recv".into(), "--listen".into(), "127.0.0.1:0".into(), "--series".into(), s("probe")]),
-        ("pipelabd --pcap", PIPELABD, vec!["--socket".into(), ddir.path().join("d2.sock").to_str().unwrap().into(), "--state-dir".into(), ddir.path().join("d2").to_str().unwrap().into(), "--pcap".into(), s("dpcap")]),
-        ("pipelabd --socket (a link)", PIPELABD, vec!["--plane".into(), "none".into(), "--socket".into(), s("sock"), "--state-dir".into(), ddir.path().join("d3").to_str().unwrap().into()]),
-        ("pipelabd --socket (in a linked dir)", PIPELABD, vec!["--plane".into(), "none".into(), "--socket".into(), format!("{}/s.sock", s("sockdir")), "--state-dir".into(), ddir.path().join("d4").to_str().unwrap().into()]),
-        ("pipelabd --state-dir (a link)", PIPELABD, vec!["--plane".into(), "none".into(), "--socket".into(), ddir.path().join("d5.sock").to_str().unwrap().into(), "--state-dir".into(), s("state")]),
-        ("pipelabd --state-dir (the planter's)", PIPELABD, vec!["--plane".into(), "none".into(), "--socket".into(), ddir.path().join("d6.sock").to_str().unwrap().into(), "--state-dir".into(), s("ustate")]),
+        (
+            "save FILE",
+            BIN,
+            vec!["--socket".into(), dsock.clone(), "save".into(), s("save")],
+        ),
+        (
+            "shell --stats",
+            BIN,
+            vec![
+                "shell".into(),
+                "--link".into(),
+                "delay 1ms".into(),
+                "--stats".into(),
+                s("stats"),
+                "--".into(),
+                "true".into(),
+            ],
+        ),
+        (
+            "shell --pcap",
+            BIN,
+            vec![
+                "shell".into(),
+                "--link".into(),
+                "delay 1ms".into(),
+                "--pcap".into(),
+                s("spcap"),
+                "--".into(),
+                "true".into(),
+            ],
+        ),
+        (
+            "shell --events",
+            BIN,
+            vec![
+                "shell".into(),
+                "--link".into(),
+                "delay 1ms".into(),
+                "--events".into(),
+                s("sevents"),
+                "--".into(),
+                "true".into(),
+            ],
+        ),
+        (
+            "shell --series",
+            BIN,
+            vec![
+                "shell".into(),
+                "--link".into(),
+                "delay 1ms".into(),
+                "--interval".into(),
+                "100ms".into(),
+                "--series".into(),
+                s("sseries"),
+                "--".into(),
+                "true".into(),
+            ],
+        ),
+        (
+            "probe recv --series",
+            BIN,
+            vec![
+                "probe".into(),
+                "recv".into(),
+                "--listen".into(),
+                "127.0.0.1:0".into(),
+                "--series".into(),
+                s("probe"),
+            ],
+        ),
+        (
+            "pipelabd --pcap",
+            PIPELABD,
+            vec![
+                "--socket".into(),
+                ddir.path().join("d2.sock").to_str().unwrap().into(),
+                "--state-dir".into(),
+                ddir.path().join("d2").to_str().unwrap().into(),
+                "--pcap".into(),
+                s("dpcap"),
+            ],
+        ),
+        (
+            "pipelabd --socket (a link)",
+            PIPELABD,
+            vec![
+                "--plane".into(),
+                "none".into(),
+                "--socket".into(),
+                s("sock"),
+                "--state-dir".into(),
+                ddir.path().join("d3").to_str().unwrap().into(),
+            ],
+        ),
+        (
+            "pipelabd --socket (in a linked dir)",
+            PIPELABD,
+            vec![
+                "--plane".into(),
+                "none".into(),
+                "--socket".into(),
+                format!("{}/s.sock", s("sockdir")),
+                "--state-dir".into(),
+                ddir.path().join("d4").to_str().unwrap().into(),
+            ],
+        ),
+        (
+            "pipelabd --state-dir (a link)",
+            PIPELABD,
+            vec![
+                "--plane".into(),
+                "none".into(),
+                "--socket".into(),
+                ddir.path().join("d5.sock").to_str().unwrap().into(),
+                "--state-dir".into(),
+                s("state"),
+            ],
+        ),
+        (
+            "pipelabd --state-dir (the planter's)",
+            PIPELABD,
+            vec![
+                "--plane".into(),
+                "none".into(),
+                "--socket".into(),
+                ddir.path().join("d6.sock").to_str().unwrap().into(),
+                "--state-dir".into(),
+                s("ustate"),
+            ],
+        ),
     ];
     let mut failures = Vec::new();
     for (what, bin, args) in &cases {
@@ -212,8 +406,5 @@ fn root_writes_through_no_planted_link() {
     let after = snapshot(&victims);
     assert_eq!(before, after, "a file of root's was written or made");
     assert!(failures.is_empty(), "not refused:\n{}", failures.join("\n"));
-    eprintln!(
-        "SYMLINKS cases {} root files written 0",
-        cases.len()
-    );
+    eprintln!("SYMLINKS cases {} root files written 0", cases.len());
 }

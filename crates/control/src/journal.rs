@@ -542,12 +542,20 @@ mod tests {
             assert_eq!(state, State::default());
             assert_eq!(notices.len(), 1, "{notices:?}");
             assert!(notices[0].contains(what), "{}", notices[0]);
-            assert!(notices[0].contains("state.json.unreadable."), "{}", notices[0]);
+            assert!(
+                notices[0].contains("state.json.unreadable."),
+                "{}",
+                notices[0]
+            );
             assert!(!j.path().exists());
             let aside: Vec<_> = fs::read_dir(dir.path())
                 .unwrap()
                 .filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().starts_with("state.json.unreadable."))
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("state.json.unreadable.")
+                })
                 .collect();
             assert!(!aside.is_empty());
             for a in aside {
@@ -575,7 +583,11 @@ mod tests {
         let held = &state.held[&1001];
         assert!(held.script.contains("bogus 3"));
         assert_eq!(notices.len(), 1);
-        assert!(notices[0].contains("the configuration of uid 1001"), "{}", notices[0]);
+        assert!(
+            notices[0].contains("the configuration of uid 1001"),
+            "{}",
+            notices[0]
+        );
         assert!(notices[0].contains(":2:"), "{}", notices[0]);
         // Journaled again as held, and loaded back the same.
         j.save(&state).unwrap();

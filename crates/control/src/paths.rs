@@ -39,7 +39,9 @@ pub fn make_dirs(dir: &Path, mode: u32) -> io::Result<()> {
             Ok(()) => {
                 let f = File::options()
                     .read(true)
-                    .custom_flags((nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_NOFOLLOW).bits())
+                    .custom_flags(
+                        (nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_NOFOLLOW).bits(),
+                    )
                     .open(d)?;
                 f.set_permissions(fs::Permissions::from_mode(mode))?;
             }
@@ -178,7 +180,10 @@ mod tests {
         fs::set_permissions(&real, fs::Permissions::from_mode(0o755)).expect("chmod");
         fs::set_permissions(base.path(), fs::Permissions::from_mode(0o777)).expect("chmod");
         let e = check_private_dir(&real).expect_err("open parent");
-        assert!(e.contains("another user could put another directory"), "{e}");
+        assert!(
+            e.contains("another user could put another directory"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1505,12 +1505,11 @@ pub fn bind(path: &Path, group: &str) -> Result<(UnixListener, Option<String>), 
         _ => None,
     };
     // No moment where the socket is open to all or of another group.
-    let listener = crate::paths::bind_socket(path, 0o660, gid).map_err(|source| {
-        BindError::Listen {
+    let listener =
+        crate::paths::bind_socket(path, 0o660, gid).map_err(|source| BindError::Listen {
             path: path.to_path_buf(),
             source,
-        }
-    })?;
+        })?;
     let warning = match gid {
         Some(_) => None,
         None => Some(format!(

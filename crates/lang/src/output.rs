@@ -326,9 +326,11 @@ fn try_open(walked: &Walked, euid: u32, existing: Existing) -> Result<OutputFile
     }
     // Written blocking from here (a FIFO's reader may be slow).
     let fd = file.as_raw_fd();
-    let fl = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL).map_err(|e| Attempt::Fail(e.into()))?;
+    let fl = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL)
+        .map_err(|e| Attempt::Fail(e.into()))?;
     let fl = nix::fcntl::OFlag::from_bits_truncate(fl) & !nix::fcntl::OFlag::O_NONBLOCK;
-    nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETFL(fl)).map_err(|e| Attempt::Fail(e.into()))?;
+    nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETFL(fl))
+        .map_err(|e| Attempt::Fail(e.into()))?;
     Ok(OutputFile { file, created })
 }
 
@@ -442,7 +444,11 @@ mod tests {
             std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).expect("lchown");
             let e = create_output(&link).expect_err("another user's link");
             assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
-            assert!(e.to_string().contains(&format!("{} is a symbolic link", link.display())), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("{} is a symbolic link", link.display())),
+                "{e}"
+            );
             assert!(e.to_string().contains("belongs to uid 65534"), "{e}");
             // A directory of the path that is such a link, too.
             let e = create_output(&dir.join("planted/x")).expect_err("link as a directory");

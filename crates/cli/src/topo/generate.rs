@@ -548,9 +548,9 @@ pub fn run(kind: GenKind) -> Result<String, GenError> {
             pipelab_lang::output::create_output(&p)
                 .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
                 .map_err(|source| GenError::Write {
-                path: p.clone(),
-                source,
-            })?;
+                    path: p.clone(),
+                    source,
+                })?;
             Ok(format!("{}: {}\n", p.display(), describe(&topo)))
         }
     }

@@ -588,7 +588,10 @@ fn a_journaled_block_whose_file_is_gone_is_held_and_the_rest_starts() {
         )
         .expect("restore");
     assert!(r.ok, "{:?}", r.error);
-    assert_eq!(save(&mut c, None), "pipe 3 config delay 3ms\n");
+    assert_eq!(
+        save(&mut c, None),
+        "set one_pass 1\npipe 3 config delay 3ms\n"
+    );
 }
 
 /// A FIFO as `state.json` hung pipelabd's start silently. It is refused

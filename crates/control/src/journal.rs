@@ -529,7 +529,8 @@ mod tests {
             nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap()
         };
         let other = |p: &Path| fs::write(p, r#"{"format": 7, "root": {"script": ""}}"#).unwrap();
-        let cases: [(&str, &dyn Fn(&Path)); 3] = [
+        type Make<'a> = &'a dyn Fn(&Path);
+        let cases: [(&str, Make); 3] = [
             ("not a pipelabd journal", &garbage),
             ("a FIFO, not a regular file", &fifo),
             ("journal format 7 is not supported", &other),

@@ -191,10 +191,12 @@ pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     if path == Path::new("-") {
         return emit(&text);
     }
-    std::fs::write(path, text).map_err(|source| CliError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    pipelab_lang::output::create_output(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .map_err(|source| CliError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// `pipelab restore FILE`: replaces the configuration, all or nothing.

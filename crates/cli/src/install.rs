@@ -51,7 +51,11 @@ fn page(
     let mut buf = Vec::new();
     man.render(&mut buf)?;
     let path = dir.join(format!("{name}.{section}"));
-    std::fs::write(&path, buf)?;
+    // Written as every output is (another user's link in DIR is refused,
+    // not followed).
+    pipelab_lang::output::create_output(&path)
+        .and_then(|mut f| io::Write::write_all(&mut f, &buf))
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     written.push(path);
     for sub in cmd.get_subcommands() {
         if sub.is_hide_set() || sub.get_name() == "help" {

@@ -262,10 +262,12 @@ pub fn run(a: &PlotArgs) -> Result<String, PlotError> {
             encode_png(&rgb, w, h).map_err(draw_err)?
         }
     };
-    std::fs::write(&a.output, &bytes).map_err(|source| PlotError::Write {
-        path: a.output.clone(),
-        source,
-    })?;
+    pipelab_lang::output::create_output(&a.output)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+        .map_err(|source| PlotError::Write {
+            path: a.output.clone(),
+            source,
+        })?;
     Ok(format!(
         "{}: {} graph of {} ({}), {w}x{h}\n",
         a.output.display(),

@@ -605,10 +605,11 @@ fn up_background(args: &[String], name: &str) -> Result<String, TopoError> {
         source,
     })?;
     let log_path = live::log_path(name);
-    let log = std::fs::File::create(&log_path).map_err(|source| TopoError::Create {
-        path: log_path.clone(),
-        source,
-    })?;
+    let log =
+        pipelab_lang::output::create_output(&log_path).map_err(|source| TopoError::Create {
+            path: log_path.clone(),
+            source,
+        })?;
     let log2 = log.try_clone().map_err(|source| TopoError::Log {
         path: log_path.clone(),
         source,

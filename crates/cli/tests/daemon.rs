@@ -508,3 +508,126 @@ fn a_second_daemon_on_the_same_state_dir_is_refused() {
         "pipe 1 config delay 5ms\n"
     );
 }
+
+/// A journaled `bw trace:` whose file was deleted made pipelabd refuse to
+/// start, and every user's configuration with it. Now the block that
+/// names it is held: the daemon starts with the rest (a user's block
+/// runs), says which block, which line and why, keeps the held block
+/// (`save` shows it, the journal keeps it after a change), and applies
+/// it at the next start once the file is back; `restore` replaces it.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn a_journaled_block_whose_file_is_gone_is_held_and_the_rest_starts() {
+    let Some(_g) = live() else { return };
+    let dir = open_dir(None);
+    let trace = dir.path().join("gone.trace");
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).expect("state dir");
+    let journal = serde_json::json!({
+        "format": 1,
+        "root": {"script": format!("pipe 2 config delay 5ms\npipe 1 config bw trace:{}\nadd 100 pipe 1 ip from any to any\n", trace.display())},
+        "users": [{"uid": 1001, "slot": 0, "script": "pipe 1 config delay 7ms\nadd 1 pipe 1 ip from any to any\n"}],
+    });
+    std::fs::write(state.join("state.json"), journal.to_string()).expect("journal");
+    let (mut d, _) = Pld::start(dir.path(), &["--plane", "none"]);
+    let log = std::fs::read_to_string(&d.log).expect("log");
+    assert!(
+        log.contains("the configuration of root is held, not applied:")
+            && log.contains(&format!(
+                "line 2: `pipe 1 config bw trace:{}`",
+                trace.display()
+            ))
+            && log.contains("No such file or directory"),
+        "{log}"
+    );
+    let mut c = d.client();
+    // The user's block runs; root's is held, shown by save and stats.
+    assert_eq!(
+        save(&mut c, Some("1001")),
+        "pipe 1 config delay 7ms\nadd 1 pipe 1 ip from any to any\n"
+    );
+    assert_eq!(ok(&mut c, "pipe show"), "");
+    let saved = save(&mut c, None);
+    assert!(
+        saved.starts_with("# HELD: this configuration was not applied"),
+        "{saved}"
+    );
+    assert!(
+        saved.contains(&format!("#   pipe 1 config bw trace:{}\n", trace.display())),
+        "{saved}"
+    );
+    let stats: Response = c.request(None, Op::Stats).expect("stats");
+    let text = serde_json::to_string(&stats.data).unwrap_or_default();
+    assert!(text.contains("\"held\""), "{text}");
+    // The file back, a restart applies the block.
+    std::fs::write(&trace, "1\n2\n3\n").expect("trace");
+    d.kill9_and_restart();
+    let mut c = d.client();
+    assert!(ok(&mut c, "pipe show").contains("pipe 1 config bw trace:"));
+    assert!(!save(&mut c, None).contains("HELD"));
+    // Gone again, a change by root keeps the held block in the journal;
+    // `restore` replaces it.
+    std::fs::remove_file(&trace).expect("rm");
+    d.kill9_and_restart();
+    let mut c = d.client();
+    ok(&mut c, "pipe 9 config delay 1ms");
+    let j = std::fs::read_to_string(state.join("state.json")).expect("journal");
+    assert!(j.contains("\"held\"") && j.contains("trace:"), "{j}");
+    d.kill9_and_restart();
+    let mut c = d.client();
+    assert!(save(&mut c, None).contains("# HELD"));
+    let r = c
+        .request(
+            None,
+            Op::Restore {
+                script: "pipe 3 config delay 3ms\n".into(),
+            },
+        )
+        .expect("restore");
+    assert!(r.ok, "{:?}", r.error);
+    assert_eq!(
+        save(&mut c, None),
+        "set one_pass 1\npipe 3 config delay 3ms\n"
+    );
+}
+
+/// A FIFO as `state.json` hung pipelabd's start silently. It is refused
+/// at once, moved aside (kept), said loudly, and the daemon starts empty.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn a_fifo_as_the_journal_does_not_hang_the_start() {
+    let Some(_g) = live() else { return };
+    let dir = open_dir(None);
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).expect("state dir");
+    nix::unistd::mkfifo(
+        &state.join("state.json"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .expect("mkfifo");
+    let (d, took) = Pld::start(dir.path(), &["--plane", "none"]);
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let log = std::fs::read_to_string(&d.log).expect("log");
+    assert!(
+        log.contains(
+            "state.json: a FIFO, not a regular file; nothing of it was applied: it is kept as"
+        ),
+        "{log}"
+    );
+    let aside = std::fs::read_dir(&state)
+        .expect("dir")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("state.json.unreadable.")
+        })
+        .count();
+    assert_eq!(aside, 1);
+}

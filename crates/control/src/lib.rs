@@ -105,6 +105,7 @@
 
 pub mod error;
 pub mod journal;
+pub mod paths;
 pub mod plane;
 pub mod protocol;
 pub mod registry;

@@ -284,21 +284,7 @@ impl Registry {
     /// the umask (everyone lists the emulations and reaches their
     /// sockets; the sockets' own modes decide who may connect).
     fn make_dir(&self) -> Result<(), RegistryError> {
-        let missing: Vec<&Path> = self
-            .dir
-            .ancestors()
-            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
-            .collect();
-        for d in missing.into_iter().rev() {
-            match fs::create_dir(d) {
-                Ok(()) => fs::set_permissions(d, fs::Permissions::from_mode(0o755))
-                    .map_err(io_err("set the mode of", d))?,
-                // Made by another process meanwhile.
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io_err("create the directory", d)(e)),
-            }
-        }
-        Ok(())
+        crate::paths::make_dirs(&self.dir, 0o755).map_err(io_err("create the directory", &self.dir))
     }
 
     fn json_path(&self, name: &str) -> PathBuf {
@@ -381,7 +367,7 @@ impl Registry {
             }
         }
         let _ = fs::remove_file(self.json_path(&name));
-        let listener = bind_private(&sock).map_err(|e| {
+        let listener = bind_private(&sock, &self.group).map_err(|e| {
             if e.kind() == ErrorKind::AddrInUse {
                 RegistryError::Taken {
                     name: name.clone(),
@@ -406,7 +392,7 @@ impl Registry {
             open: true,
         };
         // From here on, dropping `reg` removes what was made.
-        give_socket(&sock, reg.info.owner, &self.group)?;
+        give_socket(&sock, reg.info.owner)?;
         reg.write()?;
         Ok(reg)
     }
@@ -475,37 +461,30 @@ impl Registry {
     }
 }
 
-/// Binds a socket at `path` with mode 0660 from its first moment (under
-/// a umask that leaves nothing for others).
-fn bind_private(path: &Path) -> std::io::Result<UnixListener> {
-    let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o117));
-    let listener = UnixListener::bind(path);
-    nix::sys::stat::umask(old);
-    let listener = listener?;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o660))?;
-    Ok(listener)
+/// Binds a socket at `path` with mode 0660 and group `group` (if it
+/// exists) from its first moment ([`crate::paths::bind_socket`]).
+fn bind_private(path: &Path, group: &str) -> std::io::Result<UnixListener> {
+    crate::paths::bind_socket(path, 0o660, group_id(group))
 }
 
-/// Gives the socket to its owner and to `group` (if that group exists).
-/// Root must succeed; another user can only give it to a group of theirs,
-/// and is the owner already.
-fn give_socket(path: &Path, owner: u32, group: &str) -> Result<(), RegistryError> {
-    let gid = match nix::unistd::Group::from_name(group) {
+/// The id of `group`, if it exists.
+fn group_id(group: &str) -> Option<nix::unistd::Gid> {
+    match nix::unistd::Group::from_name(group) {
         Ok(Some(g)) => Some(g.gid),
         _ => None,
-    };
-    if nix::unistd::geteuid().is_root() {
-        nix::unistd::chown(path, Some(nix::unistd::Uid::from_raw(owner)), gid).map_err(|e| {
-            RegistryError::Io {
-                what: "give to its owner and group",
-                path: path.to_path_buf(),
-                source: e.into(),
-            }
+    }
+}
+
+/// Gives the socket to its owner (root binds it for them), changing the
+/// socket itself, never what a link put in its place points to.
+fn give_socket(path: &Path, owner: u32) -> Result<(), RegistryError> {
+    if nix::unistd::geteuid().is_root() && owner != 0 {
+        crate::paths::lchown(path, Some(owner), None).map_err(|source| RegistryError::Io {
+            what: "give to its owner",
+            path: path.to_path_buf(),
+            source,
         })
     } else {
-        if gid.is_some() {
-            let _ = nix::unistd::chown(path, None, gid);
-        }
         Ok(())
     }
 }

@@ -44,7 +44,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -61,7 +61,7 @@ use crate::journal::{Journal, JournalError};
 use crate::plane::{Effect, Plane, PlaneError, Preparer};
 use crate::protocol::{encode, parse_request, Op, Request, Response, MAX_REQUEST};
 use crate::registry::{Registration, RegistryError};
-use crate::state::{is_query, Block, Change, State, Target};
+use crate::state::{is_query, Block, Change, Held, State, Target};
 
 /// Connections served at once; more are answered with an error.
 pub const MAX_CONNECTIONS: usize = 256;
@@ -256,16 +256,6 @@ pub enum BindError {
         /// Why.
         source: std::io::Error,
     },
-    /// The socket cannot be given to the group.
-    #[error("cannot give {} to group {group}: {errno}", path.display())]
-    Chown {
-        /// The socket.
-        path: PathBuf,
-        /// The group.
-        group: String,
-        /// Why.
-        errno: nix::errno::Errno,
-    },
 }
 
 struct Inner {
@@ -304,6 +294,8 @@ pub struct Server {
     closing: AtomicBool,
     started: Instant,
     restore_ms: f64,
+    /// What did not load from the journal at start-up, in words.
+    notices: Vec<String>,
 }
 
 /// How many times a change may find that another was committed while it
@@ -408,6 +400,93 @@ fn classify<'a>(plane: Option<&dyn Plane>, script: &'a str) -> Result<Lines<'a>,
     })
 }
 
+/// The blocks of `state` that hold something, by uid (0: root's).
+fn blocks_of(state: &State) -> Vec<(u32, &Block)> {
+    let mut v = Vec::new();
+    if state.root != Block::default() {
+        v.push((0, &state.root));
+    }
+    v.extend(state.users.iter().map(|(&uid, u)| (uid, &u.block)));
+    v
+}
+
+/// A block's script in its own numbering.
+fn block_script(state: &State, uid: u32) -> String {
+    if uid == 0 {
+        state.root.cfg.to_script()
+    } else {
+        state
+            .users
+            .get(&uid)
+            .map(|u| u.block.cfg.to_script())
+            .unwrap_or_default()
+    }
+}
+
+/// Tries each block of `state` alone with `plane`'s preparer (which
+/// changes nothing): the state less the blocks refused, and those blocks
+/// as [`Held`], each with the line of its script that the plane's error
+/// names (`pipe N: ...`) and the error.
+fn hold_refused_blocks(plane: &dyn Plane, state: &State) -> (State, Vec<(u32, Held)>) {
+    let prepare = plane.preparer();
+    let mut rest = state.clone();
+    let mut held = Vec::new();
+    for (uid, block) in blocks_of(state) {
+        let mut alone = State {
+            limits: state.limits.clone(),
+            ..State::default()
+        };
+        if uid == 0 {
+            alone.root = block.clone();
+        } else if let Some(u) = state.users.get(&uid) {
+            alone.users.insert(uid, u.clone());
+        }
+        let Err(e) = prepare(&alone.merged()) else {
+            continue;
+        };
+        let script = block_script(state, uid);
+        let text = e.to_string();
+        let line = pipe_in_error(&text)
+            .map(|g| {
+                if uid == 0 {
+                    g
+                } else {
+                    state.user_numbers(uid).0.get(&g).copied().unwrap_or(g)
+                }
+            })
+            .and_then(|own| {
+                script.lines().enumerate().find(|(_, l)| {
+                    l.strip_prefix(&format!("pipe {own} "))
+                        .is_some_and(|r| r.starts_with("config"))
+                })
+            });
+        let why = match line {
+            Some((n, l)) => format!("line {}: `{l}`: {text}", n + 1),
+            None => text,
+        };
+        if uid == 0 {
+            rest.root = Block::default();
+        } else {
+            rest.users.remove(&uid);
+        }
+        let h = Held {
+            script,
+            net: block.net.clone(),
+            why,
+        };
+        rest.held.insert(uid, h.clone());
+        held.push((uid, h));
+    }
+    (rest, held)
+}
+
+/// The pipe an error of the plane names (`pipe 3: ...`), if it does.
+fn pipe_in_error(text: &str) -> Option<u32> {
+    let rest = text.split("pipe ").nth(1)?;
+    let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    rest[n.len()..].starts_with(':').then(|| n.parse().ok())?
+}
+
 impl Server {
     /// A server for the emulation `name`: the journal's committed state
     /// if there is one, else `initial` (as root's block under
@@ -428,8 +507,12 @@ impl Server {
             Access::Owner(_) => Target::Whole,
         };
         let restored = journal.as_ref().is_some_and(Journal::has_state);
+        let mut notices = Vec::new();
         let state = match &journal {
-            Some(j) if restored => j.load().map_err(ServeError::from),
+            Some(j) if restored => j.load().map_err(ServeError::from).map(|(s, n)| {
+                notices = n;
+                s
+            }),
             _ => State::default()
                 .with_block(
                     target,
@@ -440,7 +523,7 @@ impl Server {
                 )
                 .map_err(ServeError::Initial),
         };
-        let state = match state {
+        let mut state = match state {
             Ok(s) => s,
             Err(e) => {
                 let _ = plane.stop();
@@ -451,12 +534,43 @@ impl Server {
         // prepared and committed in line (a file gone bad is refused by
         // the reader at once, or within its time budget).
         if let Err(e) = plane.apply(&state.merged()) {
-            let _ = plane.stop();
-            return Err(if restored {
-                ServeError::Restore(e)
-            } else {
-                ServeError::InitialPlane(e)
-            });
+            if !restored {
+                let _ = plane.stop();
+                return Err(ServeError::InitialPlane(e));
+            }
+            // A journal is restored with what applies: each block the
+            // plane refuses on its own is held (kept for its owner), and
+            // the rest runs; every user's configuration does not become
+            // unavailable for one block's missing file.
+            let journal_path = journal.as_ref().map(Journal::path).unwrap_or_default();
+            let (rest, held) = hold_refused_blocks(&*plane, &state);
+            for (uid, h) in &held {
+                notices.push(crate::journal::held_notice(&journal_path, *uid, h));
+            }
+            state = rest;
+            if let Err(e) = plane.apply(&state.merged()) {
+                // Refused together though each applies alone: hold them
+                // all and start empty.
+                let mut empty = State {
+                    limits: state.limits.clone(),
+                    held: state.held.clone(),
+                    ..State::default()
+                };
+                for (uid, block) in blocks_of(&state) {
+                    let h = Held {
+                        script: block_script(&state, uid),
+                        net: block.net.clone(),
+                        why: format!("the data plane refused the configurations together: {e}"),
+                    };
+                    notices.push(crate::journal::held_notice(&journal_path, uid, &h));
+                    empty.held.insert(uid, h);
+                }
+                state = empty;
+                if let Err(e) = plane.apply(&state.merged()) {
+                    let _ = plane.stop();
+                    return Err(ServeError::Restore(e));
+                }
+            }
         }
         if let Some(j) = &journal {
             if !restored && state != State::default() {
@@ -469,6 +583,7 @@ impl Server {
         let restore_ms = t0.elapsed().as_secs_f64() * 1e3;
         let hist = Histogram::new_with_bounds(1, 60_000_000, 3).map_err(ServeError::Histogram)?;
         Ok(Server {
+            notices,
             name: name.to_string(),
             mode: plane.mode(),
             access,
@@ -523,6 +638,13 @@ impl Server {
     /// How long loading and applying the starting state took, in ms.
     pub fn restore_ms(&self) -> f64 {
         self.restore_ms
+    }
+
+    /// What did not load from the journal at start-up (blocks held, a
+    /// journal moved aside), one text each, for the daemon to say
+    /// loudly; the held blocks stay in the state ([`State::held`]).
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The configuration the plane runs now.
@@ -1345,18 +1467,25 @@ pub fn serve(
     Ok(handle)
 }
 
-/// Binds pipelabd's own control socket at `path`: creates its directory,
-/// replaces a stale socket (refusing if a daemon answers there), and
-/// gives it mode 0660 and group `group` if that group exists (else only
-/// root can connect: the warning returned says so).
+/// Binds pipelabd's own control socket at `path`: creates its directory
+/// (mode 0755, set on its descriptor), replaces a stale socket (refusing
+/// if a daemon answers there, or if something else is there), and binds
+/// it with mode 0660 and group `group` from its first moment if that
+/// group exists (else only root can connect: the warning returned says
+/// so). Nothing is changed by path after the bind (see [`crate::paths`]).
 pub fn bind(path: &Path, group: &str) -> Result<(UnixListener, Option<String>), BindError> {
+    // Another user's symbolic link on the way (the directory, or the
+    // socket's own name) is refused as for any file pipelab writes.
+    pipelab_lang::output::check_output_path(path).map_err(|source| BindError::Listen {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() && !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(|source| BindError::CreateDir {
+        if !dir.as_os_str().is_empty() {
+            crate::paths::make_dirs(dir, 0o755).map_err(|source| BindError::CreateDir {
                 dir: dir.to_path_buf(),
                 source,
             })?;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
         }
     }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
@@ -1371,25 +1500,19 @@ pub fn bind(path: &Path, group: &str) -> Result<(UnixListener, Option<String>), 
             source,
         })?;
     }
-    // No moment where the socket is open to all: create it 0660.
-    let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o117));
-    let listener = UnixListener::bind(path);
-    nix::sys::stat::umask(old);
-    let listener = listener.map_err(|source| BindError::Listen {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660));
-    let warning = match nix::unistd::Group::from_name(group) {
-        Ok(Some(g)) => {
-            nix::unistd::chown(path, None, Some(g.gid)).map_err(|errno| BindError::Chown {
-                path: path.to_path_buf(),
-                group: group.to_string(),
-                errno,
-            })?;
-            None
-        }
-        _ => Some(format!(
+    let gid = match nix::unistd::Group::from_name(group) {
+        Ok(Some(g)) => Some(g.gid),
+        _ => None,
+    };
+    // No moment where the socket is open to all or of another group.
+    let listener =
+        crate::paths::bind_socket(path, 0o660, gid).map_err(|source| BindError::Listen {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let warning = match gid {
+        Some(_) => None,
+        None => Some(format!(
             "group '{group}' does not exist: only root can use {} (create it with `groupadd {group}` and restart)",
             path.display()
         )),

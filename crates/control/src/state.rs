@@ -132,6 +132,21 @@ pub enum Target {
     Whole,
 }
 
+/// A block of the journal that did not apply when the daemon started
+/// (a file it names is gone, the language changed, the data plane
+/// refused it): kept as it was, not run, until its owner replaces their
+/// configuration (`restore`); shown by `save` and `stats`, journaled,
+/// and tried again at the next start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The block's script, as the journal had it.
+    pub script: String,
+    /// Its `netconfig` links.
+    pub net: BTreeMap<String, NetEntry>,
+    /// Why it was not applied: the line and the error.
+    pub why: String,
+}
+
 /// Everything the daemon has committed.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct State {
@@ -141,6 +156,33 @@ pub struct State {
     pub users: BTreeMap<u32, UserBlock>,
     /// Limits by uid (users without an entry get [`Limits::default`]).
     pub limits: BTreeMap<u32, Limits>,
+    /// Blocks held at start-up, by uid (0: root's block, or the whole
+    /// configuration of an emulation without users' blocks).
+    pub held: BTreeMap<u32, Held>,
+}
+
+/// The uid whose block `t` is (0 for root's and the whole configuration).
+pub fn owner_of(t: Target) -> u32 {
+    match t {
+        Target::Root | Target::Whole => 0,
+        Target::User(uid) => uid,
+    }
+}
+
+/// A held block as the comment lines `save` prints before the
+/// configuration.
+pub fn held_comment(h: &Held) -> String {
+    let mut out = String::from(
+        "# HELD: this configuration was not applied when pipelabd started; it is kept,\n# not run, until `pipelab restore FILE` replaces it. Why:\n",
+    );
+    for l in h.why.lines() {
+        out.push_str(&format!("#   {l}\n"));
+    }
+    out.push_str("# The held configuration:\n");
+    for l in h.script.lines() {
+        out.push_str(&format!("#   {l}\n"));
+    }
+    out
 }
 
 /// The global number of a user's pipe `p` in slot `slot`.
@@ -314,15 +356,22 @@ impl State {
 
     /// `t`'s configuration as a script (what `save` prints; a user's
     /// leaves out the global `set one_pass`).
+    ///
+    /// A block held at start-up ([`Held`]) comes first, as comments: why,
+    /// then its script, each line after `#   `, to fix and `restore`.
     pub fn save(&self, t: Target) -> String {
         let text = self.block(t).cfg.to_script();
-        match t {
+        let text: String = match t {
             Target::Root | Target::Whole => text,
             Target::User(_) => text
                 .lines()
                 .filter(|l| !l.starts_with("set one_pass"))
                 .map(|l| format!("{l}\n"))
                 .collect(),
+        };
+        match self.held.get(&owner_of(t)) {
+            None => text,
+            Some(h) => format!("{}{text}", held_comment(h)),
         }
     }
 
@@ -446,7 +495,9 @@ impl State {
         // Check the script as the caller would give it, on an empty block.
         let checked = empty.exec(t, script)?;
         let block = checked.next.block(t);
-        let next = self.with_block(t, block)?;
+        let mut next = self.with_block(t, block)?;
+        // The owner replaced their configuration: a held block is done.
+        next.held.remove(&owner_of(t));
         Ok(Change {
             next,
             output: String::new(),
@@ -765,6 +816,9 @@ impl State {
                 }
             }
             Target::Whole => {}
+        }
+        if let Some(h) = self.held.get(&owner_of(t)) {
+            v["held"] = serde_json::json!({ "why": h.why, "script": h.script });
         }
         v
     }

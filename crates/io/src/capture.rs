@@ -196,16 +196,12 @@ pub struct Files {
 }
 
 /// A recording's file (a capture, an event log, a series), created or
-/// truncated with mode 0644 less the umask: a daemon's umask may be 0,
-/// and nobody else needs to write a recording.
+/// truncated with mode 0644 less the umask (a daemon's umask may be 0,
+/// and nobody else needs to write a recording), by the one opener of
+/// output files, [`pipelab_lang::output::create_output`]: a symbolic
+/// link planted by another user is refused, not followed.
 pub fn create_file(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .open(path)
+    pipelab_lang::output::create_output(path)
 }
 
 /// [`create_file`], naming the flag on failure.

@@ -30,6 +30,10 @@
 //!   budget, UTF-8), and the readers of the formats those files hold
 //!   (distribution files, loss and bandwidth traces, MAC profiles, Markov
 //!   graphs), every value read by [`units`].
+//! * [`output`]: the one opener of a file pipelab writes
+//!   ([`output::open_output`]): symbolic links of other users refused,
+//!   the last component opened without following a link, FIFOs never
+//!   waited for.
 //!
 //! What it deliberately does not do: compile rules into a classifier,
 //! resolve host names, decide where a file named by a pipe lives (a pipe's
@@ -47,6 +51,7 @@ pub mod error;
 pub mod files;
 pub mod lexer;
 pub mod netconfig;
+pub mod output;
 pub mod parser;
 pub mod source;
 pub mod state;

@@ -490,7 +490,8 @@ impl Ledger {
         let text = serde_json::to_string_pretty(r).map_err(|e| err(e.into()))?;
         let file = path.file_name().map(|f| f.to_string_lossy().to_string());
         let tmp = self.dir.join(format!(".{}.tmp", file.unwrap_or_default()));
-        fs::write(&tmp, text + "\n")
+        pipelab_lang::output::create_output(&tmp)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, (text + "\n").as_bytes()))
             .and_then(|()| fs::rename(&tmp, path))
             .map_err(|e| {
                 let _ = fs::remove_file(&tmp);

@@ -365,7 +365,7 @@ pub fn receive(listen: SocketAddr, once: bool, series: Option<&std::path::Path>)
     use std::io::Write;
     let mut series = match series {
         Some(p) => {
-            let f = std::fs::File::create(p)
+            let f = pipelab_lang::output::create_output(p)
                 .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
             let mut w = io::BufWriter::new(f);
             writeln!(w, "run,seq,sent_unix_ns,received_unix_ns,delay_ms")?;

@@ -144,18 +144,15 @@ pub struct StatsFileError {
 }
 
 impl StatsFile {
-    /// Open `path` for writing (made if absent); the error names the path.
+    /// Open `path` for writing (made if absent) with the one opener of
+    /// output files ([`pipelab_lang::output::open_output`]: another
+    /// user's symbolic link is refused); the error names the path.
     pub fn create(path: &std::path::Path) -> Result<StatsFile, StatsFileError> {
-        let created = !path.exists();
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map(|file| StatsFile {
+        pipelab_lang::output::open_output(path, pipelab_lang::output::Existing::Keep)
+            .map(|o| StatsFile {
                 path: path.to_path_buf(),
-                file: Some(file),
-                created,
+                file: Some(o.file),
+                created: o.created,
             })
             .map_err(|source| StatsFileError {
                 path: path.to_path_buf(),

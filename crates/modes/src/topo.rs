@@ -1324,10 +1324,9 @@ fn make_vns(
 fn write_state(st: &TopoState) -> io::Result<()> {
     let p = state_path(&st.name);
     let tmp = p.with_extension("json.tmp");
-    std::fs::write(
-        &tmp,
-        serde_json::to_string_pretty(st).map_err(io::Error::other)?,
-    )?;
+    let text = serde_json::to_string_pretty(st).map_err(io::Error::other)?;
+    let mut f = pipelab_lang::output::create_output(&tmp)?;
+    io::Write::write_all(&mut f, text.as_bytes())?;
     std::fs::rename(&tmp, &p)
 }
 

@@ -545,10 +545,12 @@ pub fn run(kind: GenKind) -> Result<String, GenError> {
     match out.output {
         None => Ok(text),
         Some(p) => {
-            std::fs::write(&p, text).map_err(|source| GenError::Write {
-                path: p.clone(),
-                source,
-            })?;
+            pipelab_lang::output::create_output(&p)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+                .map_err(|source| GenError::Write {
+                    path: p.clone(),
+                    source,
+                })?;
             Ok(format!("{}: {}\n", p.display(), describe(&topo)))
         }
     }

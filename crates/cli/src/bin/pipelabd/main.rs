@@ -266,6 +266,11 @@ fn run(args: Args) -> Result<(), DaemonError> {
     )
     .map_err(|e| fail(e.into()))?;
     let restore_ms = server.restore_ms();
+    // What did not load is said loudly, each with who, where and why;
+    // the rest runs.
+    for n in server.notices() {
+        eprintln!("pipelabd: warning: {n}");
+    }
     let mut handle = ServerHandle::new(server);
     handle.listen(listener).map_err(|e| fail(e.into()))?;
     if let Some(r) = registration {

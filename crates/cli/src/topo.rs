@@ -28,6 +28,9 @@ pub enum TopoError {
     /// `--interval` or `--series` cannot be used.
     #[error("error: {0}")]
     Series(#[from] crate::series::SeriesError),
+    /// Two paths name one file, one of them written.
+    #[error(transparent)]
+    SameFile(#[from] crate::outputs::SameFile),
     /// A topology or experiment file cannot be read.
     #[error("cannot read {0}")]
     Read(pipelab_lang::files::FileError),
@@ -885,6 +888,16 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 .transpose()
                 .map_err(TopoError::Cpus)?;
             live::check_name(&name).map_err(TopoError::Live)?;
+            {
+                use crate::outputs::Use::Reads;
+                let mut paths = vec![
+                    ("FILE", Some(file.as_path()), Reads),
+                    ("--config", config.as_deref(), Reads),
+                ];
+                paths.extend(capture.named());
+                paths.extend(series.named());
+                crate::outputs::check(&paths)?;
+            }
             let topology = load(&file)?;
             // Checked before anything is created (and before forking).
             let (config_cfg, config_load) = match &config {

@@ -65,7 +65,7 @@ pub struct TopArgs {
         long,
         default_value_t = 1.0,
         value_name = "SECONDS",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     interval: f64,
     /// Stop after this many refreshes (default: until interrupted).

@@ -286,11 +286,11 @@ pub struct RunArgs {
     /// Worker threads, each owning one direction's port and pipes
     /// (default: one for every two CPUs this process may run on, at most
     /// one per direction: 1 on up to 3 CPUs, 2 from 4).
-    #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
+    #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers, allow_negative_numbers = true)]
     workers: Option<u16>,
     /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or `none`
     /// (default: not pinned; the scheduler wakes each on an idle CPU).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     cpus: Option<String>,
     #[command(flatten)]
     capture: crate::capture::CaptureArgs,
@@ -588,7 +588,7 @@ pub enum ProbeCmd {
         json: bool,
         /// Send N packets per system call (sendmmsg), for rates beyond
         /// what one call per packet reaches; same average rate.
-        #[arg(long, value_name = "N", default_value_t = 1,
+        #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
               value_parser = clap::value_parser!(u32).range(1..=1024))]
         burst: u32,
         /// Send from N threads (1 to 64), each its own socket and source
@@ -596,7 +596,7 @@ pub enum ProbeCmd {
         /// rate; the report sums them and lists each (--json: "threads").
         /// For rates one thread cannot offer, as through the kernel's
         /// bridge, which forwards inside the sender's own system call.
-        #[arg(long, value_name = "N", default_value_t = 1,
+        #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
               value_parser = clap::value_parser!(u32).range(1..=probe::MAX_THREADS as i64))]
         threads: u32,
     },

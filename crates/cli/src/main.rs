@@ -484,6 +484,12 @@ mod tests {
         "CONFIG",
         "INPUT",
         "SHELL",
+        "ATTRS",
+        "DISTILL",
+        "MODE",
+        "PREFIX",
+        "LISTEN",
+        "HOW",
     ];
 
     /// Every option of every subcommand, with the words that reach it.
@@ -522,10 +528,20 @@ mod tests {
             }
             checked += 1;
             let long = format!("--{}", arg.get_long().unwrap_or_default());
-            for value in ["-1", "-1s", "-1x5"] {
+            // A number everywhere; a duration, a size or a rate where
+            // one is taken (a count's parser says "-1s" is not one).
+            let unit = names
+                .iter()
+                .any(|n| ["DURATION", "SECONDS", "SIZE", "RATE"].contains(&n.as_str()));
+            let values: &[&str] = if unit {
+                &["-1", "-1s", "-1x5"]
+            } else {
+                &["-1"]
+            };
+            for value in values {
                 let mut argv = vec!["pipelab".to_string()];
                 argv.extend(path.iter().cloned());
-                argv.extend([long.clone(), value.to_string()]);
+                argv.extend([long.clone(), (*value).to_string()]);
                 if let Err(e) = Cli::command().try_get_matches_from(&argv) {
                     if e.kind() == clap::error::ErrorKind::UnknownArgument {
                         failures.push(argv[1..].join(" "));

@@ -36,7 +36,12 @@ pub struct SeriesArgs {
     /// The most flows with rows of their own in the series (the first
     /// seen); later flows are summed into one flow named `other`, and
     /// counted (`other_flows`), so that memory stays bounded.
-    #[arg(long, value_name = "N", default_value_t = pipelab_emu::series::DEFAULT_FLOWS)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = pipelab_emu::series::DEFAULT_FLOWS,
+        allow_negative_numbers = true
+    )]
     pub flow_limit: usize,
 }
 

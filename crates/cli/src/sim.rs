@@ -84,7 +84,7 @@ pub struct SimArgs {
     /// topology's pipes are cut to balance the packets the traffic sends
     /// through them. The report is the same, byte for byte, for any
     /// number.
-    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
     pub workers: usize,
     /// Add per-interval series to the JSON report: each pipe's capacity,
     /// arrivals, departures, backlog and drops, each flow's offered and

@@ -342,7 +342,7 @@ pub enum TopoCmd {
         /// of the links; which pipes each owns: see --split (default:
         /// one for every two CPUs this process may run on, at least one,
         /// at most one per link).
-        #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
+        #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers, allow_negative_numbers = true)]
         workers: Option<u16>,
         /// How the pipes are split over the workers: `links` (both
         /// directions of a link on its worker in `topo assign`'s
@@ -357,7 +357,7 @@ pub enum TopoCmd {
         /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or
         /// `none` (default: not pinned; the scheduler wakes each on an
         /// idle CPU).
-        #[arg(long, value_name = "LIST")]
+        #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
         cpus: Option<String>,
         /// Spin instead of sleeping between deadlines (each worker keeps
         /// a core busy).

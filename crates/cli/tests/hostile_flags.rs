@@ -905,7 +905,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "shell --config whose rule names no pipe",
         Bin::Pipelab,
         &["shell", "--config", "DIR/rule.conf", "--", "true"],
-        Rejected(2, "error: "),
+        Rejected(2, "error: pipe 7 is not configured (used by rule 100)\n --> DIR/rule.conf:1:1"),
     ),
     (
         "shell --busy-poll with --realtime",

@@ -54,6 +54,15 @@ impl CaptureArgs {
         self.pcap.is_some() || self.events.is_some()
     }
 
+    /// The files these flags write, for [`crate::outputs::check`].
+    pub fn named(&self) -> [crate::outputs::Named<'_>; 2] {
+        use crate::outputs::Use::Writes;
+        [
+            ("--pcap", self.pcap.as_deref(), Writes),
+            ("--events", self.events.as_deref(), Writes),
+        ]
+    }
+
     /// The cap of `--events-max`, bytes.
     pub fn events_max(&self) -> Result<Option<u64>, CaptureError> {
         self.events_max

@@ -60,12 +60,12 @@ pub struct StatsArgs {
 /// `pipelab top`.
 #[derive(Args, Debug)]
 pub struct TopArgs {
-    /// Seconds between refreshes.
+    /// Seconds between refreshes (above 0, at most 3600).
     #[arg(
         long,
         default_value_t = 1.0,
         value_name = "SECONDS",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     interval: f64,
     /// Stop after this many refreshes (default: until interrupted).
@@ -181,6 +181,7 @@ pub fn lang(c: &Conn<'_>, words: &[String]) -> Result<(), CliError> {
 pub fn file(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     let script = crate::read(path)?;
     let name = path.display().to_string();
+    crate::error::ConfigFileError::recognised(&name, &script)?;
     once(c, Op::Exec { script }, Some(&name))
 }
 
@@ -203,6 +204,7 @@ pub fn save(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
 pub fn restore(c: &Conn<'_>, path: &Path) -> Result<(), CliError> {
     let script = crate::read(path)?;
     let name = path.display().to_string();
+    crate::error::ConfigFileError::recognised(&name, &script)?;
     once(c, Op::Restore { script }, Some(&name))
 }
 

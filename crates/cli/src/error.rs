@@ -32,7 +32,8 @@ pub enum ConfigFileError {
         name: String,
         /// Where the first bad byte is.
         error: Box<ParseError>,
-        /// The text, bad bytes replaced, for the line the error shows.
+        /// The text, bad bytes replaced, for the line the error shows
+        /// (empty: no line is shown).
         text: String,
     },
     /// The file's commands have errors, each at its position.
@@ -50,6 +51,20 @@ pub enum ConfigFileError {
         /// The text.
         text: String,
     },
+    /// The file is not a configuration: its first line does not start
+    /// with a command of the language, and it has errors. Nothing of it
+    /// is quoted (it may be any file, named by mistake or to have an
+    /// error print a line of it).
+    #[error(
+        "error: {name}:{line}: not a configuration: its first line does not start with a command ({}); the file's text is not shown; nothing was applied",
+        pipelab_lang::parser::COMMANDS
+    )]
+    NotConfig {
+        /// The file's name as given.
+        name: String,
+        /// The first line of text.
+        line: usize,
+    },
     /// The configuration cannot be lowered (a pipe's parameters, a file
     /// it names).
     #[error("{name}: {error}")]
@@ -59,6 +74,66 @@ pub enum ConfigFileError {
         /// Why.
         error: Box<pipelab_emu::LowerError>,
     },
+}
+
+impl ConfigFileError {
+    /// Refuses `text` (of file `name`) as [`ConfigFileError::NotConfig`]
+    /// if its first line of text does not start with a command: for a
+    /// file sent elsewhere to be run, whose errors would come back
+    /// quoting it.
+    pub fn recognised(name: &str, text: &str) -> Result<(), ConfigFileError> {
+        match first_line(text) {
+            Some((line, first)) if !pipelab_lang::parser::is_command(first) => {
+                Err(ConfigFileError::NotConfig {
+                    name: name.to_string(),
+                    line,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The errors of the configuration `text` of file `name`: each at
+    /// its line, quoted, when the file starts as a configuration does
+    /// (its first line of text starts with a command), else
+    /// [`ConfigFileError::NotConfig`].
+    pub fn script(name: String, errors: Vec<ScriptError>, text: String) -> ConfigFileError {
+        match first_line(&text) {
+            Some((line, first)) if !pipelab_lang::parser::is_command(first) => {
+                ConfigFileError::NotConfig { name, line }
+            }
+            _ => ConfigFileError::Script { name, errors, text },
+        }
+    }
+
+    /// A file that is not UTF-8: its first bad byte, with its line shown
+    /// when the file starts as a configuration does (its first line of
+    /// text starts with a command), else at its position alone.
+    pub fn encoding(name: String, error: ParseError, text: String) -> ConfigFileError {
+        let text = match first_line(&text) {
+            Some((_, first)) if pipelab_lang::parser::is_command(first) => text,
+            _ => String::new(),
+        };
+        ConfigFileError::Encoding {
+            name,
+            error: Box::new(error),
+            text,
+        }
+    }
+}
+
+/// The first line of `text` with words other than a comment: its number
+/// (from 1) and first word.
+fn first_line(text: &str) -> Option<(usize, &str)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let word = l
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next()?;
+        Some((i + 1, word))
+    })
 }
 
 /// Why a `pipelab` command failed.
@@ -123,6 +198,9 @@ pub enum CliError {
     /// `pipelab sim --pcap/--events`: a flag or a file cannot be used.
     #[error(transparent)]
     Capture(#[from] crate::capture::CaptureError),
+    /// Two paths of one command name one file, one of them written.
+    #[error(transparent)]
+    SameFile(#[from] crate::outputs::SameFile),
     /// `pipelab sim --pcap/--events`: writing the files failed.
     #[error("error: {0}")]
     Recording(std::io::Error),
@@ -182,6 +260,9 @@ pub enum CliError {
         /// The ledger's directory.
         dir: PathBuf,
     },
+    /// `--target NAME` is not a name an emulation can have.
+    #[error("error: --target: {0}")]
+    TargetName(RegistryError),
     /// `--target NAME` names no running emulation.
     #[error("error: {0}")]
     Registry(#[from] RegistryError),
@@ -243,7 +324,7 @@ pub enum CliError {
         file: Option<String>,
     },
     /// `pipelab top --interval` out of range.
-    #[error("error: --interval {0} must be between 0 and 3600 seconds")]
+    #[error("error: --interval {0}: give seconds above 0 and at most 3600 (e.g. 0.5)")]
     Interval(f64),
     /// `pipelab list --json` could not encode the list.
     #[error("error: cannot encode the list: {0}")]
@@ -265,15 +346,34 @@ impl CliError {
             | CliError::Topo(_)
             | CliError::SimSetup(_)
             | CliError::Capture(_)
-            | CliError::Sim(pipelab_sim::SimError::Traffic { .. })
-            | CliError::Sim(pipelab_sim::SimError::Interval(_))
+            | CliError::SameFile(_)
+            | CliError::TargetName(_)
             | CliError::Interval(_) => 2,
+            CliError::Sim(e) => sim_code(e),
+            CliError::Shell(e) => e.code(),
+            CliError::Probe(e) => e.code(),
             CliError::Bridge(e) => e.code(),
             CliError::Attach(e) => e.code(),
             CliError::Plot(e) => e.code(),
             CliError::Exit(code) => *code,
             _ => 1,
         }
+    }
+}
+
+/// The exit status of a simulation that did not run: 2 for what its
+/// input asks that cannot run (refused before the run), 1 for a failure
+/// while running.
+fn sim_code(e: &pipelab_sim::SimError) -> u8 {
+    use pipelab_sim::SimError;
+    match e {
+        SimError::Pipe { .. }
+        | SimError::Unsupported(_)
+        | SimError::NoTraffic
+        | SimError::Traffic { .. }
+        | SimError::Workers
+        | SimError::Interval(_) => 2,
+        SimError::Worker(_) => 1,
     }
 }
 

@@ -51,6 +51,13 @@ pub enum ShellError {
     /// The `--config` file cannot be used.
     #[error(transparent)]
     Config(#[from] ConfigFileError),
+    /// The configuration cannot run: a pipe's parameters, a file it
+    /// names, a rule's reference.
+    #[error("error: {0}")]
+    Compile(#[from] pipelab_modes::shell::ShellConfigError),
+    /// `--name` or the output paths are refused.
+    #[error(transparent)]
+    Flags(#[from] RunFlagError),
     /// A flag's value is refused.
     #[error(transparent)]
     Flag(#[from] FlagError),
@@ -69,6 +76,17 @@ pub enum ShellError {
     /// The shell failed while setting up or running.
     #[error("pipelab shell: {0}")]
     Run(std::io::Error),
+}
+
+impl ShellError {
+    /// The exit status: 1 when setting up or running failed, 2 for
+    /// what was refused before anything ran (README: "Exit status").
+    pub fn code(&self) -> u8 {
+        match self {
+            ShellError::Run(_) => 1,
+            _ => 2,
+        }
+    }
 }
 
 /// Why `pipelab bridge` could not run.
@@ -105,17 +123,21 @@ pub enum BridgeError {
     /// `--interval` or `--series` cannot be used.
     #[error("error: {0}")]
     Series(#[from] crate::series::SeriesError),
+    /// `--name` or the output paths are refused.
+    #[error(transparent)]
+    Flags(#[from] RunFlagError),
     /// The bridge failed while setting up or running.
     #[error("pipelab bridge: {0}")]
     Run(std::io::Error),
 }
 
 impl BridgeError {
-    /// The exit status: 2 for a configuration that cannot run, else 1.
+    /// The exit status: 1 when setting up or running failed, 2 for
+    /// what was refused before anything ran (README: "Exit status").
     pub fn code(&self) -> u8 {
         match self {
-            BridgeError::Lower { .. } | BridgeError::Spec { .. } => 2,
-            _ => 1,
+            BridgeError::Run(_) => 1,
+            _ => 2,
         }
     }
 }
@@ -156,6 +178,9 @@ pub enum AttachCliError {
     /// The `--stats` file cannot be written.
     #[error(transparent)]
     Stats(#[from] pipelab_modes::report::StatsFileError),
+    /// `--name` or the output paths are refused.
+    #[error(transparent)]
+    Flags(#[from] RunFlagError),
     /// The mode refused or failed.
     #[error(transparent)]
     Mode(#[from] pipelab_modes::attach::AttachError),
@@ -183,12 +208,38 @@ pub enum ProbeError {
     /// The receiver failed.
     #[error("probe recv: {0}")]
     Recv(std::io::Error),
+    /// The sender refuses what it was asked to send (before sending).
+    #[error("probe send: {0}")]
+    Refused(String),
     /// The sender failed.
     #[error("probe send: {0}")]
     Send(std::io::Error),
     /// The report could not be encoded.
     #[error("{0}")]
     Json(serde_json::Error),
+}
+
+impl ProbeError {
+    /// The exit status: 2 for a flag refused before anything is sent,
+    /// else 1.
+    pub fn code(&self) -> u8 {
+        match self {
+            ProbeError::Flag(_) | ProbeError::Size(_) | ProbeError::Refused(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// `--name` or the output paths of a live mode, refused before anything
+/// is made.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFlagError {
+    /// `--name` is not a name the registry takes.
+    #[error("error: --name: {0}")]
+    Name(pipelab_control::RegistryError),
+    /// Two paths name one file.
+    #[error(transparent)]
+    SameFile(#[from] crate::outputs::SameFile),
 }
 
 /// Flags shared by the commands that run live packets.
@@ -215,7 +266,7 @@ pub struct RunArgs {
     /// real-time only while light (below 10% of a CPU; normal above 20%),
     /// so CPU-bound processes do not delay departures. Not with
     /// --busy-poll.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "busy_poll")]
     realtime: bool,
     /// Never run the emulator's threads at real-time priority (other
     /// CPU-bound processes may then delay departures by up to a
@@ -235,11 +286,11 @@ pub struct RunArgs {
     /// Worker threads, each owning one direction's port and pipes
     /// (default: one for every two CPUs this process may run on, at most
     /// one per direction: 1 on up to 3 CPUs, 2 from 4).
-    #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
+    #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers, allow_negative_numbers = true)]
     workers: Option<u16>,
     /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or `none`
     /// (default: not pinned; the scheduler wakes each on an idle CPU).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     cpus: Option<String>,
     #[command(flatten)]
     capture: crate::capture::CaptureArgs,
@@ -248,6 +299,25 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// `--name` and the files: refused before anything is made or
+    /// opened. `reads`: the files the mode reads (`--config`), which no
+    /// output may overwrite.
+    fn check(&self, reads: &[crate::outputs::Named<'_>]) -> Result<(), RunFlagError> {
+        if let Some(name) = &self.name {
+            pipelab_control::registry::check_name(name).map_err(RunFlagError::Name)?;
+        }
+        let mut paths = vec![(
+            "--stats",
+            self.stats.as_deref(),
+            crate::outputs::Use::Writes,
+        )];
+        paths.extend(self.capture.named());
+        paths.extend(self.series.named());
+        paths.extend_from_slice(reads);
+        crate::outputs::check(&paths)?;
+        Ok(())
+    }
+
     /// The `--stats` file, opened now: a path that cannot be written is
     /// refused before the run, naming it.
     fn stats_file(
@@ -432,6 +502,8 @@ pub fn bridge(
     cfg: &pipelab_lang::Config,
     load: pipelab_emu::FileLoader,
 ) -> Result<(), BridgeError> {
+    a.run
+        .check(&[("-f", Some(a.config.as_path()), crate::outputs::Use::Reads)])?;
     let runner = a.run.runner()?;
     let workers = a.run.workers()?;
     let stats_file = a.run.stats_file()?;
@@ -516,7 +588,7 @@ pub enum ProbeCmd {
         json: bool,
         /// Send N packets per system call (sendmmsg), for rates beyond
         /// what one call per packet reaches; same average rate.
-        #[arg(long, value_name = "N", default_value_t = 1,
+        #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
               value_parser = clap::value_parser!(u32).range(1..=1024))]
         burst: u32,
         /// Send from N threads (1 to 64), each its own socket and source
@@ -524,7 +596,7 @@ pub enum ProbeCmd {
         /// rate; the report sums them and lists each (--json: "threads").
         /// For rates one thread cannot offer, as through the kernel's
         /// bridge, which forwards inside the sender's own system call.
-        #[arg(long, value_name = "N", default_value_t = 1,
+        #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
               value_parser = clap::value_parser!(u32).range(1..=probe::MAX_THREADS as i64))]
         threads: u32,
     },
@@ -580,7 +652,7 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, ShellError> {
         let name = path.display().to_string();
         let text = crate::read_text(path)?;
         if let Err(errors) = cfg.apply_script(&text) {
-            return Err(ConfigFileError::Script { name, errors, text }.into());
+            return Err(ConfigFileError::script(name, errors, text).into());
         }
     }
     Ok(cfg)
@@ -588,23 +660,29 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, ShellError> {
 
 /// Run `pipelab shell`; returns the command's exit code.
 pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
+    a.run
+        .check(&[("--config", a.config.as_deref(), crate::outputs::Use::Reads)])?;
     let config = shell_config(&a)?;
     let runner = a.run.runner()?;
-    let stats_file = a.run.stats_file()?;
-    let capture = a.run.capture.files()?;
-    let series = a.run.series.options(stats_file.is_some())?;
     let base = a
         .config
         .as_ref()
         .and_then(|c| c.parent().map(std::path::Path::to_path_buf));
+    let mut load = crate::file_loader(base);
+    let compiled = pipelab_modes::shell::compile(&config, &mut load, runner.seed)?;
+    let workers = a.run.workers()?;
+    let stats_file = a.run.stats_file()?;
+    let capture = a.run.capture.files()?;
+    let series = a.run.series.options(stats_file.is_some())?;
     let opts = ShellOptions {
         config,
-        load: crate::file_loader(base),
+        compiled,
+        load,
         runner,
         command: a.command,
         verbose: a.run.verbose,
         stats_file,
-        workers: a.run.workers()?,
+        workers,
         name: a.run.name,
         offload: a.offload == OffloadArg::On,
         capture,
@@ -643,7 +721,7 @@ fn attach_config(
         let name = path.display().to_string();
         let text = crate::read_text(path)?;
         if let Err(errors) = cfg.apply_script(&text) {
-            return Err(ConfigFileError::Script { name, errors, text }.into());
+            return Err(ConfigFileError::script(name, errors, text).into());
         }
     }
     Ok(cfg)
@@ -662,6 +740,8 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
     if a.run.cpus.is_some() {
         return Err(AttachCliError::Workers("cpus"));
     }
+    a.run
+        .check(&[("--config", a.config.as_deref(), crate::outputs::Use::Reads)])?;
     let config = attach_config(&a, ingress, egress)?;
     let mut runner = a.run.runner()?;
     // As host mode's: releases at real-time priority (best effort),
@@ -735,6 +815,7 @@ pub fn probe(cmd: ProbeCmd) -> Result<(), ProbeError> {
                 size: u32::try_from(s).map_err(|_| ProbeError::Size(size.clone()))?,
                 duration: std::time::Duration::from_nanos(d.as_nanos()),
             };
+            probe::send_count(&opts, threads).map_err(ProbeError::Refused)?;
             let report = probe::send_threads(to, opts, burst, threads).map_err(ProbeError::Send)?;
             if json {
                 println!(

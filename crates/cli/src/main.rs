@@ -16,6 +16,7 @@ mod daemon_args;
 mod error;
 mod install;
 mod live;
+mod outputs;
 mod plot;
 mod progress;
 mod seed;
@@ -210,22 +211,18 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ConfigFileError> {
     let bytes = pipelab_lang::files::read_named_bytes(path).map_err(ConfigFileError::Read)?;
     match pipelab_lang::source::decode(&bytes) {
         Ok(text) => Ok(text.to_string()),
-        Err(error) => Err(ConfigFileError::Encoding {
-            name: path.display().to_string(),
-            error: Box::new(error),
-            text: String::from_utf8_lossy(&bytes).into_owned(),
-        }),
+        Err(error) => Err(ConfigFileError::encoding(
+            path.display().to_string(),
+            error,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )),
     }
 }
 
 fn load_config(name: &str, text: &str) -> Result<Config, ConfigFileError> {
     let mut cfg = Config::new();
     cfg.apply_script(text)
-        .map_err(|errors| ConfigFileError::Script {
-            name: name.to_string(),
-            errors,
-            text: text.to_string(),
-        })?;
+        .map_err(|errors| ConfigFileError::script(name.to_string(), errors, text.to_string()))?;
     Ok(cfg)
 }
 
@@ -325,6 +322,9 @@ fn emit(text: &str) -> Result<(), CliError> {
 }
 
 fn main_inner(cli: Cli) -> Result<(), CliError> {
+    if let Some(t) = &cli.target {
+        pipelab_control::registry::check_name(t).map_err(CliError::TargetName)?;
+    }
     let conn = client::Conn {
         socket: cli.socket.as_deref(),
         target: cli.target.as_deref(),
@@ -460,5 +460,100 @@ fn main() -> ExitCode {
             }
             ExitCode::from(e.code())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Values that are paths, names or words: a leading `-` there is
+    /// more likely a forgotten value before the next flag, which the
+    /// argument parser's own refusal says best.
+    const WORDS: &[&str] = &[
+        "FILE",
+        "PATH",
+        "DIR",
+        "NAME",
+        "USER",
+        "NAME|PID|PATH",
+        "PIPE PARAMETERS",
+        "SPEC",
+        "'SRC DST RATE ...'",
+        "CONFIG",
+        "INPUT",
+        "SHELL",
+        "ATTRS",
+        "DISTILL",
+        "MODE",
+        "PREFIX",
+        "LISTEN",
+        "HOW",
+    ];
+
+    /// Every option of every subcommand, with the words that reach it.
+    fn options(cmd: &clap::Command, path: &[String], out: &mut Vec<(Vec<String>, clap::Arg)>) {
+        for a in cmd.get_arguments() {
+            if a.get_long().is_some() && a.get_action().takes_values() {
+                out.push((path.to_vec(), a.clone()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let mut p = path.to_vec();
+            p.push(sub.get_name().to_string());
+            options(sub, &p, out);
+        }
+    }
+
+    /// A pass proves every option whose value is a number, a duration, a
+    /// size, a rate or a list hands a value with a leading `-` (`-1`,
+    /// `-1s`, `-1x5`) to its own check, which names the flag and the
+    /// value, instead of the argument parser's "unexpected argument
+    /// '-1' found".
+    #[test]
+    fn a_negative_value_reaches_the_flags_own_check() {
+        let mut all = Vec::new();
+        options(&Cli::command(), &[], &mut all);
+        let mut failures = Vec::new();
+        let mut checked = 0;
+        for (path, arg) in &all {
+            let names: Vec<String> = arg
+                .get_value_names()
+                .map(|v| v.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default();
+            let words = names.iter().any(|n| WORDS.contains(&n.as_str()));
+            if words || !arg.get_possible_values().is_empty() {
+                continue;
+            }
+            checked += 1;
+            let long = format!("--{}", arg.get_long().unwrap_or_default());
+            // A number everywhere; a duration, a size or a rate where
+            // one is taken (a count's parser says "-1s" is not one).
+            let unit = names
+                .iter()
+                .any(|n| ["DURATION", "SECONDS", "SIZE", "RATE"].contains(&n.as_str()));
+            let values: &[&str] = if unit {
+                &["-1", "-1s", "-1x5"]
+            } else {
+                &["-1"]
+            };
+            for value in values {
+                let mut argv = vec!["pipelab".to_string()];
+                argv.extend(path.iter().cloned());
+                argv.extend([long.clone(), (*value).to_string()]);
+                if let Err(e) = Cli::command().try_get_matches_from(&argv) {
+                    if e.kind() == clap::error::ErrorKind::UnknownArgument {
+                        failures.push(argv[1..].join(" "));
+                    }
+                }
+            }
+        }
+        assert!(checked > 20, "only {checked} options checked");
+        assert!(
+            failures.is_empty(),
+            "refused by the argument parser:\n{}",
+            failures.join("\n")
+        );
     }
 }

@@ -70,7 +70,12 @@ pub struct PlotArgs {
     #[arg(long, value_enum)]
     pub kind: Option<Kind>,
     /// The image's size in pixels, WIDTHxHEIGHT.
-    #[arg(long, default_value = "800x480", value_parser = size_arg)]
+    #[arg(
+        long,
+        default_value = "800x480",
+        value_parser = size_arg,
+        allow_hyphen_values = true
+    )]
     pub size: (u32, u32),
 }
 
@@ -156,6 +161,9 @@ pub enum PlotError {
         /// Why.
         message: String,
     },
+    /// The output is the input.
+    #[error(transparent)]
+    SameFile(#[from] crate::outputs::SameFile),
     /// The output cannot be written.
     #[error("error: cannot write {}: {source}", path.display())]
     Write {
@@ -195,6 +203,10 @@ fn format_of(path: &Path) -> Result<Format, PlotError> {
 /// Run `pipelab plot`: what it wrote, one line.
 pub fn run(a: &PlotArgs) -> Result<String, PlotError> {
     let format = format_of(&a.output)?;
+    crate::outputs::check(&[
+        ("INPUT", Some(a.input.as_path()), crate::outputs::Use::Reads),
+        ("-o", Some(a.output.as_path()), crate::outputs::Use::Writes),
+    ])?;
     let text = crate::read_text(&a.input).map_err(|e| match e {
         crate::error::ConfigFileError::Read(source) => PlotError::Read {
             path: a.input.clone(),

@@ -20,7 +20,7 @@ pub struct SeriesArgs {
     /// by reason; in the report's `timeseries` (--stats; `pipelab stats`
     /// of pipelabd) and in the --series and --flow-series files. `pipelab
     /// plot` draws them.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub interval: Option<String>,
     /// Write the series as CSV to FILE while the run goes on, one row per
     /// pipe per interval (flushed each interval); the interval is 100ms
@@ -36,7 +36,12 @@ pub struct SeriesArgs {
     /// The most flows with rows of their own in the series (the first
     /// seen); later flows are summed into one flow named `other`, and
     /// counted (`other_flows`), so that memory stays bounded.
-    #[arg(long, value_name = "N", default_value_t = pipelab_emu::series::DEFAULT_FLOWS)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = pipelab_emu::series::DEFAULT_FLOWS,
+        allow_negative_numbers = true
+    )]
     pub flow_limit: usize,
 }
 
@@ -81,6 +86,15 @@ impl Default for SeriesArgs {
 }
 
 impl SeriesArgs {
+    /// The files these flags write, for [`crate::outputs::check`].
+    pub fn named(&self) -> [crate::outputs::Named<'_>; 2] {
+        use crate::outputs::Use::Writes;
+        [
+            ("--series", self.series.as_deref(), Writes),
+            ("--flow-series", self.flow_series.as_deref(), Writes),
+        ]
+    }
+
     /// The options, with the CSV file opened now (a path that cannot be
     /// written is refused before the run); `None` if no series is asked
     /// for. `stats`: whether a --stats report will hold them.

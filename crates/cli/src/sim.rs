@@ -84,14 +84,19 @@ pub struct SimArgs {
     /// topology's pipes are cut to balance the packets the traffic sends
     /// through them. The report is the same, byte for byte, for any
     /// number.
-    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS))]
     pub workers: usize,
     /// Add per-interval series to the JSON report: each pipe's capacity,
     /// arrivals, departures, backlog and drops, each flow's offered and
     /// delivered rate, delay and drops, in intervals of this length of
     /// virtual time (e.g. 100ms), and each flow's delay CDF (`pipelab
     /// plot` draws them).
-    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = interval_arg,
+        allow_hyphen_values = true
+    )]
     pub interval: Option<pipelab_engine::Duration>,
     /// With --interval: write every pipe's intervals as CSV to FILE, one
     /// row per pipe per interval (the columns of a live mode's --series).
@@ -343,6 +348,22 @@ fn record(t: &Traced) -> Record {
 /// `pipelab sim CONFIG` is as it always was); a topology is read after
 /// the traffic.
 pub fn run(args: SimArgs) -> Result<(), CliError> {
+    // No file written may be another, or one the run reads.
+    {
+        use crate::outputs::Use::{Reads, Writes};
+        let mut paths = vec![
+            ("CONFIG", args.config.as_deref(), Reads),
+            ("--config", args.with_config.as_deref(), Reads),
+            ("--topology", args.topology.as_deref(), Reads),
+            ("--series", args.series.as_deref(), Writes),
+            ("--flow-series", args.flow_series.as_deref(), Writes),
+        ];
+        paths.extend(args.capture.named());
+        for f in &args.traffic_file {
+            paths.push(("--traffic-file", Some(f.as_path()), Reads));
+        }
+        crate::outputs::check(&paths)?;
+    }
     if args.interval.is_some()
         && !args.out.json
         && args.series.is_none()

@@ -28,6 +28,9 @@ pub enum TopoError {
     /// `--interval` or `--series` cannot be used.
     #[error("error: {0}")]
     Series(#[from] crate::series::SeriesError),
+    /// Two paths name one file, one of them written.
+    #[error(transparent)]
+    SameFile(#[from] crate::outputs::SameFile),
     /// A topology or experiment file cannot be read.
     #[error("cannot read {0}")]
     Read(pipelab_lang::files::FileError),
@@ -339,7 +342,7 @@ pub enum TopoCmd {
         /// of the links; which pipes each owns: see --split (default:
         /// one for every two CPUs this process may run on, at least one,
         /// at most one per link).
-        #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers)]
+        #[arg(long, value_name = "K", value_parser = pipelab_modes::workers::parse_workers, allow_negative_numbers = true)]
         workers: Option<u16>,
         /// How the pipes are split over the workers: `links` (both
         /// directions of a link on its worker in `topo assign`'s
@@ -354,7 +357,7 @@ pub enum TopoCmd {
         /// CPUs to pin worker i to the i-th of (e.g. 0,1 or 2-3), or
         /// `none` (default: not pinned; the scheduler wakes each on an
         /// idle CPU).
-        #[arg(long, value_name = "LIST")]
+        #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
         cpus: Option<String>,
         /// Spin instead of sleeping between deadlines (each worker keeps
         /// a core busy).
@@ -889,6 +892,16 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
                 .transpose()
                 .map_err(TopoError::Cpus)?;
             live::check_name(&name).map_err(TopoError::Live)?;
+            {
+                use crate::outputs::Use::Reads;
+                let mut paths = vec![
+                    ("FILE", Some(file.as_path()), Reads),
+                    ("--config", config.as_deref(), Reads),
+                ];
+                paths.extend(capture.named());
+                paths.extend(series.named());
+                crate::outputs::check(&paths)?;
+            }
             let topology = load(&file)?;
             // Checked before anything is created (and before forking).
             let (config_cfg, config_load) = match &config {

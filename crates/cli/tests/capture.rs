@@ -127,6 +127,45 @@ fn sim_capture_of_the_demo_is_byte_identical_and_counts_what_the_report_counts()
     }
 }
 
+/// A pass proves every frame of `pipelab sim --pcap` short enough to be
+/// captured whole carries the transport checksum tcpdump verifies: UDP
+/// and TCP over IPv4 and IPv6 (IPv6's UDP checksum was 0, which IPv6
+/// forbids, and tcpdump said "bad udp cksum 0x0000").
+#[test]
+fn sim_capture_checksums_verify() {
+    let conf = examples("two-links.conf");
+    let pcap = tmp_path("sums.pcapng");
+    let (code, _, err) = run(&[
+        "sim",
+        &conf,
+        "--pcap",
+        &pcap,
+        "--traffic",
+        "cbr rate 10pps size 100B duration 300ms from [fd00::1]:9 to [fd00::2]:7",
+        "--traffic",
+        "cbr rate 10pps size 90B duration 300ms from 10.0.0.1:9 to 10.0.0.2:7",
+        "--traffic",
+        "cbr rate 10pps size 100B duration 300ms from [fd00::1]:9 to [fd00::2]:80 proto tcp",
+        "--traffic",
+        "cbr rate 10pps size 80B duration 300ms from 10.0.0.1:9 to 10.0.0.2:80 proto tcp",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let listed = reads("tcpdump", &["-vv", "-n", "-r", &pcap]);
+    let (udp_ok, tcp_ok) = (
+        listed.matches("udp sum ok").count(),
+        listed.matches("(correct)").count(),
+    );
+    assert!(
+        !listed.contains("bad") && !listed.contains("incorrect"),
+        "{listed}"
+    );
+    assert!(
+        udp_ok >= 6 && tcp_ok >= 6,
+        "udp {udp_ok}, tcp {tcp_ok}:\n{listed}"
+    );
+    let _ = std::fs::remove_file(pcap);
+}
+
 /// A pass proves the event log of a run that drops, marks, copies and
 /// corrupts counts, event by event, what the report counts (JSON lines
 /// that parse; arrivals = sent, departures = received, drops by reason,

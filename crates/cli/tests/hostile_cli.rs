@@ -212,13 +212,13 @@ fn refused_and_warned_inputs() {
         Case::new(
             "a probe of no packet is refused before it starts (it printed 'no report')",
             &["probe", "send", "127.0.0.1:9", "--duration", "0s"],
-            1,
+            2,
             &["probe send: a duration of 0ms at 1000 packets/s sends no packet: give at least 500us (one packet)"],
         ),
         Case::new(
             "so is one too short for its rate",
             &["probe", "send", "127.0.0.1:9", "--rate", "1pps", "--duration", "400ms"],
-            1,
+            2,
             &["probe send: a duration of 400ms at 1 packets/s sends no packet: give at least 500ms (one packet)"],
         ),
         Case::new(
@@ -263,14 +263,14 @@ fn refused_and_warned_inputs() {
         Case::new(
             "a --stats path that cannot be written is refused before the shell runs, named",
             &["shell", "--stats", &no_dir, "--link", "delay 1ms", "--", "echo", "RAN"],
-            1,
+            2,
             &[&format!("--stats {no_dir}: cannot write: No such file or directory (os error 2)")],
         )
         .never_prints("RAN"),
         Case::new(
             "and before a bridge opens its ports",
             &["bridge", "lo", "h9none0", "-f", &bw0, "--stats", &i.arg("run")],
-            1,
+            2,
             &[&format!("--stats {}: cannot write: Is a directory (os error 21)", i.arg("run"))],
         ),
     ];
@@ -531,4 +531,45 @@ fn bw_0_is_no_limit_live_as_in_sim() {
     assert_eq!(r["lost"].as_u64(), Some(0), "{r}");
     let mean = r["delay_ms"]["mean"].as_f64().expect("mean");
     assert!((4.9..=7.0).contains(&mean), "mean delay {mean} ms: {r}");
+}
+
+/// `topo exec` run in another mount namespace than `topo up`'s (a
+/// container, `unshare -m`, a service with a private /run) finds the
+/// VN's file under /run/netns but not the namespace bind-mounted on it,
+/// and said "EINVAL: Invalid argument". A pass proves it says which file
+/// is not a namespace here and why, with exit status 2, and runs
+/// nothing. The situation is made in a private mount namespace with a
+/// /run of its own (a topology's state file and the empty file of its
+/// VN), so nothing of the host's changes.
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (a mount namespace of its own); run as root or with PIPELAB_LIVE=1"
+)]
+fn topo_exec_from_another_mount_namespace_says_so() {
+    let Some(_g) = live() else { return };
+    let state = r#"{"name":"h9mnt","pid":1,"file":"x.gml","distill":"hop-by-hop","prefix":"10.0.0.0/8","pipes":2,"routes":1,"up_ms":1.0,"vns":[{"name":"vn1","id":1,"addr":"10.0.0.2","netns":"pl-h9mnt-vn1"}],"nodes":[]}"#;
+    let script = format!(
+        "mount -t tmpfs h9mnt /run && mkdir -p /run/netns /run/pipelab/topo \
+         && printf '%s' '{state}' > /run/pipelab/topo/h9mnt.json \
+         && touch /run/netns/pl-h9mnt-vn1 \
+         && exec {BIN} topo exec --name h9mnt vn1 -- echo RAN"
+    );
+    let o = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .output()
+        .expect("unshare");
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(!out.contains("RAN"), "the command ran: {out}");
+    assert_eq!(
+        (o.status.code(), err.as_ref()),
+        (
+            Some(2),
+            "error: VN vn1 of topology 'h9mnt': /run/netns/pl-h9mnt-vn1 is not a network namespace in this mount namespace: the topology's namespaces are bind mounts that this process does not see (it runs in another mount namespace than `pipelab topo up` did, with its own view of /run/netns); run the command where the topology was started (e.g. on the host)\n"
+        )
+    );
 }

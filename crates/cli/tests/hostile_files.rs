@@ -11,8 +11,9 @@
 //! reader ever waits for a writer), `/dev/zero`, `/dev/urandom`, a
 //! symbolic link to `/dev/zero`, a file over the 64 MiB cap (sparse),
 //! an empty file, binary bytes, one bad line among good ones (the line
-//! named), and (as root, run under another uid) a file its reader may
-//! not open. Every case is bounded in time and none may panic.
+//! named), a text file of another kind whose lines are secrets (a copy
+//! of /etc/shadow: refused quoting nothing of it), and (as root, run
+//! under another uid) a file its reader may not open. Every case is bounded in time and none may panic.
 //! `case_count` counts the cases (docs/HOSTILE.md).
 
 mod hostile;
@@ -55,6 +56,9 @@ struct Kind {
     bad: &'static str,
     bad_outcome: Outcome,
     binary_outcome: Outcome,
+    /// The outcome of a text file of another kind whose lines are
+    /// secrets (a copy of /etc/shadow): nothing of it may be quoted.
+    foreign_outcome: Outcome,
     /// What comes before `'PATH': ...` in a refusal of the file itself.
     prefix: &'static str,
 }
@@ -78,6 +82,7 @@ const KINDS: &[Kind] = &[
             2,
             "pipe 1: profile: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "pipe 1: profile: 'FILE': line 1: not a MAC profile (`name`, `bw`, `loss-level`, `samples`, `prob delay` lines); the line is not shown"),
         prefix: "pipe 1: profile: cannot read ",
     },
     Kind {
@@ -96,6 +101,7 @@ const KINDS: &[Kind] = &[
             2,
             "pipe 1: bw: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "pipe 1: bw: 'FILE': line 1: not a bandwidth trace (one timestamp per line, e.g. 12 or 12500us); the line is not shown"),
         prefix: "pipe 1: bw: cannot read ",
     },
     Kind {
@@ -115,6 +121,7 @@ const KINDS: &[Kind] = &[
             2,
             "pipe 1: loss: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "pipe 1: loss: 'FILE': line 1: not a loss trace (packet numbers, ranges `A-B`, intervals `@T1-T2`); the line is not shown"),
         prefix: "pipe 1: loss: cannot read ",
     },
     Kind {
@@ -133,6 +140,7 @@ const KINDS: &[Kind] = &[
             2,
             "pipe 1: distribution: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "pipe 1: distribution: 'FILE': line 1: not a delay distribution (one delay per line, e.g. 12.5ms, or `P VALUE`); the line is not shown"),
         prefix: "pipe 1: distribution: cannot read ",
     },
     Kind {
@@ -151,6 +159,7 @@ const KINDS: &[Kind] = &[
             2,
             "pipe 1: timevarying: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "pipe 1: timevarying: 'FILE': line 1: not a Markov graph (`state`, `dwell`, `arc`, `initial` lines); the line is not shown"),
         prefix: "pipe 1: timevarying: cannot read ",
     },
     Kind {
@@ -169,6 +178,7 @@ const KINDS: &[Kind] = &[
             2,
             "error: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "error: FILE: line 1: unexpected character `:`"),
         prefix: "error: cannot read ",
     },
     Kind {
@@ -188,6 +198,7 @@ const KINDS: &[Kind] = &[
             2,
             "error: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "error: FILE: line 1: expected `.`, `=`"),
         prefix: "error: cannot read ",
     },
     Kind {
@@ -206,6 +217,7 @@ const KINDS: &[Kind] = &[
             2,
             "error: invalid UTF-8 at line 3, column 1 (byte 4): byte 0xff is not UTF-8\n --> FILE:3:1",
         ),
+        foreign_outcome: Rejected(2, "error: FILE:1: not a configuration: its first line does not start with a command (pipe, sched, queue, add, delete, flush, list, show, set, table); the file's text is not shown; nothing was applied"),
         prefix: "error: cannot read ",
     },
     Kind {
@@ -214,7 +226,7 @@ const KINDS: &[Kind] = &[
         suffix: ".traffic",
         good: "cbr rate 100pps size 100B duration 1s\n",
         good_outcome: Accepted("flow0              100       100        0   0.000"),
-        empty_outcome: Rejected(1, "error: no traffic: give at least one --traffic"),
+        empty_outcome: Rejected(2, "error: no traffic: give at least one --traffic"),
         bad: "cbr rate 100pps size 100B duration 1s\npoisson rate 10Mbps size 100B duration 1s\n",
         bad_outcome: Rejected(
             2,
@@ -224,6 +236,7 @@ const KINDS: &[Kind] = &[
             2,
             "error: invalid UTF-8 at line 3, column 1 (byte 4): byte 0xff is not UTF-8\n --> FILE:3:1",
         ),
+        foreign_outcome: Rejected(2, "error: FILE:1:1: not a traffic file: its first line is not a traffic spec (the line is not shown): a spec starts with a pattern (cbr, poisson, onoff), e.g. cbr rate 1000pps size 1000B duration 10s"),
         prefix: "error: cannot read ",
     },
     Kind {
@@ -243,6 +256,7 @@ const KINDS: &[Kind] = &[
             2,
             "error: cannot read 'FILE': not UTF-8 text (invalid byte at offset 4)",
         ),
+        foreign_outcome: Rejected(2, "error: FILE: line 1: not an experiment file: its first line is not `TIME COMMAND` (the line is not shown): e.g. 5s link r0 r1 down"),
         prefix: "error: cannot read ",
     },
 ];
@@ -261,6 +275,7 @@ enum Target {
     Empty,
     Binary,
     BadLine,
+    Foreign,
 }
 
 const TARGETS: &[Target] = &[
@@ -275,7 +290,13 @@ const TARGETS: &[Target] = &[
     Target::Empty,
     Target::Binary,
     Target::BadLine,
+    Target::Foreign,
 ];
+
+/// A text file of another kind, its lines secrets (as /etc/shadow's):
+/// no error may print them.
+const FOREIGN: &[u8] =
+    b"root:$6$SECRET1$SECRET2:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\nSECRET3 SECRET4\n";
 
 /// Binary bytes: the first invalid UTF-8 byte is at offset 4 (line 3).
 const BINARY: &[u8] = b"1\n2\n\xff\xfe\x00\x01\n";
@@ -321,6 +342,7 @@ fn make(dir: &Path, kind: &Kind, target: Target) -> PathBuf {
         Target::Empty => file("empty", b""),
         Target::Binary => file("binary", BINARY),
         Target::BadLine => file("bad", kind.bad.as_bytes()),
+        Target::Foreign => file("foreign", FOREIGN),
     }
 }
 
@@ -332,6 +354,7 @@ fn expected(kind: &Kind, target: Target) -> (Outcome, String) {
         Target::Empty => return (kind.empty_outcome, String::new()),
         Target::BadLine => return (kind.bad_outcome, String::new()),
         Target::Binary => return (kind.binary_outcome, String::new()),
+        Target::Foreign => return (kind.foreign_outcome, String::new()),
         Target::Missing => refused("No such file or directory (os error 2)"),
         Target::Directory => refused("a directory, not a regular file"),
         Target::Fifo => refused("a FIFO, not a regular file"),
@@ -413,6 +436,12 @@ fn every_named_file_is_refused_naming_it_or_accepted() {
             if let Err(e) = verdict(&ran, outcome, &name, bound) {
                 failures.push(format!("{} / {target:?}: {e}", kind.name));
             }
+            if ran.stderr.contains("SECRET") || ran.stdout.contains("SECRET") {
+                failures.push(format!(
+                    "{} / {target:?}: a line of the file was printed:\n{}{}",
+                    kind.name, ran.stdout, ran.stderr
+                ));
+            }
         }
     }
     all_pass(failures, n);
@@ -459,12 +488,113 @@ fn a_file_the_reader_may_not_open_is_refused_naming_it() {
     all_pass(failures, KINDS.len());
 }
 
+/// Reports `pipelab plot` reads, malformed or with values its axes must
+/// survive: (case, the input's text, outcome). In outcomes `FILE` stands
+/// for the input's path.
+const PLOT: &[(&str, &str, Outcome)] = &[
+    (
+        "a delay_cdf that is not a list",
+        r#"{"flows": [{"name": "f", "delay_cdf": "fast"}], "pipes": [], "end_s": 1, "interval_s": 0.1}"#,
+        Rejected(2, "error: FILE: flows[0].delay_cdf: expected a list of [fraction, delay_ms] points, got \"fast\""),
+    ),
+    (
+        "a delay_cdf point of one number",
+        r#"{"flows": [{"name": "f", "delay_cdf": [[0, 1], [0.5]]}], "pipes": [], "end_s": 1, "interval_s": 0.1}"#,
+        Rejected(2, "error: FILE: flows[0].delay_cdf[1]: expected [fraction, delay_ms], two numbers, got [0.5]"),
+    ),
+    (
+        "a delay_cdf point of words",
+        r#"{"flows": [{"name": "f", "delay_cdf": [["a", "b"]]}], "pipes": [], "end_s": 1, "interval_s": 0.1}"#,
+        Rejected(2, "error: FILE: flows[0].delay_cdf[0]: expected [fraction, delay_ms], two numbers, got [\"a\",\"b\"]"),
+    ),
+    (
+        "a delay_cdf fraction above 1",
+        r#"{"flows": [{"name": "f", "delay_cdf": [[0, 1], [1.5, 2]]}], "pipes": [], "end_s": 1, "interval_s": 0.1}"#,
+        Rejected(2, "error: FILE: flows[0].delay_cdf[1]: fraction 1.5 is not between 0 and 1"),
+    ),
+    (
+        "a delay_cdf going back",
+        r#"{"flows": [{"name": "f", "delay_cdf": [[0, 5], [0.5, 2]]}], "pipes": [], "end_s": 1, "interval_s": 0.1}"#,
+        Rejected(2, "error: FILE: flows[0].delay_cdf[1]: [0.5, 2] comes before [0, 5]: a CDF's fractions and delays only grow"),
+    ),
+    (
+        "samples in an unknown unit",
+        r#"{"unit": "furlongs", "samples": [{"name": "a", "values": [1, 2]}]}"#,
+        Rejected(2, "error: FILE: unit: \"furlongs\" is not a unit pipelab plot knows: \"bit/s\", \"ms\", \"bytes\" (or no unit: plain numbers)"),
+    ),
+    (
+        "samples with a unit that is a number",
+        r#"{"unit": 5, "samples": [{"name": "a", "values": [1, 2]}]}"#,
+        Rejected(2, "error: FILE: unit: 5 is not a unit pipelab plot knows"),
+    ),
+    (
+        "a probe histogram bin of three numbers",
+        r#"{"sent": 3, "received": 3, "histogram": [[1, 2, 3]]}"#,
+        Rejected(2, "error: FILE: histogram[0]: expected [upper_ms, count], a count of 0 or more, got [1,2,3]"),
+    ),
+    (
+        "samples spanning more than a double holds",
+        r#"{"samples": [{"name": "a", "values": [1e308, -1e308, 0]}]}"#,
+        Accepted("cdf graph of FILE (samples), 800x480"),
+    ),
+    (
+        "samples at the largest magnitude",
+        r#"{"samples": [{"name": "a", "values": [1.7976931348623157e308, -1.7976931348623157e308]}]}"#,
+        Accepted("cdf graph of FILE (samples), 800x480"),
+    ),
+    (
+        "samples a subnormal apart",
+        r#"{"samples": [{"name": "a", "values": [0, 5e-324, 1e-320]}]}"#,
+        Accepted("cdf graph of FILE (samples), 800x480"),
+    ),
+    (
+        "samples a float's step apart at 1e16",
+        r#"{"samples": [{"name": "a", "values": [1e16, 10000000000000002]}]}"#,
+        Accepted("cdf graph of FILE (samples), 800x480"),
+    ),
+    (
+        "a sim report's series at huge times and rates",
+        r#"{"flows": [], "pipes": [{"id": 1, "timeseries": [{"t_s": -1e308, "capacity_bps": 1e308, "offered_bps": -1e308, "delivered_bps": 0}, {"t_s": 1e308, "capacity_bps": 0, "offered_bps": 1e308, "delivered_bps": 1e308}]}], "end_s": 1, "interval_s": 1e308}"#,
+        Accepted("throughput graph of FILE (a sim report), 800x480"),
+    ),
+    (
+        "shares of huge throughputs",
+        r#"{"flows": [{"name": "a", "throughput_bps": 1.7976931348623157e308}, {"name": "b", "throughput_bps": -1e308}], "pipes": [], "end_s": 1}"#,
+        Accepted("shares graph of FILE (a sim report), 800x480"),
+    ),
+];
+
+/// Each case of [`PLOT`], drawn as SVG and as PNG: refused naming the
+/// field, or drawn, within the bound (a range no `f64` holds made the
+/// axis' tick search loop forever).
+#[test]
+fn plot_inputs_are_refused_naming_the_field_or_drawn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    for (i, (case, text, want)) in PLOT.iter().enumerate() {
+        let input = dir.path().join(format!("in{i}.json"));
+        std::fs::write(&input, text).expect("write");
+        let name = input.display().to_string();
+        for ext in ["svg", "png"] {
+            let out = dir.path().join(format!("out{i}.{ext}"));
+            let mut cmd = Command::new(PIPELAB);
+            cmd.arg("plot").arg(&input).arg("-o").arg(&out);
+            let bound = Duration::from_secs(20);
+            let ran = run_bounded(cmd, bound);
+            if let Err(e) = verdict(&ran, *want, &name, bound) {
+                failures.push(format!("{case} ({ext}): {e}"));
+            }
+        }
+    }
+    all_pass(failures, PLOT.len());
+}
+
 /// The count of this file's cases (docs/HOSTILE.md): every kind against
-/// every target, and the permission case of each kind.
+/// every target, the permission case of each kind, and plot's inputs.
 #[test]
 fn case_count() {
-    let mut cases = 0;
-    let mut rejections = 0;
+    let mut cases = PLOT.len();
+    let mut rejections = PLOT.iter().filter(|c| c.2.is_checked_rejection()).count();
     for kind in KINDS {
         for &target in TARGETS {
             cases += 1;

@@ -48,7 +48,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "--target with a slash",
         Bin::Pipelab,
         &["--target", "../etc", "show"],
-        Rejected(1, "error: '../etc' is not a valid emulation name: '/' is not allowed (letters, digits, '_', '.' and '-')"),
+        Rejected(2, "error: --target: '../etc' is not a valid emulation name: '/' is not allowed (letters, digits, '_', '.' and '-')"),
     ),
     (
         "no command",
@@ -162,19 +162,19 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "shell --link in Mbps",
         Bin::Pipelab,
         &["shell", "--link", "bw 10Mbps", "--", "true"],
-        Rejected(1, "error: --link: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
+        Rejected(2, "error: --link: unknown unit 'Mbps' in '10Mbps': did you mean Mbit/s or MByte/s? 'Mbps' is Mbit/s to ipfw, MByte/s to tc (netem's rate takes tc's words)"),
     ),
     (
         "shell --uplink negative delay",
         Bin::Pipelab,
         &["shell", "--uplink", "delay -5ms", "--", "true"],
-        Rejected(1, "error: --uplink: negative value '-5ms' is not allowed"),
+        Rejected(2, "error: --uplink: negative value '-5ms' is not allowed"),
     ),
     (
         "shell --downlink queue 0",
         Bin::Pipelab,
         &["shell", "--downlink", "queue 0", "--", "true"],
-        Rejected(1, "error: --downlink: invalid queue '0': a queue must hold at least one packet"),
+        Rejected(2, "error: --downlink: invalid queue '0': a queue must hold at least one packet"),
     ),
     (
         "shell --shared with --link",
@@ -186,13 +186,13 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "shell --mem-cap unknown unit",
         Bin::Pipelab,
         &["shell", "--mem-cap", "10XB", "--", "true"],
-        Rejected(1, "error: --mem-cap '10XB': unknown unit 'XB' in '10XB': known size units: B, KB, MB, GB, KiB, MiB, GiB"),
+        Rejected(2, "error: --mem-cap '10XB': unknown unit 'XB' in '10XB': known size units: B, KB, MB, GB, KiB, MiB, GiB"),
     ),
     (
         "shell --mem-cap negative",
         Bin::Pipelab,
         &["shell", "--mem-cap", "-1MB", "--", "true"],
-        Rejected(1, "error: --mem-cap '-1MB': negative value '-1MB' is not allowed"),
+        Rejected(2, "error: --mem-cap '-1MB': negative value '-1MB' is not allowed"),
     ),
     (
         "shell --seed negative",
@@ -204,13 +204,13 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "shell --config missing",
         Bin::Pipelab,
         &["shell", "--config", "MISSING", "--", "true"],
-        Rejected(1, "error: cannot read 'DIR/missing': No such file or directory (os error 2)"),
+        Rejected(2, "error: cannot read 'DIR/missing': No such file or directory (os error 2)"),
     ),
     (
         "shell --link unknown word",
         Bin::Pipelab,
         &["shell", "--link", "bw 1Mbit/s lateness 5ms", "--", "true"],
-        Rejected(1, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror"),
+        Rejected(2, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror"),
     ),
     (
         "bridge without -f",
@@ -222,13 +222,13 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "bridge --duration unknown unit",
         Bin::Pipelab,
         &["bridge", "pha", "phb", "-f", "CONF", "--duration", "10parsecs"],
-        Rejected(1, "error: --duration '10parsecs': unknown unit 'parsecs' in '10parsecs': known duration units: s, ms, us, ns"),
+        Rejected(2, "error: --duration '10parsecs': unknown unit 'parsecs' in '10parsecs': known duration units: s, ms, us, ns"),
     ),
     (
         "bridge --duration negative",
         Bin::Pipelab,
         &["bridge", "pha", "phb", "-f", "CONF", "--duration", "-1s"],
-        Rejected(1, "error: --duration '-1s': negative value '-1s' is not allowed"),
+        Rejected(2, "error: --duration '-1s': negative value '-1s' is not allowed"),
     ),
     (
         "bridge --backend unknown",
@@ -246,7 +246,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "bridge --mem-cap a word",
         Bin::Pipelab,
         &["bridge", "pha", "phb", "-f", "CONF", "--mem-cap", "lots"],
-        Rejected(1, "error: --mem-cap 'lots': invalid size 'lots': sizes are written like 1500B or 100KB"),
+        Rejected(2, "error: --mem-cap 'lots': invalid size 'lots': sizes are written like 1500B or 100KB"),
     ),
     (
         "bridge -f missing",
@@ -324,37 +324,37 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "probe send --rate in Mbps",
         Bin::Pipelab,
         &["probe", "send", "127.0.0.1:9", "--rate", "10Mbps"],
-        Rejected(1, "error: --rate '10Mbps': unknown unit 'Mbps' in '10Mbps': known packet-rate units: pps, kpps, Mpps"),
+        Rejected(2, "error: --rate '10Mbps': unknown unit 'Mbps' in '10Mbps': known packet-rate units: pps, kpps, Mpps"),
     ),
     (
         "probe send --rate negative",
         Bin::Pipelab,
         &["probe", "send", "127.0.0.1:9", "--rate", "-5pps"],
-        Rejected(1, "error: --rate '-5pps': negative value '-5pps' is not allowed"),
+        Rejected(2, "error: --rate '-5pps': negative value '-5pps' is not allowed"),
     ),
     (
         "probe send --rate 0",
         Bin::Pipelab,
         &["probe", "send", "127.0.0.1:9", "--rate", "0pps", "--duration", "1s"],
-        Rejected(1, "probe send: rate must be positive"),
+        Rejected(2, "probe send: rate must be positive"),
     ),
     (
         "probe send --size too large",
         Bin::Pipelab,
         &["probe", "send", "127.0.0.1:9", "--size", "100KB"],
-        Rejected(1, "probe send: size 102400B: a probe packet is 53 to 65535 bytes"),
+        Rejected(2, "probe send: size 102400B: a probe packet is 53 to 65535 bytes"),
     ),
     (
         "probe send --size 0",
         Bin::Pipelab,
         &["probe", "send", "127.0.0.1:9", "--size", "0B", "--duration", "1s"],
-        Rejected(1, "probe send: size 0B: a probe packet is 53 to 65535 bytes"),
+        Rejected(2, "probe send: size 0B: a probe packet is 53 to 65535 bytes"),
     ),
     (
         "probe send --duration a word",
         Bin::Pipelab,
         &["probe", "send", "127.0.0.1:9", "--duration", "forever"],
-        Rejected(1, "error: --duration 'forever': invalid duration 'forever': durations are written like 20ms"),
+        Rejected(2, "error: --duration 'forever': invalid duration 'forever': durations are written like 20ms"),
     ),
     (
         "probe send --burst 0",
@@ -384,7 +384,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "probe send with fewer packets than threads",
         Bin::Pipelab,
         &["probe", "send", "127.0.0.1:9", "--threads", "4", "--rate", "1kpps", "--duration", "2ms"],
-        Rejected(1, "probe send: a duration of 2ms at 1000 packets/s sends 2 packets, fewer than the 4 sending threads: give at least 3500us (one packet a thread), or fewer threads"),
+        Rejected(2, "probe send: a duration of 2ms at 1000 packets/s sends 2 packets, fewer than the 4 sending threads: give at least 3500us (one packet a thread), or fewer threads"),
     ),
     (
         "probe send to a host name",
@@ -654,25 +654,25 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "top --interval 0",
         Bin::Pipelab,
         &["--socket", "MISSING", "top", "--interval", "0"],
-        Rejected(2, "error: --interval 0 must be between 0 and 3600 seconds"),
+        Rejected(2, "error: --interval 0: give seconds above 0 and at most 3600 (e.g. 0.5)"),
     ),
     (
         "top --interval negative",
         Bin::Pipelab,
         &["--socket", "MISSING", "top", "--interval", "-1"],
-        Rejected(2, "error: --interval -1 must be between 0 and 3600 seconds"),
+        Rejected(2, "error: --interval -1: give seconds above 0 and at most 3600 (e.g. 0.5)"),
     ),
     (
         "top --interval NaN",
         Bin::Pipelab,
         &["--socket", "MISSING", "top", "--interval", "NaN"],
-        Rejected(2, "error: --interval NaN must be between 0 and 3600 seconds"),
+        Rejected(2, "error: --interval NaN: give seconds above 0 and at most 3600 (e.g. 0.5)"),
     ),
     (
         "top --interval inf",
         Bin::Pipelab,
         &["--socket", "MISSING", "top", "--interval", "inf"],
-        Rejected(2, "error: --interval inf must be between 0 and 3600 seconds"),
+        Rejected(2, "error: --interval inf: give seconds above 0 and at most 3600 (e.g. 0.5)"),
     ),
     (
         "top --count a word",
@@ -720,13 +720,13 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "pipelabd --scope a word",
         Bin::Pipelabd,
         &["--plane", "none", "--scope", "garbage", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --scope garbage: 'garbage' is not an IP address"),
+        Rejected(2, "pipelabd: error: --scope garbage: 'garbage' is not an IP address"),
     ),
     (
         "pipelabd --name with a slash",
         Bin::Pipelabd,
         &["--plane", "none", "--name", "a/b", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: 'a/b' is not a valid emulation name: '/' is not allowed (letters, digits, '_', '.' and '-')"),
+        Rejected(2, "pipelabd: error: --name: 'a/b' is not a valid emulation name: '/' is not allowed (letters, digits, '_', '.' and '-')"),
     ),
     (
         "pipelabd --queue-num negative",
@@ -750,13 +750,13 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "--target with an empty name",
         Bin::Pipelab,
         &["--target", "", "show"],
-        Rejected(1, "error: '' is not a valid emulation name: it is empty"),
+        Rejected(2, "error: --target: '' is not a valid emulation name: it is empty"),
     ),
     (
         "--target of 100 characters",
         Bin::Pipelab,
         &["--target", "tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt", "show"],
-        Rejected(1, "error: 'tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt' is not a valid emulation name: it is longer than 64 characters"),
+        Rejected(2, "error: --target: 'tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt' is not a valid emulation name: it is longer than 64 characters"),
     ),
     (
         "check without a file",
@@ -822,61 +822,180 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "pipelabd --scope with --plane none",
         Bin::Pipelabd,
         &["--plane", "none", "--scope", "10.0.0.0/8", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --scope 10.0.0.0/8: a scope limits host mode's traffic; --plane none has none"),
+        Rejected(2, "pipelabd: error: --scope 10.0.0.0/8: a scope limits host mode's traffic; --plane none has none"),
     ),
     (
         "pipelabd --scope mask too long",
         Bin::Pipelabd,
         &["--scope", "10.0.0.0/99", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --scope 10.0.0.0/99: '99' is not a valid mask length"),
+        Rejected(2, "pipelabd: error: --scope 10.0.0.0/99: '99' is not a valid mask length"),
     ),
     (
         "pipelabd --pcap with --plane none",
         Bin::Pipelabd,
         &["--plane", "none", "--pcap", "MISSING/x.pcapng", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --pcap: host mode records what crosses it; --plane none has no packets"),
+        Rejected(2, "pipelabd: error: --pcap: host mode records what crosses it; --plane none has no packets"),
     ),
     (
         "pipelabd --flow-series with --plane none",
         Bin::Pipelabd,
         &["--plane", "none", "--flow-series", "MISSING/f.csv", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --flow-series: host mode records what crosses it; --plane none has no packets"),
+        Rejected(2, "pipelabd: error: --flow-series: host mode records what crosses it; --plane none has no packets"),
     ),
     (
         "pipelabd --interval with --plane none",
         Bin::Pipelabd,
         &["--plane", "none", "--interval", "100ms", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --interval: host mode records what crosses it; --plane none has no packets"),
+        Rejected(2, "pipelabd: error: --interval: host mode records what crosses it; --plane none has no packets"),
     ),
     (
         "pipelabd --pcap in a missing directory",
         Bin::Pipelabd,
         &["--pcap", "MISSING/x.pcapng", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --pcap DIR/missing/x.pcapng: cannot write: No such file or directory (os error 2)"),
+        Rejected(2, "pipelabd: error: --pcap DIR/missing/x.pcapng: cannot write: No such file or directory (os error 2)"),
     ),
     (
         "pipelabd --series in a missing directory",
         Bin::Pipelabd,
         &["--series", "MISSING/x.csv", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --series DIR/missing/x.csv: cannot write: No such file or directory (os error 2)"),
+        Rejected(2, "pipelabd: error: --series DIR/missing/x.csv: cannot write: No such file or directory (os error 2)"),
     ),
     (
         "pipelabd --events-max not a size",
         Bin::Pipelabd,
         &["--events", "MISSING/e.jsonl", "--events-max", "5XB", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --events-max '5XB': unknown unit 'XB' in '5XB': known size units: B, KB, MB, GB, KiB, MiB, GiB"),
+        Rejected(2, "pipelabd: error: --events-max '5XB': unknown unit 'XB' in '5XB': known size units: B, KB, MB, GB, KiB, MiB, GiB"),
     ),
     (
         "pipelabd --interval below 1ms",
         Bin::Pipelabd,
         &["--interval", "100us", "--socket", "MISSING/s.sock", "--state-dir", "MISSING/st"],
-        Rejected(1, "pipelabd: error: --interval 100us: give at least 1ms (each sample asks every worker)"),
+        Rejected(2, "pipelabd: error: --interval 100us: give at least 1ms (each sample asks every worker)"),
     ),
     (
         "pipelabd --plane without a value",
         Bin::Pipelabd,
         &["--plane"],
         Rejected(2, "error: a value is required for '--plane <PLANE>' but none was supplied"),
+    ),    (
+        "shell --name with a slash",
+        Bin::Pipelab,
+        &["shell", "--name", "a/b", "--link", "delay 1ms", "--", "true"],
+        Rejected(2, "error: --name: 'a/b' is not a valid emulation name: '/' is not allowed (letters, digits, '_', '.' and '-')"),
+    ),
+    (
+        "bridge --name starting with a dot",
+        Bin::Pipelab,
+        &["bridge", "pha", "phb", "-f", "CONF", "--name", ".x"],
+        Rejected(2, "error: --name: '.x' is not a valid emulation name: it may not start with '.' or '-'"),
+    ),
+    (
+        "attach --name too long",
+        Bin::Pipelab,
+        &["attach", "lo", "--name", "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn", "--", "delay", "1ms"],
+        Rejected(2, "error: --name: 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn' is not a valid emulation name: it is longer than 64 characters"),
+    ),
+    (
+        "shell --link naming a trace that does not exist",
+        Bin::Pipelab,
+        &["shell", "--link", "bw trace:MISSING", "--", "true"],
+        Rejected(2, "error: pipe 1: bw: cannot read 'DIR/missing': No such file or directory (os error 2)"),
+    ),
+    (
+        "shell --config whose rule names no pipe",
+        Bin::Pipelab,
+        &["shell", "--config", "DIR/rule.conf", "--", "true"],
+        Rejected(2, "error: pipe 7 is not configured (used by rule 100)\n --> DIR/rule.conf:1:1"),
+    ),
+    (
+        "shell --busy-poll with --realtime",
+        Bin::Pipelab,
+        &["shell", "--busy-poll", "--realtime", "--link", "delay 1ms", "--", "true"],
+        Rejected(2, "error: the argument '--busy-poll' cannot be used with '--realtime'"),
+    ),
+    (
+        "bridge --realtime with --busy-poll",
+        Bin::Pipelab,
+        &["bridge", "pha", "phb", "-f", "CONF", "--realtime", "--busy-poll"],
+        Rejected(2, "error: the argument '--realtime' cannot be used with '--busy-poll'"),
+    ),
+    (
+        "attach --busy-poll with --realtime",
+        Bin::Pipelab,
+        &["attach", "lo", "--busy-poll", "--realtime", "--", "delay", "1ms"],
+        Rejected(2, "error: the argument '--busy-poll' cannot be used with '--realtime'"),
+    ),
+    (
+        "shell --interval negative",
+        Bin::Pipelab,
+        &["shell", "--interval", "-1s", "--series", "DIR/series.csv", "--link", "delay 1ms", "--", "true"],
+        Rejected(2, "error: --interval -1s: negative value '-1s' is not allowed"),
+    ),
+    (
+        "sim --interval negative",
+        Bin::Pipelab,
+        &["sim", "CONF", "--traffic", "cbr rate 10pps size 100B duration 1s", "--interval", "-1s", "--json"],
+        Rejected(2, "error: invalid value '-1s' for '--interval <DURATION>': negative value '-1s' is not allowed"),
+    ),
+    (
+        "plot --size negative",
+        Bin::Pipelab,
+        &["plot", "CONF", "-o", "DIR/x.svg", "--size", "-1x5"],
+        Rejected(2, "error: invalid value '-1x5' for '--size <SIZE>': '-1x5': give WIDTHxHEIGHT in pixels, e.g. 800x480"),
+    ),
+    (
+        "sim --pcap and --events one file",
+        Bin::Pipelab,
+        &["sim", "CONF", "--traffic", "cbr rate 10pps size 100B duration 1s", "--pcap", "DIR/x", "--events", "DIR/x"],
+        Rejected(2, "error: --pcap and --events name the same file (DIR/x): give each output a file of its own"),
+    ),
+    (
+        "sim --series over its configuration",
+        Bin::Pipelab,
+        &["sim", "CONF", "--traffic", "cbr rate 10pps size 100B duration 1s", "--interval", "100ms", "--series", "DIR/./ok.conf"],
+        Rejected(2, "error: --series and CONFIG name the same file (DIR/ok.conf): an output may not overwrite what the command reads"),
+    ),
+    (
+        "sim --events and --flow-series one file by two paths",
+        Bin::Pipelab,
+        &["sim", "CONF", "--traffic", "cbr rate 10pps size 100B duration 1s", "--interval", "100ms", "--flow-series", "DIR/f.csv", "--events", "DIR/../DIRNAME/f.csv"],
+        Rejected(2, "error: --flow-series and --events name the same file (…/f.csv): give each output a file of its own"),
+    ),
+    (
+        "shell --stats and --pcap one file",
+        Bin::Pipelab,
+        &["shell", "--stats", "DIR/out", "--pcap", "DIR/out", "--link", "delay 1ms", "--", "true"],
+        Rejected(2, "error: --stats and --pcap name the same file (DIR/out): give each output a file of its own"),
+    ),
+    (
+        "bridge --series over its configuration",
+        Bin::Pipelab,
+        &["bridge", "pha", "phb", "-f", "CONF", "--series", "CONF"],
+        Rejected(2, "error: --series and -f name the same file (DIR/ok.conf): an output may not overwrite what the command reads"),
+    ),
+    (
+        "attach --events and --flow-series one file",
+        Bin::Pipelab,
+        &["attach", "lo", "--events", "DIR/e", "--flow-series", "DIR/e", "--", "delay", "1ms"],
+        Rejected(2, "error: --events and --flow-series name the same file (DIR/e): give each output a file of its own"),
+    ),
+    (
+        "topo up --pcap and --series one file",
+        Bin::Pipelab,
+        &["topo", "up", "GML", "--name", "plflags", "--pcap", "DIR/t", "--series", "DIR/t"],
+        Rejected(2, "error: --pcap and --series name the same file (DIR/t): give each output a file of its own"),
+    ),
+    (
+        "plot -o over its input",
+        Bin::Pipelab,
+        &["plot", "DIR/r.svg", "-o", "DIR/r.svg"],
+        Rejected(2, "error: -o and INPUT name the same file (DIR/r.svg): an output may not overwrite what the command reads"),
+    ),
+    (
+        "pipelabd --pcap over its socket",
+        Bin::Pipelabd,
+        &["--socket", "DIR/d.sock", "--pcap", "DIR/d.sock", "--state-dir", "MISSING/st"],
+        Rejected(2, "pipelabd: error: --socket and --pcap name the same file (DIR/d.sock): give each output a file of its own"),
     ),
 ];
 
@@ -894,10 +1013,19 @@ fn bad_flags_are_refused_naming_the_flag_and_the_value() {
     let gml = d.join("ok.gml");
     std::fs::write(&gml, GML).expect("write");
     let missing = d.join("missing");
+    // A rule naming a pipe no line configures.
+    std::fs::write(d.join("rule.conf"), "add 100 pipe 7 ip from any to any\n").expect("write");
+    std::fs::write(d.join("r.svg"), "<svg/>").expect("write");
+    let dir_name = d
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let sub = |s: &str| {
         s.replace("CONF", &conf.display().to_string())
             .replace("GML", &gml.display().to_string())
             .replace("MISSING", &missing.display().to_string())
+            .replace("DIRNAME", &dir_name)
+            .replace("DIR", &d.display().to_string())
     };
     let mut failures = Vec::new();
     for (case, bin, args, want) in FLAGS {

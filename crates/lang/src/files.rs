@@ -253,6 +253,70 @@ impl TextError {
     }
 }
 
+/// The keywords that start a profile's lines.
+const PROFILE_KEYWORDS: &[&str] = &[
+    "name",
+    "bw",
+    "bandwidth",
+    "loss-level",
+    "samples",
+    "prob",
+    "delay",
+];
+
+/// The keywords that start a Markov graph's lines.
+const MARKOV_KEYWORDS: &[&str] = &["state", "dwell", "arc", "initial"];
+
+/// `result`, unless it is an error on the first meaningful line of
+/// `text` that quotes it (a word of it of three characters or more) while
+/// the line is not recognised as one of the format's (`what`): its first
+/// word is not one of `keywords` (a format of values alone, with no
+/// keywords, recognises no first line it refused). The error then says
+/// what was expected and quotes nothing: the file may be any file
+/// (`/etc/shadow` named by mistake, or to have an error print a line of
+/// it), so a line of it is shown only once the file has shown itself to
+/// be of the format.
+fn unquoted<T>(
+    text: &str,
+    result: Result<T, TextError>,
+    keywords: &[&str],
+    what: &str,
+) -> Result<T, TextError> {
+    result.map_err(|e| match first_content_line(text) {
+        Some((line, content))
+            if e.line == Some(line)
+                && quotes(&e.message, content)
+                && !starts_with_any(content, keywords) =>
+        {
+            TextError::at(line, format!("not {what}; the line is not shown"))
+        }
+        _ => e,
+    })
+}
+
+/// The first meaningful line of `text` (`#` comments and blank lines
+/// skipped): its number (from 1) and its content.
+pub fn first_content_line(text: &str) -> Option<(usize, &str)> {
+    content_lines(text).next()
+}
+
+/// Whether `message` quotes `content`, a line of a file: holds one of
+/// its words (blank- or comma-separated) of three characters or more.
+pub fn quotes(message: &str, content: &str) -> bool {
+    content
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .any(|w| w.len() >= 3 && message.contains(w))
+}
+
+/// Whether the first word of `content` is one of `keywords` (in any
+/// case).
+pub fn starts_with_any(content: &str, keywords: &[&str]) -> bool {
+    content
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| keywords.iter().any(|k| w.eq_ignore_ascii_case(k)))
+}
+
 /// The meaningful lines of a text: `(1-based line number, content)` with
 /// `#` comments and surrounding blanks removed and empty lines skipped.
 fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
@@ -328,6 +392,15 @@ pub fn find_tc_table(name: &str) -> Option<std::path::PathBuf> {
 /// number and truncates values to 16 bits; this reader refuses both,
 /// naming the line.
 pub fn parse_tc_table(text: &str) -> Result<Vec<i16>, TextError> {
+    unquoted(
+        text,
+        parse_tc_table_lines(text),
+        &[],
+        "a tc distribution table (whole numbers)",
+    )
+}
+
+fn parse_tc_table_lines(text: &str) -> Result<Vec<i16>, TextError> {
     let mut values = Vec::new();
     for (line, content) in content_lines(text) {
         for word in content.split_whitespace() {
@@ -381,6 +454,15 @@ pub fn parse_tc_table(text: &str) -> Result<Vec<i16>, TextError> {
 /// [`EmpiricalDelay::from_samples`] and [`EmpiricalDelay::from_cdf`] check
 /// the rest (points never decreasing, the last `P` equal to 1).
 pub fn parse_distribution(text: &str) -> Result<EmpiricalDelay, TextError> {
+    unquoted(
+        text,
+        parse_distribution_lines(text),
+        &[],
+        "a delay distribution (one delay per line, e.g. 12.5ms, or `P VALUE`)",
+    )
+}
+
+fn parse_distribution_lines(text: &str) -> Result<EmpiricalDelay, TextError> {
     let mut samples: Vec<Duration> = Vec::new();
     let mut points: Vec<(ModelProbability, Duration)> = Vec::new();
     let mut point_lines: Vec<usize> = Vec::new();
@@ -445,6 +527,15 @@ pub fn parse_distribution(text: &str) -> Result<EmpiricalDelay, TextError> {
 /// pipe's `delay`, a bare number being milliseconds). Entries may overlap
 /// and come in any order; an empty trace drops nothing.
 pub fn parse_loss_trace(text: &str) -> Result<TraceLoss, TextError> {
+    unquoted(
+        text,
+        parse_loss_trace_lines(text),
+        &[],
+        "a loss trace (packet numbers, ranges `A-B`, intervals `@T1-T2`)",
+    )
+}
+
+fn parse_loss_trace_lines(text: &str) -> Result<TraceLoss, TextError> {
     let mut entries: Vec<TraceEntry> = Vec::new();
     let mut lines: Vec<usize> = Vec::new();
     for (line, content) in content_lines(text) {
@@ -494,6 +585,15 @@ pub fn parse_loss_trace(text: &str) -> Result<TraceLoss, TextError> {
 /// [`BwTrace::new`] checks the rest (non-decreasing, a positive last
 /// timestamp).
 pub fn parse_bw_trace(text: &str) -> Result<BwTrace, TextError> {
+    unquoted(
+        text,
+        parse_bw_trace_lines(text),
+        &[],
+        "a bandwidth trace (one timestamp per line, e.g. 12 or 12500us)",
+    )
+}
+
+fn parse_bw_trace_lines(text: &str) -> Result<BwTrace, TextError> {
     let mut offsets: Vec<Duration> = Vec::new();
     let mut lines: Vec<usize> = Vec::new();
     for (line, content) in content_lines(text) {
@@ -535,6 +635,15 @@ fn profile_tokens(line: &str) -> impl Iterator<Item = &str> {
 /// number is milliseconds, ipfw's unit). The engine's [`Profile::builder`]
 /// checks the values and the curve.
 pub fn parse_profile(text: &str) -> Result<Profile, TextError> {
+    unquoted(
+        text,
+        parse_profile_lines(text),
+        PROFILE_KEYWORDS,
+        "a MAC profile (`name`, `bw`, `loss-level`, `samples`, `prob delay` lines)",
+    )
+}
+
+fn parse_profile_lines(text: &str) -> Result<Profile, TextError> {
     let mut b = Profile::builder();
     let (mut has_name, mut has_bw, mut has_loss, mut has_samples) = (false, false, false, false);
     let mut delay_first = false;
@@ -690,6 +799,15 @@ fn state_params(words: &[&str]) -> Result<StateParams, String> {
 /// own problems, such as arcs that do not sum to 1, the line declaring
 /// it).
 pub fn parse_markov_graph(text: &str) -> Result<MarkovGraph, TextError> {
+    unquoted(
+        text,
+        parse_markov_graph_lines(text),
+        MARKOV_KEYWORDS,
+        "a Markov graph (`state`, `dwell`, `arc`, `initial` lines)",
+    )
+}
+
+fn parse_markov_graph_lines(text: &str) -> Result<MarkovGraph, TextError> {
     struct Draft {
         name: String,
         params: StateParams,
@@ -846,6 +964,45 @@ mod tests {
                 "line 2: unknown unit 'Mbit/s' in '2Mbit/s': known duration units: s, ms, us, ns"
                     .into()
             )
+        );
+    }
+
+    /// Pass proves: a file of another kind (a copy of /etc/shadow) named
+    /// as any of these formats is refused at its first line of text
+    /// quoting nothing of it, while a file recognised as the format (a
+    /// line read, or a keyword of it first) has its bad value quoted.
+    #[test]
+    fn a_file_of_another_kind_is_not_quoted() {
+        let shadow = "# made\n\nroot:$6$SECRET1$SECRET2:19000:0:99999:7:::\nSECRET3 SECRET4\n";
+        let errors = [
+            parse_tc_table(shadow).map(|_| ()),
+            parse_distribution(shadow).map(|_| ()),
+            parse_loss_trace(shadow).map(|_| ()),
+            parse_bw_trace(shadow).map(|_| ()),
+            parse_profile(shadow).map(|_| ()),
+            parse_markov_graph(shadow).map(|_| ()),
+        ];
+        for e in errors {
+            let e = e.expect_err("refused");
+            assert_eq!(e.line, Some(3), "{e}");
+            assert!(e.message.starts_with("not a"), "{e}");
+            assert!(e.message.ends_with("; the line is not shown"), "{e}");
+            assert!(!e.to_string().contains("SECRET"), "{e}");
+        }
+        assert_eq!(
+            parse_bw_trace("root:x:0:0\n").map_err(|e| e.to_string()),
+            Err("line 1: not a bandwidth trace (one timestamp per line, e.g. 12 or 12500us); the line is not shown".into())
+        );
+        // Recognised: a line read before, or a keyword first.
+        assert!(parse_bw_trace("12\nfast\n")
+            .is_err_and(|e| e.to_string().contains("invalid duration 'fast'")));
+        assert!(parse_profile("bw 10Mbps\n").is_err_and(|e| e.to_string().contains("'10Mbps'")));
+        assert!(parse_markov_graph("state a bw fast\n")
+            .is_err_and(|e| e.to_string().contains("'fast'")));
+        // A message that quotes nothing is kept.
+        assert_eq!(
+            parse_bw_trace("1 2\n").map_err(|e| e.to_string()),
+            Err("line 1: expected one timestamp per line, found 2 words".into())
         );
     }
 

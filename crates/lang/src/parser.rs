@@ -87,10 +87,18 @@ use pipelab_engine::models::Standard;
 use pipelab_engine::sched::{registry, SchedKind, SchedParam, MAX_QUANTUM, MAX_WEIGHT};
 
 /// The commands, as listed in hints.
-const COMMANDS: &str = "pipe, sched, queue, add, delete, flush, list, show, set, table";
+pub const COMMANDS: &str = "pipe, sched, queue, add, delete, flush, list, show, set, table";
 
 /// ipfw commands that pipelab will support later.
 const LATER_COMMANDS: &[&str] = &["nat", "zero", "resetlog", "enable", "disable"];
+
+/// Whether `word` is a command of the language (or one of ipfw's that
+/// the language refuses as not supported yet): what a line of a
+/// configuration starts with.
+pub fn is_command(word: &str) -> bool {
+    let w = word.to_ascii_lowercase();
+    COMMANDS.split(", ").any(|c| c == w) || LATER_COMMANDS.contains(&w.as_str())
+}
 
 /// ipfw actions that pipelab does not support yet.
 const LATER_ACTIONS: &[&str] = &[

@@ -191,6 +191,9 @@ impl FromStr for TrafficSpec {
 }
 
 const EXAMPLE: &str = "e.g. cbr rate 1000pps size 1000B duration 10s";
+
+/// The words a traffic spec starts with.
+const PATTERNS: &[&str] = &["cbr", "poisson", "onoff", "on-off"];
 const ONOFF_EXAMPLE: &str = "e.g. onoff rate 1000pps size 1000B on 1s off 2s duration 10s";
 
 fn err(tok: Token<'_>, message: impl Into<String>, hint: Option<String>) -> ParseError {
@@ -273,7 +276,9 @@ fn socket_addr(tok: Token<'_>) -> Result<SocketAddr, ParseError> {
 /// Python package's `sim`): one spec per line, blank lines and `#`
 /// comments skipped.
 ///
-/// An error is at its line of `text` and its column in that line.
+/// An error is at its line of `text` and its column in that line. A
+/// file whose first spec does not start with a pattern is refused as not
+/// a traffic file, quoting nothing of it.
 pub fn parse_traffic_lines(text: &str) -> Result<Vec<TrafficSpec>, ParseError> {
     let mut specs = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -283,6 +288,21 @@ pub fn parse_traffic_lines(text: &str) -> Result<Vec<TrafficSpec>, ParseError> {
             continue;
         }
         let indent = body.chars().take_while(|c| c.is_whitespace()).count();
+        let first_word = spec.split_whitespace().next().unwrap_or("");
+        if specs.is_empty() && !PATTERNS.iter().any(|p| first_word.eq_ignore_ascii_case(p)) {
+            // Not a traffic file (any file may be named, by mistake or
+            // to have a line of it printed): nothing of it is quoted.
+            return Err(ParseError::new(
+                u32::try_from(n + 1).unwrap_or(u32::MAX),
+                u32::try_from(indent + 1).unwrap_or(u32::MAX),
+                "",
+                "not a traffic file: its first line is not a traffic spec (the line is not shown)"
+                    .to_string(),
+                Some(format!(
+                    "a spec starts with a pattern (cbr, poisson, onoff), {EXAMPLE}"
+                )),
+            ));
+        }
         let spec = parse_traffic(spec).map_err(|mut e| {
             e.line = u32::try_from(n + 1).unwrap_or(u32::MAX);
             e.column = e

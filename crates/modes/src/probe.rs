@@ -500,6 +500,49 @@ struct Flow {
     start: u64,
 }
 
+/// The packets [`send_threads`] sends with `opts` from `threads`
+/// threads, or why it refuses them (a size, rate or number of threads
+/// out of range, or a run that would send no packet, or fewer than one
+/// a thread): a caller can refuse before anything is made.
+pub fn send_count(opts: &SendOptions, threads: u32) -> Result<u64, String> {
+    if opts.size < MIN_SIZE || opts.size > 65535 {
+        return Err(format!(
+            "size {}B: a probe packet is {MIN_SIZE} to 65535 bytes",
+            opts.size
+        ));
+    }
+    if !(opts.rate_pps > 0.0 && opts.rate_pps.is_finite()) {
+        return Err("rate must be positive".into());
+    }
+    if !(1..=MAX_THREADS).contains(&threads) {
+        return Err(format!(
+            "threads {threads}: 1 to {MAX_THREADS} sending threads"
+        ));
+    }
+    // Nothing to send would end in "no report" after the receiver's
+    // wait: refused now, with what would make it send.
+    let ns = |d: f64| pipelab_engine::Duration::from_nanos(d.min(u64::MAX as f64) as u64);
+    let count = (opts.duration.as_secs_f64() * opts.rate_pps).round();
+    if count < 1.0 {
+        return Err(format!(
+            "a duration of {} at {} packets/s sends no packet: give at least {} (one packet)",
+            ns(opts.duration.as_nanos() as f64),
+            opts.rate_pps,
+            ns((0.5e9 / opts.rate_pps).ceil())
+        ));
+    }
+    if count < f64::from(threads) {
+        return Err(format!(
+            "a duration of {} at {} packets/s sends {count} packets, fewer than the {threads} \
+                 sending threads: give at least {} (one packet a thread), or fewer threads",
+            ns(opts.duration.as_nanos() as f64),
+            opts.rate_pps,
+            ns(((f64::from(threads) - 0.5) * 1e9 / opts.rate_pps).ceil())
+        ));
+    }
+    Ok(count as u64)
+}
+
 /// [`send_burst`] from `threads` sending threads, each its own socket
 /// (its own source port: its own flow, whose order the receiver checks
 /// apart), its own run id and `1/threads` of the rate, paced as one
@@ -515,55 +558,8 @@ pub fn send_threads(
     burst: u32,
     threads: u32,
 ) -> io::Result<ProbeReport> {
-    if opts.size < MIN_SIZE || opts.size > 65535 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "size {}B: a probe packet is {MIN_SIZE} to 65535 bytes",
-                opts.size
-            ),
-        ));
-    }
-    if !(opts.rate_pps > 0.0 && opts.rate_pps.is_finite()) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "rate must be positive",
-        ));
-    }
-    if !(1..=MAX_THREADS).contains(&threads) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("threads {threads}: 1 to {MAX_THREADS} sending threads"),
-        ));
-    }
-    // Nothing to send would end in "no report" after the receiver's
-    // wait: refused now, with what would make it send.
-    let ns = |d: f64| pipelab_engine::Duration::from_nanos(d.min(u64::MAX as f64) as u64);
-    let count = (opts.duration.as_secs_f64() * opts.rate_pps).round();
-    if count < 1.0 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "a duration of {} at {} packets/s sends no packet: give at least {} (one packet)",
-                ns(opts.duration.as_nanos() as f64),
-                opts.rate_pps,
-                ns((0.5e9 / opts.rate_pps).ceil())
-            ),
-        ));
-    }
-    if count < f64::from(threads) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "a duration of {} at {} packets/s sends {count} packets, fewer than the {threads} \
-                 sending threads: give at least {} (one packet a thread), or fewer threads",
-                ns(opts.duration.as_nanos() as f64),
-                opts.rate_pps,
-                ns(((f64::from(threads) - 0.5) * 1e9 / opts.rate_pps).ceil())
-            ),
-        ));
-    }
-    let count = count as u64;
+    let count =
+        send_count(&opts, threads).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
     let bind: SocketAddr = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }
         .parse()
         .map_err(io::Error::other)?;

@@ -123,6 +123,9 @@ pub fn shell_spec(
 pub struct ShellOptions {
     /// The configuration ([`link_config`], a file, or both).
     pub config: Config,
+    /// The configuration compiled by [`compile`] (so refused, if it is,
+    /// before anything runs).
+    pub compiled: Compiled,
     /// Reads the files the configuration's pipes name.
     pub load: pipelab_emu::FileLoader,
     /// Runner settings.
@@ -261,16 +264,41 @@ fn run_nft(script: &str) -> io::Result<Option<String>> {
     Ok((!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).trim().to_string()))
 }
 
+/// The name of the shell's host-side TAP device in process `pid`.
+fn host_device(pid: u32) -> String {
+    format!("plo{pid}")
+}
+
+/// Why a shell's configuration cannot run (before anything is made).
+#[derive(Debug, thiserror::Error)]
+pub enum ShellConfigError {
+    /// A pipe's parameters, or a file it names, are refused.
+    #[error(transparent)]
+    Lower(#[from] LowerError),
+    /// The rules name what the configuration lacks.
+    #[error(transparent)]
+    Spec(#[from] pipelab_emu::SpecError),
+}
+
+/// The emulation a shell of this process runs for `config`, compiled:
+/// every refusal of the configuration (its pipes, the files they name,
+/// its rules) comes from here, before the host changes. `run_shell`
+/// takes the result in [`ShellOptions::compiled`].
+pub fn compile(
+    config: &Config,
+    load: pipelab_emu::Loader<'_>,
+    seed: u64,
+) -> Result<Compiled, ShellConfigError> {
+    let spec = shell_spec(config, &host_device(std::process::id()), load)?;
+    Ok(Compiled::new(spec, seed)?)
+}
+
 /// Run `opts.command` behind the emulated link; returns its exit code.
 pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     let pid = std::process::id();
     let in_name = format!("pli{pid}");
-    let out_name = format!("plo{pid}");
-    // Everything that can be refused is refused before the host changes.
-    let spec = shell_spec(&opts.config, &out_name, &mut opts.load)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let compiled = Compiled::new(spec, opts.runner.seed)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let out_name = host_device(pid);
+    let compiled = opts.compiled;
     crate::privilege::require("the shell", crate::privilege::NAMESPACES)?;
     // The stop signals are blocked before the host changes and before any
     // thread starts (every thread inherits the mask), read from a

@@ -1122,9 +1122,36 @@ fn open_vn(name: &str, vn: &str) -> io::Result<(VnState, std::fs::File)> {
         .vn(vn)
         .cloned()
         .ok_or_else(|| invalid(format!("topology '{name}' has no VN '{vn}'")))?;
-    let f = std::fs::File::open(Path::new(NETNS_DIR).join(&v.netns))
+    let path = Path::new(NETNS_DIR).join(&v.netns);
+    let f = std::fs::File::open(&path)
         .map_err(|e| io::Error::new(e.kind(), format!("namespace {}: {e}", v.netns)))?;
+    if !is_namespace(&f) {
+        return Err(foreign_mounts(name, &v.name, &path));
+    }
     Ok((v, f))
+}
+
+/// Whether `f` is a namespace (a file of the kernel's nsfs), which
+/// `setns` takes; a file under /run/netns that is not is the empty file
+/// the namespace's bind mount covers where that mount is not seen.
+fn is_namespace(f: &std::fs::File) -> bool {
+    use nix::sys::statfs::{fstatfs, NSFS_MAGIC};
+    fstatfs(f).is_ok_and(|s| s.filesystem_type() == NSFS_MAGIC)
+}
+
+/// The error for a VN whose namespace file is not a namespace here: the
+/// topology's namespaces are bind mounts in the mount namespace `topo
+/// up` ran in, and this process runs in another (a container, `unshare
+/// -m`, a service with a private /run) where only the empty files under
+/// them show.
+fn foreign_mounts(name: &str, vn: &str, path: &Path) -> io::Error {
+    io::Error::other(format!(
+        "VN {vn} of topology '{name}': {} is not a network namespace in this mount namespace: \
+         the topology's namespaces are bind mounts that this process does not see (it runs \
+         in another mount namespace than `pipelab topo up` did, with its own view of \
+         {NETNS_DIR}); run the command where the topology was started (e.g. on the host)",
+        path.display()
+    ))
 }
 
 /// The environment a command in VN `v` finds: `PIPELAB_VN` (its name),

@@ -50,7 +50,9 @@ const ETH: usize = 14;
 /// or IPv6 header from the flow key (ECN field from the flags: ECT(0),
 /// or CE once marked; the IPv4 identification is the sequence's low 16
 /// bits), a UDP or TCP header from its ports (TCP's sequence number is
-/// the packet's), and zeros, cut at `snap` bytes. Returns the bytes and
+/// the packet's) with the checksum of the whole segment (RFC 768, RFC
+/// 9293; IPv6 forbids a UDP checksum of 0, RFC 8200 §8.1), and zeros,
+/// cut at `snap` bytes. Returns the bytes and
 /// the frame's length on the wire (Ethernet header plus `pkt.len`).
 pub fn synth_frame(pkt: &Packet, snap: usize) -> (Vec<u8>, u32) {
     let k: &FlowKey = &pkt.key;
@@ -126,6 +128,29 @@ pub fn synth_frame(pkt: &Packet, snap: usize) -> (Vec<u8>, u32) {
         }
         _ => {}
     }
+    if l4 > 0 {
+        // The payload is zeros: the sum is the pseudo-header's and the
+        // transport header's alone.
+        let len = (ip_len - ip_hdr) as u32;
+        let mut sum = Vec::with_capacity(40 + l4);
+        if v6 {
+            sum.extend_from_slice(&f[ip + 8..ip + 40]);
+            sum.extend_from_slice(&len.to_be_bytes());
+            sum.extend_from_slice(&[0, 0, 0, k.proto]);
+        } else {
+            sum.extend_from_slice(&f[ip + 12..ip + 20]);
+            sum.extend_from_slice(&[0, k.proto]);
+            sum.extend_from_slice(&(len as u16).to_be_bytes());
+        }
+        sum.extend_from_slice(&f[t..t + l4]);
+        let at = if k.proto == 17 { t + 6 } else { t + 16 };
+        let c = match checksum(&sum) {
+            // UDP's 0 says "no checksum"; all ones is the same sum.
+            0 if k.proto == 17 => 0xffff,
+            c => c,
+        };
+        f[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    }
     (f, wire as u32)
 }
 
@@ -170,9 +195,10 @@ mod tests {
             2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00,
             0x45, 2, 0x03, 0xe8, 0x02, 0x03, 0, 0, 64, 17, f[24], f[25],
             10, 0, 0, 1, 10, 0, 0, 2,
-            0x27, 0x10, 0x13, 0x89, 0x03, 0xd4, 0, 0,
+            0x27, 0x10, 0x13, 0x89, 0x03, 0xd4, f[40], f[41],
         ];
         assert_eq!(f[..42], head);
+        assert_eq!(transport_sum(&p), 0, "the UDP checksum verifies");
         assert_eq!(checksum(&f[14..34]), 0, "the header checksum verifies");
         p.flags |= Packet::CE;
         assert_eq!(synth_frame(&p, 128).0[15], 3);
@@ -180,5 +206,65 @@ mod tests {
         p.len = 40;
         let (f, wire) = synth_frame(&p, 128);
         assert_eq!((f.len(), wire), (54, 54));
+    }
+
+    /// The sum over the pseudo-header and the whole transport segment
+    /// (its zeros included) of `p`'s frame, computed apart from
+    /// `synth_frame`: 0 where the checksum in the header is right.
+    fn transport_sum(p: &Packet) -> u16 {
+        let (f, wire) = synth_frame(p, usize::MAX);
+        assert_eq!(f.len(), wire as usize, "the whole frame");
+        let v6 = f[12..14] == [0x86, 0xdd];
+        let (t, mut pseudo) = if v6 {
+            let len = (f.len() - 54) as u32;
+            let mut b = f[22..54].to_vec();
+            b.extend_from_slice(&len.to_be_bytes());
+            b.extend_from_slice(&[0, 0, 0, f[20]]);
+            (54, b)
+        } else {
+            let len = (f.len() - 34) as u16;
+            let mut b = f[26..34].to_vec();
+            b.extend_from_slice(&[0, f[23]]);
+            b.extend_from_slice(&len.to_be_bytes());
+            (34, b)
+        };
+        pseudo.extend_from_slice(&f[t..]);
+        checksum(&pseudo)
+    }
+
+    /// A pass proves every synthetic UDP and TCP segment, over IPv4 and
+    /// IPv6 (and a flow of an IPv4 and an IPv6 end, drawn as IPv6),
+    /// carries the checksum that verifies, and that no IPv6 UDP
+    /// checksum is 0 (which IPv6 forbids).
+    #[test]
+    fn transport_checksums_verify() {
+        use std::net::Ipv6Addr;
+        let v4 = |a| IpAddr::V4(Ipv4Addr::new(10, 0, 0, a));
+        let v6 = |a| IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, a));
+        for proto in [17u8, 6] {
+            for (src, dst) in [(v4(1), v4(2)), (v6(1), v6(2)), (v4(1), v6(2))] {
+                for (len, sport) in [(100u32, 10000u16), (1500, 1), (61, 65535), (48, 0)] {
+                    let mut p = Packet::new(len);
+                    p.tag = 77;
+                    p.key = FlowKey {
+                        proto,
+                        src,
+                        dst,
+                        sport,
+                        dport: 5001,
+                    };
+                    assert_eq!(transport_sum(&p), 0, "{proto} {src} {dst} {len}");
+                    let (f, _) = synth_frame(&p, 128);
+                    let hdr = if matches!((src, dst), (IpAddr::V4(_), IpAddr::V4(_))) {
+                        34
+                    } else {
+                        54
+                    };
+                    if proto == 17 {
+                        assert_ne!(f[hdr + 6..hdr + 8], [0, 0], "{src} {dst} {len}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -340,6 +340,31 @@ pub fn parse_gml_with(text: &str, defaults: &GmlDefaults) -> Result<Topology, Gm
 pub fn parse_gml_files(
     text: &str,
     defaults: &GmlDefaults,
+    load: Option<crate::attrs::Loader<'_>>,
+) -> Result<Topology, GmlError> {
+    use pipelab_lang::files::{first_content_line, quotes, starts_with_any};
+    // An error on the first line of text that quotes it, where that line
+    // is not GML's: the file may be any file (named by mistake, or to
+    // have an error print a line of it), and nothing of it is shown.
+    parse_gml_text(text, defaults, load).map_err(|e| match first_content_line(text) {
+        Some((line, content))
+            if e.line == line
+                && quotes(&format!("{} {}", e.field, e.message), content)
+                && !starts_with_any(content, &["graph", "creator", "version", "comment"]) =>
+        {
+            err(
+                line,
+                "",
+                "not a GML topology (`graph [ ... ]`); the line is not shown",
+            )
+        }
+        _ => e,
+    })
+}
+
+fn parse_gml_text(
+    text: &str,
+    defaults: &GmlDefaults,
     mut load: Option<crate::attrs::Loader<'_>>,
 ) -> Result<Topology, GmlError> {
     let toks = tokenize(text)?;

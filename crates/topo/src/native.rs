@@ -106,6 +106,28 @@ fn line_of(text: &str, at: usize) -> usize {
     text.get(..at).map_or(0, |t| t.matches('\n').count() + 1)
 }
 
+/// A TOML error as the toml crate renders it (the line shown, a caret
+/// under the column), unless it is on the file's first line of text: the
+/// file may then be any file (named by mistake, or to have an error
+/// print a line of it), so the line is not shown, and if the message
+/// quotes it, neither is the message.
+fn syntax(text: &str, e: &toml::de::Error) -> String {
+    use pipelab_lang::files::{first_content_line, quotes};
+    let at = e.span().map_or(0, |s| s.start);
+    let line = line_of(text, at);
+    match first_content_line(text) {
+        Some((first, content)) if first == line => {
+            let message = e.message().trim();
+            if quotes(message, content) {
+                format!("line {line}: not a topology in TOML (`[[node]]` and `[[link]]` tables); the line is not shown")
+            } else {
+                format!("line {line}: {message}")
+            }
+        }
+        _ => e.to_string(),
+    }
+}
+
 /// Parse the native TOML format.
 pub fn parse_toml(text: &str) -> Result<Topology, TopoError> {
     parse_toml_with(text, &GmlDefaults::default())
@@ -146,7 +168,7 @@ pub fn parse_toml_files(
     d: &GmlDefaults,
     mut load: Option<crate::attrs::Loader<'_>>,
 ) -> Result<Topology, TopoError> {
-    let file: File = toml::from_str(text).map_err(|e| TopoError::Invalid(e.to_string()))?;
+    let file: File = toml::from_str(text).map_err(|e| TopoError::Invalid(syntax(text, &e)))?;
     let mut topo = Topology::new();
     for (i, n) in file.node.iter().enumerate() {
         let what = format!("node {} (entry {})", n.id, i + 1);

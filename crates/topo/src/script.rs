@@ -106,10 +106,16 @@ impl ScriptError {
     ///   2 | 5s link a b set bw 1Mbps
     ///     |                    ^^^^^
     /// ```
+    ///
+    /// An error at column 0 shows no line: the file's first line was not
+    /// of an experiment, and nothing of the file is quoted.
     pub fn render(&self, file: &str, source: &str) -> String {
         let e = &self.0;
         let mut out = format!("{file}: {self}");
-        if let Some(text) = source.lines().nth((e.line as usize).saturating_sub(1)) {
+        let shown = (e.column > 0)
+            .then(|| source.lines().nth((e.line as usize).saturating_sub(1)))
+            .flatten();
+        if let Some(text) = shown {
             let num = e.line.to_string();
             let shown: String = text
                 .chars()
@@ -137,6 +143,9 @@ fn err(
     ScriptError(ParseError::new(line, column, word, message, hint))
 }
 
+/// The commands of an experiment's lines, after the time.
+const VERBS: &[&str] = &["exec", "link", "node", "cross", "every"];
+
 /// Parse an experiment file; steps come back sorted by time (stable).
 pub fn parse_script(text: &str) -> Result<Vec<Step>, ScriptError> {
     let mut steps = Vec::new();
@@ -147,6 +156,22 @@ pub fn parse_script(text: &str) -> Result<Vec<Step>, ScriptError> {
         let Some(time) = toks.first() else {
             continue;
         };
+        // A first line that is not `TIME COMMAND`: the file is not an
+        // experiment (any file may be named, by mistake or to have a line
+        // of it printed), and nothing of it is quoted.
+        let verb = |i: usize| {
+            toks.get(i)
+                .is_some_and(|v| VERBS.iter().any(|k| v.text.eq_ignore_ascii_case(k)))
+        };
+        if steps.is_empty() && !verb(0) && !verb(1) && units::parse_time(time.text).is_err() {
+            return Err(err(
+                line_no,
+                0,
+                "",
+                "not an experiment file: its first line is not `TIME COMMAND` (the line is not shown)",
+                Some("e.g. 5s link r0 r1 down".into()),
+            ));
+        }
         let Some(verb) = toks.get(1) else {
             return Err(err(
                 line_no,
@@ -384,6 +409,26 @@ mod tests {
             let e = parse_script(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text:?}: {e}");
         }
+    }
+
+    /// A pass proves a file whose first line is not an experiment's (a
+    /// line of /etc/shadow) is refused quoting nothing of it, while a
+    /// first line that is one with a mistake is quoted.
+    #[test]
+    fn a_file_of_another_kind_is_not_quoted() {
+        let text = "root:$6$salt$secret:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n";
+        let r = parse_script(text).unwrap_err().render("f", text);
+        assert_eq!(
+            r,
+            "f: line 1: not an experiment file: its first line is not `TIME COMMAND` (the line is not shown): e.g. 5s link r0 r1 down"
+        );
+        let text = "# secret words\n\nroot:x secret\n";
+        let r = parse_script(text).unwrap_err().render("f", text);
+        assert!(r.starts_with("f: line 3: not an experiment file"), "{r}");
+        assert!(!r.contains("secret"), "{r}");
+        let text = "soon link a b down\n";
+        let r = parse_script(text).unwrap_err().render("f", text);
+        assert!(r.contains("invalid duration 'soon'"), "{r}");
     }
 
     /// A pass proves a rendered error shows the line and a caret under

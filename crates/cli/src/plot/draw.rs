@@ -93,22 +93,44 @@ fn described(label: &str, unit: &str) -> String {
     }
 }
 
-/// The range of `f` over every point of `lines`, widened to be drawable.
+/// The largest magnitude drawn: a value beyond it is drawn at it, so that
+/// every span (and the margins added to it) stays finite. (An axis from
+/// -1e308 to 1e308 spans more than an `f64` holds, and plotters' search
+/// for its ticks would not end.)
+const LIMIT: f64 = 1e300;
+
+/// The narrowest span of an axis, relative to the magnitude of its
+/// values (and at the least, absolute): a narrower one is widened, as
+/// one value is, for ticks that can be told apart.
+const MIN_SPAN: (f64, f64) = (1e-9, 1e-200);
+
+/// `v` within the drawable values (`NaN` as 0).
+fn drawable(v: f64) -> f64 {
+    if v.is_nan() {
+        0.0
+    } else {
+        v.clamp(-LIMIT, LIMIT)
+    }
+}
+
+/// The range of `f` over every point of `lines`, widened to be drawable:
+/// finite, at most ±[`LIMIT`], at least [`MIN_SPAN`] wide.
 fn extent(lines: &[Line], f: impl Fn(&(f64, f64)) -> f64) -> (f64, f64) {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
     for p in lines.iter().flat_map(|l| l.points.iter()) {
         let v = f(p);
-        if v.is_finite() {
-            lo = lo.min(v);
-            hi = hi.max(v);
+        if !v.is_nan() {
+            lo = lo.min(drawable(v));
+            hi = hi.max(drawable(v));
         }
     }
-    if !lo.is_finite() {
+    if lo > hi {
         return (0.0, 1.0);
     }
-    if hi <= lo {
-        hi = lo + lo.abs().max(1.0);
+    let magnitude = lo.abs().max(hi.abs());
+    if hi - lo <= (magnitude * MIN_SPAN.0).max(MIN_SPAN.1) {
+        hi = lo + magnitude.max(1.0);
     }
     (lo, hi)
 }
@@ -260,7 +282,11 @@ fn xy<DB: DrawingBackend>(
         .map_err(err)?;
     let mut color_i = 0;
     for l in lines {
-        let pts: Vec<(f64, f64)> = l.points.iter().map(|&(a, b)| (a, b / div)).collect();
+        let pts: Vec<(f64, f64)> = l
+            .points
+            .iter()
+            .map(|&(a, b)| (drawable(a), drawable(b / div)))
+            .collect();
         match l.role {
             Role::Capacity => {
                 let fill = RGBColor(150, 150, 150);
@@ -322,7 +348,11 @@ fn xy<DB: DrawingBackend>(
 
 /// One bar per name.
 fn shares<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
-    let max = data.shares.iter().map(|s| s.1).fold(0.0, f64::max);
+    let max = data
+        .shares
+        .iter()
+        .map(|s| drawable(s.1))
+        .fold(0.0, f64::max);
     let (div, unit) = scale(data.shares_unit, max);
     let n = data.shares.len();
     let top = if max > 0.0 { max / div * 1.15 } else { 1.0 };
@@ -359,7 +389,10 @@ fn shares<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Res
             let c = COLORS[i % COLORS.len()];
             let x = i as f64;
             let half = 0.35f64.min(0.05 * n as f64 + 0.1);
-            Rectangle::new([(x - half, 0.0), (x + half, v / div)], c.mix(0.8).filled())
+            Rectangle::new(
+                [(x - half, 0.0), (x + half, drawable(*v) / div)],
+                c.mix(0.8).filled(),
+            )
         }))
         .map_err(err)?;
     Ok(())

@@ -356,15 +356,12 @@ fn sim_report(v: &Value) -> Result<Data, String> {
                 .collect();
             pipe_lines(&mut d, pipes, dt);
             flow_lines(&mut d, array(v, "flows").iter().collect(), dt);
-            for f in array(v, "flows") {
+            for (i, f) in array(v, "flows").iter().enumerate() {
                 let name = text_of(f, "name");
-                let cdf: Vec<(f64, f64)> = array(f, "delay_cdf")
-                    .iter()
-                    .filter_map(|pt| {
-                        let pt = pt.as_array()?;
-                        Some((pt.get(1)?.as_f64()?, pt.first()?.as_f64()?))
-                    })
-                    .collect();
+                let cdf = match f.get("delay_cdf") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(c) => cdf_points(c, &format!("flows[{i}].delay_cdf"))?,
+                };
                 if !cdf.is_empty() {
                     d.cdf.push(Line {
                         name,
@@ -393,6 +390,55 @@ fn sim_report(v: &Value) -> Result<Data, String> {
     d.shares_label = "delivered throughput".into();
     d.shares_unit = Unit::Bps;
     Ok(d)
+}
+
+/// The most characters of a value an error shows.
+const SHOWN: usize = 40;
+
+/// `v` as JSON, cut at [`SHOWN`] characters.
+fn shown(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text,
+    }
+}
+
+/// A sim report's `delay_cdf` (`field` names it): `[[fraction, delay_ms],
+/// ...]`, fractions from 0 to 1 and both in order; as `(delay, fraction)`
+/// points.
+fn cdf_points(c: &Value, field: &str) -> Result<Vec<(f64, f64)>, String> {
+    let Some(points) = c.as_array() else {
+        return Err(format!(
+            "{field}: expected a list of [fraction, delay_ms] points, got {}",
+            shown(c)
+        ));
+    };
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len());
+    for (j, pt) in points.iter().enumerate() {
+        let pair = pt.as_array().and_then(|p| match p.as_slice() {
+            [q, d] => Some((q.as_f64()?, d.as_f64()?)),
+            _ => None,
+        });
+        let Some((q, d)) = pair else {
+            return Err(format!(
+                "{field}[{j}]: expected [fraction, delay_ms], two numbers, got {}",
+                shown(pt)
+            ));
+        };
+        if !(0.0..=1.0).contains(&q) {
+            return Err(format!("{field}[{j}]: fraction {q} is not between 0 and 1"));
+        }
+        if let Some(&(pd, pq)) = out.last() {
+            if q < pq || d < pd {
+                return Err(format!(
+                    "{field}[{j}]: [{q}, {d}] comes before [{pq}, {pd}]: a CDF's fractions and delays only grow"
+                ));
+            }
+        }
+        out.push((d, q));
+    }
+    Ok(out)
 }
 
 /// A live `--stats` file: the bytes each pipe delivered (its counters at
@@ -462,13 +508,28 @@ fn probe_report(v: &Value) -> Result<Data, String> {
             v.get("received").and_then(Value::as_u64).unwrap_or(0)
         ),
     );
-    let bins: Vec<(f64, f64)> = array(v, "histogram")
-        .iter()
-        .filter_map(|b| {
-            let b = b.as_array()?;
-            Some((b.first()?.as_f64()?, b.get(1)?.as_f64()?))
-        })
-        .collect();
+    let mut bins: Vec<(f64, f64)> = Vec::new();
+    let Some(histogram) = v["histogram"].as_array() else {
+        return Err(format!(
+            "histogram: expected a list of [upper_ms, count] bins, got {}",
+            shown(&v["histogram"])
+        ));
+    };
+    for (j, b) in histogram.iter().enumerate() {
+        let bin = b.as_array().and_then(|p| match p.as_slice() {
+            [u, n] => Some((u.as_f64()?, n.as_f64()?)),
+            _ => None,
+        });
+        match bin {
+            Some((u, n)) if n >= 0.0 => bins.push((u, n)),
+            _ => {
+                return Err(format!(
+                    "histogram[{j}]: expected [upper_ms, count], a count of 0 or more, got {}",
+                    shown(b)
+                ))
+            }
+        }
+    }
     let total: f64 = bins.iter().map(|b| b.1).sum();
     if total > 0.0 {
         let min = v
@@ -509,11 +570,20 @@ fn samples(v: &Value) -> Result<Data, String> {
         l if l.is_empty() => "value".to_string(),
         l => l,
     };
-    d.cdf_unit = match text_of(v, "unit").as_str() {
-        "bit/s" => Unit::Bps,
-        "ms" => Unit::Ms,
-        "bytes" => Unit::Bytes,
-        _ => Unit::Number,
+    d.cdf_unit = match v.get("unit") {
+        None => Unit::Number,
+        Some(u) => match u.as_str() {
+            Some("bit/s") => Unit::Bps,
+            Some("ms") => Unit::Ms,
+            Some("bytes") => Unit::Bytes,
+            Some("") => Unit::Number,
+            _ => {
+                return Err(format!(
+                    "unit: {} is not a unit pipelab plot knows: \"bit/s\", \"ms\", \"bytes\" (or no unit: plain numbers)",
+                    shown(u)
+                ))
+            }
+        },
     };
     d.cdf_of = match text_of(v, "of") {
         o if o.is_empty() => "samples".to_string(),

@@ -14,6 +14,9 @@ mod capture;
 #[path = "../../daemon_args.rs"]
 mod daemon_args;
 mod host;
+#[path = "../../outputs.rs"]
+#[allow(dead_code)]
+mod outputs;
 #[path = "../../seed.rs"]
 mod seed;
 #[path = "../../series.rs"]
@@ -39,7 +42,7 @@ use host::{Host, HostError};
 #[derive(Debug, thiserror::Error)]
 enum DaemonError {
     /// `--name` is not a name the registry takes.
-    #[error(transparent)]
+    #[error("--name: {0}")]
     Name(RegistryError),
     /// A `--scope` network is not one.
     #[error(transparent)]
@@ -56,6 +59,9 @@ enum DaemonError {
     /// `--interval` or `--series` cannot be used.
     #[error(transparent)]
     Series(#[from] series::SeriesError),
+    /// Two of the files it writes are one.
+    #[error("{}", .0.to_string().trim_start_matches("error: "))]
+    SameFile(#[from] outputs::SameFile),
     /// The signals could not be blocked.
     #[error("cannot block signals: {0}")]
     Signals(nix::errno::Errno),
@@ -77,6 +83,24 @@ enum DaemonError {
     /// The server could not start or stop.
     #[error(transparent)]
     Serve(#[from] pipelab_control::ServeError),
+}
+
+impl DaemonError {
+    /// The exit status: 2 for a flag refused before anything is made
+    /// (README: "Exit status"), 1 for what failed while starting or
+    /// running.
+    fn code(&self) -> u8 {
+        match self {
+            DaemonError::Name(_)
+            | DaemonError::Scope(_)
+            | DaemonError::ScopeWithoutHost(_)
+            | DaemonError::RecordsWithoutHost(_)
+            | DaemonError::Capture(_)
+            | DaemonError::Series(_)
+            | DaemonError::SameFile(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// A `--scope` value that is not a network.
@@ -183,6 +207,14 @@ fn run(args: Args) -> Result<(), DaemonError> {
         return Err(DaemonError::RecordsWithoutHost(flag));
     }
     args.capture.events_max()?;
+    let mut paths = vec![(
+        "--socket",
+        Some(args.socket.as_path()),
+        outputs::Use::Writes,
+    )];
+    paths.extend(args.capture.named());
+    paths.extend(args.series.named());
+    outputs::check(&paths)?;
     // The files, made now with the daemon's privileges (a path that
     // cannot be written is refused before anything else is made); the
     // series are read with `pipelab stats`, so --interval alone is fine.
@@ -305,7 +337,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("pipelabd: error: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(e.code())
         }
     }
 }

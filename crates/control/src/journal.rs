@@ -461,14 +461,12 @@ impl Journal {
         let tmp = self.dir.join("state.json.tmp");
         let write = || -> std::io::Result<()> {
             use std::os::unix::fs::OpenOptionsExt;
-            // A new file of ours (O_EXCL), never one put there.
-            match fs::remove_file(&tmp) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            }
+            // Never through a link (the directory is the daemon's own:
+            // nobody else can put one there, nor a second name).
             let mut file = OpenOptions::new()
                 .write(true)
-                .create_new(true)
+                .create(true)
+                .truncate(true)
                 .mode(0o600)
                 .custom_flags(libc_nofollow())
                 .open(&tmp)?;

@@ -174,6 +174,19 @@ pub enum SimError {
     Worker(String),
     /// The interval of the series cannot cut this run.
     Interval(String),
+    /// An event falls at or past the last instant virtual time can hold
+    /// ([`Instant::MAX`], 2⁶⁴ − 1 ns, about 584 years): an instant
+    /// computed past it (a transmission at a few bits per second, a
+    /// delay of centuries) saturates there, where no run can reach it.
+    /// The run stops rather than report packets as delivered at a wrong
+    /// time.
+    Horizon {
+        /// The last instant the run reached.
+        reached: Instant,
+        /// The pipes still holding packets then, with how many (in the
+        /// queue, on the wire and in the delay line), by number.
+        holding: Vec<(u32, u64)>,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -188,9 +201,30 @@ impl fmt::Display for SimError {
             SimError::Workers => f.write_str("workers: give at least 1"),
             SimError::Worker(m) => write!(f, "a worker thread failed: {m}"),
             SimError::Interval(m) => write!(f, "--interval: {m}"),
+            SimError::Horizon { reached, holding } => {
+                let held: Vec<String> = holding
+                    .iter()
+                    .map(|(n, k)| format!("pipe {n} holds {k}"))
+                    .collect();
+                let held = if held.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", held.join(", "))
+                };
+                write!(
+                    f,
+                    "virtual time overflow: packets would leave after {} ns (about 584 years), the last instant virtual time can hold{held}; the run had reached {:.3} s (about {:.1} years): a bandwidth too low or a delay too long for this traffic",
+                    u64::MAX,
+                    reached.as_nanos() as f64 / 1e9,
+                    reached.as_nanos() as f64 / 1e9 / SECS_PER_YEAR,
+                )
+            }
         }
     }
 }
+
+/// Seconds in a (Julian) year, for messages.
+const SECS_PER_YEAR: f64 = 365.25 * 86_400.0;
 
 impl std::error::Error for SimError {}
 
@@ -998,6 +1032,10 @@ fn run_scenario(
         let mut next: Vec<Option<Instant>> = vec![None; parts];
         let mut seq = 0u64;
         let mut failed = None;
+        // The last instant a window started at, and whether the run
+        // stopped at the horizon of virtual time.
+        let mut reached = Instant::ZERO;
+        let mut horizon = false;
         // Fresh packets admitted ahead of the windows (their first stage
         // does not depend on the engines), while the workers run.
         let mut admitted: std::collections::VecDeque<(usize, Inject)> =
@@ -1075,6 +1113,15 @@ fn run_scenario(
                 t = Some(t.map_or(c, |t| t.min(c)));
             }
             let Some(start) = t else { break };
+            if start == Instant::MAX {
+                // Something is due at the last instant virtual time can
+                // hold: an instant computed past it saturated there, and
+                // no window can end after it to run it (see
+                // [`SimError::Horizon`]).
+                horizon = true;
+                break 'run;
+            }
+            reached = start;
             let mut end = Instant(start.0.saturating_add(lookahead.max(1)));
             let mut taken = 0usize;
             let mut last = start;
@@ -1165,6 +1212,9 @@ fn run_scenario(
         if let Some(p) = failed {
             return Err(SimError::Worker(format!("partition {p} stopped")));
         }
+        if horizon {
+            return Err(horizon_error(reached, &emus));
+        }
         Ok(emus)
     })?;
     flows.flush_before(Instant(u64::MAX));
@@ -1215,6 +1265,27 @@ fn run_scenario(
         series.as_ref(),
     );
     Ok((report, info))
+}
+
+/// The error of a run that reached the horizon of virtual time: the
+/// pipes still holding packets then (those whose departures fell past it),
+/// and the last instant run.
+fn horizon_error(reached: Instant, workers: &[(Emulation, Option<Sampler>)]) -> SimError {
+    let mut holding = BTreeMap::new();
+    for (emu, _) in workers {
+        for n in emu.pipe_numbers() {
+            let held = emu
+                .pipe_totals(n)
+                .map_or(0, |s| u64::from(s.backlog) + u64::from(s.in_delay_line));
+            if held > 0 {
+                *holding.entry(n).or_insert(0u64) += held;
+            }
+        }
+    }
+    SimError::Horizon {
+        reached,
+        holding: holding.into_iter().collect(),
+    }
 }
 
 /// The pipes' samples of a run with an interval.

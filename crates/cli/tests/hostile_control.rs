@@ -837,6 +837,15 @@ fn other_users_are_confined() {
             None,
             "CONN 0 ERR error: pipe 1: distribution file /etc/shadow: a user's pipes may not read files",
         ),
+        // A mask has a queue per instance: 16 × 65536 instances and the
+        // overflow one of 60 slots each, not one queue of 60.
+        (
+            Op::Exec {
+                script: "pipe 1 config mask all buckets 65536 queue 60".into(),
+            },
+            None,
+            "CONN 0 ERR limit exceeded: the pipes' queues may hold 95252734680 bytes, the limit of uid 4000101 is 16777216 bytes",
+        ),
     ];
     for (op, user, want) in cases {
         let (lines, p) = as_user(&d.sock, ALICE, 1, Some(op), *user);
@@ -1134,9 +1143,9 @@ fn case_count() {
             2,
         ),
         (
-            "users confined: four refusals in a block, one of an owned emulation",
-            5,
-            5,
+            "users confined: five refusals in a block (a mask's instances counted against the memory limit), one of an owned emulation",
+            6,
+            6,
         ),
         (
             "a 1 MB line and 40,000 errors, each through check and -f",
@@ -1147,5 +1156,5 @@ fn case_count() {
     ];
     let cases = PROTOCOL.len() + TEXT.len() + others.iter().map(|o| o.1).sum::<usize>();
     let rejections = PROTOCOL.len() + TEXT.len() + others.iter().map(|o| o.2).sum::<usize>();
-    hostile::tally("hostile_control", cases, rejections, 76, 59);
+    hostile::tally("hostile_control", cases, rejections, 77, 60);
 }

@@ -81,7 +81,7 @@ pub enum RequestError {
     },
     /// A user's pipes' queues would hold more than their memory limit.
     #[error(
-        "limit exceeded: the pipes' queues may hold {bytes} bytes, the limit of uid {uid} is {limit} bytes (a queue of N slots counts {SLOT_BYTES} bytes per slot)"
+        "limit exceeded: the pipes' queues may hold {bytes} bytes, the limit of uid {uid} is {limit} bytes (a queue of N slots counts {SLOT_BYTES} bytes per slot, and a pipe with a mask one queue per instance it may hold: up to 16 × buckets)"
     )]
     MemoryExceeded {
         /// What the queues may hold, in bytes.

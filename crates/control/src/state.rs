@@ -30,6 +30,7 @@
 use std::collections::BTreeMap;
 
 use pipelab_engine::config::QueueLimit;
+use pipelab_engine::mask::DEFAULT_BUCKETS;
 use pipelab_lang::ast::{Action, AddrMatch, Command, OptionKind, RuleOption, UserMatch};
 use pipelab_lang::{parse_netconfig, parse_script, Config, NetCommand, NetSpec, Outcome};
 use serde::{Deserialize, Serialize};
@@ -203,14 +204,27 @@ pub struct Change {
     pub output: String,
 }
 
-/// The queue memory a configuration's pipes may hold, in bytes.
+/// The queue memory a configuration's pipes may hold, in bytes: each
+/// pipe's queue bound times the instances it may have. A pipe with a
+/// mask has a queue per instance, and may have as many instances as its
+/// mask tells keys apart, up to `16 × buckets` and the overflow instance
+/// ([`FlowMask::instance_bound`](pipelab_engine::mask::FlowMask::instance_bound)):
+/// `mask all buckets 65536 queue 60` may hold 1,048,577 queues of 60
+/// slots.
 pub fn queue_memory(cfg: &Config) -> u64 {
     cfg.pipes
         .values()
-        .map(|p| match p.queue {
-            Some(QueueLimit::Slots(n)) => u64::from(n) * SLOT_BYTES,
-            Some(QueueLimit::Bytes(b)) => b,
-            None => DEFAULT_QUEUE_SLOTS * SLOT_BYTES,
+        .map(|p| {
+            let one = match p.queue {
+                Some(QueueLimit::Slots(n)) => u64::from(n) * SLOT_BYTES,
+                Some(QueueLimit::Bytes(b)) => b,
+                None => DEFAULT_QUEUE_SLOTS * SLOT_BYTES,
+            };
+            let instances = p.mask.as_ref().map_or(1, |m| {
+                m.to_mask()
+                    .instance_bound(p.buckets.unwrap_or(DEFAULT_BUCKETS))
+            });
+            one.saturating_mul(instances)
         })
         .fold(0u64, u64::saturating_add)
 }
@@ -1007,6 +1021,27 @@ mod tests {
         assert!(e.contains("2 rules"), "{e}");
         assert!(s
             .exec(Target::User(1001), "pipe 1 config queue 50KB\nadd pipe 1")
+            .is_ok());
+        // A mask has a queue per instance: `mask all buckets 65536`
+        // may hold 1,048,577 of them (16 per bucket, and the overflow).
+        let e = s
+            .exec(
+                Target::User(1001),
+                "pipe 1 config mask all buckets 65536 queue 60",
+            )
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("may hold 95252734680 bytes"), "{e}");
+        // A mask of one bit has at most two instances per family.
+        let e = s
+            .exec(Target::User(1001), "pipe 1 config mask dst-port 1 queue 20")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("may hold 121120 bytes"), "{e}");
+        assert!(s
+            .exec(Target::User(1001), "pipe 1 config mask dst-port 1 queue 16")
             .is_ok());
         let e = s.limit("user 1001 pipes 65", &|_| Ok(1001)).err().unwrap();
         assert!(

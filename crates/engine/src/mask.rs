@@ -75,6 +75,34 @@ impl FlowMask {
         *self == FlowMask::default()
     }
 
+    /// The most distinct keys the mask can give: `2^b` for the `b` bits
+    /// it keeps of an IPv4 key plus `2^b` for those of an IPv6 key (the
+    /// families never share an instance; a non-IP frame's key is an IPv4
+    /// one), saturating at `u64::MAX`.
+    pub fn max_keys(&self) -> u64 {
+        let ports =
+            self.proto.count_ones() + self.src_port.count_ones() + self.dst_port.count_ones();
+        let v4 = ports + self.src_ip.count_ones() + self.dst_ip.count_ones();
+        let v6 = ports + u32::from(self.src_ip6.min(128)) + u32::from(self.dst_ip6.min(128));
+        let pow = |b: u32| 1u64.checked_shl(b).filter(|_| b < 64).unwrap_or(u64::MAX);
+        pow(v4).saturating_add(pow(v6))
+    }
+
+    /// The most instances a dynamic object with this mask and `buckets`
+    /// buckets can hold at once: its distinct keys up to
+    /// [`max_instances`]`(buckets)`, plus the shared overflow instance
+    /// when there can be more keys than that (see `crate::engine`). What
+    /// a mask can grow to, for whoever bounds memory.
+    pub fn instance_bound(&self, buckets: u32) -> u64 {
+        let table = u64::from(max_instances(buckets));
+        let keys = self.max_keys();
+        if keys > table {
+            table + 1
+        } else {
+            keys
+        }
+    }
+
     /// The masked key: the identity of `key`'s instance.
     #[inline]
     pub fn apply(&self, key: &FlowKey) -> FlowKey {
@@ -129,6 +157,29 @@ mod tests {
         assert_ne!(a, c);
         assert_eq!(a.src, "0.0.0.7".parse::<IpAddr>().expect("address"));
         assert_eq!((a.proto, a.sport, a.dport), (0, 0, 0));
+    }
+
+    /// A pass proves the bound on instances counts what a mask can tell
+    /// apart, up to the table's bound and its overflow instance.
+    #[test]
+    fn instance_bound_counts_keys_up_to_the_table() {
+        let low_byte = FlowMask {
+            src_ip: 0x0000_00ff,
+            ..FlowMask::default()
+        };
+        // 256 IPv4 keys, 1 IPv6 key (no IPv6 bit kept).
+        assert_eq!(low_byte.max_keys(), 257);
+        assert_eq!(low_byte.instance_bound(64), 257);
+        assert_eq!(low_byte.instance_bound(8), 8 * 16 + 1);
+        assert_eq!(FlowMask::default().instance_bound(64), 2);
+        assert_eq!(FlowMask::ALL.max_keys(), u64::MAX);
+        assert_eq!(FlowMask::ALL.instance_bound(65_536), 1_048_577);
+        assert_eq!(FlowMask::ALL.instance_bound(0), 17);
+        let port_bit = FlowMask {
+            dst_port: 1,
+            ..FlowMask::default()
+        };
+        assert_eq!(port_bit.instance_bound(65_536), 4);
     }
 
     #[test]

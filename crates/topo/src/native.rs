@@ -30,7 +30,7 @@
 //! unknown key (`jiter`) with the nearest known ones. Errors name the
 //! line (found from the key's place in the file), the entry and the key.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -170,13 +170,16 @@ pub fn parse_toml_files(
 ) -> Result<Topology, TopoError> {
     let file: File = toml::from_str(text).map_err(|e| TopoError::Invalid(syntax(text, &e)))?;
     let mut topo = Topology::new();
+    // Node index by id: a lookup per node and per link end, not a scan.
+    let mut by_id: HashMap<u64, usize> = HashMap::new();
     for (i, n) in file.node.iter().enumerate() {
         let what = format!("node {} (entry {})", n.id, i + 1);
         let role = Role::parse(&n.role)
             .ok_or_else(|| bad(what.clone(), "role", format!("unknown role \"{}\"", n.role)))?;
-        if topo.node_by_id(n.id).is_some() {
+        if by_id.contains_key(&n.id) {
             return Err(bad(what, "id", "already used".into()));
         }
+        by_id.insert(n.id, topo.nodes.len());
         topo.nodes.push(Node {
             id: n.id,
             role,
@@ -188,11 +191,13 @@ pub fn parse_toml_files(
         let la = end_id(l, "a", &entry, text)?;
         let lb = end_id(l, "b", &entry, text)?;
         let what = format!("link {} (between {la} and {lb})", i + 1);
-        let a = topo
-            .node_by_id(la)
+        let a = by_id
+            .get(&la)
+            .copied()
             .ok_or_else(|| bad(what.clone(), "a", format!("no node with id {la}")))?;
-        let b = topo
-            .node_by_id(lb)
+        let b = by_id
+            .get(&lb)
+            .copied()
             .ok_or_else(|| bad(what.clone(), "b", format!("no node with id {lb}")))?;
         if a == b {
             return Err(bad(what, "b", "a link cannot join a node to itself".into()));

@@ -477,6 +477,64 @@ impl Distilled {
     }
 }
 
+/// The most ordered node pairs a distillation routes or meshes at once:
+/// 4,194,304, all the pairs of 2048 VNs. A whole routing matrix holds a
+/// route per ordered VN pair, end-to-end distillation a pipe, and a
+/// walk-in mesh a pipe per pair of its nodes: memory and time grow with
+/// the square of the nodes (100,000 VNs asked for 240 GB). Beyond it the
+/// topology is refused before anything is allocated; a partial matrix
+/// ([`distill_unrouted`], what `pipelab sim` uses) holds only the pairs
+/// routed.
+pub const MAX_PAIRS: u64 = 1 << 22;
+
+/// Refuse `count` ordered pairs of `what` beyond [`MAX_PAIRS`].
+fn check_pairs(count: u64, what: impl FnOnce() -> String) -> Result<(), TopoError> {
+    if count > MAX_PAIRS {
+        return Err(TopoError::Invalid(format!(
+            "{} make {count} ordered pairs, more than the limit of {MAX_PAIRS} (the pairs of 2048 VNs): {}",
+            what(),
+            "a distillation holds a route or a pipe for each (memory grows with the square of the nodes); distil a smaller topology, or fewer VNs"
+        )));
+    }
+    Ok(())
+}
+
+/// Ordered pairs of `n` nodes, `n·(n − 1)`, saturating.
+fn ordered_pairs(n: usize) -> u64 {
+    let n = n as u64;
+    n.saturating_mul(n.saturating_sub(1))
+}
+
+/// The ordered pairs a walk-in mesh may join: the pairs of mesh nodes
+/// that the replaced links connect (one component each), at most.
+fn mesh_pairs(topo: &Topology, replaced: &dyn Fn(usize) -> bool, mesh: &[usize]) -> u64 {
+    // Union-find over the replaced links.
+    let mut parent: Vec<usize> = (0..topo.nodes.len()).collect();
+    fn root(parent: &mut [usize], mut v: usize) -> usize {
+        while parent[v] != v {
+            parent[v] = parent[parent[v]];
+            v = parent[v];
+        }
+        v
+    }
+    for (i, l) in topo.links.iter().enumerate() {
+        if replaced(i) {
+            let (a, b) = (root(&mut parent, l.a), root(&mut parent, l.b));
+            if a != b {
+                parent[a] = b;
+            }
+        }
+    }
+    let mut size = vec![0usize; topo.nodes.len()];
+    for &v in mesh {
+        let r = root(&mut parent, v);
+        size[r] += 1;
+    }
+    size.iter()
+        .map(|&c| ordered_pairs(c))
+        .fold(0u64, u64::saturating_add)
+}
+
 fn distill_inner(
     topo: &Topology,
     mode: Mode,
@@ -487,6 +545,9 @@ fn distill_inner(
 ) -> Result<Distilled, TopoError> {
     topo.validate()?;
     let vns = topo.vns();
+    if all_pairs || mode == Mode::EndToEnd {
+        check_pairs(ordered_pairs(vns.len()), || format!("{} VNs", vns.len()))?;
+    }
     let mut lg = link_graph(topo, metric);
     for i in 0..topo.links.len() {
         let up = faults.usable(topo, i);
@@ -562,6 +623,9 @@ fn distill_inner(
                 in_mesh[topo.links[i].b] = true;
             }
             let mesh: Vec<usize> = (0..topo.nodes.len()).filter(|&v| in_mesh[v]).collect();
+            check_pairs(mesh_pairs(topo, &|i| !kept(i), &mesh), || {
+                format!("the {} interior nodes a {mode} mesh joins", mesh.len())
+            })?;
             // Structure on the fault-free replaced links, attributes under faults.
             let mut free = lg.clone();
             let mut faulty = lg;
@@ -627,6 +691,62 @@ mod tests {
         assert_eq!("walk-in=3".parse::<Mode>(), Ok(Mode::WalkIn(3)));
         assert!("walk-in".parse::<Mode>().is_err());
         assert!("sideways".parse::<Mode>().is_err());
+    }
+
+    /// A star of 2049 VNs has more ordered pairs than [`MAX_PAIRS`]: a
+    /// pass proves it is refused, naming the count and the limit, in
+    /// every mode that routes or meshes every pair, before anything is
+    /// allocated for them (100,000 VNs asked for 240 GB and aborted),
+    /// and that routing on demand still takes it.
+    #[test]
+    fn too_many_pairs_are_refused_before_allocating() {
+        let t = crate::gen::star(2049, &crate::model::RoleAttrs::default()).expect("star");
+        for mode in [Mode::HopByHop, Mode::EndToEnd, Mode::LastMile] {
+            let e = distill(&t, mode).expect_err("refused").to_string();
+            assert!(
+                e.starts_with("2049 VNs make 4196352 ordered pairs, more than the limit of 4194304 (the pairs of 2048 VNs)"),
+                "{mode}: {e}"
+            );
+        }
+        let some = distill_unrouted(
+            &t,
+            Mode::HopByHop,
+            Metric::Delay,
+            Routes::Symmetric,
+            &Faults::none(&t),
+        )
+        .expect("routes on demand");
+        assert_eq!(some.pipes.len(), 2 * 2049);
+    }
+
+    /// A walk-in mesh joins every pair of its interior nodes: a chain of
+    /// 3000 routers with a VN at each end meshes 2998 of them under
+    /// last-mile. A pass proves the mesh is refused by its pairs, and
+    /// that hop-by-hop takes the chain.
+    #[test]
+    fn a_mesh_of_too_many_pairs_is_refused() {
+        let mut t = Topology::new();
+        let attrs = crate::model::RoleAttrs::default();
+        for i in 0..3000 {
+            let role = if i == 0 || i == 2999 {
+                Role::Client
+            } else {
+                Role::Stub
+            };
+            t.add_node(role, "");
+            if i > 0 {
+                t.add_link_by_role(i - 1, i, &attrs);
+            }
+        }
+        let e = distill(&t, Mode::LastMile)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.starts_with("the 2998 interior nodes a last-mile mesh joins make 8985006 ordered pairs, more than the limit of 4194304"),
+            "{e}"
+        );
+        let d = distill(&t, Mode::HopByHop).expect("hop-by-hop");
+        assert_eq!(d.stats().max_hops, 2999);
     }
 
     /// A pass proves that routing only some pairs of a ring of 100

@@ -566,6 +566,8 @@ struct WindowOut {
     handoffs: Vec<(u32, Handoff)>,
     /// When it next has work of its own.
     next: Option<Instant>,
+    /// The last instant it ran in the window, if any.
+    reached: Option<Instant>,
     /// The window's buffers of fresh packets and hand-offs in, emptied,
     /// for the next window.
     inject: Vec<Inject>,
@@ -674,6 +676,7 @@ impl Worker<'_> {
             if t >= end {
                 break;
             }
+            out.reached = Some(t);
             if t != group.0 {
                 group = (t, out.records.len());
             }
@@ -869,6 +872,23 @@ fn run_scenario(
     if traffic.is_empty() {
         return Err(SimError::NoTraffic);
     }
+    // A source that would send past the last instant of virtual time
+    // would lose its packets from there on without a word (its end
+    // saturates there): refused before anything runs.
+    for (flow, t) in traffic.iter().enumerate() {
+        let start = t.start.unwrap_or(Duration::ZERO).as_nanos();
+        if start.checked_add(t.duration.as_nanos()).is_none() {
+            return Err(SimError::Traffic {
+                flow,
+                reason: format!(
+                    "it would send until {:.3} s after its start at {:.3} s, past the last instant virtual time can hold ({} ns, about 584 years)",
+                    t.duration.as_secs_f64(),
+                    start as f64 / 1e9,
+                    u64::MAX
+                ),
+            });
+        }
+    }
     if opts.workers == 0 {
         return Err(SimError::Workers);
     }
@@ -1032,8 +1052,8 @@ fn run_scenario(
         let mut next: Vec<Option<Instant>> = vec![None; parts];
         let mut seq = 0u64;
         let mut failed = None;
-        // The last instant a window started at, and whether the run
-        // stopped at the horizon of virtual time.
+        // The last instant a worker ran, and whether the run stopped at
+        // the horizon of virtual time.
         let mut reached = Instant::ZERO;
         let mut horizon = false;
         // Fresh packets admitted ahead of the windows (their first stage
@@ -1121,7 +1141,6 @@ fn run_scenario(
                 horizon = true;
                 break 'run;
             }
-            reached = start;
             let mut end = Instant(start.0.saturating_add(lookahead.max(1)));
             let mut taken = 0usize;
             let mut last = start;
@@ -1183,9 +1202,11 @@ fn run_scenario(
                     records,
                     handoffs: mut out,
                     next: n,
+                    reached: r,
                     inject: fresh,
                     handoffs_in,
                 } = o;
+                reached = reached.max(r.unwrap_or(Instant::ZERO));
                 flows.runs.push(records);
                 inject[p] = fresh;
                 for (to, h) in out.drain(..) {

@@ -61,19 +61,27 @@ fn a_run_past_the_last_instant_stops_with_an_error() {
             "{m}"
         );
         assert!(m.contains("pipe 1 holds"), "{m}");
+        // The last departure before the horizon: packet 35,475 at 584.5
+        // years.
+        let SimError::Horizon { reached, .. } = &e else {
+            unreachable!()
+        };
+        let years = reached.as_nanos() as f64 / 1e9 / (365.25 * 86_400.0);
+        assert!((584.0..584.6).contains(&years), "reached {years} years");
     }
 }
 
-/// A source may start at any instant: one starting a second before the
-/// last sends packets that would leave after it (it spun as well). A
-/// pass proves any instant past the horizon stops the run, whatever put
-/// it there, and that one starting early enough runs.
+/// A source may start at any instant: one that sends until 0.2 s before
+/// the last, through a delay of 1 s, has packets that would leave after
+/// it (it spun as well). A pass proves any instant past the horizon stops
+/// the run, whatever put it there, and that a source two seconds earlier
+/// runs.
 #[test]
 fn a_source_near_the_last_instant_stops_with_an_error() {
-    let link = "pipe 1 config bw 10Mbit/s delay 10ms\nadd 100 pipe 1 ip from any to any\n";
+    let link = "pipe 1 config bw 10Mbit/s delay 1s\nadd 100 pipe 1 ip from any to any\n";
     let e = sim_bounded(
         link,
-        "cbr rate 100pps size 1000B duration 1s start 18446744073s",
+        "cbr rate 100pps size 1000B duration 500ms start 18446744073s",
         1,
     );
     match e {
@@ -82,9 +90,27 @@ fn a_source_near_the_last_instant_stops_with_an_error() {
     }
     let r = sim_bounded(
         link,
-        "cbr rate 100pps size 1000B duration 1s start 18446744072s",
+        "cbr rate 100pps size 1000B duration 1s start 18446744071s",
         1,
     )
     .expect("leaves before the horizon");
     assert_eq!((r.flows[0].sent, r.flows[0].received), (100, 100));
+}
+
+/// A source that would send past the last instant lost the packets it
+/// would have sent after it, without a word (71 of 100 sent). A pass
+/// proves it is refused before the run, naming the source.
+#[test]
+fn a_source_sending_past_the_last_instant_is_refused() {
+    let e = sim_bounded(
+        "pipe 1 config bw 10Mbit/s\nadd 100 pipe 1 ip from any to any\n",
+        "cbr rate 100pps size 1000B duration 1s start 18446744073s",
+        1,
+    )
+    .expect_err("refused");
+    assert!(matches!(e, SimError::Traffic { flow: 0, .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "--traffic #1: it would send until 1.000 s after its start at 18446744073.000 s, past the last instant virtual time can hold (18446744073709551615 ns, about 584 years)"
+    );
 }

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Tuple, Union
 
 from ._pipelab import Error, __version__
+from ._pipelab import read_text as _read_text
 from ._pipelab import sim_json as _sim_json
 from .control import Control, connect, emulations
 from .topology import Link, Node, Topology, binary
@@ -57,10 +58,9 @@ TrafficArg = Union[Sequence[str], str, "os.PathLike[str]"]
 
 
 def _read(path: "os.PathLike[str]", what: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise Error(f"error: cannot read {what} {os.fspath(path)}: {e}") from None
+    # The CLI's reader: a FIFO or a device (/dev/zero) is refused at once,
+    # a file over the size cap before it is read, bad UTF-8 at its line.
+    return _read_text(os.fspath(path), what)
 
 
 def _config(config: ConfigArg) -> Tuple[str, str, Optional[str]]:

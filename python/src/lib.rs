@@ -1,7 +1,7 @@
 //! # _pipelab: the extension module of the `pipelab` Python package
 //!
 //! The Rust half of `import pipelab` (the Python half is
-//! `python/pipelab/__init__.py`). It exposes two things and computes
+//! `python/pipelab/__init__.py`). It exposes three things and computes
 //! nothing of its own:
 //!
 //! * [`sim_json`]: the virtual-time simulator of `pipelab sim`, in
@@ -12,6 +12,8 @@
 //!   [`pipelab_sim::Report::to_json`], the very function that prints
 //!   `pipelab sim --json`. The interpreter's lock is released while it
 //!   runs.
+//! * [`read_text`]: a configuration or traffic file read by the CLI's
+//!   checked reader (regular files only, size and time capped, UTF-8).
 //! * [`Client`]: the control protocol's client
 //!   ([`pipelab_control::Client`]) to pipelabd or to a running emulation
 //!   by name (the registry, as `pipelab --target NAME`), and
@@ -154,6 +156,29 @@ fn sim_json(
     }
 }
 
+/// The text of a configuration or traffic file at `path`, read as the
+/// CLI reads one ([`pipelab_lang::files::read_named_bytes`]): only a
+/// regular file (a FIFO or a device such as `/dev/zero` is refused at
+/// once, without blocking), at most
+/// [`MAX_FILE_BYTES`](pipelab_lang::files::MAX_FILE_BYTES), within the
+/// time budget, and UTF-8 (the first bad byte is an error at its line and
+/// column). `what` names the file in errors (`configuration`, `traffic
+/// file`). The interpreter's lock is released while it reads.
+#[pyfunction]
+fn read_text(py: Python<'_>, path: PathBuf, what: &str) -> PyResult<String> {
+    let read = py.detach(|| pipelab_lang::files::read_named_bytes(&path));
+    let bytes = read.map_err(|e| error(format!("error: cannot read {what} {e}")))?;
+    match pipelab_lang::source::decode(&bytes) {
+        Ok(text) => Ok(text.to_string()),
+        Err(e) => {
+            let name = path.display().to_string();
+            let text = String::from_utf8_lossy(&bytes);
+            let message = format!("{}1 error in {name}; nothing was applied", e.render(&name, &text));
+            Err(error_at(py, message, e.line, e.column))
+        }
+    }
+}
+
 /// The running emulations, as `pipelab list --json` prints them (a JSON
 /// array of the registry's entries).
 #[pyfunction]
@@ -279,6 +304,7 @@ fn _pipelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(sim_json, m)?)?;
+    m.add_function(wrap_pyfunction!(read_text, m)?)?;
     m.add_function(wrap_pyfunction!(emulations_json, m)?)?;
     m.add_class::<Client>()?;
     Ok(())

@@ -5,6 +5,9 @@ repository's debug build) is the reference the reports are compared with.
 """
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -214,6 +217,77 @@ def test_missing_config_file_raises(tmp_path):
     missing = tmp_path / "nope.conf"
     with pytest.raises(pipelab.Error, match="cannot read configuration .*nope.conf"):
         pipelab.sim(missing, ["cbr rate 1Mbit/s size 1000B duration 1s"])
+
+
+def _sim_in_child(config: str, traffic: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``pipelab.sim(Path(config), Path(traffic))`` in a child interpreter
+    bounded to 20 s, so that a read that blocks or never ends fails the
+    test instead of hanging it: its stdout is the error's message. It
+    runs in ``cwd`` (not python/, whose pipelab/ has no extension)."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import pipelab\n"
+        "try:\n"
+        "    pipelab.sim(Path(sys.argv[1]), Path(sys.argv[2]))\n"
+        "except pipelab.Error as e:\n"
+        "    print(e)\n"
+        "    sys.exit(3)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, config, traffic],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.parametrize("which", ["configuration", "traffic file"])
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+def test_special_files_are_refused_at_once(tmp_path, which, kind):
+    """A configuration or traffic file that is /dev/zero or a FIFO is
+    refused at once by the CLI's reader, naming it: /dev/zero was read
+    without limit (until memory ran out), a FIFO blocked forever."""
+    special = kind
+    if kind == "fifo":
+        special = str(tmp_path / "fifo")
+        os.mkfifo(special)
+    conf = tmp_path / "a.conf"
+    conf.write_text("pipe 1 config bw 1Mbit/s\nadd 100 pipe 1 ip from any to any\n")
+    traffic = tmp_path / "a.traffic"
+    traffic.write_text("cbr rate 10pps size 100B duration 1s\n")
+    args = (special, str(traffic)) if which == "configuration" else (str(conf), special)
+    t = time.monotonic()
+    p = _sim_in_child(*args, cwd=tmp_path)
+    assert time.monotonic() - t < 10
+    assert p.returncode == 3, p.stderr
+    what = "a character device" if kind == "/dev/zero" else "a FIFO"
+    assert p.stdout.strip() == f"error: cannot read {which} '{special}': {what}, not a regular file"
+
+
+def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path):
+    """A configuration file over the CLI's 64 MiB cap is refused by its
+    size, as the CLI refuses it (a sparse file: nothing is written)."""
+    big = tmp_path / "big.conf"
+    with open(big, "wb") as f:
+        f.truncate((64 << 20) + 1)
+    with pytest.raises(pipelab.Error) as e:
+        pipelab.sim(big, ["cbr rate 10pps size 100B duration 1s"])
+    assert str(e.value) == (
+        f"error: cannot read configuration '{big}': 67108865 bytes, more than the limit of 67108864 bytes (64 MiB)"
+    )
+
+
+def test_a_file_not_utf8_is_refused_at_its_byte(tmp_path):
+    """A configuration file that is not UTF-8 is refused at its first bad
+    byte, with its line and column, as the CLI refuses it."""
+    bad = tmp_path / "bad.conf"
+    bad.write_bytes(b"pipe 1 config bw 1Mbit/s\nadd 100 \xff pipe 1\n")
+    with pytest.raises(pipelab.Error) as e:
+        pipelab.sim(bad, ["cbr rate 10pps size 100B duration 1s"])
+    assert "invalid UTF-8 at line 2, column 9 (byte 33)" in str(e.value)
+    assert (e.value.line, e.value.column) == (2, 9)
 
 
 def test_error_is_an_exception_subclass():

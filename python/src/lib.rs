@@ -173,7 +173,10 @@ fn read_text(py: Python<'_>, path: PathBuf, what: &str) -> PyResult<String> {
         Err(e) => {
             let name = path.display().to_string();
             let text = String::from_utf8_lossy(&bytes);
-            let message = format!("{}1 error in {name}; nothing was applied", e.render(&name, &text));
+            let message = format!(
+                "{}1 error in {name}; nothing was applied",
+                e.render(&name, &text)
+            );
             Err(error_at(py, message, e.line, e.column))
         }
     }

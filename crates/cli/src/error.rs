@@ -373,7 +373,7 @@ fn sim_code(e: &pipelab_sim::SimError) -> u8 {
         | SimError::Traffic { .. }
         | SimError::Workers
         | SimError::Interval(_) => 2,
-        SimError::Worker(_) => 1,
+        SimError::Worker(_) | SimError::Horizon { .. } => 1,
     }
 }
 

@@ -123,10 +123,12 @@ impl ConfigFileError {
 }
 
 /// The first line of `text` with words other than a comment: its number
-/// (from 1) and first word.
+/// (from 1) and first word (a byte order mark before it is the
+/// parser's to refuse, at its position: the line is a configuration's).
 fn first_line(text: &str) -> Option<(usize, &str)> {
     text.lines().enumerate().find_map(|(i, l)| {
         let word = l
+            .trim_start_matches('\u{feff}')
             .split('#')
             .next()
             .unwrap_or("")

@@ -1101,7 +1101,7 @@ fn shell_link_words_are_the_whole_pipe_language() {
         .output()
         .expect("pipelab shell");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("--uplink: unknown unit 'Mbps'") && !err.contains("inside"),
         "{err}"

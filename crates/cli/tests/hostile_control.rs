@@ -884,9 +884,9 @@ fn pipelab(sock: Option<&Path>, args: &[&str]) -> Output {
 const TEXT: &[(&str, &[u8], i32, &str)] = &[
     (
         "an unknown command",
-        b"frobnicate\n",
+        b"pipe 1 config\nfrobnicate\n",
         1,
-        "error: unknown command 'frobnicate'\n --> FILE:1:1",
+        "error: unknown command 'frobnicate'\n --> FILE:2:1",
     ),
     (
         "an unknown unit with a hint",
@@ -1024,7 +1024,13 @@ fn very_long_lines_and_huge_files_are_refused_briefly() {
     let d = daemon(dir.path(), Access::Blocks, Limits::default());
     let f = dir.path().join("long.conf");
     let name = f.display().to_string();
-    std::fs::write(&f, "x".repeat(1_000_000) + "\n").expect("write");
+    // After a first line of the language (a file whose first line is not
+    // a command is refused without quoting it: hostile_config).
+    std::fs::write(
+        &f,
+        "pipe 1 config\n".to_string() + &"x".repeat(1_000_000) + "\n",
+    )
+    .expect("write");
     for sock in [None, Some(d.sock.as_path())] {
         let o = if sock.is_some() {
             pipelab(sock, &["-f", &name])

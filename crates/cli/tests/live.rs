@@ -330,7 +330,7 @@ fn shell_exit_status_and_errors() {
         .args(["shell", "--link", "bw 10Mbps", "--", "true"])
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("did you mean Mbit/s or MByte/s?"), "{err}");
     assert_eq!(leftovers(), Vec::<String>::new());

@@ -190,7 +190,7 @@ fn bad_input_is_refused_naming_what_and_where() {
         ),
     ];
     let failures: Vec<(Vec<&str>, &str, i32)> = vec![
-        (vec!["sim", "--topology", ring], "no traffic", 1),
+        (vec!["sim", "--topology", ring], "no traffic", 2),
         (vec!["sim", "--traffic", t], "<CONFIG>", 2),
     ];
     let cases = cases.into_iter().map(|(a, w)| (a, w, 2)).chain(failures);

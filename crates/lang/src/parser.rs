@@ -97,7 +97,11 @@ const LATER_COMMANDS: &[&str] = &["nat", "zero", "resetlog", "enable", "disable"
 /// configuration starts with.
 pub fn is_command(word: &str) -> bool {
     let w = word.to_ascii_lowercase();
-    COMMANDS.split(", ").any(|c| c == w) || LATER_COMMANDS.contains(&w.as_str())
+    // `ipfw` and `dnctl` in front of a command are taken as written.
+    COMMANDS.split(", ").any(|c| c == w)
+        || LATER_COMMANDS.contains(&w.as_str())
+        || w == "ipfw"
+        || w == "dnctl"
 }
 
 /// ipfw actions that pipelab does not support yet.

@@ -172,7 +172,17 @@ fn read_text(py: Python<'_>, path: PathBuf, what: &str) -> PyResult<String> {
         Ok(text) => Ok(text.to_string()),
         Err(e) => {
             let name = path.display().to_string();
+            // The line is shown only when the file starts as a
+            // configuration does (as the CLI shows it): nothing is quoted
+            // from a file of another kind.
             let text = String::from_utf8_lossy(&bytes);
+            let first = text
+                .lines()
+                .find_map(|l| l.split('#').next().unwrap_or("").split_whitespace().next());
+            let text = match first {
+                Some(word) if pipelab_lang::parser::is_command(word) => text,
+                _ => Default::default(),
+            };
             let message = format!(
                 "{}1 error in {name}; nothing was applied",
                 e.render(&name, &text)

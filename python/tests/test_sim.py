@@ -290,6 +290,18 @@ def test_a_file_not_utf8_is_refused_at_its_byte(tmp_path):
     assert (e.value.line, e.value.column) == (2, 9)
 
 
+def test_a_file_of_another_kind_is_not_quoted(tmp_path):
+    """A file that does not start as a configuration does (a line of
+    another kind of file, a secret) is refused at its bad byte with
+    nothing of it quoted, as the CLI refuses it."""
+    other = tmp_path / "other"
+    other.write_bytes(b"root:s3cret-hash:19000:0:99999:7:::\n\xff\n")
+    with pytest.raises(pipelab.Error) as e:
+        pipelab.sim(other, ["cbr rate 10pps size 100B duration 1s"])
+    assert "invalid UTF-8 at line 2, column 1" in str(e.value)
+    assert "s3cret" not in str(e.value)
+
+
 def test_error_is_an_exception_subclass():
     """pipelab.Error is an Exception (not a BaseException only)."""
     assert issubclass(pipelab.Error, Exception)

@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let mut load = |path: &str| Err(format!("{path}: no files here"));
-    let run = |workers| {
+    let mut run = |workers| {
         let opts = SimOptions {
             workers,
             ..SimOptions::default()

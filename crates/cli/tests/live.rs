@@ -374,7 +374,7 @@ fn memory_cap_holds_under_overload() {
 )]
 fn lateness_is_said_when_the_machine_is_overloaded() {
     let Some(_g) = live() else { return };
-    let cpus = allowed_cpus();
+    let cpus = pipelab_io::worker::allowed_cpus();
     let hog_cpu = cpus.last().copied().unwrap_or(0).to_string();
     let ping_cpu = cpus.first().copied().unwrap_or(0).to_string();
     // Killed when dropped, also if the test fails on the way.
@@ -428,22 +428,4 @@ fn lateness_is_said_when_the_machine_is_overloaded() {
         p["warnings"].as_array().is_some_and(|w| !w.is_empty()),
         "{p}"
     );
-}
-
-/// The CPUs this process may run on, from `taskset -cp` (`0-1`, `0,2`).
-fn allowed_cpus() -> Vec<usize> {
-    let o = Command::new("taskset")
-        .args(["-cp", &std::process::id().to_string()])
-        .output()
-        .expect("taskset");
-    let text = String::from_utf8_lossy(&o.stdout);
-    let list = text.rsplit(':').next().unwrap_or("0").trim();
-    let mut cpus = Vec::new();
-    for part in list.split(',') {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
-            cpus.extend(a..=b);
-        }
-    }
-    cpus
 }

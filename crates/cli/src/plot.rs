@@ -1,58 +1,14 @@
 //! `pipelab plot INPUT -o OUT.svg|OUT.png`: graphs of a report.
 //!
-//! * [`input`] reads the input (its kind told from its content) into one
-//!   model of named series.
-//! * [`draw`] draws one kind of graph from that model with `plotters`:
-//!   throughput (capacity, arrivals and departures over time, Mahimahi's
-//!   graph), delay over time, per-packet delay (scatter), CDF, shares.
-//! * Here: the arguments, the choice of kind, and the output: SVG as
-//!   text, PNG rendered into a buffer and encoded with `png`. Text is
-//!   drawn with an embedded font (a cut of DejaVu Sans, see
-//!   `assets/DejaVuSans-LICENSE.txt`) through `ab_glyph`, so a PNG needs
-//!   no font installed and no system library.
+//! The reading and the drawing are [`pipelab_plot`]'s (the input's kind
+//! told from its content, one model of named series, `plotters`). Here:
+//! the arguments, the checks of the input and output files, reading the
+//! input as text, the errors and their exit statuses, and writing the
+//! image.
 
-pub mod draw;
-pub mod events;
-pub mod input;
-
-use clap::{Args, ValueEnum};
+use clap::Args;
+use pipelab_plot::{draw, Kind, Missing};
 use std::path::{Path, PathBuf};
-
-/// A kind of graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Kind {
-    /// Capacity, arrivals and departures over time (bit/s).
-    Throughput,
-    /// One-way delay over time (ms).
-    Delay,
-    /// The delay's distribution (or of any samples).
-    Cdf,
-    /// Every packet's delay at its arrival.
-    Scatter,
-    /// One bar per flow (or pipe): its throughput or bytes.
-    Shares,
-}
-
-impl Kind {
-    /// The order in which the default kind is chosen.
-    pub const BEST_FIRST: [Kind; 5] = [
-        Kind::Throughput,
-        Kind::Scatter,
-        Kind::Delay,
-        Kind::Cdf,
-        Kind::Shares,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Throughput => "throughput",
-            Kind::Delay => "delay",
-            Kind::Cdf => "cdf",
-            Kind::Scatter => "scatter",
-            Kind::Shares => "shares",
-        }
-    }
-}
 
 /// `pipelab plot` arguments.
 #[derive(Args, Debug)]
@@ -79,9 +35,6 @@ pub struct PlotArgs {
     pub size: (u32, u32),
 }
 
-/// The smallest and largest side of an image, pixels.
-const SIDE: std::ops::RangeInclusive<u32> = 200..=8000;
-
 fn size_arg(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("'{s}': give WIDTHxHEIGHT in pixels, e.g. 800x480");
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
@@ -89,11 +42,12 @@ fn size_arg(s: &str) -> Result<(u32, u32), String> {
         w.trim().parse().map_err(|_| bad())?,
         h.trim().parse().map_err(|_| bad())?,
     );
-    if !SIDE.contains(&w) || !SIDE.contains(&h) {
+    let sides = pipelab_plot::SIDES;
+    if !sides.contains(&w) || !sides.contains(&h) {
         return Err(format!(
             "'{s}': each side must be {} to {} pixels",
-            SIDE.start(),
-            SIDE.end()
+            sides.start(),
+            sides.end()
         ));
     }
     Ok((w, h))
@@ -217,49 +171,23 @@ pub fn run(a: &PlotArgs) -> Result<String, PlotError> {
             message: other.to_string(),
         },
     })?;
-    let data = input::read(&text).map_err(|message| PlotError::Input {
+    let data = pipelab_plot::read(&text).map_err(|message| PlotError::Input {
         path: a.input.clone(),
         message,
     })?;
-    let kinds = data.kinds();
-    let has = |ks: &[Kind]| -> String {
-        if ks.is_empty() {
-            "it has nothing to plot".into()
-        } else {
-            let names: Vec<&str> = ks.iter().map(|k| k.name()).collect();
-            format!("it has {}", names.join(", "))
-        }
-    };
-    let kind = match a.kind {
-        Some(k) if data.has(k) => k,
-        Some(k) => {
-            let why = match data.why_not(k) {
-                Some(w) => format!("{w}; {}", has(&kinds)),
-                None => has(&kinds),
-            };
-            return Err(PlotError::Kind {
-                path: a.input.clone(),
-                what: data.what,
-                kind: k,
-                why,
-            });
-        }
-        None => match kinds.first() {
-            Some(&k) => k,
-            None => {
-                let why = Kind::BEST_FIRST
-                    .iter()
-                    .find_map(|&k| data.why_not(k))
-                    .unwrap_or("no flows, pipes or packets")
-                    .to_string();
-                return Err(PlotError::Empty {
-                    path: a.input.clone(),
-                    what: data.what,
-                    why,
-                });
-            }
+    let kind = data.choose(a.kind).map_err(|missing| match missing {
+        Missing::Kind { kind, why } => PlotError::Kind {
+            path: a.input.clone(),
+            what: data.what,
+            kind,
+            why,
         },
-    };
+        Missing::Empty { why } => PlotError::Empty {
+            path: a.input.clone(),
+            what: data.what,
+            why,
+        },
+    })?;
     let draw_err = |message: String| PlotError::Draw {
         path: a.output.clone(),
         message,
@@ -269,10 +197,7 @@ pub fn run(a: &PlotArgs) -> Result<String, PlotError> {
         Format::Svg => draw::svg(&data, kind, (w, h))
             .map_err(draw_err)?
             .into_bytes(),
-        Format::Png => {
-            let rgb = draw::rgb(&data, kind, (w, h)).map_err(draw_err)?;
-            encode_png(&rgb, w, h).map_err(draw_err)?
-        }
+        Format::Png => draw::png(&data, kind, (w, h)).map_err(draw_err)?,
     };
     pipelab_lang::output::create_output(&a.output)
         .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
@@ -287,18 +212,6 @@ pub fn run(a: &PlotArgs) -> Result<String, PlotError> {
         a.input.display(),
         data.what
     ))
-}
-
-/// An RGB buffer of `w`×`h` pixels as a PNG file's bytes.
-fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let mut enc = png::Encoder::new(&mut out, w, h);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(rgb).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 //! (queue management at dequeue) the oldest; a duplicate adds one more
 //! arrival at the instant of the latest.
 
-use super::input::{empirical_cdf, steps, Data, Line, Role, Unit};
-use super::Kind;
+use crate::input::{empirical_cdf, steps, Data, Line, Role, Unit};
+use crate::Kind;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -23,8 +23,15 @@ pub const CSV_HEADER: &str =
 /// The most ports and flows drawn as lines (the busiest).
 const MOST: usize = 4;
 
-/// Bits per bin of one port: (arrivals, departures).
+/// Bits per bin of one port: (arrivals, departures). Sums saturate: a
+/// log may claim sizes no real run reaches (the value is drawn at the
+/// axis' limit anyway).
 type PortBits = (Vec<u64>, Vec<u64>);
+
+/// The sum of `bits`, saturating.
+fn total(bits: &[u64]) -> u64 {
+    bits.iter().fold(0, |a, &b| a.saturating_add(b))
+}
 
 /// One event, as the log has it.
 struct Event {
@@ -135,12 +142,13 @@ pub fn read(text: &str, csv: bool) -> Result<Data, String> {
         let q = waiting.entry(e.flow.as_str()).or_default();
         match e.kind.as_str() {
             "arrive" => {
-                arr[k] += e.size * 8;
+                arr[k] = arr[k].saturating_add(e.size.saturating_mul(8));
                 q.push_back(e.t_ns);
             }
             "depart" => {
-                dep[k] += e.size * 8;
-                *delivered.entry(e.flow.as_str()).or_default() += e.size;
+                dep[k] = dep[k].saturating_add(e.size.saturating_mul(8));
+                let bytes = delivered.entry(e.flow.as_str()).or_default();
+                *bytes = bytes.saturating_add(e.size);
                 if let Some(a) = q.pop_front() {
                     let ms = (e.t_ns.saturating_sub(a)) as f64 / 1e6;
                     delays
@@ -174,8 +182,7 @@ pub fn read(text: &str, csv: bool) -> Result<Data, String> {
         ),
     );
     let mut ports: Vec<(&str, &PortBits)> = rates.iter().map(|(p, r)| (*p, r)).collect();
-    ports
-        .sort_by_key(|(_, r)| std::cmp::Reverse(r.0.iter().sum::<u64>() + r.1.iter().sum::<u64>()));
+    ports.sort_by_key(|(_, r)| std::cmp::Reverse(total(&r.0).saturating_add(total(&r.1))));
     ports.truncate(MOST);
     ports.sort_by_key(|(p, _)| *p);
     let line = |bits: &[u64]| {
@@ -297,5 +304,28 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(err.starts_with("line 2: expected t_ns,port"), "{err}");
+    }
+
+    /// A pass proves sizes no run reaches, which a log may claim, add up
+    /// to the largest count rather than overflow: bits per bin, bytes
+    /// per flow and the ports' totals.
+    #[test]
+    fn huge_sizes_saturate() {
+        let max = u64::MAX;
+        let text = format!(
+            "{CSV_HEADER}\n\
+             0,a,arrive,,17,1.1.1.1,2.2.2.2,1,2,{max},1,1\n\
+             0,a,arrive,,17,1.1.1.1,2.2.2.2,1,2,{max},1,1\n\
+             5,b,arrive,,17,1.1.1.1,2.2.2.2,1,2,1,1,1\n\
+             9,a,depart,,17,1.1.1.1,2.2.2.2,1,2,{max},0,0\n\
+             9,a,depart,,17,1.1.1.1,2.2.2.2,1,2,{max},0,0\n"
+        );
+        let d = read(&text, true).expect("reads");
+        assert_eq!(
+            d.shares,
+            vec![("17 1.1.1.1:1 > 2.2.2.2:2".to_string(), max as f64)]
+        );
+        assert_eq!(d.throughput[0].name, "a arrivals");
+        assert_eq!(d.throughput[0].points[0].1, max as f64 / 1e-6);
     }
 }

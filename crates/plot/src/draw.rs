@@ -1,16 +1,17 @@
 //! Drawing one kind of graph from a [`Data`] with `plotters`, on any of
-//! its backends (SVG text, an RGB buffer for PNG). Axes carry their
-//! units; rates and byte counts are scaled to a readable prefix.
+//! its backends (SVG text, an RGB buffer for PNG), and the PNG file of
+//! that buffer (encoded by `png`). Axes carry their units; rates and
+//! byte counts are scaled to a readable prefix.
 
-use super::input::{Data, Line, Role, Unit};
-use super::Kind;
+use crate::input::{Data, Line, Role, Unit};
+use crate::{Kind, SIDES};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use std::sync::OnceLock;
 
 /// The embedded font (a cut of DejaVu Sans: Latin-1 and a few symbols).
-const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans-subset.ttf");
+const FONT: &[u8] = include_bytes!("../assets/DejaVuSans-subset.ttf");
 
 /// The family every text of a graph uses.
 const FAMILY: &str = "sans-serif";
@@ -27,8 +28,23 @@ fn font() -> Result<(), String> {
     }
 }
 
-/// The graph as SVG text.
+/// `size` if each side is within [`SIDES`].
+fn sized(size: (u32, u32)) -> Result<(u32, u32), String> {
+    let (w, h) = size;
+    if SIDES.contains(&w) && SIDES.contains(&h) {
+        Ok(size)
+    } else {
+        Err(format!(
+            "{w}x{h}: each side must be {} to {} pixels",
+            SIDES.start(),
+            SIDES.end()
+        ))
+    }
+}
+
+/// The graph as SVG text, `size` pixels (each side within [`SIDES`]).
 pub fn svg(data: &Data, kind: Kind, size: (u32, u32)) -> Result<String, String> {
+    let size = sized(size)?;
     font()?;
     let mut out = String::new();
     {
@@ -39,8 +55,10 @@ pub fn svg(data: &Data, kind: Kind, size: (u32, u32)) -> Result<String, String> 
     Ok(out)
 }
 
-/// The graph as an RGB buffer (3 bytes a pixel, rows top to bottom).
+/// The graph as an RGB buffer (3 bytes a pixel, rows top to bottom),
+/// `size` pixels (each side within [`SIDES`]).
 pub fn rgb(data: &Data, kind: Kind, size: (u32, u32)) -> Result<Vec<u8>, String> {
+    let size = sized(size)?;
     font()?;
     let mut buf = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
@@ -49,6 +67,25 @@ pub fn rgb(data: &Data, kind: Kind, size: (u32, u32)) -> Result<Vec<u8>, String>
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(buf)
+}
+
+/// The graph as a PNG file's bytes, `size` pixels (each side within
+/// [`SIDES`]): [`rgb`], encoded.
+pub fn png(data: &Data, kind: Kind, size: (u32, u32)) -> Result<Vec<u8>, String> {
+    let rgb = rgb(data, kind, size)?;
+    encode_png(&rgb, size.0, size.1)
+}
+
+/// An RGB buffer of `w`×`h` pixels as a PNG file's bytes.
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
 }
 
 /// Colours of the lines, in order (colour-blind safe: Okabe and Ito).

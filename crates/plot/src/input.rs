@@ -15,9 +15,9 @@
 //! throughputs, ModelNet Fig. 5); a CSV whose header is `run,seq,
 //! sent_unix_ns,received_unix_ns,delay_ms` the per-packet file of
 //! `pipelab probe recv --series`; JSON lines with `t_ns` and `event`, or
-//! a CSV with the event log's header, an event log ([`super::events`]).
+//! a CSV with the event log's header, an event log ([`crate::events`]).
 
-use super::Kind;
+use crate::Kind;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -88,7 +88,7 @@ pub struct Data {
 }
 
 impl Data {
-    pub(super) fn new(what: &'static str, title: String) -> Data {
+    pub(crate) fn new(what: &'static str, title: String) -> Data {
         Data {
             what,
             title,
@@ -133,6 +133,54 @@ impl Data {
             .find(|(k, _)| *k == kind)
             .map(|(_, s)| s.as_str())
     }
+
+    /// The graph to draw: `asked` if the input has it, else (none asked)
+    /// the best it has ([`Kind::BEST_FIRST`]); or why there is none.
+    pub fn choose(&self, asked: Option<Kind>) -> Result<Kind, Missing> {
+        let kinds = self.kinds();
+        let has = || -> String {
+            if kinds.is_empty() {
+                "it has nothing to plot".into()
+            } else {
+                let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                format!("it has {}", names.join(", "))
+            }
+        };
+        match asked {
+            Some(k) if self.has(k) => Ok(k),
+            Some(kind) => Err(Missing::Kind {
+                kind,
+                why: match self.why_not(kind) {
+                    Some(w) => format!("{w}; {}", has()),
+                    None => has(),
+                },
+            }),
+            None => kinds.first().copied().ok_or_else(|| Missing::Empty {
+                why: Kind::BEST_FIRST
+                    .iter()
+                    .find_map(|&k| self.why_not(k))
+                    .unwrap_or("no flows, pipes or packets")
+                    .to_string(),
+            }),
+        }
+    }
+}
+
+/// Why [`Data::choose`] found no graph to draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// The input lacks the kind asked for.
+    Kind {
+        /// The kind asked for.
+        kind: Kind,
+        /// Why, and what the input has instead.
+        why: String,
+    },
+    /// The input holds no data to draw at all.
+    Empty {
+        /// Why.
+        why: String,
+    },
 }
 
 /// Read `text` (the contents of the input) into a [`Data`], or say what
@@ -140,11 +188,11 @@ impl Data {
 pub fn read(text: &str) -> Result<Data, String> {
     let trimmed = text.trim_start();
     let first = trimmed.lines().next().unwrap_or("").trim();
-    if first == super::events::CSV_HEADER {
-        return super::events::read(trimmed, true);
+    if first == crate::events::CSV_HEADER {
+        return crate::events::read(trimmed, true);
     }
-    if super::events::is_json_event(first) {
-        return super::events::read(trimmed, false);
+    if crate::events::is_json_event(first) {
+        return crate::events::read(trimmed, false);
     }
     if trimmed.starts_with('{') {
         let mut v: Value =
@@ -208,7 +256,7 @@ fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 }
 
 /// Steps: each interval's value held over `[t, t + d)`.
-pub(super) fn steps(points: impl Iterator<Item = (f64, Option<f64>)>, d: f64) -> Vec<(f64, f64)> {
+pub(crate) fn steps(points: impl Iterator<Item = (f64, Option<f64>)>, d: f64) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     for (t, v) in points {
         if let Some(v) = v {
@@ -228,6 +276,16 @@ fn interval_steps(ts: &[Value], dt: f64, value: impl Fn(&Value) -> Option<f64>) 
     )
 }
 
+/// The sum of `key` over the intervals of `v`'s `timeseries`, saturating
+/// (a report may claim counts no run reaches): how busy a pipe or a flow
+/// was.
+fn bytes_of(v: &Value, key: &str) -> u64 {
+    array(v, "timeseries")
+        .iter()
+        .filter_map(|i| i.get(key).and_then(Value::as_u64))
+        .fold(0, u64::saturating_add)
+}
+
 /// The most pipes drawn in one throughput graph (the busiest).
 const MAX_PIPES: usize = 4;
 
@@ -237,12 +295,7 @@ const MAX_PIPES: usize = 4;
 /// live `--stats` file's `timeseries.pipes`), intervals `dt` s long.
 fn pipe_lines(d: &mut Data, mut pipes: Vec<&Value>, dt: f64) {
     let total = pipes.len();
-    let arrived = |p: &Value| -> u64 {
-        array(p, "timeseries")
-            .iter()
-            .filter_map(|i| i.get("arrival_bytes").and_then(Value::as_u64))
-            .sum()
-    };
+    let arrived = |p: &Value| -> u64 { bytes_of(p, "arrival_bytes") };
     pipes.sort_by_key(|p| std::cmp::Reverse(arrived(p)));
     pipes.truncate(MAX_PIPES);
     pipes.sort_by_key(|p| p.get("id").and_then(Value::as_u64).unwrap_or(0));
@@ -284,12 +337,7 @@ const MAX_FLOWS: usize = 4;
 /// interval without a row, where a live flow did nothing, is 0) and its
 /// delay's mean and max.
 fn flow_lines(d: &mut Data, mut flows: Vec<&Value>, dt: f64) {
-    let delivered = |f: &Value| -> u64 {
-        array(f, "timeseries")
-            .iter()
-            .filter_map(|i| i.get("received_bytes").and_then(Value::as_u64))
-            .sum()
-    };
+    let delivered = |f: &Value| -> u64 { bytes_of(f, "received_bytes") };
     flows.sort_by_key(|f| std::cmp::Reverse(delivered(f)));
     flows.truncate(MAX_FLOWS);
     for f in flows {
@@ -625,7 +673,7 @@ fn samples(v: &Value) -> Result<Data, String> {
 
 /// The empirical CDF of `xs` as a staircase: at each value the fraction
 /// of samples at or below it.
-pub(super) fn empirical_cdf(mut xs: Vec<f64>) -> Vec<(f64, f64)> {
+pub(crate) fn empirical_cdf(mut xs: Vec<f64>) -> Vec<(f64, f64)> {
     xs.sort_by(f64::total_cmp);
     let n = xs.len() as f64;
     let mut pts = Vec::with_capacity(2 * xs.len());
@@ -820,5 +868,37 @@ mod tests {
         let e =
             read("run,seq,sent_unix_ns,received_unix_ns,delay_ms\n1,2,x,4,5\n").expect_err("bad");
         assert!(e.contains("line 2"), "{e}");
+    }
+
+    /// A pass proves byte counts no run reaches, which a report may
+    /// claim, rank the busiest pipes and flows without overflowing: the
+    /// sums saturate.
+    #[test]
+    fn huge_counts_saturate() {
+        let max = u64::MAX;
+        let row =
+            |key: &str, n: u64| format!(r#"{{"t_s": 0.0, "{key}": {n}, "delivered_bps": 1.0}}"#);
+        let json = format!(
+            r#"{{"seed": 1, "end_s": 0.2, "interval_s": 0.1,
+              "flows": [{{"name": "f", "timeseries": [{f}]}}, {{"name": "g", "timeseries": [{g}, {g}]}}],
+              "pipes": [{{"id": 1, "timeseries": [{p}]}}, {{"id": 2, "timeseries": [{q}, {q}]}}]}}"#,
+            f = row("received_bytes", 1),
+            g = row("received_bytes", max),
+            p = row("arrival_bytes", 1),
+            q = row("arrival_bytes", max),
+        );
+        let d = read(&json).expect("reads");
+        let names: Vec<&str> = d.throughput.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "pipe 1 arrivals",
+                "pipe 1 departures",
+                "pipe 2 arrivals",
+                "pipe 2 departures",
+                "g delivered",
+                "f delivered"
+            ]
+        );
     }
 }

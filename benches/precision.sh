@@ -16,7 +16,9 @@
 # 2. probe: one-way delay of 100-byte probe packets through
 #    `pipelab shell --link 'delay $PROBE_DELAY'` (namespace -> host) at
 #    each rate of $PROBE_RATES for $PROBE_SECS, quiet and with hogs: mean,
-#    stddev, p99, max, lost.
+#    stddev, p99, max, lost; and the same probe over the plain veth pair
+#    (the machine's own floor: its stddev is the least any emulator
+#    could show here).
 #
 # Figures depend on the CPU: the table's header names it. Compare the
 # rows of one run; BENCHMARKS.md keeps the command and the date.
@@ -153,6 +155,24 @@ done
 echo
 fi
 
+# One row of the probe table from $WORK/probe.json (and probe.stats,
+# pipelab's lateness, where there is one).
+probe_row() {
+    python3 - "$WORK" "$1" "$2" "$3" <<'EOF'
+import json, os, sys
+w, label, rate, hogs = sys.argv[1:]
+try:
+    r = json.load(open(f"{w}/probe.json")); d = r["delay_ms"]
+    late = "—"
+    if os.path.exists(f"{w}/probe.stats"):
+        l = json.load(open(f"{w}/probe.stats"))["lateness"]
+        late = f"{l['p99_us']:.0f} / {l['max_us']:.0f}"
+    print(f"| {label} | {rate} | {hogs} | {d['mean']:.3f} | {d['stddev']:.3f} | {d['p99']:.3f} | {d['max']:.3f} | {r['lost']} | {late} |")
+except Exception as e:
+    print(f"| {label} | {rate} | {hogs} | failed: {e} | | | | | |")
+EOF
+}
+
 if want probe; then
 echo "## probe one way through \`pipelab shell --link 'delay $PROBE_DELAY'\`, 100-byte packets, ${PROBE_SECS}s per row ($(date -u +%F), $cpu)"
 echo
@@ -171,17 +191,16 @@ for hogs in 0 $HOGS; do
             sh -c "$BIN probe send \$PIPELAB_OUTSIDE:$port --rate $rate --size 100B --duration ${PROBE_SECS}s --burst 8 --json" \
             >"$WORK/probe.json" 2>/dev/null || true
         kill $rx 2>/dev/null || true; wait $rx 2>/dev/null || true
-        python3 - "$WORK" "$rate" "$hogs" "$label" <<'EOF'
-import json, sys
-w, rate, hogs, label = sys.argv[1:]
-try:
-    r = json.load(open(f"{w}/probe.json")); d = r["delay_ms"]
-    l = json.load(open(f"{w}/probe.stats"))["lateness"]
-    print(f"| {label} | {rate} | {hogs} | {d['mean']:.3f} | {d['stddev']:.3f} | {d['p99']:.3f} | {d['max']:.3f} | {r['lost']} | {l['p99_us']:.0f} / {l['max_us']:.0f} |")
-except Exception as e:
-    print(f"| {label} | {rate} | {hogs} | failed: {e} | | | | | |")
-EOF
+        probe_row "$label" "$rate" "$hogs"
       done
+      # The machine's floor: the same probe over the plain veth pair.
+      rm -f "$WORK/probe.stats"
+      ip netns exec $B "$BIN" probe recv --listen "10.79.0.2:$port" --once >/dev/null 2>&1 & rx=$!
+      sleep 0.3
+      ip netns exec $A "$BIN" probe send "10.79.0.2:$port" --rate "$rate" --size 100B \
+          --duration "${PROBE_SECS}s" --burst 8 --json >"$WORK/probe.json" 2>/dev/null || true
+      kill $rx 2>/dev/null || true; wait $rx 2>/dev/null || true
+      probe_row "veth pair (no delay)" "$rate" "$hogs"
     done
     hogs_off
 done

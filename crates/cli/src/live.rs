@@ -4,7 +4,7 @@
 use clap::{Args, Subcommand};
 use pipelab_io::runner::{Priority, RunnerOptions};
 use pipelab_lang::units::UnitError;
-use pipelab_lang::{parse_pipe_params, ParseError, PipeSpec};
+use pipelab_lang::{parse_pipe_params, parse_side_params, ParseError, PipeSpec, Side};
 use pipelab_modes::probe::{self, SendOptions};
 use pipelab_modes::shell::{link_config, run_shell, ShellOptions};
 use std::net::SocketAddr;
@@ -30,6 +30,43 @@ pub struct FlagError {
 #[derive(Debug, thiserror::Error)]
 #[error("error: {0}")]
 pub struct CpusError(pub String);
+
+/// `--spill-dir` names no directory while a pipe is marked `spill`
+/// (the message names the flag and the path).
+#[derive(Debug, thiserror::Error)]
+#[error("error: --spill-dir {0}: a pipe is marked `spill`")]
+pub struct SpillDirError(pub String);
+
+/// `--spill-dir DIR[,DIR2]`: where the frames of pipes marked `spill` go
+/// on disk (shell, bridge).
+#[derive(Args, Debug)]
+pub struct SpillArgs {
+    /// Where the frames waiting in pipes marked `spill` go when the
+    /// memory cap is short: a directory on disk, or two (on two disks:
+    /// one file is read while the other is written), each holding a
+    /// directory of the run's own whose files have no names.
+    #[arg(long, value_name = "DIR[,DIR2]", default_value = pipelab_modes::spill::DEFAULT_DIR,
+          value_parser = spill_dirs_arg, allow_hyphen_values = true)]
+    spill_dir: SpillDirs,
+}
+
+/// The directories of `--spill-dir`.
+#[derive(Clone, Debug)]
+pub struct SpillDirs(pub Vec<PathBuf>);
+
+fn spill_dirs_arg(text: &str) -> Result<SpillDirs, String> {
+    pipelab_modes::spill::parse_dirs(text).map(SpillDirs)
+}
+
+impl SpillArgs {
+    /// The directories, checked when `spec` has a pipe marked `spill`.
+    fn dirs(&self, spec: &pipelab_emu::Spec) -> Result<Vec<PathBuf>, SpillDirError> {
+        if pipelab_modes::spill::any_spill(spec) {
+            pipelab_modes::spill::check_dirs(&self.spill_dir.0).map_err(SpillDirError)?;
+        }
+        Ok(self.spill_dir.0.clone())
+    }
+}
 
 /// Why `pipelab shell` could not run.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +110,9 @@ pub enum ShellError {
     /// `--interval` or `--series` cannot be used.
     #[error("error: {0}")]
     Series(#[from] crate::series::SeriesError),
+    /// `--spill-dir` cannot be used.
+    #[error(transparent)]
+    SpillDir(#[from] SpillDirError),
     /// The shell failed while setting up or running.
     #[error("pipelab shell: {0}")]
     Run(std::io::Error),
@@ -126,6 +166,9 @@ pub enum BridgeError {
     /// `--name` or the output paths are refused.
     #[error(transparent)]
     Flags(#[from] RunFlagError),
+    /// `--spill-dir` cannot be used.
+    #[error(transparent)]
+    SpillDir(#[from] SpillDirError),
     /// The bridge failed while setting up or running.
     #[error("pipelab bridge: {0}")]
     Run(std::io::Error),
@@ -349,6 +392,7 @@ impl RunArgs {
             busy_poll: self.busy_poll,
             mem_cap,
             seed: self.seed,
+            spill: false,
             priority: if self.realtime {
                 Priority::Realtime
             } else if self.no_realtime {
@@ -391,6 +435,8 @@ pub struct ShellArgs {
     offload: OffloadArg,
     #[command(flatten)]
     run: RunArgs,
+    #[command(flatten)]
+    spill: SpillArgs,
     /// The command to run inside (default: $SHELL).
     #[arg(last = true)]
     command: Vec<String>,
@@ -427,6 +473,8 @@ pub struct BridgeArgs {
     offload: OffloadArg,
     #[command(flatten)]
     run: RunArgs,
+    #[command(flatten)]
+    spill: SpillArgs,
 }
 
 /// `pipelab attach` arguments.
@@ -523,8 +571,15 @@ pub fn bridge(
             error,
         },
     )?;
+    let spill = a.spill.dirs(&spec)?;
     let compiled = pipelab_emu::Compiled::new(spec, runner.seed)
         .map_err(|error| BridgeError::Spec { name, error })?;
+    // Frames of pipes marked `spill` may wait on disk: the engine holds
+    // a descriptor for each the disk may hold.
+    let runner = RunnerOptions {
+        spill: true,
+        ..runner
+    };
     let opts = pipelab_modes::bridge::BridgeOptions {
         ports: [a.port_a, a.port_b],
         backend: match a.backend {
@@ -548,6 +603,7 @@ pub fn bridge(
         workers,
         capture,
         series,
+        spill,
     };
     pipelab_modes::bridge::run_bridge(opts)
         .map(|_| ())
@@ -604,8 +660,13 @@ pub enum ProbeCmd {
 
 /// The pipe parameters of `--WHAT TEXT` (the words after `pipe N
 /// config`), errors naming the flag, with a caret under the word.
-fn pipe_params(flag: &'static str, text: &str) -> Result<PipeSpec, ShellError> {
-    parse_pipe_params(text).map_err(|error| ShellError::LinkWords {
+/// A preset named without a side takes `side`.
+fn pipe_params(flag: &'static str, text: &str, side: Option<Side>) -> Result<PipeSpec, ShellError> {
+    match side {
+        Some(side) => parse_side_params(text, side),
+        None => parse_pipe_params(text),
+    }
+    .map_err(|error| ShellError::LinkWords {
         flag,
         text: text.to_string(),
         error: Box::new(error),
@@ -630,17 +691,18 @@ fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, ShellError> {
         let both = a.link.as_deref().unwrap_or("");
         match a.shared.as_deref() {
             Some(text) => {
-                link_config(pipe_params("shared", text)?, None).map_err(ShellError::Link)?
+                link_config(pipe_params("shared", text, None)?, None).map_err(ShellError::Link)?
             }
             None => {
-                // Errors name the flag the words came from.
-                let side = |flag: &'static str, text: &Option<String>| match text {
-                    Some(t) => pipe_params(flag, t),
-                    None => pipe_params("link", both),
+                // Errors name the flag the words came from; a preset
+                // takes the side of the direction.
+                let side = |flag: &'static str, text: &Option<String>, side| match text {
+                    Some(t) => pipe_params(flag, t, Some(side)),
+                    None => pipe_params("link", both, Some(side)),
                 };
                 link_config(
-                    side("uplink", &a.uplink)?,
-                    Some(side("downlink", &a.downlink)?),
+                    side("uplink", &a.uplink, Side::Up)?,
+                    Some(side("downlink", &a.downlink, Side::Down)?),
                 )
                 .map_err(ShellError::Link)?
             }
@@ -670,6 +732,13 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         .and_then(|c| c.parent().map(std::path::Path::to_path_buf));
     let mut load = crate::file_loader(base);
     let compiled = pipelab_modes::shell::compile(&config, &mut load, runner.seed)?;
+    let spill = a.spill.dirs(compiled.spec())?;
+    // Frames of pipes marked `spill` may wait on disk: the engine holds
+    // a descriptor for each the disk may hold.
+    let runner = RunnerOptions {
+        spill: true,
+        ..runner
+    };
     let workers = a.run.workers()?;
     let stats_file = a.run.stats_file()?;
     let capture = a.run.capture.files()?;
@@ -687,6 +756,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, ShellError> {
         offload: a.offload == OffloadArg::On,
         capture,
         series,
+        spill,
     };
     run_shell(opts).map_err(ShellError::Run)
 }
@@ -706,14 +776,18 @@ fn attach_config(
         pipelab_lang::Config::new()
     } else {
         let text = a.words.join(" ");
-        let spec = parse_pipe_params(&text).map_err(|error| AttachCliError::Words {
-            text: text.clone(),
-            error: Box::new(error),
-        })?;
+        // What the host sends goes up, what it receives comes down (a
+        // preset's sides).
+        let spec = |side| {
+            parse_side_params(&text, side).map_err(|error| AttachCliError::Words {
+                text: text.clone(),
+                error: Box::new(error),
+            })
+        };
         pipelab_modes::attach::attach_config(
             &a.dev,
-            egress.then(|| spec.clone()),
-            ingress.then_some(spec),
+            egress.then(|| spec(Side::Up)).transpose()?,
+            ingress.then(|| spec(Side::Down)).transpose()?,
         )
         .map_err(AttachCliError::Link)?
     };
@@ -743,6 +817,11 @@ pub fn attach(a: AttachArgs) -> Result<(), AttachCliError> {
     a.run
         .check(&[("--config", a.config.as_deref(), crate::outputs::Use::Reads)])?;
     let config = attach_config(&a, ingress, egress)?;
+    if config.pipes.values().any(|p| p.spill) {
+        eprintln!(
+            "note: `spill` has no effect in pipelab attach: the kernel holds each queued packet until its verdict, so no memory would be freed"
+        );
+    }
     let mut runner = a.run.runner()?;
     // As host mode's: releases at real-time priority (best effort),
     // unless the thread spins or --no-realtime says not.

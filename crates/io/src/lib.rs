@@ -10,7 +10,8 @@
 //!   AF_XDP, NFQUEUE), one file each;
 //! * [`buffers`]: the frame buffer pool under a global memory cap, each
 //!   frame's metadata beside its buffer, the frames ports lend into it,
-//!   and the count of copies made;
+//!   and the count of copies made; [`spill`]: frames kept on disk while
+//!   they wait, when the cap is short (NetPath's DiskQueue);
 //! * [`runner`]: the real-time driver of a [`pipelab_emu::Emulation`],
 //!   with its lateness meter ([`late`]: the same, read live by another
 //!   thread; [`margin`]: how long before a deadline it stops sleeping),
@@ -37,6 +38,7 @@
 //! argument.
 
 pub mod answer;
+pub mod awake;
 pub mod backends;
 pub mod buffers;
 pub mod capture;
@@ -52,5 +54,6 @@ pub mod pcapng;
 pub mod readiness;
 pub mod runner;
 pub mod signals;
+pub mod spill;
 pub mod spsc;
 pub mod worker;

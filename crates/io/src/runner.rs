@@ -56,7 +56,18 @@
 //!
 //! Accounting, checked by the tests: `received = delivered + dropped (by
 //! reason: queue, loss, aqm, link, memory, rule, loop, reset, unreach,
-//! down, tx) + inside`, with copies from duplication counted as received.
+//! down, tx, spill) + inside`, with copies from duplication counted as
+//! received.
+//!
+//! Spilling ([`Runner::set_spill`], [`crate::spill`]): a frame the rules
+//! send to a pipe marked `spill` that arrives while the pool is above its
+//! spill mark (or while frames wait on disk) is written to disk once the
+//! emulation has taken it, and its memory freed; a frame the spill cannot
+//! take then is dropped before the emulation sees it (`spill`). Before
+//! each wait, frames come back from disk in the order written while the
+//! pool is under its read-back mark; a departure whose frame is still on
+//! disk reads it at once (a miss). The emulation never knows: it holds
+//! every descriptor, so its timing is the same with or without spilling.
 //! Answers to packets `reset` and `unreach` rules drop
 //! ([`crate::answer`]) are frames the runner makes and sends out of the
 //! port the packet came in by, at once: counted apart (`answers`,
@@ -106,13 +117,16 @@ use crate::capture::{Event, Record, Tap};
 use crate::clock::Clock;
 use crate::gso::{GsoStats, Leaving, Offloads};
 use crate::readiness::{Readiness, WATCH_FROM};
+use crate::spill::{SpillOptions, SpillStats, FRAME_BOOKKEEPING};
 use crate::worker::{Links, Parcel};
 use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use pipelab_classify::frame::parse_ethernet;
 use pipelab_classify::PacketView;
 use pipelab_emu::series::{FlowSample, FlowTable};
-use pipelab_emu::{Answer, Compiled, Departure, Emulation, Exit, Handoff, Ingress, Reason};
+use pipelab_emu::{
+    Admission, Answer, Compiled, Departure, Emulation, Exit, Handoff, Ingress, Reason,
+};
 use pipelab_engine::engine::EngineOptions;
 use pipelab_engine::models::flip_bit;
 use pipelab_engine::rng::{stage_rng, StageKind, StageRng};
@@ -122,9 +136,10 @@ use serde::Serialize;
 use std::io;
 use std::os::fd::BorrowedFd;
 
-/// The view of the frame in `buf` as the rules saw it when it arrived.
+/// The view of the frame in `buf` as the rules saw it when it arrived
+/// (read from disk if it is there).
 fn view_of(bufs: &BufferPool, buf: BufId) -> PacketView {
-    let mut v = parse_ethernet(bufs.frame(buf)).view;
+    let mut v = parse_ethernet(&bufs.bytes(buf)).view;
     bufs.meta(buf).annotation.apply(&mut v);
     v
 }
@@ -156,22 +171,57 @@ pub struct RunnerOptions {
     /// processes on the host do not delay departures: see [`Priority`]
     /// (default [`Priority::Auto`]; host mode [`Priority::Realtime`]).
     pub priority: Priority,
+    /// Frames of pipes marked `spill` may be kept on disk (where
+    /// [`Runner::set_spill`] says): the engine then holds
+    /// `mem_cap / FRAME_BOOKKEEPING` more descriptors, one per frame the
+    /// disk may hold.
+    pub spill: bool,
 }
 
 /// Frames taken from one port per receive call: a bounded batch, so that
 /// one busy port cannot starve the transmissions that fall due meanwhile.
 pub const RX_BATCH: usize = 256;
 
+/// Frames read back from disk before a wait, at most (about 400 KB of
+/// MTU frames).
+pub const READ_BACK_BATCH: usize = 256;
+
+/// Frames read back from disk before every wait, and at a time after
+/// that while the next deadline is far.
+pub const READ_BACK_FEW: usize = 8;
+
+/// Reading back stops this long (and the wake-up margin) before the next
+/// deadline: about the time a read-ahead of 256 KB takes from the page
+/// cache.
+pub const READ_BACK_GUARD: Duration = Duration(200_000);
+
 /// The `SCHED_FIFO` priority of a runner thread (low among real-time
 /// threads: kernel threads that need to run first still do).
 pub const REALTIME_PRIORITY: i32 = 10;
+
+/// The most frames a worker with memory cap `cap` keeps on disk: their
+/// bookkeeping ([`FRAME_BOOKKEEPING`] each, weighed against the cap like
+/// buffers) fills the cap's spill mark but for half of it or 16 MB,
+/// whichever is less, kept for frames in memory (those read back ahead
+/// of their departure). With 1500-byte frames the disk holds some 3.5
+/// times the cap (`--mem-cap 1GB`: 3.4 GB).
+pub fn max_on_disk(cap: u64) -> u64 {
+    let mark = crate::buffers::spill_mark(cap);
+    (mark - (mark / 2).min(16 << 20)) / FRAME_BOOKKEEPING
+}
 
 impl RunnerOptions {
     /// Engine options for a live run with these settings: as many packets
     /// as the memory cap holds buffers, and the seed.
     pub fn engine_options(&self) -> EngineOptions {
+        let on_disk = if self.spill {
+            max_on_disk(self.mem_cap)
+        } else {
+            0
+        };
         EngineOptions {
-            max_packets: (self.mem_cap / BUF_SIZE as u64).clamp(1, u32::MAX as u64) as u32,
+            max_packets: (self.mem_cap / BUF_SIZE as u64 + on_disk).clamp(1, u32::MAX as u64)
+                as u32,
             seed: self.seed,
         }
     }
@@ -184,6 +234,7 @@ impl Default for RunnerOptions {
             mem_cap: 512 << 20,
             seed: 1,
             priority: Priority::Auto,
+            spill: false,
         }
     }
 }
@@ -219,6 +270,10 @@ pub struct RunnerStats {
     pub dropped_tx: u64,
     /// Could not be handed to another worker (its ring was full).
     pub dropped_handoff: u64,
+    /// A frame of a pipe marked `spill` the disk could not take (full, a
+    /// write failed, the spill's bookkeeping bound), dropped before the
+    /// emulation took it; or a frame that could not be read back.
+    pub dropped_spill: u64,
     /// Handed to other workers (workers only).
     pub handoffs_out: u64,
     /// Taken over from other workers (workers only).
@@ -242,6 +297,9 @@ pub struct RunnerStats {
     /// GSO super-frames: received, cut into segments, kept and sent
     /// whole (a debug counter; see [`crate::gso`]).
     pub gso: GsoStats,
+    /// Frames kept on disk (see [`crate::spill`]): how many, their
+    /// bytes, the disk's rates, and the frames read before their turn.
+    pub spill: SpillStats,
     /// Frames the kernel dropped on their way to a port before it was
     /// read (a TAP device's queue, an AF_PACKET or AF_XDP ring full: the
     /// emulator did not keep up, ModelNet's physical drops): never
@@ -267,6 +325,7 @@ impl RunnerStats {
             + self.dropped_down
             + self.dropped_tx
             + self.dropped_handoff
+            + self.dropped_spill
     }
 
     /// Whether the accounting identity holds: `received + handoffs_in =
@@ -296,11 +355,13 @@ impl std::ops::AddAssign for RunnerStats {
         self.answers_failed += o.answers_failed;
         self.dropped_tx += o.dropped_tx;
         self.dropped_handoff += o.dropped_handoff;
+        self.dropped_spill += o.dropped_spill;
         self.handoffs_out += o.handoffs_out;
         self.handoffs_in += o.handoffs_in;
         self.wakeups += o.wakeups;
         self.inside += o.inside;
         self.gso += o.gso;
+        self.spill += o.spill;
         self.dropped_input += o.dropped_input;
     }
 }
@@ -369,6 +430,15 @@ pub struct Runner {
     /// This thread's wait for a CPU (see [`crate::margin::RunDelay`]).
     run_delay: crate::margin::RunDelay,
     busy_poll: bool,
+    /// Whether this runner keeps its CPU awake while packets flow: on a
+    /// virtual machine, or once its sleeps show slow wake-ups (see
+    /// [`crate::awake`]).
+    keep_awake: bool,
+    /// The thread that does, started when first needed; `Some(None)` if
+    /// it could not be.
+    awake: Option<Option<crate::awake::KeepAwake>>,
+    /// When packets were last seen in flight (before a sleep).
+    last_in_flight: Option<Instant>,
     out: Vec<Departure>,
     corrupt_rng: StageRng,
     /// Why each port was lost (its interface deleted), if it was: a lost
@@ -414,6 +484,9 @@ pub struct Runner {
     tap: Option<Tap>,
     /// Each flow's counts since the last sample, when counted.
     flows: Option<Box<FlowTable>>,
+    /// Per engine pipe (by index): whether its frames may go to disk
+    /// (marked `spill`, owned by this runner). Empty without a spill.
+    spill_pipes: Vec<bool>,
 }
 
 /// The runner thread's priority: whether it runs at real-time priority
@@ -589,6 +662,9 @@ impl Runner {
             wake_margin: crate::margin::Margin::new(Duration::ZERO),
             run_delay: crate::margin::RunDelay::open(),
             busy_poll: opts.busy_poll,
+            keep_awake: !opts.busy_poll && crate::awake::virtual_machine(),
+            awake: None,
+            last_in_flight: None,
             out: Vec::with_capacity(1024),
             corrupt_rng: stage_rng(opts.seed, StageKind::Corrupt, u64::MAX),
             lost: vec![None; n],
@@ -610,6 +686,7 @@ impl Runner {
             icmp_limit: IcmpLimit::new(clock.now()),
             tap: None,
             flows: None,
+            spill_pipes: Vec::new(),
         };
         r.margin = margin.unwrap_or_else(measure_sleep_margin);
         r.wake_margin = crate::margin::Margin::new(r.margin);
@@ -645,6 +722,42 @@ impl Runner {
             .collect();
     }
 
+    /// Keep the frames of pipes marked `spill` on disk in `dirs` (one
+    /// directory, or two: see [`crate::spill`]) when the pool is short,
+    /// at most as many as the cap's [`FRAME_BOOKKEEPING`] bytes per frame
+    /// allow; `None`: never. Call before the first step.
+    pub fn set_spill(&mut self, dirs: Option<Vec<std::path::PathBuf>>) {
+        if let Some(dirs) = dirs.filter(|d| !d.is_empty()) {
+            self.bufs.enable_spill(SpillOptions {
+                dirs,
+                worker: self.worker(),
+                max_frames: max_on_disk(self.bufs.cap()),
+            });
+        }
+        self.note_spill_pipes();
+    }
+
+    /// Which engine pipes' frames may go to disk: the pipes marked
+    /// `spill` this runner owns (after the spec or the partition
+    /// changed).
+    fn note_spill_pipes(&mut self) {
+        self.spill_pipes.clear();
+        if self.bufs.spill_ref().is_none() {
+            return;
+        }
+        let e = &self.emu;
+        for (&n, def) in &e.spec().pipes {
+            let mine = e.partition().is_none_or(|p| p.owns(n));
+            if let (true, true, Some(idx)) = (def.spill, mine, e.pipe(n)) {
+                let i = idx.0 as usize;
+                if self.spill_pipes.len() <= i {
+                    self.spill_pipes.resize(i + 1, false);
+                }
+                self.spill_pipes[i] = true;
+            }
+        }
+    }
+
     /// Count every flow's arrivals, deliveries and drops from now on, the
     /// first `bound` flows apart and the rest as `other` (see
     /// [`FlowTable`]); `None`: stop counting.
@@ -670,7 +783,9 @@ impl Runner {
         let Some(tap) = self.tap.as_ref() else {
             return;
         };
-        let frame = self.bufs.frame(buf);
+        // Read from disk if it is there (a drop or a copy of a frame
+        // still waiting): recorded as it is, not loaded.
+        let frame = self.bufs.bytes(buf);
         tap.send(Record {
             at_ns: self.clock.to_monotonic(at),
             port: record_port(self.bufs.meta(buf).annotation, port),
@@ -774,6 +889,28 @@ impl Runner {
         let mut hs = std::mem::take(&mut self.handoffs);
         for h in hs.drain(..) {
             let buf = h.pkt.buf;
+            if self.bufs.is_spilled(buf) && self.bufs.load(buf).is_err() {
+                // Its frame could not be read back from disk.
+                self.stats.dropped_spill += 1;
+                if let Some(f) = self.flows.as_mut() {
+                    if h.pkt.flags & Packet::DUPLICATE == 0 {
+                        f.dropped(&h.pkt.key, Reason::Memory);
+                    }
+                }
+                if let Some(t) = self.tap.as_ref() {
+                    t.unrecorded(1);
+                }
+                let m = *self.bufs.meta(buf);
+                if let Some(port) = self.ports.get_mut(m.origin as usize) {
+                    port.discard(&m);
+                }
+                if let Some((origin, frame)) = self.bufs.release(buf) {
+                    if let Some(port) = self.ports.get_mut(origin as usize) {
+                        port.reclaim(frame);
+                    }
+                }
+                continue;
+            }
             let Some(d) = self.bufs.detach(buf) else {
                 // A frame to copy (lent, or shared by a duplicate) and no
                 // memory under the cap for it.
@@ -971,6 +1108,7 @@ impl Runner {
     pub fn apply(&mut self, c: Compiled) -> pipelab_emu::Applied {
         let applied = self.emu.apply(c);
         self.gso.respec(self.emu.spec(), None);
+        self.note_spill_pipes();
         applied
     }
 
@@ -1004,6 +1142,7 @@ impl Runner {
         s.inside = self.emu.in_flight() as u64;
         s.wakeups = self.links.as_ref().map_or(0, |l| l.stats().wakeups);
         s.gso = self.gso.stats;
+        s.spill = self.bufs.spill_stats();
         s
     }
 
@@ -1050,6 +1189,12 @@ impl Runner {
     /// Buffer memory allocated so far, bytes.
     pub fn buffer_bytes(&self) -> u64 {
         self.bufs.allocated_bytes()
+    }
+
+    /// Bytes of memory the buffer pool answers for
+    /// ([`BufferPool::memory_bytes`]: buffers, and the spill's).
+    pub fn memory_bytes(&self) -> u64 {
+        self.bufs.memory_bytes()
     }
 
     /// User-space copies of frame bytes made so far by the runner and the
@@ -1128,7 +1273,19 @@ impl Runner {
                     self.count_drop(reason);
                     self.flow_dropped(&d.pkt, reason);
                     self.note_drop(d.at, reason.name(), buf);
-                    self.answer(a, buf);
+                    if self.resident(buf) {
+                        self.answer(a, buf);
+                    } else {
+                        self.stats.answers_failed += 1;
+                    }
+                    self.discard(buf);
+                }
+                Exit::Deliver { .. } if !self.resident(buf) => {
+                    // Its frame could not be read back from disk: lost,
+                    // and said so.
+                    self.stats.dropped_spill += 1;
+                    self.flow_dropped(&d.pkt, Reason::Memory);
+                    self.unrecorded(1);
                     self.discard(buf);
                 }
                 Exit::Deliver { port } => {
@@ -1343,12 +1500,80 @@ impl Runner {
         if let Some(f) = self.flows.as_mut() {
             f.bucket(&pkt.key).sent(pkt.len);
         }
-        let r = self.emu.ingress(now, pkt, p as u16, &mut info.view);
+        // The emulation's ingress in its two halves: the rules say which
+        // pipe the packet enters, and whether its frame is to go to disk.
+        let mut spill = false;
+        let r = match self.emu.admit(&mut pkt, p as u16, &mut info.view) {
+            Admission::Out(o) => Ingress::Out(o),
+            Admission::Dropped(r) => Ingress::Dropped(r),
+            Admission::Answer(a) => Ingress::Answer(a),
+            Admission::Enter(e) => {
+                spill = self
+                    .spill_pipes
+                    .get(e.pipe().0 as usize)
+                    .copied()
+                    .unwrap_or(false)
+                    && self.bufs.wants_spill();
+                if spill && !self.bufs.can_spill() {
+                    if self.bufs.may_keep() {
+                        // The disk is behind (or failing) and memory has
+                        // room: it waits in memory.
+                        spill = false;
+                    } else if self.bufs.wait_spill() {
+                        // A batch was written meanwhile: on disk after
+                        // all (the runner waited a moment for it).
+                    } else {
+                        // Neither the disk (full, a write failed, its
+                        // bookkeeping bound) nor memory can take it:
+                        // refused before the emulation takes it, so no
+                        // accepted packet is ever lost.
+                        self.refuse_spill(now, p, buf, &pkt);
+                        return;
+                    }
+                }
+                self.emu.enter(now, pkt, e)
+            }
+        };
         // After ingress, so that the backlog counts it if it entered;
         // before what became of it.
         self.note(now, p, Event::Arrive, buf, false);
         self.settle_ingress(r, buf, &pkt);
         self.ship();
+        if spill && r == Ingress::Queued {
+            // Taken by one of this runner's pipes (never handed off: a
+            // spilling pipe is this runner's own), its frame waits on
+            // disk. A spill that fails now keeps it in memory.
+            if let Ok(Some((origin, frame))) = self.bufs.spill(buf) {
+                if let Some(port) = self.ports.get_mut(origin as usize) {
+                    port.reclaim(frame);
+                }
+            }
+        }
+    }
+
+    /// Drop the frame in `buf` (from port `p`), which a spilling pipe was
+    /// to take while the spill cannot take more: counted as `spill`.
+    fn refuse_spill(&mut self, now: Instant, p: usize, buf: BufId, pkt: &Packet) {
+        self.bufs.count_spill_refused();
+        self.stats.dropped_spill += 1;
+        if let Some(f) = self.flows.as_mut() {
+            f.dropped(&pkt.key, Reason::Memory);
+        }
+        self.note(now, p, Event::Arrive, buf, false);
+        self.note_drop(now, "spill", buf);
+        self.discard(buf);
+        self.release(buf);
+    }
+
+    /// Bring the frame in `buf` back from disk if it is there (it is
+    /// needed now); false if it could not be read (counted as a `spill`
+    /// drop by the caller).
+    #[inline]
+    fn resident(&mut self, buf: BufId) -> bool {
+        if !self.bufs.is_spilled(buf) {
+            return true;
+        }
+        self.bufs.load(buf).is_ok()
     }
 
     /// Hand every port's queued transmissions to the kernel; frames that
@@ -1385,6 +1610,7 @@ impl Runner {
         if self.links.as_ref().is_some_and(|l| l.pending()) {
             return Ok(());
         }
+        self.read_back();
         let now = self.clock.now();
         let wake = self
             .emu
@@ -1420,6 +1646,21 @@ impl Runner {
             if links.is_none_or(|l| l.may_sleep()) {
                 let due = now + sleep;
                 let waited_before = self.run_delay.read();
+                if self.emu.in_flight() > 0 {
+                    self.last_in_flight = Some(now);
+                }
+                let idle = self
+                    .last_in_flight
+                    .map_or(u64::MAX, |t| (now - t).as_nanos());
+                if self.awake.is_none()
+                    && self.keep_awake
+                    && crate::awake::spins(sleep.as_nanos(), idle)
+                {
+                    self.awake = Some(crate::awake::KeepAwake::start("pipelab"));
+                }
+                if let Some(Some(a)) = &mut self.awake {
+                    a.sleeping(sleep.as_nanos(), idle);
+                }
                 let r = wait_readable(&mut fds, sleep);
                 if let Some(l) = links {
                     l.awake();
@@ -1429,9 +1670,16 @@ impl Runner {
                     // the time spent waiting for a CPU.
                     let woke = self.clock.now();
                     let waited = self.run_delay.read().saturating_sub(waited_before);
-                    if woke >= due {
-                        self.wake_margin
-                            .woke(Duration((woke - due).as_nanos().saturating_sub(waited)));
+                    let late =
+                        (woke >= due).then(|| (woke - due).as_nanos().saturating_sub(waited));
+                    if let (Some(Some(a)), Some(late)) = (&mut self.awake, late) {
+                        a.woke(late);
+                    }
+                    if let Some(late) = late {
+                        self.wake_margin.woke(Duration(late), woke.as_nanos());
+                        if self.wake_margin.slow_wakes() >= crate::awake::SLOW_WAKE {
+                            self.keep_awake = true;
+                        }
                     }
                 }
                 r?;
@@ -1445,6 +1693,36 @@ impl Runner {
             }
         }
         Ok(())
+    }
+
+    /// Bring frames back from disk ahead of their departure, in the order
+    /// written, while the pool has room (see [`BufferPool::read_back`]):
+    /// [`READ_BACK_FEW`] frames at least, so that reading keeps pace with
+    /// a link whose departures leave no idle time, then more, a few at a
+    /// time, while the next deadline is more than [`READ_BACK_GUARD`] away
+    /// (past the wake-up margin), so that the disk delays no departure.
+    fn read_back(&mut self) {
+        if !self.bufs.spill_busy() {
+            return;
+        }
+        let until = self.emu.next_deadline().map(|d| {
+            Instant(
+                d.as_nanos()
+                    .saturating_sub(self.wake_margin.get().as_nanos())
+                    .saturating_sub(READ_BACK_GUARD.as_nanos()),
+            )
+        });
+        let mut budget = READ_BACK_BATCH;
+        if self.bufs.read_back(READ_BACK_FEW) < READ_BACK_FEW {
+            return;
+        }
+        budget -= READ_BACK_FEW;
+        while budget > 0 && until.is_none_or(|u| self.clock.now() < u) {
+            if self.bufs.read_back(READ_BACK_FEW) < READ_BACK_FEW {
+                return;
+            }
+            budget -= READ_BACK_FEW;
+        }
     }
 
     /// Run until `done()` says so, serving in between.

@@ -117,6 +117,10 @@ pub struct BridgeOptions {
     pub capture: Option<pipelab_io::capture::Files>,
     /// Per-interval series of every pipe (`--interval`, `--series`).
     pub series: Option<crate::series::SeriesOptions>,
+    /// Where the frames of pipes marked `spill` go on disk
+    /// (`--spill-dir`: one directory, or two), each under a directory of
+    /// the run's own (see [`crate::spill`]).
+    pub spill: Vec<std::path::PathBuf>,
 }
 
 /// What the bridge does when a port's interface is deleted.
@@ -158,6 +162,8 @@ pub struct BridgeReport {
     pub capture: Option<pipelab_io::capture::Summary>,
     /// Per pipe counters summed over the workers, in number order.
     pub pipes: Vec<crate::report::PipeCounters>,
+    /// The most resident memory the process had (its `VmHWM`), bytes.
+    pub rss_peak_bytes: u64,
     /// With `--interval`: what each pipe did in each interval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<crate::series::SeriesReport>,
@@ -297,6 +303,18 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
+    // Frames kept on disk go under directories of the run's own, in the
+    // ledger before anything is made in them.
+    let spill_dirs = crate::spill::prepare(&mut record, &opts.spill, opts.compiled.spec())?;
+    let worker_cap = opts.runner.mem_cap / u64::from(k.max(1));
+    for n in crate::spill::notes(
+        opts.compiled.spec(),
+        worker_cap,
+        &spill_dirs,
+        "pipelab bridge",
+    ) {
+        eprintln!("{n}");
+    }
     let mut pair = if k == 1 {
         open_xdp_pair(&opts.ports, opts.backend, opts.verbose)
     } else {
@@ -344,6 +362,7 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
         opts.runner,
         tap,
     )?);
+    live.set_spill(spill_dirs).map_err(io::Error::other)?;
     let sampler = crate::series::start(&live, opts.series.take())?;
     let (a, b) = (opts.ports[0].clone(), opts.ports[1].clone());
     let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
@@ -459,6 +478,7 @@ pub fn run_bridge(mut opts: BridgeOptions) -> io::Result<BridgeReport> {
             workers: t.workers,
             capture: None,
             pipes: t.pipes,
+            rss_peak_bytes: crate::report::peak_rss_bytes(),
             timeseries: None,
         };
         Ok::<_, crate::error::ModeError>((Ok::<(), io::Error>(()), report, samples))

@@ -319,6 +319,14 @@ impl LiveRunner {
             .collect()
     }
 
+    /// Keep the frames of pipes marked `spill` on disk in `dirs` (the
+    /// run's own directories, see [`crate::spill`]) when a worker's
+    /// memory is short: every worker, each with files of its own.
+    pub fn set_spill(&self, dirs: Vec<std::path::PathBuf>) -> Result<(), ModeError> {
+        self.with_each(move |r| r.set_spill(Some(dirs.clone())))?;
+        Ok(())
+    }
+
     /// Bring the emulation to `c` (see [`Emulation::apply`]) in every
     /// worker, each with its partition of `c`'s pipes; returns once it is
     /// in effect (what worker 0's emulation did).

@@ -120,6 +120,19 @@ pub fn stats_json(mode: &str, r: &pipelab_io::runner::Runner) -> serde_json::Val
     })
 }
 
+/// The most resident memory this process has had (`VmHWM` of
+/// `/proc/self/status`), bytes; 0 where it cannot be read.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
 /// The file `--stats` names, opened for writing when the run is set up,
 /// so that a path that cannot be written is refused before anything
 /// runs (it used to be refused after the run, naming no path), and

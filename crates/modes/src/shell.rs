@@ -152,6 +152,10 @@ pub struct ShellOptions {
     pub capture: Option<pipelab_io::capture::Files>,
     /// Per-interval series of every pipe (`--interval`, `--series`).
     pub series: Option<crate::series::SeriesOptions>,
+    /// Where the frames of pipes marked `spill` go on disk
+    /// (`--spill-dir`: one directory, or two), each under a directory of
+    /// the run's own (see [`crate::spill`]).
+    pub spill: Vec<std::path::PathBuf>,
 }
 
 /// The report written at exit.
@@ -171,6 +175,9 @@ pub struct ShellReport {
     pub margin_us: f64,
     /// Peak buffer memory, bytes.
     pub buffer_bytes: u64,
+    /// The most resident memory the process had (its `VmHWM`), bytes:
+    /// buffers, descriptors, the program itself.
+    pub rss_peak_bytes: u64,
     /// The seed of every random decision.
     pub seed: u64,
     /// Per-rule counters: (number, packets, bytes), the default rule last.
@@ -448,6 +455,13 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
+    // Frames kept on disk go under directories of the run's own, in the
+    // ledger before anything is made in them.
+    let spill_dirs = crate::spill::prepare(&mut record, &opts.spill, compiled.spec())?;
+    let worker_cap = opts.runner.mem_cap / u64::from(k.max(1));
+    for n in crate::spill::notes(compiled.spec(), worker_cap, &spill_dirs, "pipelab shell") {
+        eprintln!("{n}");
+    }
     let plan = crate::workers::direction_plan(2, k, &opts.workers);
     let mut handles: Vec<Vec<SendPort>> = Vec::new();
     for tap in [&tap_in, &tap_out] {
@@ -474,6 +488,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         tap,
     )?);
     live.watch_input_drops(drops);
+    live.set_spill(spill_dirs).map_err(io::Error::other)?;
     let sampler = crate::series::start(&live, opts.series.take())?;
     // `pipelab --target NAME ...` reconfigures it from now on.
     let load = std::mem::replace(&mut opts.load, Box::new(|_| Err(String::new())));
@@ -540,6 +555,7 @@ pub fn run_shell(mut opts: ShellOptions) -> io::Result<i32> {
         precision: t.precision,
         margin_us: bounds.first().map_or(0.0, |b| b.1.as_nanos() as f64 / 1e3),
         buffer_bytes: bounds.iter().map(|b| b.2).sum(),
+        rss_peak_bytes: crate::report::peak_rss_bytes(),
         seed,
         rules: t.rules,
         queues: t.queues,

@@ -115,6 +115,28 @@ pub fn set_thread_normal() -> io::Result<()> {
     Ok(())
 }
 
+/// Put the calling thread under `SCHED_IDLE`: it runs only when no
+/// other thread of any policy wants its CPU. No privilege is needed.
+pub fn set_thread_idle() -> io::Result<()> {
+    set_thread_policy(libc::SCHED_IDLE, 0)
+}
+
+/// Put thread `tid` of this process back to the normal policy
+/// (`SCHED_OTHER`): a thread under `SCHED_IDLE` on a busy CPU may not
+/// run for seconds, and a thread must run to end, even when the process
+/// exits.
+pub fn set_thread_normal_of(tid: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param that outlives the call; the
+    // call reads nothing else and changes only thread `tid`'s policy.
+    let r = unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// The time slice a runner thread asks for under the normal policy:
 /// 100 µs, the shortest the kernel grants (see [`set_thread_slice`]).
 pub const RUNNER_SLICE_NS: u64 = 100_000;

@@ -16,9 +16,17 @@
 #    workers): what many ports cost a runner that reads them.
 # 3. Time for `pipelab topo up` and `down` of a star of 200 and 1000 VNs
 #    (default workers).
+# 4. (SECTIONS=scale, not in the default) Scale: `topo up` time and the
+#    emulator's resident memory (VmRSS after start, VmHWM its peak) for
+#    a star and a transit-stub (10 transit routers, 10 stubs on each,
+#    N/100 VNs on each stub) of $SCALE_VNS VNs; then one ping between
+#    two VNs (the pair's route computed on demand) and the RSS again.
+#    A size whose routing matrix would not fit ($SCALE_MAX_PAIRS ordered
+#    pairs, default 30 million, about 6 GB with a binary that holds
+#    every route) can be skipped with SCALE_SKIP="star:10000 ...".
 #
 # Usage: benches/topo.sh [path/to/pipelab]   (default: target/release/pipelab)
-# SECTIONS="chain star updown" (default: all three) picks tables.
+# SECTIONS="chain star updown" (default: these three; "scale" too) picks tables.
 set -euo pipefail
 BIN=${1:-target/release/pipelab}
 BIN=$(readlink -f "$BIN")
@@ -31,6 +39,8 @@ UP_ARGS=${UP_ARGS:-}   # more `topo up` flags for the first two tables, e.g. --r
 STAR_VNS=${STAR_VNS:-2 1000}
 STAR_RATES=${STAR_RATES:-50 100 150 200 250 300 400}
 SECTIONS=${SECTIONS:-chain star updown}
+SCALE_VNS=${SCALE_VNS:-1000 2000 5000 10000}
+SCALE_SKIP=${SCALE_SKIP:-}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 TMP=$(mktemp -d)
 NAME=bench$$
@@ -139,4 +149,49 @@ for n in 200 1000; do
     t2=$(date +%s.%N)
     python3 -c "print('| $n | %.2f | %.2f |' % ($t1 - $t0, $t2 - $t1))"
 done
+fi
+
+if want scale; then
+echo "## Scale: topo up time and emulator memory ($(date -u '+%F %H:%M') UTC, $(nproc) CPUs, $(uname -r), $BIN)"
+echo
+echo "| topology | VNs | pipes | up s | RSS MB after up | peak MB (VmHWM) | RSS MB after one ping | routes cached | host MB used (MemAvailable drop) |"
+echo "|---|---|---|---|---|---|---|---|---|"
+kb() { awk -v k="$2" '$1 == k":" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+avail() { awk '$1 == "MemAvailable:" { printf "%.0f", $2 / 1024 }' /proc/meminfo; }
+for kind in star transit-stub; do
+  for n in $SCALE_VNS; do
+    if [[ " $SCALE_SKIP " == *" $kind:$n "* ]]; then
+        echo "| $kind | $n | | skipped | | | | | |"
+        continue
+    fi
+    f="$TMP/$kind$n.toml"
+    case $kind in
+        star) "$BIN" topo gen star --clients $n -o "$f" >/dev/null ;;
+        transit-stub) "$BIN" topo gen transit-stub --transit 10 --stubs 10 --clients $((n / 100)) -o "$f" >/dev/null ;;
+    esac
+    a0=$(avail)
+    t0=$(date +%s.%N)
+    if ! out=$("$BIN" topo up "$f" --name $NAME 2>"$TMP/err"); then
+        echo "| $kind | $n | | refused: $(head -c 160 "$TMP/err" | tr '\n|' '  ') | | | | | |"
+        "$BIN" topo down --name $NAME >/dev/null 2>&1 || true
+        continue
+    fi
+    t1=$(date +%s.%N)
+    pid=$(echo "$out" | sed -n 's/.*, pid \([0-9]*\),.*/\1/p')
+    pipes=$(echo "$out" | sed -n 's/.*, \([0-9]*\) pipes,.*/\1/p')
+    rss=$(kb "$pid" VmRSS)
+    # The first VN pings the last: a pair no packet took before.
+    st=$("$BIN" topo status --name $NAME --json)
+    first=$(echo "$st" | field "r['state']['vns'][0]['name']")
+    last=$(echo "$st" | field "r['state']['vns'][-1]['addr']")
+    "$BIN" topo exec --name $NAME "$first" -- ping -c 1 -W 2 -q "$last" >/dev/null || true
+    after=$(kb "$pid" VmRSS)
+    hwm=$(kb "$pid" VmHWM)
+    host=$(($a0 - $(avail)))
+    cached=$("$BIN" topo status --name $NAME --json | field "r['status'].get('routes_cached', '-')")
+    "$BIN" topo down --name $NAME >/dev/null
+    python3 -c "print('| $kind | $n | $pipes | %.2f | $rss | $hwm | $after | $cached | $host |' % ($t1 - $t0))"
+  done
+done
+echo
 fi

@@ -281,10 +281,11 @@ pub enum TopoCmd {
         #[command(subcommand)]
         kind: generate::GenKind,
     },
-    /// Distill a topology (GML or TOML) and print the pipe count and the
-    /// mean and maximum hops per route.
+    /// Distill a topology (GML, GraphML or TOML) and print the pipe count
+    /// and the mean and maximum hops per route.
     Distill {
-        /// The topology file: `.gml` (ModelNet's format) or `.toml`.
+        /// The topology file: `.gml` (ModelNet's format, or Shadow's),
+        /// `.graphml` (NetworkX's) or `.toml`.
         file: PathBuf,
         /// hop-by-hop, end-to-end, last-mile, 'walk-in K', 'walk-out K'.
         #[arg(long, default_value = "hop-by-hop")]
@@ -313,7 +314,7 @@ pub enum TopoCmd {
     /// Example:
     ///   pipelab topo up ring.toml --distill last-mile --name lab
     Up {
-        /// The topology file: `.gml` or `.toml`.
+        /// The topology file: `.gml`, `.graphml` or `.toml`.
         file: PathBuf,
         /// hop-by-hop, end-to-end, last-mile, 'walk-in K', 'walk-out K'.
         #[arg(long, default_value = "hop-by-hop")]
@@ -507,19 +508,33 @@ pub(crate) fn load(file: &Path) -> Result<Topology, TopoError> {
     let loader = crate::file_loader(crate::config_dir(file));
     let mut load = |p: &str| loader(p);
     let defaults = pipelab_topo::gml::GmlDefaults::default();
+    let gml_error = |error| TopoError::Gml {
+        name: name.clone(),
+        error: Box::new(error),
+    };
     let topo = if name.ends_with(".toml") {
         pipelab_topo::native::parse_toml_files(&text, &defaults, Some(&mut load))
             .map_err(refused)?
+    } else if is_graphml(&name, &text) {
+        pipelab_topo::graphml::parse_graphml_files(&text, &defaults, Some(&mut load))
+            .map_err(gml_error)?
     } else {
-        pipelab_topo::gml::parse_gml_files(&text, &defaults, Some(&mut load)).map_err(|error| {
-            TopoError::Gml {
-                name: name.clone(),
-                error: Box::new(error),
-            }
-        })?
+        pipelab_topo::gml::parse_gml_files(&text, &defaults, Some(&mut load)).map_err(gml_error)?
     };
     topo.validate().map_err(refused)?;
     Ok(topo)
+}
+
+/// True if the topology file `name` is GraphML: named `.graphml` (or
+/// `.xml`), or XML by its first character.
+fn is_graphml(name: &str, text: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".graphml")
+        || lower.ends_with(".xml")
+        || text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with('<')
 }
 
 /// Say on stderr that `topo` (from `file`) is not connected, naming its
@@ -562,7 +577,7 @@ fn summary(st: &live::TopoState) -> String {
         .as_ref()
         .map_or_else(String::new, |n| format!("note: {n}\n"));
     format!(
-        "topology {} up: {} VNs in {} ({}), {} pipes, {} routes{workers}, {:.2} s, pid {}, seed {}\n{note}",
+        "topology {} up: {} VNs in {} ({}), {} pipes, {} routes cached{workers}, {:.2} s, pid {}, seed {}\n{note}",
         st.name,
         st.vns.len(),
         prefixes,
@@ -1063,8 +1078,16 @@ pub fn run(cmd: TopoCmd) -> Result<String, TopoError> {
             Ok(s)
         }
         TopoCmd::Status { name, json } => {
-            let st = live::read_state(&name).map_err(TopoError::Live)?;
+            let mut st = live::read_state(&name).map_err(TopoError::Live)?;
             let status = live::control(&name, "status").map_err(TopoError::Live)?;
+            // Routes are cached as pairs start to send: the emulator's
+            // count now, not the state file's of the start.
+            if let Some(n) = serde_json::from_str::<serde_json::Value>(&status)
+                .ok()
+                .and_then(|v| v["routes_cached"].as_u64())
+            {
+                st.routes = n as usize;
+            }
             if json {
                 let v: serde_json::Value =
                     serde_json::from_str(&status).map_err(TopoError::Json)?;
@@ -1143,7 +1166,10 @@ mod tests {
     fn summary_says_the_workers_and_the_note() {
         let st = state();
         let s = summary(&st);
-        assert!(s.contains(", 4 pipes, 2 routes, 2 workers, 0.00 s,"), "{s}");
+        assert!(
+            s.contains(", 4 pipes, 2 routes cached, 2 workers, 0.00 s,"),
+            "{s}"
+        );
         assert_eq!(s.lines().count(), 1, "{s}");
         let one = live::TopoState {
             workers: 1,
@@ -1151,14 +1177,14 @@ mod tests {
             ..state()
         };
         let s = summary(&one);
-        assert!(s.contains(" routes, 1 worker, "), "{s}");
+        assert!(s.contains(" routes cached, 1 worker, "), "{s}");
         assert!(s.ends_with("\nnote: --workers 4: a topology of 1 link split by links, a worker each at most; running 1\n"), "{s}");
         let old = live::TopoState {
             workers: 0,
             ..state()
         };
         assert!(
-            summary(&old).contains(" routes, 0.00 s,"),
+            summary(&old).contains(" routes cached, 0.00 s,"),
             "{}",
             summary(&old)
         );

@@ -11,6 +11,11 @@ use crate::spec::{Egress, Spec};
 use pipelab_classify::{Classifier, Context};
 use pipelab_lang::Action;
 
+/// The most ports an emulation has: a packet carries the port it came
+/// in by and the one it leaves by as 16-bit numbers (a live topology has
+/// a port per VN: at most 65,536 VNs).
+pub const MAX_PORTS: usize = 1 << 16;
+
 /// A reference of a spec that does not resolve.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
@@ -112,6 +117,16 @@ fn check(spec: &Spec) -> Result<(), SpecError> {
         }
     }
     let n_paths = spec.paths.as_ref().map_or(0, |p| p.n);
+    if spec.ports.len() > MAX_PORTS {
+        return Err(SpecError::Port {
+            port: MAX_PORTS,
+            name: spec.ports[MAX_PORTS].name.clone(),
+            reason: format!(
+                "{} ports, more than the {MAX_PORTS} a packet can name (its ports are 16-bit)",
+                spec.ports.len()
+            ),
+        });
+    }
     for (i, p) in spec.ports.iter().enumerate() {
         let bad = |reason: String| SpecError::Port {
             port: i,

@@ -309,12 +309,52 @@ struct PipeRt {
 }
 
 /// The paths in engine routes, by pair `src * n + dst`: every pair's
-/// slot for paths that hold every pair, else a map of the pairs held.
+/// slot for paths that hold every pair, else a map of the pairs held
+/// (looked up for every packet on a path: hashed by [`PairHash`]).
 #[derive(Debug, Default)]
 struct PathTable {
     n: usize,
     routes: Vec<Option<RouteId>>,
-    sparse: HashMap<usize, RouteId>,
+    sparse: HashMap<usize, RouteId, PairHash>,
+}
+
+/// The hash of a pair index `src * n + dst` in [`PathTable`]: one
+/// multiplication and a fold of the high half into the low (the bucket
+/// bits), a few nanoseconds where SipHash takes tens. Pair indices are
+/// the emulation's own numbers, not a peer's choice.
+#[derive(Clone, Copy, Debug, Default)]
+struct PairHash;
+
+impl std::hash::BuildHasher for PairHash {
+    type Hasher = PairHasher;
+    fn build_hasher(&self) -> PairHasher {
+        PairHasher(0)
+    }
+}
+
+/// See [`PairHash`].
+struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        let h = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = h ^ (h >> 29);
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl PathTable {
@@ -327,7 +367,7 @@ impl PathTable {
             } else {
                 vec![None; p.n * p.n]
             },
-            sparse: HashMap::new(),
+            sparse: HashMap::default(),
         }
     }
 
@@ -497,6 +537,8 @@ impl Emulation {
     /// `hop`: into this worker's segment starting there, or to the
     /// worker owning that hop.
     fn enter_segment(&mut self, at: Instant, mut pkt: Packet, k: usize, hop: usize) -> Ingress {
+        let n = self.paths.n.max(1);
+        self.learn_pair(k / n, k % n);
         let Some((owner, end)) = self.segment(k, hop) else {
             self.counts.no_route += 1;
             return Ingress::Dropped(Reason::NoRoute);
@@ -555,7 +597,7 @@ impl Emulation {
     /// is unchanged keep their route.
     pub fn apply(&mut self, c: Compiled) -> Applied {
         let Compiled {
-            spec,
+            mut spec,
             mut classifier,
         } = c;
         let mut applied = Applied::default();
@@ -638,7 +680,7 @@ impl Emulation {
         classifier.inherit(&self.classifier);
         self.classifier = classifier;
         let all = replaced_any || !applied.created.is_empty() || self.part_changed;
-        applied.paths_changed = self.apply_paths(&spec, all);
+        applied.paths_changed = self.apply_paths(&mut spec, all);
         self.part_changed = false;
         self.stepwise = !spec.one_pass || (spec.paths.is_some() && self.classifier.shapes());
         self.stateless = self.classifier.rules().all(|(_, r, _)| {
@@ -684,13 +726,25 @@ impl Emulation {
     }
 
     /// Engine routes for the spec's paths; `all`: recompute every pair
-    /// (pipes were replaced), else only pairs whose pipes changed.
-    fn apply_paths(&mut self, spec: &Spec, all: bool) -> usize {
-        let Some(p) = &spec.paths else {
+    /// (pipes were replaced), else only pairs whose pipes changed. Paths
+    /// on demand are first asked for every pair the paths in force hold
+    /// (the pairs that carried traffic), so those pairs keep a route and
+    /// only the ones whose path changed are swapped.
+    fn apply_paths(&mut self, spec: &mut Spec, all: bool) -> usize {
+        let Some(p) = spec.paths.as_mut() else {
             self.paths = PathTable::default();
             self.segs.clear();
             return 0;
         };
+        if p.is_on_demand() {
+            if let Some(q) = self.spec.paths.as_ref().filter(|q| q.n == p.n) {
+                let n = q.n.max(1);
+                for k in q.held() {
+                    p.resolve(k / n, k % n);
+                }
+            }
+        }
+        let p = &*p;
         let prev = self
             .spec
             .paths
@@ -704,7 +758,6 @@ impl Emulation {
             return self.apply_segments(p, prev.cloned().as_ref(), &part);
         }
         let mut changed = 0;
-        let mut hops: Vec<PipeIdx> = Vec::new();
         let n = p.n.max(1);
         for k in pairs_to_apply(p, prev) {
             let (s, d) = (k / n, k % n);
@@ -716,16 +769,7 @@ impl Emulation {
             }
             changed += 1;
             let route = now.and_then(|h| {
-                hops.clear();
-                for n in h {
-                    hops.push(self.pipes.get(n)?.idx);
-                }
-                if let Some(&r) = self.route_cache.get(&hops) {
-                    return Some(r);
-                }
-                let r = self.engine.add_route(&hops).ok()?;
-                self.route_cache.insert(hops.clone(), r);
-                Some(r)
+                engine_route(&mut self.engine, &self.pipes, &mut self.route_cache, h)
             });
             self.paths.set(k, route);
         }
@@ -742,7 +786,6 @@ impl Emulation {
         part: &Partition,
     ) -> usize {
         let mut changed = 0;
-        let mut hops: Vec<PipeIdx> = Vec::new();
         let n = p.n.max(1);
         for k in pairs_to_apply(p, prev) {
             let (s, d) = (k / n, k % n);
@@ -757,33 +800,58 @@ impl Emulation {
                 }
             }
             changed += 1;
-            let Some(path) = now else { continue };
-            let mut start = 0;
-            while let Some((owner, end)) = segment_of(Some(part), path, start) {
-                if owner == part.worker {
-                    hops.clear();
-                    let all_known = path[start..end].iter().all(|n| match self.pipes.get(n) {
-                        Some(rt) => {
-                            hops.push(rt.idx);
-                            true
-                        }
-                        None => false,
-                    });
-                    let route = match self.route_cache.get(&hops) {
-                        Some(&r) => Some(r),
-                        None if all_known => self.engine.add_route(&hops).ok().inspect(|&r| {
-                            self.route_cache.insert(hops.clone(), r);
-                        }),
-                        None => None,
-                    };
-                    if let Some(r) = route {
-                        self.segs.insert((k as u32, start as u16), r);
-                    }
-                }
-                start = end;
+            if let Some(path) = now {
+                self.install_segments(part, k, path);
             }
         }
         changed
+    }
+
+    /// The engine routes of the segments of pair `k`'s path (pipe
+    /// numbers `path`) that this worker owns under `part`.
+    fn install_segments(&mut self, part: &Partition, k: usize, path: &[u32]) {
+        let mut start = 0;
+        while let Some((owner, end)) = segment_of(Some(part), path, start) {
+            if owner == part.worker {
+                let route = engine_route(
+                    &mut self.engine,
+                    &self.pipes,
+                    &mut self.route_cache,
+                    &path[start..end],
+                );
+                if let Some(r) = route {
+                    self.segs.insert((k as u32, start as u16), r);
+                }
+            }
+            start = end;
+        }
+    }
+
+    /// Make sure the pair of ports `src` → `dst` is held: with paths on
+    /// demand, a pair not held yet (its first packet) is asked of the
+    /// source ([`crate::spec::PathSource`]) and given its engine route
+    /// (or, with a partition, the routes of the segments this worker
+    /// owns). Held pairs, and paths that are not on demand, are left
+    /// as they are.
+    fn learn_pair(&mut self, src: usize, dst: usize) {
+        let Some(p) = self.spec.paths.as_mut() else {
+            return;
+        };
+        if p.holds(src, dst) || !p.is_on_demand() || !p.resolve(src, dst) {
+            return;
+        }
+        let k = src * p.n + dst;
+        let Some(path) = p.get(src, dst).map(<[u32]>::to_vec) else {
+            return;
+        };
+        match self.part.clone() {
+            Some(part) => self.install_segments(&part, k, &path),
+            None => {
+                let route =
+                    engine_route(&mut self.engine, &self.pipes, &mut self.route_cache, &path);
+                self.paths.set(k, route);
+            }
+        }
     }
 
     /// Set what the port plan says on `view`: the direction and the
@@ -1068,6 +1136,8 @@ impl Emulation {
         if !by_dest {
             return Admission::Out(out);
         }
+        // The first packet of a pair not held yet: its path now.
+        self.learn_pair(inp as usize, out as usize);
         let k = inp as usize * self.paths.n + out as usize;
         if self.part.is_some() {
             // Cut into segments by owner: `enter` sends it along.
@@ -1230,6 +1300,7 @@ impl Emulation {
                     // A segment ends: the path goes on at `end`, in
                     // another worker, unless it was the last.
                     let k = in_port(&pkt) as usize * self.paths.n + out_port(&pkt) as usize;
+                    self.learn_pair(in_port(&pkt) as usize, out_port(&pkt) as usize);
                     let last = self.segment(k, end).is_none();
                     if last {
                         Exit::Deliver {
@@ -1414,6 +1485,27 @@ impl Emulation {
     pub fn retired_pipes(&self) -> usize {
         self.retired.len()
     }
+}
+
+/// The engine route crossing the pipes numbered `numbers` (one route for
+/// each distinct list of engine pipes, kept in `cache`); `None` if a
+/// pipe is not in `pipes`.
+fn engine_route(
+    engine: &mut Engine,
+    pipes: &BTreeMap<u32, PipeRt>,
+    cache: &mut HashMap<Vec<PipeIdx>, RouteId>,
+    numbers: &[u32],
+) -> Option<RouteId> {
+    let hops = numbers
+        .iter()
+        .map(|n| pipes.get(n).map(|rt| rt.idx))
+        .collect::<Option<Vec<PipeIdx>>>()?;
+    if let Some(&r) = cache.get(&hops) {
+        return Some(r);
+    }
+    let r = engine.add_route(&hops).ok()?;
+    cache.insert(hops, r);
+    Some(r)
 }
 
 /// The owner of hop `hop` of `hops` under `part` (worker 0 without one)

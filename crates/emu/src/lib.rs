@@ -35,7 +35,7 @@ pub mod partition;
 pub mod series;
 pub mod spec;
 
-pub use compiled::{Compiled, SpecError};
+pub use compiled::{Compiled, SpecError, MAX_PORTS};
 pub use emulation::{
     Admission, AdmitMemo, Applied, Counts, Departure, Emulation, Entry, Exit, Ingress, Reason,
     MAX_PASSES,
@@ -44,5 +44,6 @@ pub use lower::{lower_config, read_files, FileLoader, Loader, LowerError};
 pub use partition::{Handoff, Partition, Target};
 pub use pipelab_classify::Answer;
 pub use spec::{
-    Destinations, Egress, Env, MaskDef, Paths, PipeDef, PortDef, QueueDef, Spec, TOPO_PIPE_BASE,
+    Destinations, Egress, Env, MaskDef, OnDemand, PathSource, Paths, PipeDef, PortDef, QueueDef,
+    Spec, TOPO_PIPE_BASE,
 };

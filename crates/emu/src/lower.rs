@@ -112,6 +112,7 @@ pub fn lower_config(config: &Config, load: Loader<'_>) -> Result<Spec, LowerErro
                 config: cfg,
                 sched,
                 mask,
+                spill: spec.spill,
             },
         );
     }

@@ -20,6 +20,7 @@ use pipelab_engine::PipeConfig;
 use pipelab_lang::{RuleSpec, Table, TableId};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 /// The first pipe number of a topology's pipes (distilled pipe `i` is
 /// pipe `TOPO_PIPE_BASE + i`).
@@ -45,6 +46,10 @@ pub struct PipeDef {
     pub sched: Option<SchedConfig>,
     /// `mask ...`: one instance of the pipe per masked key.
     pub mask: Option<MaskDef>,
+    /// `spill`: a live runner may keep the frames waiting in this pipe on
+    /// disk when its memory cap is short (a storage matter: the engine
+    /// never sees it, so nothing in the emulation depends on it).
+    pub spill: bool,
 }
 
 impl PipeDef {
@@ -54,6 +59,7 @@ impl PipeDef {
             config,
             sched: None,
             mask: None,
+            spill: false,
         }
     }
 
@@ -146,15 +152,53 @@ impl Destinations {
 /// No path between a pair.
 pub const NO_PATH: u32 = u32::MAX;
 
+/// Computes a topology's path between two of its ports on demand: the
+/// miss of ModelNet's route cache (§2.2: "a hash-based cache of routes
+/// for active flows ... In the rare case of a cache miss, the route may
+/// be ... computed on the fly from an internal representation of the
+/// topology"). Implemented by `pipelab_topo` over its pipe graph; the
+/// emulation asks it once per pair, for the first packet of that pair,
+/// and keeps the answer until the next [`crate::Emulation::apply`].
+///
+/// It must be a pure function of the pair for the life of one spec (the
+/// same answer from every worker), compute without I/O or clock, and
+/// answer quickly: the first packet of the pair waits for it.
+pub trait PathSource: Send + Sync + core::fmt::Debug {
+    /// The pipe numbers from port `src` to port `dst`, in order; `None`
+    /// if the pair has no path (or a port is not the topology's).
+    fn path(&self, src: usize, dst: usize) -> Option<Vec<u32>>;
+}
+
+/// The [`PathSource`] of on-demand [`Paths`]. Two are equal if they are
+/// the same source (one `Arc`): a new source is a new routing.
+#[derive(Clone)]
+pub struct OnDemand(pub Arc<dyn PathSource>);
+
+impl PartialEq for OnDemand {
+    fn eq(&self, o: &OnDemand) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self.0), Arc::as_ptr(&o.0))
+    }
+}
+
+impl Eq for OnDemand {}
+
+impl core::fmt::Debug for OnDemand {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "OnDemand({:?})", self.0)
+    }
+}
+
 /// A topology's paths: for each (source port, destination port) pair of
 /// its `n` ports, the pipes crossed in order (ModelNet's routing matrix).
 ///
-/// [`Paths::new`] holds every pair (an `n × n` index: a live topology,
-/// where any VN may send to any other); [`Paths::only`] holds only the
-/// pairs [`Paths::set`] gave it (a virtual-time run, which knows its
-/// traffic: a few pairs of a 2000-VN topology, not four million). A
-/// pair it does not hold has no path ([`Paths::holds`] tells the two
-/// apart).
+/// [`Paths::new`] holds every pair (an `n × n` index); [`Paths::only`]
+/// holds only the pairs [`Paths::set`] gave it (a virtual-time run, which
+/// knows its traffic: a few pairs of a 2000-VN topology, not four
+/// million); [`Paths::on_demand`] holds the pairs it was given or asked
+/// for, and asks its [`PathSource`] for any other the first time it is
+/// needed ([`Paths::resolve`]: a live topology, where any VN may send to
+/// any other but few pairs do). A pair it does not hold has no path
+/// ([`Paths::holds`] tells the two apart).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Paths {
     /// Ports `0..n` are the topology's.
@@ -165,6 +209,8 @@ pub struct Paths {
     pub hops: Vec<u32>,
     /// Where each pair's path is in `hops`.
     index: PairIndex,
+    /// Computes the pairs not held ([`Paths::on_demand`]).
+    source: Option<OnDemand>,
 }
 
 /// The pairs of [`Paths`]: where each one's path starts in `hops`
@@ -188,6 +234,7 @@ impl Paths {
                 start: vec![NO_PATH; n * n],
                 len: vec![0; n * n],
             },
+            source: None,
         }
     }
 
@@ -199,12 +246,48 @@ impl Paths {
             dest,
             hops: Vec::new(),
             index: PairIndex::Sparse(BTreeMap::new()),
+            source: None,
         }
     }
 
-    /// True if it holds only the pairs it was given ([`Paths::only`]).
+    /// `n` ports holding no pair yet, each pair's path asked of `source`
+    /// the first time [`Paths::resolve`] needs it; [`Paths::set`] may
+    /// give pairs beforehand.
+    pub fn on_demand(n: usize, dest: Destinations, source: Arc<dyn PathSource>) -> Paths {
+        Paths {
+            source: Some(OnDemand(source)),
+            ..Paths::only(n, dest)
+        }
+    }
+
+    /// True if it holds only the pairs it was given or asked for
+    /// ([`Paths::only`], [`Paths::on_demand`]).
     pub fn is_partial(&self) -> bool {
         matches!(self.index, PairIndex::Sparse(_))
+    }
+
+    /// True if it asks a [`PathSource`] for the pairs it does not hold.
+    pub fn is_on_demand(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// Hold the pair `src` → `dst`: true if it is held (it was, or its
+    /// [`PathSource`] was asked for its path now; a pair with no path is
+    /// held too); false if it is not and cannot be (ports outside `0..n`,
+    /// or paths that are not on demand).
+    pub fn resolve(&mut self, src: usize, dst: usize) -> bool {
+        if self.holds(src, dst) {
+            return true;
+        }
+        if src >= self.n || dst >= self.n {
+            return false;
+        }
+        let Some(source) = self.source.as_ref().map(|s| s.0.clone()) else {
+            return false;
+        };
+        let path = source.path(src, dst);
+        self.set(src, dst, path.as_deref());
+        true
     }
 
     /// Set the path from port `src` to port `dst` (`None`: unreachable).

@@ -183,3 +183,75 @@ fn handoffs_keep_exact_instants() {
         assert_eq!(handed, expected, "rules {rules:?}");
     }
 }
+
+/// Answers the paths of [`spec`] on demand, counting the questions.
+#[derive(Debug, Default)]
+struct Asked(std::sync::Mutex<Vec<(usize, usize)>>);
+
+impl pipelab_emu::PathSource for Asked {
+    fn path(&self, src: usize, dst: usize) -> Option<Vec<u32>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((src, dst));
+        let t = TOPO_PIPE_BASE;
+        match (src, dst) {
+            (0, 1) => Some(vec![t, t + 1, t + 2]),
+            (0, 2) => Some(vec![t + 3]),
+            _ => None,
+        }
+    }
+}
+
+/// A pass proves paths on demand ([`pipelab_emu::Paths::on_demand`], a
+/// live topology's route cache) deliver every packet at the instant and
+/// by the port fixed paths do, on one worker and on two whose hops
+/// alternate (the worker a packet is handed to asks for the pair's path
+/// itself), and that each worker asks for a pair once, at its first
+/// packet, and never for a pair no packet takes.
+#[test]
+fn paths_on_demand_deliver_as_fixed_paths() {
+    let t = TOPO_PIPE_BASE;
+    let owners: BTreeMap<u32, u16> = [(t, 0), (t + 1, 1), (t + 2, 0), (t + 3, 1)]
+        .into_iter()
+        .collect();
+    for k in [1u16, 2] {
+        let fixed = {
+            let mut w = Workers::new(&spec(""), &owners, k);
+            for i in 0..20u64 {
+                w.offer(0, ms(i), udp(i, if i % 3 == 0 { 3 } else { 2 }), 0);
+            }
+            w.run_to(ms(1000));
+            let mut d = w.done;
+            d.sort_by_key(|&(t, at, _)| (at, t));
+            d
+        };
+        let asked = std::sync::Arc::new(Asked::default());
+        let mut s = spec("");
+        let fixed_paths = s.paths.take().expect("paths");
+        s.paths = Some(pipelab_emu::Paths::on_demand(
+            3,
+            fixed_paths.dest.clone(),
+            asked.clone(),
+        ));
+        let mut w = Workers::new(&s, &owners, k);
+        for i in 0..20u64 {
+            w.offer(0, ms(i), udp(i, if i % 3 == 0 { 3 } else { 2 }), 0);
+        }
+        w.run_to(ms(1000));
+        let mut lazy = w.done;
+        lazy.sort_by_key(|&(t, at, _)| (at, t));
+        assert_eq!(lazy.len(), 20);
+        assert_eq!(lazy, fixed, "{k} workers");
+        let mut q = asked.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        q.sort_unstable();
+        // Worker 0 admits both pairs; with two, worker 1 is handed
+        // packets of both and asks for each once too.
+        let want: Vec<(usize, usize)> = if k == 1 {
+            vec![(0, 1), (0, 2)]
+        } else {
+            vec![(0, 1), (0, 1), (0, 2), (0, 2)]
+        };
+        assert_eq!(q, want, "{k} workers");
+    }
+}

@@ -51,10 +51,22 @@
 //!   memory never leaves its worker; segments cut from a super-frame and
 //!   super-frames coalesced from segments are buffers of the pool that
 //!   made them, like any other.
+//! * **Spilling.** With a [`Spill`] ([`BufferPool::enable_spill`]), the
+//!   frame of a buffer may go to disk while it waits
+//!   ([`BufferPool::spill`]: its memory is freed, its id, length and
+//!   metadata stay), and come back ahead of its departure
+//!   ([`BufferPool::read_back`], in the order written, while the pool is
+//!   under [`BufferPool::read_back_mark`]) or when it is needed
+//!   ([`BufferPool::load`], even at the cap: it leaves at once). A
+//!   spilled frame's bytes are never in [`BufferPool::frame`]; whoever
+//!   reads a frame that may be spilled loads it first, or reads it
+//!   through [`BufferPool::bytes`].
 
 use crate::backends::lend::LentFrame;
 use crate::gso::{Plan, VnetHdr, VNET_HDR_LEN};
+use crate::spill::{Loc, Spill, SpillOptions, SpillStats, FRAME_BOOKKEEPING};
 use pipelab_classify::{Direction, PacketView};
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::io::{self, IoSliceMut};
 
@@ -171,6 +183,33 @@ struct Slot {
     meta: BufMeta,
     /// The worker `mem` belongs to, if another's (a frame handed over).
     home: Option<u16>,
+    /// Where the frame is on disk, while it is spilled (no memory then).
+    spilled: Option<Loc>,
+}
+
+/// The longest the runner waits for the spill's I/O thread to write a
+/// batch when all its batches are on their way (then the frame is kept
+/// in memory if there is room, refused if not).
+pub const SPILL_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Memory a pool keeps free of spilling pipes' frames, at least: room
+/// for two receive batches of MTU frames (the runner takes up to 256
+/// frames from a port before it offers any), besides other pipes' frames
+/// and frames read back.
+pub const SPILL_RESERVE: u64 = 1 << 20;
+
+/// Above this many bytes held by a pool of cap `cap`, frames of spilling
+/// pipes go to disk: the cap less a quarter of it, or less
+/// [`SPILL_RESERVE`] if that is more (0 for a cap of 1 MB or less: every
+/// such frame goes to disk).
+pub fn spill_mark(cap: u64) -> u64 {
+    cap.saturating_sub((cap / 4).max(SPILL_RESERVE))
+}
+
+/// The size of a buffer's slot: the memory a spilled frame keeps in the
+/// pool (see [`crate::spill::FRAME_BOOKKEEPING`]).
+pub fn slot_size() -> usize {
+    std::mem::size_of::<Slot>()
 }
 
 /// Buffers, their metadata, their free lists, and the cap.
@@ -196,6 +235,13 @@ pub struct BufferPool {
     me: u16,
     /// Memory of other workers' this pool is done with: (home, memory).
     outbox: Vec<(u16, FrameMem)>,
+    /// Where frames go while they wait, if anywhere.
+    spill: Option<Box<Spill>>,
+    /// Buffers whose frames are on disk now.
+    spilled: usize,
+    /// The spill's batches in memory, as last weighed (counted in
+    /// `held`).
+    spill_charge: u64,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -237,6 +283,9 @@ impl BufferPool {
             scratch: Box::new([0u8; BUF_SIZE]),
             me: 0,
             outbox: Vec::new(),
+            spill: None,
+            spilled: 0,
+            spill_charge: 0,
         }
     }
 
@@ -327,6 +376,16 @@ impl BufferPool {
         self.outbox.drain(..)
     }
 
+    /// The cap: bytes the buffers in use may weigh.
+    pub fn cap(&self) -> u64 {
+        self.cap
+    }
+
+    /// Bytes the buffers in use weigh now (a spilled frame nothing).
+    pub fn held(&self) -> u64 {
+        self.held
+    }
+
     /// The most small buffers the pool will hold.
     pub fn max_buffers(&self) -> usize {
         (self.cap / BUF_SIZE as u64).min(u32::MAX as u64) as usize
@@ -340,6 +399,14 @@ impl BufferPool {
     /// Bytes of buffer memory allocated so far (never more than the cap).
     pub fn allocated_bytes(&self) -> u64 {
         self.allocated
+    }
+
+    /// Bytes of memory the pool answers for: buffers allocated, and with
+    /// a spill the bookkeeping of frames on disk and the batches on their
+    /// way there (never more than the cap but for a frame loaded from
+    /// disk at the cap, for a moment).
+    pub fn memory_bytes(&self) -> u64 {
+        self.allocated + self.spill_memory()
     }
 
     /// User-space copies of frame bytes made so far (one per frame copied
@@ -365,12 +432,32 @@ impl BufferPool {
         if let Some(m) = list.pop() {
             return Some(m);
         }
-        while self.allocated + size as u64 > self.cap {
+        // The spill's memory (0 without one) is weighed too.
+        while self.allocated + self.spill_memory() + size as u64 > self.cap {
             let m = self.small.pop().or_else(|| self.big.pop())?;
             self.allocated = self.allocated.saturating_sub(m.len() as u64);
         }
         self.allocated += size as u64;
         Some(vec![0u8; size].into_boxed_slice())
+    }
+
+    /// Memory the spill costs besides buffers: the bookkeeping of frames
+    /// on disk and its batches in memory.
+    #[inline]
+    fn spill_memory(&self) -> u64 {
+        self.spilled as u64 * FRAME_BOOKKEEPING + self.spill_charge
+    }
+
+    /// Free buffer memory off the free lists while buffers and the
+    /// spill's memory together are over the cap (after a frame went to
+    /// disk: its bookkeeping stays, its buffer's memory goes).
+    fn trim(&mut self) {
+        while self.allocated + self.spill_memory() > self.cap {
+            let Some(m) = self.small.pop().or_else(|| self.big.pop()) else {
+                return;
+            };
+            self.allocated = self.allocated.saturating_sub(m.len() as u64);
+        }
     }
 
     /// Memory no longer used, back on its free list.
@@ -417,6 +504,7 @@ impl BufferPool {
         let s = &mut self.slots[i as usize];
         s.mem = mem;
         s.home = None;
+        s.spilled = None;
         s.len = 0;
         s.charge = charge;
         s.meta = BufMeta {
@@ -438,6 +526,14 @@ impl BufferPool {
         let charge = std::mem::take(&mut s.charge);
         let mem = s.mem.take();
         let home = s.home.take();
+        if let Some(loc) = s.spilled.take() {
+            // Dropped while on disk: its record is dead.
+            self.spilled -= 1;
+            let len = s.len;
+            if let Some(sp) = self.spill.as_deref_mut() {
+                sp.forget(loc, len);
+            }
+        }
         self.in_use -= 1;
         self.held -= charge;
         self.free.push(i);
@@ -558,6 +654,288 @@ impl BufferPool {
         s.mem = mem;
         s.lent = lent;
         refused
+    }
+}
+
+impl BufferPool {
+    /// Keep frames on disk through `opts` when asked ([`BufferPool::spill`]).
+    pub fn enable_spill(&mut self, opts: SpillOptions) {
+        self.set_spill(Spill::new(opts));
+    }
+
+    /// Keep frames on disk through `spill` (tests: files given). Its
+    /// batches on their way to disk may take half the room the pool
+    /// keeps above its spill mark.
+    pub fn set_spill(&mut self, mut spill: Spill) {
+        spill.set_max_in_flight((self.cap - self.spill_mark()) / 2);
+        self.spill = Some(Box::new(spill));
+    }
+
+    /// Weigh the spill's batches in memory ([`Spill::in_flight_bytes`])
+    /// against the cap as they are now: called after each call into the
+    /// spill, so that the common path (a pool that never spills) does
+    /// nothing more.
+    fn weigh_spill(&mut self) {
+        let now = self.spill.as_deref().map_or(0, Spill::in_flight_bytes);
+        self.held = self.held - self.spill_charge + now;
+        self.spill_charge = now;
+    }
+
+    /// Whether frames are on disk, or the spill still holds batches in
+    /// memory: the runner then reads back (and learns what was written).
+    pub fn spill_busy(&self) -> bool {
+        self.spilled > 0 || self.spill_charge > 0
+    }
+
+    /// The spill in use, if any.
+    pub fn spill_ref(&self) -> Option<&Spill> {
+        self.spill.as_deref()
+    }
+
+    /// Wait until the spill's I/O thread has done what it was asked (a
+    /// driver that wants its read-back not to depend on the disk's
+    /// timing: tests in virtual time).
+    pub fn sync_spill(&mut self) {
+        if let Some(s) = self.spill.as_deref_mut() {
+            s.sync();
+        }
+        self.weigh_spill();
+    }
+
+    /// What the spill did so far (zero without one).
+    pub fn spill_stats(&self) -> SpillStats {
+        self.spill.as_ref().map(|s| s.stats()).unwrap_or_default()
+    }
+
+    /// Above this many bytes held, the frames of spilling pipes go to
+    /// disk ([`spill_mark`] of the cap).
+    pub fn spill_mark(&self) -> u64 {
+        spill_mark(self.cap)
+    }
+
+    /// Below this many bytes held, frames on disk are read back: two
+    /// thirds of the spill mark.
+    pub fn read_back_mark(&self) -> u64 {
+        self.spill_mark() / 3 * 2
+    }
+
+    /// Whether a frame of a spilling pipe that arrives now should go to
+    /// disk: the pool is above [`BufferPool::spill_mark`], or frames
+    /// wait on disk already (they leave first: a later frame would only
+    /// take memory from them, NetPath's order).
+    pub fn wants_spill(&self) -> bool {
+        self.spill.as_ref().is_some_and(|s| s.on_disk() > 0) || self.held > self.spill_mark()
+    }
+
+    /// Whether the spill takes a frame now (not stuck on a full disk or a
+    /// failed write, below its bookkeeping bound).
+    pub fn can_spill(&mut self) -> bool {
+        let can = self.spill.as_deref_mut().is_some_and(|s| {
+            s.poll();
+            s.can_take()
+        });
+        self.weigh_spill();
+        can
+    }
+
+    /// Wait (at most [`SPILL_WAIT`]) for the spill's I/O thread when it
+    /// takes no frame only because its batches are all on their way;
+    /// whether it takes one now.
+    pub fn wait_spill(&mut self) -> bool {
+        let can = self
+            .spill
+            .as_deref_mut()
+            .is_some_and(|s| s.wait_behind(SPILL_WAIT));
+        self.weigh_spill();
+        can
+    }
+
+    /// Whether a frame of a spilling pipe the spill cannot take now (the
+    /// disk behind, or failing) may wait in memory instead: the pool
+    /// holds no more than its spill mark and half the room above it (the
+    /// other half is the spill's batches').
+    pub fn may_keep(&self) -> bool {
+        let mark = self.spill_mark();
+        self.held <= mark + (self.cap - mark) / 2
+    }
+
+    /// Count a frame of a spilling pipe refused because the spill could
+    /// not take it.
+    pub fn count_spill_refused(&mut self) {
+        if let Some(s) = self.spill.as_deref_mut() {
+            s.count_refused();
+        }
+    }
+
+    /// Frames on disk now.
+    pub fn spilled_count(&self) -> usize {
+        self.spilled
+    }
+
+    /// Whether buffer `i`'s frame is on disk.
+    #[inline]
+    pub fn is_spilled(&self, i: BufId) -> bool {
+        self.spilled > 0 && self.slots[i as usize].spilled.is_some()
+    }
+
+    /// Write the frame of buffer `i` (one reference, memory of the
+    /// pool's own or a port's lent frame) to disk and free its memory;
+    /// returns a lent frame to give back to its port. `Err` (the frame
+    /// stays in memory) if the spill cannot take it, or the buffer is
+    /// shared or holds another worker's memory.
+    pub fn spill(&mut self, i: BufId) -> io::Result<Option<(u16, LentFrame)>> {
+        let Some(sp) = self.spill.as_deref_mut() else {
+            return Err(io::Error::other("no spill"));
+        };
+        let s = &mut self.slots[i as usize];
+        if s.meta.refs != 1 || s.home.is_some() || s.spilled.is_some() {
+            return Err(io::Error::other("a shared or borrowed buffer stays"));
+        }
+        let n = s.len as usize;
+        let bytes: &[u8] = match (&s.lent, &s.mem) {
+            (Some(l), _) => l.bytes(n),
+            (None, Some(h)) => &h[..n],
+            (None, None) => return Err(io::Error::other("no frame")),
+        };
+        let pushed = sp.push(i, bytes);
+        let loc = match pushed {
+            Ok(loc) => loc,
+            Err(e) => {
+                self.weigh_spill();
+                return Err(e);
+            }
+        };
+        s.spilled = Some(loc);
+        let mem = s.mem.take();
+        let lent = s.lent.take().map(|l| (s.meta.origin, l));
+        // What it still costs: its slot and its descriptor.
+        let charge = std::mem::replace(&mut s.charge, FRAME_BOOKKEEPING);
+        self.held = self.held - charge + FRAME_BOOKKEEPING;
+        self.spilled += 1;
+        if let Some(m) = mem {
+            self.unuse(m);
+        }
+        self.weigh_spill();
+        self.trim();
+        Ok(lent)
+    }
+
+    /// Bring the frame of buffer `i` back from disk now, if it is there
+    /// (a departure before its turn to be read back): memory is taken
+    /// even at the cap, for a frame that leaves at once. `Err` if it
+    /// cannot be read (the frame is lost: the caller counts it; it stays
+    /// marked on disk until released, so no later use sends it empty).
+    pub fn load(&mut self, i: BufId) -> io::Result<()> {
+        let Some(loc) = self.slots[i as usize].spilled else {
+            return Ok(());
+        };
+        let len = self.slots[i as usize].len;
+        let Some(sp) = self.spill.as_deref_mut() else {
+            return Err(io::Error::other("spilled with no spill"));
+        };
+        let mut bytes = Vec::new();
+        // A record that cannot be read stays where it is: every use of
+        // the frame fails (and is counted) until it is released.
+        sp.read(loc, len, &mut bytes)?;
+        sp.take(loc, len, false);
+        self.slots[i as usize].spilled = None;
+        self.spilled -= 1;
+        let size = size_for(len as usize).unwrap_or(BIG_BUF_SIZE);
+        let mut mem = match self.memory(size) {
+            Some(m) => m,
+            None => {
+                // Past the cap, for a moment: it is released when it
+                // leaves, and the cap is met again at the next
+                // allocation.
+                self.allocated += size as u64;
+                vec![0u8; size].into_boxed_slice()
+            }
+        };
+        mem[..len as usize].copy_from_slice(&bytes);
+        let s = &mut self.slots[i as usize];
+        s.mem = Some(mem);
+        let was = std::mem::replace(&mut s.charge, size as u64);
+        self.held = self.held - was + size as u64;
+        self.weigh_spill();
+        Ok(())
+    }
+
+    /// Read frames back from disk, in the order they were written, while
+    /// the pool holds less than [`BufferPool::read_back_mark`]: at most
+    /// `budget` records. Returns the frames read back. Reading stops
+    /// where the next chunk is still on its way from disk (its frames
+    /// come back at a later call, or are loaded when needed).
+    pub fn read_back(&mut self, budget: usize) -> usize {
+        if self.spill_charge > 0 {
+            // Learn which batches were written (their memory freed).
+            if let Some(sp) = self.spill.as_deref_mut() {
+                sp.poll();
+            }
+            self.weigh_spill();
+        }
+        let (mark, top) = (self.read_back_mark(), self.spill_mark());
+        // Frames in memory (not the bookkeeping of those on disk) under
+        // the read-back mark, and everything under the spill mark.
+        let room = |p: &BufferPool| {
+            let frames = p.held - p.spilled as u64 * FRAME_BOOKKEEPING;
+            frames + BUF_SIZE as u64 <= mark && p.held + BUF_SIZE as u64 <= top
+        };
+        if self.spilled == 0 || !room(self) {
+            return 0;
+        }
+        let Some(mut sp) = self.spill.take() else {
+            return 0;
+        };
+        let mut n = 0;
+        while n < budget && self.spilled > 0 && room(self) {
+            let Some((rec, bytes)) = sp.next_record() else {
+                // All read, or the next chunk is on its way from disk.
+                break;
+            };
+            let live = self
+                .slots
+                .get(rec.buf as usize)
+                .is_some_and(|s| s.spilled == Some(rec.loc));
+            if !live {
+                // Read before its turn, or dropped: passed over.
+                continue;
+            }
+            let size = size_for(rec.len as usize).unwrap_or(BIG_BUF_SIZE);
+            // Under the mark, so under the cap. Without memory the record
+            // stays live on disk, loaded when it is needed.
+            let Some(mut mem) = self.memory(size) else {
+                break;
+            };
+            mem[..rec.len as usize].copy_from_slice(bytes);
+            sp.take(rec.loc, rec.len, true);
+            let s = &mut self.slots[rec.buf as usize];
+            s.spilled = None;
+            s.mem = Some(mem);
+            let was = std::mem::replace(&mut s.charge, size as u64);
+            self.held = self.held - was + size as u64;
+            self.spilled -= 1;
+            n += 1;
+        }
+        self.spill = Some(sp);
+        self.weigh_spill();
+        n
+    }
+
+    /// The frame of buffer `i`, wherever it is: in memory, or read from
+    /// disk into a copy (not loaded: the rules' view of a packet still
+    /// waiting). Empty if it cannot be read.
+    pub fn bytes(&self, i: BufId) -> Cow<'_, [u8]> {
+        let s = &self.slots[i as usize];
+        match (s.spilled, self.spill.as_deref()) {
+            (Some(loc), Some(sp)) => {
+                let mut out = Vec::new();
+                match sp.read(loc, s.len, &mut out) {
+                    Ok(()) => Cow::Owned(out),
+                    Err(_) => Cow::Borrowed(&[]),
+                }
+            }
+            _ => Cow::Borrowed(self.frame(i)),
+        }
     }
 }
 

@@ -6,8 +6,9 @@
 //! link and the first packet of a run is delayed like every other one.
 //! For IPv6 that also means no duplicate address detection and no router
 //! solicitation or advertisement ([`quiet_ipv6`]), and for the VNs of a
-//! topology no link-local address at all ([`no_link_local`]): their only
-//! IPv6 address is the one pipelab gives them. The interfaces are
+//! topology no link-local address at all (their address generation mode,
+//! set over netlink in [`crate::topo`]): their only IPv6 address is the
+//! one pipelab gives them. The interfaces are
 //! pipelab's and vanish with it, so nothing here is for the ledger.
 
 use std::io;
@@ -50,12 +51,25 @@ pub fn quiet_ipv6(conf: &str) -> io::Result<()> {
     )
 }
 
-/// No link-local address on interface `conf` (or `default`) when it comes
-/// up (`addr_gen_mode` 1): its only IPv6 addresses are the ones pipelab
-/// adds. A VN's `eth0` needs none (its routes are on-link, its neighbours
-/// are its own MAC), and the one the kernel would make stays tentative on
-/// a `NOARP` device (seen on Linux 6.18): an address in limbo that every
-/// VN would share (they share a MAC). Written before the interface is up.
-pub fn no_link_local(conf: &str) -> io::Result<()> {
-    write_conf(conf, &[("addr_gen_mode", "1")])
+/// IPv6 on for interface `conf` (or `all`, `default`) of the calling
+/// thread's namespace, and nothing else changed.
+pub fn turn_on_ipv6(conf: &str) -> io::Result<()> {
+    write_conf(conf, &[("disable_ipv6", "0")])
+}
+
+/// Does a network namespace made now start with IPv6 turned off (`all` or
+/// `default`)? A host's `net.core.devconf_inherit_init_net` may give new
+/// namespaces its own settings. Asked once, in a namespace made for the
+/// question and gone with the thread that asks.
+pub fn new_namespaces_lack_ipv6() -> io::Result<bool> {
+    std::thread::spawn(|| -> io::Result<bool> {
+        nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).map_err(io::Error::from)?;
+        let off = |conf: &str| {
+            std::fs::read_to_string(format!("/proc/sys/net/ipv6/conf/{conf}/disable_ipv6"))
+                .map(|v| v.trim() != "0")
+        };
+        Ok(off("all")? || off("default")?)
+    })
+    .join()
+    .map_err(|_| io::Error::other("IPv6 question: thread panicked"))?
 }

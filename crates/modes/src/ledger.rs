@@ -178,6 +178,15 @@ pub enum Change {
         /// Its path.
         path: PathBuf,
     },
+    /// A run's spill directory (`pipelab_io::spill`): the files of
+    /// frames kept on disk have no names (or lose them at once), so at
+    /// most the directory, and a file named in it in the instant before
+    /// its unlink, outlive a `kill -9`. Removed with what is in it, if it
+    /// is a directory of the owner's user and not a link.
+    SpillDir {
+        /// Its path.
+        path: PathBuf,
+    },
     /// An entry in the registry of emulations: forgotten if it is still
     /// the owner's.
     Registration {
@@ -244,6 +253,7 @@ impl Change {
             Change::NetnsProcesses => "processes left in its namespace".into(),
             Change::File { path } => format!("file {}", path.display()),
             Change::Dir { path } => format!("empty directory {}", path.display()),
+            Change::SpillDir { path } => format!("spill directory {}", path.display()),
             Change::Registration { name, .. } => format!("registry entry '{name}'"),
             Change::Sysctl { key, original } => {
                 format!("{} = {}", sysctl_name(key), original.trim())
@@ -1328,6 +1338,31 @@ fn undo(e: &Entry, owner: u32, act: bool) -> Result<Option<String>, String> {
                 return Ok(None);
             }
             if act {
+                fs::remove_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            Ok(Some(say(act, &e.change, "removed", "remove")))
+        }
+        Change::SpillDir { path } => {
+            use std::os::unix::fs::MetadataExt;
+            let ours = fs::symlink_metadata(path)
+                .is_ok_and(|m| m.is_dir() && m.uid() == nix::unistd::geteuid().as_raw());
+            if !ours {
+                return Ok(None);
+            }
+            if act {
+                // Only what a spill names there: its files `wN-a`, `wN-b`.
+                for entry in fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))? {
+                    let Ok(entry) = entry else { continue };
+                    let name = entry.file_name();
+                    let name = name.to_string_lossy();
+                    let spill_file = name.starts_with('w')
+                        && (name.ends_with("-a") || name.ends_with("-b"))
+                        && entry.file_type().is_ok_and(|t| t.is_file());
+                    if spill_file {
+                        let f = entry.path();
+                        fs::remove_file(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+                    }
+                }
                 fs::remove_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
             }
             Ok(Some(say(act, &e.change, "removed", "remove")))

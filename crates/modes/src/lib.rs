@@ -26,7 +26,9 @@
 //! * [`workers`]: how a mode's emulation is split over workers
 //!   (`--workers`, `--cpus`) and how their figures add up;
 //! * [`precision`]: lateness watched while a mode runs, said on standard
-//!   error when departures fall behind, with the likely cause.
+//!   error when departures fall behind, with the likely cause;
+//! * [`spill`]: where a shell's or bridge's frames go on disk when a
+//!   pipe marked `spill` waits beyond the memory cap, in the ledger.
 
 pub mod attach;
 pub mod bridge;
@@ -44,5 +46,6 @@ pub mod probe;
 pub mod report;
 pub mod series;
 pub mod shell;
+pub mod spill;
 pub mod topo;
 pub mod workers;

@@ -13,9 +13,14 @@
 //!   name after a crash. A worker thread `unshare`s a fresh namespace per
 //!   VN, bind-mounts it, creates the TAP `eth0` inside it (the device never
 //!   appears in the host's namespace) and configures it over a netlink
-//!   socket opened in that namespace: one link request (MAC, `NOARP`, MTU,
-//!   up), `lo` up, the addresses and default routes, pipelined on one
-//!   connection. Several workers run in parallel.
+//!   socket opened in that namespace: on a dual-stack topology first its
+//!   IPv6 address generation mode (none: no link-local address), then one
+//!   link request (MAC, `NOARP`, MTU, up), `lo` up, the addresses and
+//!   default routes, pipelined on one connection. A file under
+//!   `/proc/sys` (each costs a search through every namespace's entries)
+//!   is written only to turn IPv6 on where the host's new namespaces
+//!   start without it, or off on an IPv4-only topology. Several workers
+//!   run in parallel.
 //! * **Addresses.** Topologies are dual-stack. VN `i` (in topology order)
 //!   gets the `i + 1`-th address of the prefix (default `10.0.0.0/8`),
 //!   with the prefix's length, so all VNs are on-link; the default route
@@ -72,7 +77,7 @@
 //!   pipelab command (or `pipelab cleanup`) removes them and says so.
 
 use crate::error::ModeError;
-use crate::ipv6::{ipv6_available, no_link_local, quiet_ipv6};
+use crate::ipv6::{ipv6_available, new_namespaces_lack_ipv6, turn_on_ipv6};
 use crate::ledger::{
     host_networks6, shell_range6, topo_subnet6_index, Change as HostChange, Ledger, NsId,
 };
@@ -85,7 +90,7 @@ use pipelab_io::runner::{Lateness, RunnerOptions, RunnerStats};
 use pipelab_io::signals::StopSignals;
 use pipelab_topo::cross::{pipe_loads, Demand};
 use pipelab_topo::route::Change;
-use pipelab_topo::{Metric, Mode, Network, Routes, Topology};
+use pipelab_topo::{Metric, Mode, Network, PathCache, Routes, Topology};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io;
@@ -147,7 +152,9 @@ pub struct TopoState {
     pub prefix6: Option<String>,
     /// Engine pipes.
     pub pipes: usize,
-    /// VN pairs with a route.
+    /// VN pairs whose route is cached (routes are computed on demand, for
+    /// a pair's first packet: none when the state is written at start;
+    /// `topo status` shows the running emulator's count).
     pub routes: usize,
     /// Time from start to forwarding, ms.
     pub up_ms: f64,
@@ -298,6 +305,13 @@ pub fn plan(
     net6: Option<Ipv6Addr>,
 ) -> io::Result<Vec<VnState>> {
     let vns = topo.vns();
+    if vns.len() > pipelab_emu::MAX_PORTS {
+        return Err(invalid(format!(
+            "{} VNs: a live topology has at most {} (a VN is a port, and a packet names its ports in 16 bits)",
+            vns.len(),
+            pipelab_emu::MAX_PORTS
+        )));
+    }
     let room = 1u64 << (32 - prefix.1 as u32);
     if vns.len() as u64 + 2 > room {
         return Err(invalid(format!(
@@ -345,6 +359,9 @@ pub fn plan(
 /// traffic in force; every change is lowered to a spec and applied.
 struct Live {
     net: Network,
+    /// The route cache the workers ask for the pairs they have not
+    /// routed yet (over the network's pipes as they are now).
+    cache: Arc<PathCache>,
     /// VN names, in port order.
     names: Vec<String>,
     /// VN 0's address.
@@ -365,14 +382,29 @@ struct Live {
 }
 
 impl Live {
-    /// The spec of the network as it is now, compiled.
+    /// The spec of the network as it is now, compiled: its paths on
+    /// demand from [`Live::cache`].
     fn compiled(&self) -> Result<Compiled, ModeError> {
         let d = self.net.distilled();
         // Cross traffic follows the routes now in force.
         let loads = pipe_loads(d, &self.cross);
-        let mut spec = pipelab_topo::lower(d, &self.names, self.base, self.base6, &loads)?;
+        let mut spec = pipelab_topo::lower_on_demand(
+            d,
+            &self.names,
+            self.base,
+            self.base6,
+            &loads,
+            self.cache.clone(),
+        )?;
         spec.merge_config(&self.config);
         Ok(Compiled::new(spec, self.seed)?)
+    }
+
+    /// A new route cache for the network as it is now, holding the
+    /// routes the network holds (the pairs in use, routed anew by a
+    /// change): the one the next spec asks.
+    fn renew_cache(&mut self) {
+        self.cache = Arc::new(self.net.path_cache());
     }
 
     fn apply(&mut self, c: &Change) -> Result<String, ModeError> {
@@ -399,6 +431,10 @@ impl Live {
             let f = f.map_err(|e| ModeError::Command(e.to_string()))?;
             return crate::fault::run(&self.runner, f);
         }
+        // The pairs the workers routed since the last change are the
+        // network's from now on: a change routes them anew (and only
+        // them, with the pairs of the cross traffic).
+        self.net.learn(&self.cache);
         let change = match execute_with(
             line,
             &mut self.net,
@@ -444,6 +480,7 @@ impl Live {
             }
             Outcome::Changed(change) => change,
         };
+        self.renew_cache();
         self.apply(&change)
     }
 
@@ -458,6 +495,7 @@ impl Live {
             links_down: self.net.faults().link_up.iter().filter(|u| !**u).count(),
             nodes_down: self.net.faults().node_up.iter().filter(|u| !**u).count(),
             routes_made: self.paths_changed,
+            routes_cached: self.cache.len(),
             rules,
             queues,
         })
@@ -526,12 +564,12 @@ impl Users {
     }
 }
 
-/// The crossings of `paths` when port `s` is received by `rx[s]` and
-/// pipe `p` is owned by `owner(p)`.
-fn crossings(paths: &pipelab_emu::Paths, rx: &[u16], owner: impl Fn(u32) -> u16) -> u64 {
+/// The crossings of `routes` (source port, pipe numbers) when port `s`
+/// is received by `rx[s]` and pipe `p` is owned by `owner(p)`.
+fn crossings(routes: &[(usize, usize, Vec<u32>)], rx: &[u16], owner: impl Fn(u32) -> u16) -> u64 {
     let mut n = 0;
-    for (s, _, hops) in paths.iter() {
-        let mut at = rx.get(s).copied().unwrap_or(0);
+    for (s, _, hops) in routes {
+        let mut at = rx.get(*s).copied().unwrap_or(0);
         for &p in hops {
             let w = owner(p);
             n += u64::from(w != at);
@@ -540,6 +578,13 @@ fn crossings(paths: &pipelab_emu::Paths, rx: &[u16], owner: impl Fn(u32) -> u16)
     }
     n
 }
+
+/// The most VN pairs whose routes weigh the split of a topology over
+/// workers: every pair of a topology of up to 317 VNs (ModelNet's
+/// routing matrix), else the routes from evenly spaced VNs to all others
+/// (routes are computed on demand: the whole matrix of 10,000 VNs is
+/// 100 million routes).
+const SPLIT_PAIRS: usize = 100_000;
 
 /// How a topology is split over `k` workers: by links as `topo
 /// assign`'s partition (steps 1 and 2's first sentence), or by
@@ -566,20 +611,34 @@ fn crossings(paths: &pipelab_emu::Paths, rx: &[u16], owner: impl Fn(u32) -> u16)
 ///    Where routes make that worse than the cut (counted in
 ///    [`Split::crossings`]), the cut's owners are kept.
 ///
-/// Ownership is computed once, from the routes at start.
+/// Ownership is computed once, at start, from the routes of every VN
+/// pair, or of a sample of at most [`SPLIT_PAIRS`] pairs on a larger
+/// topology ([`Network::sample_routes`]); a VN whose first pipe no
+/// sampled route shows is received with its lowest pipe out. One worker
+/// owns everything without routing a pair.
 fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy) -> Split {
     use std::collections::BTreeMap;
     let d = net.distilled();
     let k = k.max(1);
     let ports = spec.ports.len();
+    if k == 1 {
+        return Split {
+            owners: (0..d.pipes.len() as u32)
+                .map(|i| (pipelab_topo::pipe_number(i), 0))
+                .collect(),
+            rx: vec![0; ports],
+            crossings: (by == SplitBy::Directions).then_some((0, 0)),
+        };
+    }
+    let sample = net.sample_routes(SPLIT_PAIRS);
     // The partitioner refines a random start and may settle in a local
     // minimum (a chain cut twice where once would do): on a small enough
     // topology, a few starts, keeping the one with the fewest hand-offs.
-    let tries = if d.routes.len() <= 100_000 { 8 } else { 1 };
+    let tries = if sample.routes.len() <= 100_000 { 8 } else { 1 };
     let assign = (0..tries)
-        .map(|i| pipelab_topo::partition_balanced(d, k as usize, seed.wrapping_add(i)))
-        .min_by_key(|a| a.handoffs(&d.routes))
-        .unwrap_or_else(|| pipelab_topo::partition_balanced(d, k as usize, seed));
+        .map(|i| pipelab_topo::partition_balanced(&sample, k as usize, seed.wrapping_add(i)))
+        .min_by_key(|a| a.handoffs(&sample.routes))
+        .unwrap_or_else(|| pipelab_topo::partition_balanced(&sample, k as usize, seed));
     let cut: BTreeMap<u32, u16> = assign
         .core_of_pipe
         .iter()
@@ -587,21 +646,36 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
         .map(|(i, &c)| (pipelab_topo::pipe_number(i as u32), c as u16))
         .collect();
     let cut_of = |p: u32| cut.get(&p).copied().unwrap_or(0);
-    let Some(paths) = spec.paths.as_ref() else {
-        return Split {
-            owners: cut,
-            rx: vec![0; ports],
-            crossings: None,
-        };
-    };
-    let n = paths.n.min(ports);
-    let mut rx: Vec<u16> = (0..ports)
-        .map(|s| {
-            (0..n)
-                .find_map(|t| paths.get(s, t).and_then(|h| h.first().copied()))
-                .map(cut_of)
-                .unwrap_or(0)
+    // The sampled routes by port, in (source, destination) order.
+    let routes: Vec<(usize, usize, Vec<u32>)> = sample
+        .routes
+        .iter()
+        .filter_map(|(s, t, r)| {
+            let (i, j) = (sample.routes.position(s)?, sample.routes.position(t)?);
+            (i < ports && j < ports).then(|| {
+                (
+                    i,
+                    j,
+                    r.iter().map(|&p| pipelab_topo::pipe_number(p)).collect(),
+                )
+            })
         })
+        .collect();
+    // Each VN's lowest pipe out, for a VN no sampled route starts at.
+    let mut first_out: Vec<Option<u32>> = vec![None; ports];
+    for (i, p) in d.pipes.iter().enumerate() {
+        if let Some(v) = sample.routes.position(p.from).filter(|&v| v < ports) {
+            first_out[v].get_or_insert(pipelab_topo::pipe_number(i as u32));
+        }
+    }
+    let mut first_hop: Vec<Option<u32>> = vec![None; ports];
+    for (s, _, hops) in &routes {
+        if first_hop[*s].is_none() {
+            first_hop[*s] = hops.first().copied();
+        }
+    }
+    let mut rx: Vec<u16> = (0..ports)
+        .map(|s| first_hop[s].or(first_out[s]).map(cut_of).unwrap_or(0))
         .collect();
     if by == SplitBy::Links {
         return Split {
@@ -632,10 +706,10 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
     // Whose VNs each pipe's routes come from and go to.
     let mut from: BTreeMap<u32, Users> = BTreeMap::new();
     let mut to: BTreeMap<u32, Users> = BTreeMap::new();
-    for (s, t, hops) in paths.iter().filter(|&(s, t, _)| s < n && t < n) {
+    for (s, t, hops) in &routes {
         for &p in hops {
-            from.entry(p).or_insert(Users::None).add(rx[s]);
-            to.entry(p).or_insert(Users::None).add(rx[t]);
+            from.entry(p).or_insert(Users::None).add(rx[*s]);
+            to.entry(p).or_insert(Users::None).add(rx[*t]);
         }
     }
     let direction: BTreeMap<u32, u16> = cut
@@ -648,10 +722,10 @@ fn split(net: &Network, spec: &pipelab_emu::Spec, k: u16, seed: u64, by: SplitBy
             (p, w)
         })
         .collect();
-    let by_direction = crossings(paths, &rx, |p| {
+    let by_direction = crossings(&routes, &rx, |p| {
         direction.get(&p).copied().unwrap_or_else(|| cut_of(p))
     });
-    let cut_crossings = crossings(paths, &rx, cut_of);
+    let cut_crossings = crossings(&routes, &rx, cut_of);
     let (owners, crossings) = if by_direction <= cut_crossings {
         (direction, by_direction)
     } else {
@@ -767,6 +841,7 @@ impl pipelab_control::Plane for TopoPlane {
             v["links_down"] = s.links_down.into();
             v["nodes_down"] = s.nodes_down.into();
             v["routes_made"] = s.routes_made.into();
+            v["routes_cached"] = s.routes_cached.into();
         }
         v
     }
@@ -850,6 +925,9 @@ pub struct Status {
     pub nodes_down: usize,
     /// VN pairs whose route changed since the start (reroutes).
     pub routes_made: usize,
+    /// VN pairs whose route is held now (routes are computed on demand,
+    /// for the first packet of a pair, and kept: the pairs in use).
+    pub routes_cached: usize,
     /// Per-rule counters of the topology's configuration: (number,
     /// packets, bytes), the default rule last.
     pub rules: Vec<(u32, u64, u64)>,
@@ -1205,6 +1283,7 @@ fn make_vn(
     v: &VnState,
     len: u8,
     offload: bool,
+    turn_on: bool,
     rt: &tokio::runtime::Runtime,
 ) -> io::Result<(Tap, TapDrops)> {
     use rtnetlink::{LinkUnspec, RouteMessageBuilder};
@@ -1227,14 +1306,19 @@ fn make_vn(
     )
     .map_err(|e| ctx("bind mount", &e))?;
     // IPv6 in the namespace's own settings (nothing on the host): off
-    // on an IPv4-only topology; else on, with no link-local address, no
-    // duplicate address detection, no router solicitation or
-    // advertisement, for every interface made from now on (`eth0`).
+    // on an IPv4-only topology; else on. `eth0` gets no link-local
+    // address (its address generation mode, set over netlink below
+    // before it is up), so it sends no router solicitation, and being
+    // `NOARP` it does no duplicate address detection: no setting under
+    // `/proc/sys` is needed. Each file there costs a search through
+    // every namespace's entries of that name: writing nine of them per
+    // VN took half of `topo up`'s CPU time at 2,000 VNs.
     if v.addr6.is_some() {
-        quiet_ipv6("all")
-            .and_then(|()| quiet_ipv6("default"))
-            .and_then(|()| no_link_local("default"))
-            .map_err(|e| ctx("IPv6 settings", &e))?;
+        if turn_on {
+            turn_on_ipv6("all")
+                .and_then(|()| turn_on_ipv6("default"))
+                .map_err(|e| ctx("IPv6 settings", &e))?;
+        }
     } else {
         for k in ["default", "all"] {
             let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6"), "1");
@@ -1261,8 +1345,27 @@ fn make_vn(
     let addr6 = v.addr6;
     rt.block_on(async move {
         use rtnetlink::packet_route::address::{AddressAttribute, AddressFlags};
+        use rtnetlink::packet_route::link::{
+            AfSpecInet6, AfSpecUnspec, In6AddrGenMode, LinkAttribute,
+        };
         let (conn, h, _) = rtnetlink::new_connection()?;
         let task = tokio::spawn(conn);
+        // No link-local address: `eth0` needs none (its routes are
+        // on-link, its neighbours its own MAC), and the one the kernel
+        // would make stays tentative on a `NOARP` device (Linux 6.18): an
+        // address in limbo every VN would share (they share a MAC). The
+        // mode is read when `eth0` comes up, so it is set first, alone.
+        if addr6.is_some() {
+            let mode = LinkUnspec::new_with_index(idx)
+                .append_extra_attribute(LinkAttribute::AfSpecUnspec(vec![AfSpecUnspec::Inet6(
+                    vec![AfSpecInet6::AddrGenMode(In6AddrGenMode::None)],
+                )]))
+                .build();
+            if let Err(e) = h.link().set(mode).execute().await {
+                task.abort();
+                return Err(io::Error::other(format!("address generation mode: {e}")));
+            }
+        }
         let link = LinkUnspec::new_with_index(idx)
             .address(VN_MAC.to_vec())
             .arp(false)
@@ -1310,6 +1413,9 @@ fn make_vns(
     offload: bool,
     threads: usize,
 ) -> io::Result<(Vec<Tap>, Vec<TapDrops>)> {
+    let turn_on = vns.iter().any(|v| v.addr6.is_some())
+        && new_namespaces_lack_ipv6()
+            .map_err(|e| io::Error::new(e.kind(), format!("IPv6 of new namespaces: {e}")))?;
     let threads = threads.clamp(1, 64).min(vns.len().max(1));
     let chunk = vns.len().div_ceil(threads).max(1);
     let results: Vec<io::Result<Vec<(Tap, TapDrops)>>> = std::thread::scope(|s| {
@@ -1320,7 +1426,9 @@ fn make_vns(
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .enable_io()
                         .build()?;
-                    part.iter().map(|v| make_vn(v, len, offload, &rt)).collect()
+                    part.iter()
+                        .map(|v| make_vn(v, len, offload, turn_on, &rt))
+                        .collect()
                 })
             })
             .collect();
@@ -1426,14 +1534,18 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
             name: n.name.clone(),
         })
         .collect();
-    let net = Network::with_routes(opts.topology.clone(), opts.mode, opts.metric, opts.routes)
+    // Routes on demand (ModelNet §2.2's route cache): none is computed
+    // before a pair's first packet, so memory grows with the VNs and the
+    // pairs in use, not with the square of the VNs.
+    let net = Network::on_demand(opts.topology.clone(), opts.mode, opts.metric, opts.routes)
         .map_err(|e| invalid(e.to_string()))?;
+    let cache = Arc::new(net.path_cache());
     // The name is taken in the registry of emulations before any thread
     // starts: `pipelab --target NAME` and `pipelab list` reach it.
     let reg = crate::plane::register_recorded(&mut record, &name, "topo")?;
     let mut load = opts.load;
     let config = pipelab_emu::lower_config(&opts.config, &mut load).map_err(ModeError::from)?;
-    let n_routes = net.distilled().routes.len();
+    let n_routes = cache.len();
     let n_pipes = net.distilled().pipes.len();
     // A stale socket of the line protocol of earlier versions.
     let _ = std::fs::remove_file(sock_path(&name));
@@ -1450,17 +1562,21 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
         path: sock_path(&name),
     });
     record.record_all_in(NsId::current()?, made)?;
-    // Each VN's TAP and the watch on its drops are open from here on.
-    pipelab_io::worker::raise_fd_limit(vns.len() as u64 * 2 + 256)?;
-    let (taps, drops) = make_vns(&vns, opts.prefix.1, opts.offload, opts.threads)?;
     let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
     // The whole network's spec, and how it is split over workers
     // ([`split`]): each VN received by the worker owning its first hop
     // in `topo assign`'s link partition, each pipe with its link's worker
     // there or (by directions) with the worker of the VNs its routes
     // come from (else go to; else the partition's).
-    let mut first = pipelab_topo::lower(net.distilled(), &names, vns[0].addr, vns[0].addr6, &[])
-        .map_err(ModeError::from)?;
+    let mut first = pipelab_topo::lower_on_demand(
+        net.distilled(),
+        &names,
+        vns[0].addr,
+        vns[0].addr6,
+        &[],
+        cache.clone(),
+    )
+    .map_err(ModeError::from)?;
     first.merge_config(&config);
     // Useful workers: one per link (a link's directions go together), or
     // by direction one per link direction with a VN to receive. By
@@ -1489,8 +1605,19 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     };
     let (plan, rx_worker) = topo_plan(&net, &first, k, opts.runner.seed, &opts.workers, opts.split);
     // Every worker holds a descriptor on every VN's TAP, and one
-    // watches its drops.
-    pipelab_io::worker::raise_fd_limit(taps.len() as u64 * (k as u64 + 2) + 256)?;
+    // watches its drops: asked for before any VN is made, so that a
+    // host's limit refuses a large topology at once, not after minutes.
+    pipelab_io::worker::raise_fd_limit(vns.len() as u64 * (k as u64 + 2) + 256).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "{} with {}: {e}",
+                counted(vns.len(), "VN"),
+                counted(usize::from(k), "worker")
+            ),
+        )
+    })?;
+    let (taps, drops) = make_vns(&vns, opts.prefix.1, opts.offload, opts.threads)?;
     let mut handles: Vec<Vec<SendPort>> = Vec::with_capacity(taps.len());
     for t in &taps {
         let mut h: Vec<SendPort> = Vec::new();
@@ -1510,6 +1637,7 @@ pub fn serve(opts: UpOptions, ready: impl FnOnce(&TopoState)) -> io::Result<()> 
     let (recorder, tap) = crate::capture::start(opts.capture, first.spec())?;
     let live = Live {
         net,
+        cache,
         names,
         base: vns[0].addr,
         base6: vns[0].addr6,

@@ -11,9 +11,11 @@
 //! across the pipes of the pair's route.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 use crate::linkset::loss_probability;
-use pipelab_emu::{Destinations, Paths, PipeDef, Spec, TOPO_PIPE_BASE};
+use crate::route::PathCache;
+use pipelab_emu::{Destinations, PathSource, Paths, PipeDef, Spec, TOPO_PIPE_BASE};
 use pipelab_engine::{Duration, PipeConfig, QueueLimit, Rate};
 
 use crate::attrs::{link_pipe, FileReader};
@@ -71,6 +73,42 @@ pub fn lower(
     base6: Option<Ipv6Addr>,
     loads: &[u64],
 ) -> Result<Spec, TopoError> {
+    lower_with(d, names, base, base6, loads, None)
+}
+
+/// [`lower`] with paths on demand: the spec's paths hold no pair and ask
+/// `cache` for each pair the first time a packet needs it
+/// ([`pipelab_emu::Paths::on_demand`]); `cache` must route over `d`'s
+/// pipes ([`crate::Network::path_cache`] of the network `d` is of). A
+/// live topology whose VNs may send to any other, most never do.
+pub fn lower_on_demand(
+    d: &Distilled,
+    names: &[String],
+    base: Ipv4Addr,
+    base6: Option<Ipv6Addr>,
+    loads: &[u64],
+    cache: Arc<PathCache>,
+) -> Result<Spec, TopoError> {
+    lower_with(d, names, base, base6, loads, Some(cache))
+}
+
+impl PathSource for PathCache {
+    /// The route of the VN pair (by port, which is VN position) as spec
+    /// pipe numbers ([`pipe_number`]).
+    fn path(&self, src: usize, dst: usize) -> Option<Vec<u32>> {
+        let r = self.route(src, dst);
+        (!r.is_empty()).then(|| r.iter().map(|&p| pipe_number(p)).collect())
+    }
+}
+
+fn lower_with(
+    d: &Distilled,
+    names: &[String],
+    base: Ipv4Addr,
+    base6: Option<Ipv6Addr>,
+    loads: &[u64],
+    cache: Option<Arc<PathCache>>,
+) -> Result<Spec, TopoError> {
     let vns = d.routes.vns();
     let n = vns.len();
     let mut spec = Spec::default();
@@ -96,7 +134,9 @@ pub fn lower(
         hops
     }
     let mut hops = Vec::new();
-    let paths = if d.routes.is_partial() {
+    let paths = if let Some(cache) = cache {
+        Paths::on_demand(n, dest, cache)
+    } else if d.routes.is_partial() {
         // The pairs routed, each held (with no path if it has no route).
         let mut paths = Paths::only(n, dest);
         for (sv, tv, r) in d.routes.held() {
@@ -287,6 +327,111 @@ mod tests {
         assert_eq!(
             send(&v4_only, 0, v4(1)).1,
             Some((1, Duration::from_nanos(13_016_000)))
+        );
+    }
+    /// a — r1 — r2 — b (1 ms each) with a detour r1 — r3 — r2 (5 ms
+    /// each) and c on r3 (1 ms); all at 1 Gb/s.
+    fn detour() -> Topology {
+        let mut t = Topology::new();
+        let a = t.add_node(Role::Client, "a");
+        let r1 = t.add_node(Role::Stub, "r1");
+        let r2 = t.add_node(Role::Stub, "r2");
+        let b = t.add_node(Role::Client, "b");
+        let r3 = t.add_node(Role::Stub, "r3");
+        let c = t.add_node(Role::Client, "c");
+        for (x, y, ms) in [
+            (a, r1, 1),
+            (r1, r2, 1),
+            (r2, b, 1),
+            (r1, r3, 5),
+            (r3, r2, 5),
+            (r3, c, 1),
+        ] {
+            t.links.push(Link::with_attrs(
+                x,
+                y,
+                &LinkAttrs::new(Rate::from_bps(1_000_000_000), Duration::from_millis(ms)),
+            ));
+        }
+        t
+    }
+
+    /// A 1000-byte UDP packet to VN `k` (10.0.0.1 + k), sent at `at`.
+    fn udp_to(k: u32, at: Instant) -> Packet {
+        let mut p = Packet::new(1000);
+        p.born = at;
+        p.tag = u64::from(k);
+        p.key = FlowKey {
+            proto: 17,
+            src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            dst: IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 1)) + k)),
+            ..FlowKey::default()
+        };
+        p
+    }
+
+    /// A pass proves paths on demand behave as a live topology needs: a
+    /// pair's route is asked for at its first packet (the cache holds
+    /// nothing before); after a failure on it (the network takes in the
+    /// pairs in use, re-routes them, and a new cache serves the new spec)
+    /// only the pair whose path changed is swapped, the packet already
+    /// inside finishes on the route it entered (3 hops of 1 ms), and the
+    /// next one takes the detour (1 + 5 + 5 + 1 ms).
+    #[test]
+    fn paths_on_demand_follow_faults_and_queued_packets_keep_their_route() {
+        use crate::route::{Metric, Network, Routes};
+        use std::sync::Arc;
+        let mut net =
+            Network::on_demand(detour(), Mode::HopByHop, Metric::Delay, Routes::Symmetric)
+                .expect("network");
+        let base = Ipv4Addr::new(10, 0, 0, 1);
+        let cache = Arc::new(net.path_cache());
+        let spec =
+            lower_on_demand(net.distilled(), &[], base, None, &[], cache.clone()).expect("lowers");
+        assert!(cache.is_empty());
+        let mut e = Emulation::with_spec(spec, EngineOptions::default()).expect("spec");
+        let mut out = Vec::new();
+        let mut views = |p: &Packet| PacketView::ip(p.key, p.len);
+        let t0 = Instant(1_000_000_000);
+        for k in [1, 2] {
+            let p = udp_to(k, t0);
+            let mut v = PacketView::ip(p.key, p.len);
+            assert_eq!(e.ingress(t0, p, 0, &mut v), Ingress::Queued);
+        }
+        // a -> b and a -> c, and (symmetric) their reverses.
+        assert_eq!(cache.len(), 4);
+        e.advance(t0 + Duration::from_micros(500), &mut out, &mut views);
+        assert!(out.is_empty());
+        assert_eq!(net.learn(&cache), 4);
+        let (a, b) = (0, 3);
+        let change = net.link_down(1, 2).expect("down");
+        assert_eq!(change.routes, vec![(a, b), (b, a)]);
+        assert_eq!(change.recomputed, 2, "only the pairs that crossed r1-r2");
+        let cache = Arc::new(net.path_cache());
+        let spec =
+            lower_on_demand(net.distilled(), &[], base, None, &[], cache.clone()).expect("lowers");
+        let applied = e.apply(pipelab_emu::Compiled::new(spec, 1).expect("compiles"));
+        assert_eq!(applied.paths_changed, 1, "a -> b; a -> c is as it was");
+        let t1 = t0 + Duration::from_millis(1);
+        let p = udp_to(1, t1);
+        let mut v = PacketView::ip(p.key, p.len);
+        assert_eq!(e.ingress(t1, p, 0, &mut v), Ingress::Queued);
+        while let Some(t) = e.next_deadline() {
+            e.advance(t, &mut out, &mut views);
+        }
+        let left: Vec<(u64, Duration)> = out
+            .iter()
+            .map(|o| (o.pkt.tag, o.at.saturating_since(o.pkt.born)))
+            .collect();
+        // 8 µs per hop at 1 Gb/s; a -> c waits 8 µs more on a -> r1
+        // behind a -> b, sent at the same instant.
+        assert_eq!(
+            left,
+            vec![
+                (1, Duration::from_nanos(3_024_000)),
+                (2, Duration::from_nanos(7_032_000)),
+                (1, Duration::from_nanos(12_032_000)),
+            ]
         );
     }
 }

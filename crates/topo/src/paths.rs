@@ -208,6 +208,111 @@ impl PathGraph {
         pred
     }
 
+    /// The shortest path from `src` to `dst` alone, as [`PathGraph::tree`]
+    /// and [`PathGraph::path`] give it (the same distances, the same ties:
+    /// into each node the lowest arc that is tight), computed on demand
+    /// (ModelNet §2.2: "computed on the fly ... using Dijkstra's shortest
+    /// path algorithm"): Dijkstra from `src` stops once no node left can
+    /// be nearer than `dst`, and the path is read back from `dst`. `None`
+    /// if unreachable, empty if `src == dst`.
+    ///
+    /// Why it is the tree's path: a node on the path, and every node with
+    /// an arc tight into one, is nearer than `dst` (costs are positive),
+    /// so it was settled, with its exact distance, before the search
+    /// stopped. Nodes that may not be passed through (VNs) other than
+    /// `dst` are never queued: no path goes on from them, and no arc from
+    /// them is usable, so a star's hub does not queue its thousands of VNs.
+    pub fn path_between(&self, src: usize, dst: usize) -> Option<Vec<u32>> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let n = self.g.node_count();
+        if src >= n || dst >= n {
+            return None;
+        }
+        if src == dst {
+            return Some(Vec::new());
+        }
+        let mut dist: Vec<Option<Cost>> = vec![None; n];
+        let mut done = vec![false; n];
+        let mut heap = BinaryHeap::new();
+        dist[src] = Some(Cost::default());
+        heap.push(Reverse((Cost::default(), src)));
+        while let Some(Reverse((c, u))) = heap.pop() {
+            if done[u] || dist[u] != Some(c) {
+                continue;
+            }
+            if dist[dst].is_some_and(|d| c >= d) {
+                break;
+            }
+            done[u] = true;
+            for e in self
+                .g
+                .edges_directed(NodeIndex::new(u), Direction::Outgoing)
+            {
+                let arc = *e.weight();
+                if !self.usable(arc, src) {
+                    continue;
+                }
+                let v = e.target().index();
+                if done[v] || (v != dst && self.no_transit[v]) {
+                    continue;
+                }
+                let nc = c + self.cost(arc);
+                if dist[v].is_none_or(|d| nc < d) {
+                    dist[v] = Some(nc);
+                    heap.push(Reverse((nc, v)));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let mut v = dst;
+        while v != src {
+            let dv = dist[v]?;
+            let mut best: Option<u32> = None;
+            for e in self
+                .g
+                .edges_directed(NodeIndex::new(v), Direction::Incoming)
+            {
+                let arc = *e.weight();
+                let u = e.source().index();
+                if !done[u] || !self.usable(arc, src) {
+                    continue;
+                }
+                if dist[u].is_some_and(|du| du + self.cost(arc) == dv)
+                    && best.is_none_or(|b| arc < b)
+                {
+                    best = Some(arc);
+                }
+            }
+            let arc = best?;
+            out.push(arc);
+            v = self.arcs[arc as usize].from;
+            if out.len() > self.arcs.len() {
+                return None;
+            }
+        }
+        out.reverse();
+        Some(out)
+    }
+
+    /// The route of the VN pair `src` → `dst` (node indices) as a
+    /// [`RouteMatrix`] filled over this graph holds it: symmetric, the
+    /// path from the lower of the two reversed onto the reverse pipes
+    /// (pipes `2k` and `2k + 1` are one link's two directions) when `src`
+    /// is the higher; asymmetric, `src`'s own. Empty if none.
+    pub fn route(&self, routes: Routes, src: usize, dst: usize) -> Vec<u32> {
+        if src == dst {
+            return Vec::new();
+        }
+        match routes {
+            Routes::Symmetric if src > dst => self
+                .path_between(dst, src)
+                .map(|r| r.iter().rev().map(|p| p ^ 1).collect())
+                .unwrap_or_default(),
+            _ => self.path_between(src, dst).unwrap_or_default(),
+        }
+    }
+
     /// The arcs from the tree's root to `dst`, in order (`None` if
     /// unreachable, empty if `dst` is the root).
     pub fn path(&self, pred: &[Option<u32>], src: usize, dst: usize) -> Option<Vec<u32>> {
@@ -447,6 +552,24 @@ impl RouteMatrix {
         }
         for (i, others) in by_root {
             let s = self.vns[i];
+            if others.len() <= FEW_PAIRS {
+                // A few pairs of this root (a route cache's misses, the
+                // pairs a fault touched): each by a search that stops at
+                // its destination rather than a whole tree; the same
+                // routes ([`PathGraph::path_between`]).
+                for j in others {
+                    let r = g.path_between(s, self.vns[j]).unwrap_or_default();
+                    match routes {
+                        Routes::Symmetric => {
+                            let rev: Vec<u32> = r.iter().rev().map(|p| p ^ 1).collect();
+                            self.put(i * n + j, r);
+                            self.put(j * n + i, rev);
+                        }
+                        Routes::Asymmetric => self.put(i * n + j, r),
+                    }
+                }
+                continue;
+            }
             let tree = g.tree(s);
             for j in others {
                 match routes {
@@ -463,7 +586,32 @@ impl RouteMatrix {
     pub(crate) fn raw(&self, i: usize, j: usize) -> &[u32] {
         self.at(i * self.vns.len() + j)
     }
+
+    /// Every pair held, as `(src, dst)` topology node indices, in VN
+    /// order.
+    pub fn pairs(&self) -> Vec<(usize, usize)> {
+        self.held().map(|(s, d, _)| (s, d)).collect()
+    }
+
+    /// Route the pairs `pairs` again over `g` even if held (a partial
+    /// matrix after a change of its graph), as [`RouteMatrix::route_pairs`]
+    /// routes them.
+    pub(crate) fn reroute(&mut self, g: &PathGraph, routes: Routes, pairs: &[(usize, usize)]) {
+        if let Some(m) = &mut self.some {
+            let n = self.vns.len();
+            for &(s, d) in pairs {
+                if let (Some(&i), Some(&j)) = (self.pos.get(&s), self.pos.get(&d)) {
+                    m.remove(&(i * n + j));
+                }
+            }
+        }
+        self.route_pairs(g, routes, pairs);
+    }
 }
+
+/// At most this many pairs of one root are routed each by its own search
+/// ([`PathGraph::path_between`]); more, by the root's whole tree.
+const FEW_PAIRS: usize = 4;
 
 /// Which elements of the target topology are up.
 #[derive(Clone, Debug, PartialEq, Eq)]

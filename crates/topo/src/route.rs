@@ -46,8 +46,10 @@
 //! [`crate::model`]; the path types are re-exported here.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-use crate::distill::{distill_with_routes, pipe_graph, Distilled, Mode};
+use crate::distill::{distill_unrouted, distill_with_routes, pipe_graph, Distilled, Mode};
 use crate::model::{Role, Topology};
 use crate::paths::PathGraph;
 pub use crate::paths::{Faults, Metric, RouteMatrix, Routes};
@@ -99,9 +101,8 @@ impl RouteCache {
             self.hits += 1;
         } else if self.routes == Routes::Asymmetric {
             self.misses += 1;
-            // Each direction from its own source's tree, as the matrix.
-            let tree = self.graph.tree(src);
-            let r = self.graph.path(&tree, src, dst).unwrap_or_default();
+            // Each direction from its own source, as the matrix.
+            let r = self.graph.path_between(src, dst).unwrap_or_default();
             while self.map.len() + 1 > self.capacity {
                 match self.order.pop_front() {
                     Some(k) => {
@@ -117,8 +118,7 @@ impl RouteCache {
             // Compute from the smaller end so both directions agree with
             // the routing matrix's choice.
             let (a, b) = (src.min(dst), src.max(dst));
-            let tree = self.graph.tree(a);
-            let fwd = self.graph.path(&tree, a, b).unwrap_or_default();
+            let fwd = self.graph.path_between(a, b).unwrap_or_default();
             let rev: Vec<u32> = fwd.iter().rev().map(|p| p ^ 1).collect();
             while self.map.len() + 2 > self.capacity {
                 match self.order.pop_front() {
@@ -145,6 +145,92 @@ impl RouteCache {
     /// True if nothing is cached.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+}
+
+/// Routes by (source, destination) VN position (empty: no route).
+type PairRoutes = HashMap<(u32, u32), Box<[u32]>>;
+
+/// One held pair and its route, by VN position.
+pub type HeldRoute = ((u32, u32), Box<[u32]>);
+
+/// The route cache of a running topology (ModelNet §2.2: "a hash-based
+/// cache of routes for active flows ... In the rare case of a cache
+/// miss, the route may be ... computed on the fly from an internal
+/// representation of the topology using Dijkstra's shortest path
+/// algorithm"), shared by the threads that forward packets: made by
+/// [`Network::path_cache`] over the pipes as they are at one moment, it
+/// answers a VN pair (by port: VN position) with the route the whole
+/// matrix would hold (`PathGraph::route`'s search from one VN to
+/// another), computing it on the first request and keeping it. It holds
+/// only the pairs asked for (and those its network held when it was
+/// made): its memory grows with the pairs in use.
+///
+/// A change of the network (a fault, `link set`) makes a new cache; the
+/// old one's pairs are first taken into the network ([`Network::learn`])
+/// so that they are routed anew there and the new cache starts with
+/// them.
+#[derive(Debug)]
+pub struct PathCache {
+    graph: PathGraph,
+    routing: Routes,
+    /// VN position → topology node index.
+    vns: Vec<usize>,
+    generation: u64,
+    /// Routes by (source, destination) VN position (empty: no route).
+    held: Mutex<PairRoutes>,
+    computed: AtomicU64,
+}
+
+impl PathCache {
+    /// The route from VN position `src` to VN position `dst` as
+    /// distilled pipe indices (empty: none, or not VNs). A pair not held
+    /// is computed now, outside the lock (with symmetric routes its
+    /// reverse is held too).
+    pub fn route(&self, src: usize, dst: usize) -> Box<[u32]> {
+        let key = (src as u32, dst as u32);
+        if let Some(r) = self.lock().get(&key) {
+            return r.clone();
+        }
+        let (Some(&s), Some(&t)) = (self.vns.get(src), self.vns.get(dst)) else {
+            return Box::default();
+        };
+        let r: Box<[u32]> = self.graph.route(self.routing, s, t).into();
+        self.computed.fetch_add(1, Ordering::Relaxed);
+        let mut held = self.lock();
+        if self.routing == Routes::Symmetric {
+            let rev: Box<[u32]> = r.iter().rev().map(|p| p ^ 1).collect();
+            held.entry((key.1, key.0)).or_insert(rev);
+        }
+        held.entry(key).or_insert(r).clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PairRoutes> {
+        // A thread that panicked holding it left a map, not a torn one.
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Pairs held now.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True if no pair is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Routes computed on demand so far (misses).
+    pub fn computed(&self) -> u64 {
+        self.computed.load(Ordering::Relaxed)
+    }
+
+    /// The pairs held and their routes, by VN position.
+    pub fn snapshot(&self) -> Vec<HeldRoute> {
+        let held = self.lock();
+        let mut v: Vec<HeldRoute> = held.iter().map(|(&k, r)| (k, r.clone())).collect();
+        v.sort_unstable_by_key(|(k, _)| *k);
+        v
     }
 }
 
@@ -189,6 +275,9 @@ pub struct Network {
     routes: Routes,
     faults: Faults,
     distilled: Distilled,
+    /// Bumped by every change: a [`PathCache`] of another generation
+    /// routes over other pipes.
+    generation: u64,
 }
 
 impl Network {
@@ -205,8 +294,39 @@ impl Network {
         metric: Metric,
         routes: Routes,
     ) -> Result<Network, TopoError> {
+        Network::distilled_by(topo, mode, metric, routes, distill_with_routes)
+    }
+
+    /// [`Network::with_routes`] with routes computed on demand (ModelNet
+    /// §2.2's route cache): the distilled pipes, and the routes of no VN
+    /// pair until they are asked for ([`Network::route_pairs`], or a
+    /// [`PathCache`] whose routes [`Network::learn`] takes in), so memory
+    /// grows with the VNs and the pairs in use, not with their square.
+    /// Faults and changes re-route the pairs held, and only those; the
+    /// routes are those the whole matrix would hold. End-to-end
+    /// distillation still holds every pair (its routes are its pipes,
+    /// one per pair, and are refused beyond
+    /// [`crate::distill::MAX_PAIRS`]).
+    pub fn on_demand(
+        topo: Topology,
+        mode: Mode,
+        metric: Metric,
+        routes: Routes,
+    ) -> Result<Network, TopoError> {
+        Network::distilled_by(topo, mode, metric, routes, distill_unrouted)
+    }
+
+    /// A network without faults, distilled by `distill` (with every
+    /// route, or none).
+    fn distilled_by(
+        topo: Topology,
+        mode: Mode,
+        metric: Metric,
+        routes: Routes,
+        distill: fn(&Topology, Mode, Metric, Routes, &Faults) -> Result<Distilled, TopoError>,
+    ) -> Result<Network, TopoError> {
         let faults = Faults::none(&topo);
-        let distilled = distill_with_routes(&topo, mode, metric, routes, &faults)?;
+        let distilled = distill(&topo, mode, metric, routes, &faults)?;
         Ok(Network {
             topo,
             mode,
@@ -214,7 +334,112 @@ impl Network {
             routes,
             faults,
             distilled,
+            generation: 0,
         })
+    }
+
+    /// True if routes are computed on demand ([`Network::on_demand`],
+    /// a mode whose routes are not all held).
+    pub fn is_on_demand(&self) -> bool {
+        self.distilled.routes.is_partial()
+    }
+
+    /// Route the ordered VN pairs `pairs` (topology node indices) not
+    /// held yet (on demand), as the whole matrix routes them.
+    pub fn route_pairs(&mut self, pairs: &[(usize, usize)]) {
+        self.distilled.route_pairs(&self.topo, pairs);
+    }
+
+    /// A route cache over the pipes as they are now, for the threads that
+    /// forward packets: it holds the routes this network holds (on
+    /// demand; a whole matrix is not copied) and computes any other pair
+    /// the first time it is asked ([`PathCache::route`]).
+    pub fn path_cache(&self) -> PathCache {
+        let d = &self.distilled;
+        let roles: Vec<Role> = self.topo.nodes.iter().map(|n| n.role).collect();
+        let graph = pipe_graph(self.topo.nodes.len(), d, &roles, d.metric);
+        let vns = d.routes.vns().to_vec();
+        let mut held = HashMap::new();
+        if d.routes.is_partial() {
+            for (s, t, r) in d.routes.held() {
+                if let (Some(i), Some(j)) = (d.routes.position(s), d.routes.position(t)) {
+                    held.insert((i as u32, j as u32), r.into());
+                }
+            }
+        }
+        PathCache {
+            graph,
+            routing: d.routing,
+            vns,
+            generation: self.generation,
+            held: Mutex::new(held),
+            computed: AtomicU64::new(0),
+        }
+    }
+
+    /// Take in the routes `cache` computed that this network does not
+    /// hold yet (the pairs that started to carry traffic), if it routes
+    /// over the pipes as they are now (made by [`Network::path_cache`]
+    /// since the last change); returns how many.
+    pub fn learn(&mut self, cache: &PathCache) -> usize {
+        if cache.generation != self.generation || !self.distilled.routes.is_partial() {
+            return 0;
+        }
+        let routes = &mut self.distilled.routes;
+        let vns = routes.vns().to_vec();
+        let mut taken = 0;
+        for ((i, j), r) in cache.snapshot() {
+            let (Some(&s), Some(&t)) = (vns.get(i as usize), vns.get(j as usize)) else {
+                continue;
+            };
+            if !routes.holds(s, t) {
+                routes.set(s, t, r.to_vec());
+                taken += 1;
+            }
+        }
+        taken
+    }
+
+    /// The VN pairs whose route is held: every ordered pair with a whole
+    /// matrix, the pairs asked for on demand.
+    pub fn held_routes(&self) -> usize {
+        self.distilled.routes.held_count()
+    }
+
+    /// The distilled topology with the routes of a sample of VN pairs, to
+    /// weigh a partition of its pipes by route usage
+    /// ([`crate::partition_balanced`]) without the whole matrix: every
+    /// ordered pair if there are at most `max_pairs` (or the matrix is
+    /// whole already), else the routes of evenly spaced VNs, each to
+    /// every VN above it (with symmetric routes, both directions: one
+    /// shortest-path tree per sampled VN), about `max_pairs` routes from
+    /// `max_pairs / n` VNs (at least one, VN 0).
+    pub fn sample_routes(&self, max_pairs: usize) -> Distilled {
+        let mut d = self.distilled.clone();
+        if !d.routes.is_partial() {
+            return d;
+        }
+        let vns = d.routes.vns().to_vec();
+        let n = vns.len();
+        let all = (n as u64).saturating_mul(n.saturating_sub(1) as u64) <= max_pairs as u64;
+        let roots: Vec<usize> = if all {
+            (0..n).collect()
+        } else {
+            let k = (max_pairs / n.max(1)).clamp(1, n.max(1));
+            (0..k).map(|i| i * n / k).collect()
+        };
+        let mut pairs = Vec::new();
+        for &r in &roots {
+            let others: Box<dyn Iterator<Item = usize>> = match (all, self.routes) {
+                (true, _) | (false, Routes::Asymmetric) => {
+                    Box::new((0..n).filter(move |&j| j != r))
+                }
+                (false, Routes::Symmetric) => Box::new(r + 1..n),
+            };
+            pairs.extend(others.map(|j| (vns[r], vns[j])));
+        }
+        d.route_pairs(&self.topo, &pairs);
+        d
     }
 
     /// The current distilled topology and routes.
@@ -355,6 +580,10 @@ impl Network {
     /// shortens a path, and ties are broken by pipe index), so only those
     /// are recomputed.
     fn recompute(&mut self, only_failures: bool) -> Result<Change, TopoError> {
+        self.generation += 1;
+        if self.distilled.routes.is_partial() {
+            return self.recompute_held(only_failures);
+        }
         let old = &self.distilled;
         let n = old.routes.vns().len();
         if only_failures && self.mode == Mode::HopByHop {
@@ -401,6 +630,78 @@ impl Network {
         let change = diff(old, &d, pipes, n * n.saturating_sub(1));
         self.distilled = d;
         Ok(change)
+    }
+}
+
+impl Network {
+    /// [`Network::recompute`] of routes on demand: only the pairs held
+    /// are routed again. After a failure under hop-by-hop, only those
+    /// that crossed a pipe now down (or had no route); otherwise the
+    /// pipes are distilled again and every pair held is routed anew.
+    fn recompute_held(&mut self, only_failures: bool) -> Result<Change, TopoError> {
+        let old = &self.distilled;
+        let held = old.routes.pairs();
+        let roles: Vec<Role> = self.topo.nodes.iter().map(|x| x.role).collect();
+        if only_failures && self.mode == Mode::HopByHop {
+            let mut d = old.clone();
+            for (k, p) in d.pipes.iter_mut().enumerate() {
+                p.up = self.faults.usable(&self.topo, k / 2);
+            }
+            let pipes: Vec<u32> = (0..d.pipes.len() as u32)
+                .filter(|&k| d.pipes[k as usize].up != old.pipes[k as usize].up)
+                .collect();
+            let affected: Vec<(usize, usize)> = held
+                .iter()
+                .copied()
+                .filter(|&(s, t)| {
+                    s != t
+                        && old
+                            .routes
+                            .route(s, t)
+                            .is_none_or(|r| r.iter().any(|&p| !d.pipes[p as usize].up))
+                })
+                .collect();
+            let g = pipe_graph(self.topo.nodes.len(), &d, &roles, self.metric);
+            d.routes.reroute(&g, self.routes, &affected);
+            let change = diff_held(old, &d, &held, pipes, affected.len());
+            self.distilled = d;
+            return Ok(change);
+        }
+        let mut d = distill_unrouted(
+            &self.topo,
+            self.mode,
+            self.metric,
+            self.routes,
+            &self.faults,
+        )?;
+        d.route_pairs(&self.topo, &held);
+        let pipes: Vec<u32> = (0..d.pipes.len() as u32)
+            .filter(|&k| d.pipes[k as usize] != old.pipes[k as usize])
+            .collect();
+        let recomputed = held.iter().filter(|&&(s, t)| s != t).count();
+        let change = diff_held(old, &d, &held, pipes, recomputed);
+        self.distilled = d;
+        Ok(change)
+    }
+}
+
+/// What changed between `old` and `new` for the pairs `held`.
+fn diff_held(
+    old: &Distilled,
+    new: &Distilled,
+    held: &[(usize, usize)],
+    pipes: Vec<u32>,
+    recomputed: usize,
+) -> Change {
+    let routes = held
+        .iter()
+        .copied()
+        .filter(|&(s, t)| old.routes.route(s, t) != new.routes.route(s, t))
+        .collect();
+    Change {
+        pipes,
+        routes,
+        recomputed,
     }
 }
 

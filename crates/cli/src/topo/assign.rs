@@ -40,7 +40,7 @@ impl Method {
 /// `pipelab topo assign` arguments.
 #[derive(Args, Debug)]
 pub struct AssignArgs {
-    /// The topology file: `.gml` or `.toml`.
+    /// The topology file: `.gml`, `.graphml` or `.toml`.
     pub file: PathBuf,
     /// Cores to spread the pipes over.
     #[arg(long, allow_negative_numbers = true, value_name = "K",

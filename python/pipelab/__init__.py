@@ -13,6 +13,10 @@ Three doors, each the same as the command line's:
 * :class:`Topology` builds a topology from a generator or a file, brings
   it up, runs commands in its virtual nodes, changes its links and tears
   it down; ``with Topology(...) as t:`` always tears it down.
+  :meth:`Topology.from_networkx` runs a NetworkX graph, and
+  :class:`Network` (also ``Mininet``) builds one as Mininet scripts do
+  (``add_host``, ``add_switch``, ``add_link(h1, s1, bw=10,
+  delay="5ms")``, ``h1.cmd(...)``, ``h2.IP()``).
 
 Every failure raises :class:`Error`, whose message is the one the command
 line prints (a configuration's error names its line, with a caret).
@@ -35,13 +39,19 @@ from ._pipelab import Error, __version__
 from ._pipelab import read_text as _read_text
 from ._pipelab import sim_json as _sim_json
 from .control import Control, connect, emulations
+from .mininet import Host, Mininet, Network, Router, Switch
 from .topology import Link, Node, Topology, binary
 
 __all__ = [
     "Control",
     "Error",
+    "Host",
     "Link",
+    "Mininet",
+    "Network",
     "Node",
+    "Router",
+    "Switch",
     "Topology",
     "__version__",
     "binary",

@@ -19,6 +19,8 @@ line is refused here with the same message.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 import shutil
 import subprocess
@@ -93,6 +95,50 @@ def _word(value: object, what: str) -> str:
     return text
 
 
+def _check_networkx(graph: object) -> None:
+    """Refuse, naming the node or edge and the key, what GraphML cannot
+    hold: node ids that are neither strings of one word nor whole numbers,
+    attribute values that are not a str, int, float or bool (``None``, a
+    list), and NaN or infinite numbers."""
+
+    def value(v: object, where: str, key: object) -> None:
+        if not isinstance(key, str):
+            raise Error(
+                f"error: Topology.from_networkx: {where}: attribute key {key!r} is a "
+                f"{type(key).__name__}: GraphML keys are strings"
+            )
+        if isinstance(v, str) or isinstance(v, numbers.Integral):
+            return
+        if isinstance(v, numbers.Real):
+            if math.isfinite(float(v)):
+                return
+            raise Error(f"error: Topology.from_networkx: {where}: {key}={v!r} is not a finite number")
+        raise Error(
+            f"error: Topology.from_networkx: {where}: {key}={v!r} ({type(v).__name__}) cannot be "
+            "written to GraphML: give a str, int, float or bool, or delete the attribute"
+        )
+
+    for n, data in graph.nodes(data=True):
+        if isinstance(n, str):
+            if not n or any(c.isspace() for c in n):
+                raise Error(
+                    f"error: Topology.from_networkx: node {n!r}: a node's name is one word "
+                    "(no spaces), e.g. 'h1'"
+                )
+        elif isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise Error(
+                f"error: Topology.from_networkx: node {n!r} ({type(n).__name__}): a node id is a "
+                "str ('h1') or an int; relabel the nodes, e.g. with "
+                "networkx.convert_node_labels_to_integers(G)"
+            )
+        for k, v in data.items():
+            value(v, f"node {n!r}", k)
+    for e in graph.edges(data=True):
+        u, v, data = e
+        for k, x in data.items():
+            value(x, f"edge {u!r}-{v!r}", k)
+
+
 class Link:
     """The link(s) between two nodes of a running topology
     (:meth:`Topology.link`)."""
@@ -163,7 +209,7 @@ class Topology:
     """A topology to run live, by name (one network namespace
     ``pl-NAME-VN`` per virtual node).
 
-    ``file`` is a GML or TOML topology; ``options`` are ``pipelab topo
+    ``file`` is a GML, GraphML or TOML topology; ``options`` are ``pipelab topo
     up``'s (``distill="last-mile"``, ``prefix="10.0.0.0/8"``,
     ``workers=2``, ``config="shares.conf"``, ``seed=7``, ...). Use it as
     a context manager: ``with Topology(...) as t:`` brings it up and
@@ -179,8 +225,70 @@ class Topology:
 
     @classmethod
     def from_file(cls, path: PathLike, name: str = "main", **options: object) -> "Topology":
-        """A topology read from ``path`` (``.gml`` or ``.toml``)."""
+        """A topology read from ``path`` (``.gml``, ``.graphml`` or
+        ``.toml``)."""
         return cls(path, name, **options)
+
+    @classmethod
+    def from_networkx(cls, graph: object, name: str = "main", **options: object) -> "Topology":
+        """A topology from a NetworkX graph (``Graph``, ``DiGraph``,
+        ``MultiGraph``): written with ``networkx.write_graphml`` to a
+        temporary ``.graphml`` file (removed with the object) and read as
+        ``topo up`` reads GraphML. ``options`` are ``topo up``'s.
+
+        Node ids that are strings (``"h1"``) are the nodes' names, whole
+        numbers their ids (named ``n0``, ... unless a ``name`` or
+        ``label`` attribute says otherwise). Node attributes: ``role`` or
+        ``type`` (``"host"``/``"client"`` for an end host, a VN;
+        ``"switch"``/``"router"``/``"stub"``; ``"transit"``; the default
+        is a stub), ``isSwitch``, ``name``/``label``, Shadow's
+        ``host_bandwidth_up``/``host_bandwidth_down``. Edge attributes,
+        in Mininet's units where a number is bare: ``bw`` (Mbit/s, or
+        ``"10Mbit/s"``), ``delay`` (ms, or ``"5ms"``), ``jitter``
+        (``"1ms"``), ``loss`` (per cent, or ``"1%"``), ``max_queue_size``
+        (packets), ``queue``, Shadow's ``latency`` (bare: seconds) and
+        ``packet_loss`` (a fraction), and any other pipe word as a string
+        (``codel="target 5ms"``). A value GraphML cannot hold (``None``,
+        a list, NaN) raises :class:`pipelab.Error` naming the node or
+        edge and the key; pipelab's reader checks the rest when the
+        topology comes up. The graph's own attributes are not read.
+        """
+        try:
+            import networkx as nx
+        except ImportError:
+            raise Error(
+                "error: Topology.from_networkx needs the networkx package: "
+                "pip install networkx (or pip install 'pipelab[networkx]')"
+            ) from None
+        if not isinstance(graph, nx.Graph):
+            raise Error(
+                "error: Topology.from_networkx: give a networkx graph (Graph, DiGraph, "
+                f"MultiGraph), not {type(graph).__name__}"
+            )
+        _check_networkx(graph)
+        if graph.graph:
+            # The graph's own data is not read; a value the writer cannot
+            # write there must not refuse the graph.
+            graph = graph.copy()
+            graph.graph.clear()
+        tmp = tempfile.mkdtemp(prefix="pipelab-topo-")
+        try:
+            out = Path(tmp) / "topology.graphml"
+            try:
+                # Numeric types inferred over all values: an attribute
+                # that is 10 on one edge and 2.5 on another is a double.
+                nx.write_graphml(graph, str(out), infer_numeric_types=True)
+            except (nx.NetworkXError, TypeError, ValueError) as e:
+                raise Error(
+                    f"error: Topology.from_networkx: networkx cannot write the graph as GraphML: {e}"
+                ) from None
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        t = cls(out, name, **options)
+        t._tmp = tmp
+        weakref.finalize(t, shutil.rmtree, tmp, True)
+        return t
 
     @classmethod
     def generate(

@@ -123,6 +123,7 @@ enum Cmd {
     ///     --interval 100ms --json > report.json
     ///   pipelab plot report.json -o throughput.png
     ///   pipelab plot report.json -o delay.svg --kind cdf --size 1024x600
+    #[command(verbatim_doc_comment)]
     Plot(plot::PlotArgs),
     /// Undo what pipelab processes that no longer run left on this host
     /// (nft tables, host-mode and attach rules, GRO turned off,
@@ -137,6 +138,16 @@ enum Cmd {
         #[arg(long)]
         dry_run: bool,
     },
+    /// The named link conditions (`--link preset:NAME`, `preset NAME/down`
+    /// in a pipe): each side's pipe words and where the numbers come from.
+    ///
+    /// Examples:
+    ///   pipelab presets
+    ///   pipelab shell --link preset:nlc-3g -- curl -o /dev/null http://$PIPELAB_OUTSIDE/
+    ///   pipelab shell --uplink preset:geo --downlink 'preset geo queue 200' -- ping $PIPELAB_OUTSIDE
+    ///   (in a configuration a pipe names its side: pipe 1 config preset wpt-cable/down)
+    #[command(verbatim_doc_comment)]
+    Presets,
     /// Check a configuration file and print it in canonical form.
     Check {
         /// The configuration file (one command per line, `#` comments).
@@ -386,6 +397,7 @@ fn main_inner(cli: Cli) -> Result<(), CliError> {
         Cmd::Probe(p) => Ok(live::probe(p)?),
         Cmd::Plot(a) => emit(&plot::run(&a)?),
         Cmd::Cleanup { dry_run } => cleanup(dry_run),
+        Cmd::Presets => emit(&presets_table()),
         Cmd::Completions { shell } => emit(&install::completions(shell)),
         Cmd::Man { dir } => {
             let written = install::man_pages(&dir).map_err(|source| CliError::ManPages {
@@ -418,6 +430,35 @@ fn main_inner(cli: Cli) -> Result<(), CliError> {
 
 /// `pipelab cleanup [--dry-run]`: one line per thing restored (or that
 /// would be, or could not be); exit 1 if anything could not.
+/// `pipelab presets`: one row per preset, then the sources.
+fn presets_table() -> String {
+    use std::fmt::Write;
+    let presets = pipelab_lang::PRESETS;
+    let w = presets.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    let d = presets.iter().map(|p| p.down.len()).max().unwrap_or(0);
+    let mut out = format!(
+        "{:w$}  {:d$}  up (to the network)\n",
+        "name", "down (from the network)"
+    );
+    let mut sources: Vec<&str> = Vec::new();
+    for p in presets {
+        let _ = writeln!(out, "{:w$}  {:d$}  {}", p.name, p.down, p.up);
+        if !sources.contains(&p.source) {
+            sources.push(p.source);
+        }
+    }
+    out.push_str("\nsources:\n");
+    for s in sources {
+        let names: Vec<String> = presets
+            .iter()
+            .filter(|p| p.source == s)
+            .map(|p| p.name.to_string())
+            .collect();
+        let _ = writeln!(out, "  {}:\n    {s}", names.join(", "));
+    }
+    out
+}
+
 fn cleanup(dry_run: bool) -> Result<(), CliError> {
     let ledger = pipelab_modes::ledger::Ledger::new();
     let done = ledger.recover(true, dry_run).map_err(CliError::Cleanup)?;

@@ -10,6 +10,14 @@
 //! simulator cuts the pipes among the workers itself, weighted by the
 //! traffic's packets along its routes (`pipelab_sim::partition`), not by
 //! `topo assign`'s traffic-blind balance.
+//!
+//! Topologies are dual-stack, as live: VN `i` is host `i + 1` of
+//! `--prefix` (default `10.0.0.0/8`) and of the IPv6 /64 `--prefix6`
+//! (default `fd00::/64`, a fixed ULA /64: there is no host to take one
+//! from in virtual time), numbered by the same plan as `topo up`. A
+//! source between IPv6 addresses sends IPv6 packets (the capture shows
+//! IPv6 headers), steered by destination address to the same route as
+//! its IPv4 twin.
 
 use crate::error::CliError;
 use crate::topo::TopoError;
@@ -38,7 +46,7 @@ pub struct SimArgs {
     /// traffic, as `--config`.
     #[arg(required_unless_present_any = ["topology", "with_config"])]
     pub config: Option<PathBuf>,
-    /// A topology to run (GML or TOML, as `topo up` takes it): sources
+    /// A topology to run (GML, GraphML or TOML, as `topo up` takes it): sources
     /// enter at the VN their `from` address belongs to and cross the
     /// pipes of the route to their `to` address.
     #[arg(long, value_name = "FILE")]
@@ -57,6 +65,18 @@ pub struct SimArgs {
     /// address of the prefix (as `topo up`).
     #[arg(long, default_value = "10.0.0.0/8", requires = "topology")]
     pub prefix: String,
+    /// With --topology: the VNs' IPv6 /64, numbered as --prefix (VN `i`
+    /// is host `i + 1`: `fd00::1` for the first VN by default), as `topo
+    /// up` numbers the /64 it takes from the host. A source whose `from`
+    /// and `to` are IPv6 (`[fd00::1]:5000`) sends IPv6 packets along the
+    /// same routes as the IPv4 ones.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "fd00::/64",
+        requires = "topology"
+    )]
+    pub prefix6: String,
     /// With --topology: a configuration of the language for the VNs'
     /// traffic (rules see a VN's packets as `out`, `recv VN`, `xmit
     /// DESTINATION-VN`), as `topo up --config`.
@@ -73,7 +93,9 @@ pub struct SimArgs {
     pub cross: Vec<String>,
     /// A traffic source, e.g. 'cbr rate 1000pps size 1000B duration 10s'
     /// [start 1s] [from ADDR:PORT to ADDR:PORT] [proto udp|tcp] [name NAME].
-    /// Patterns: cbr, poisson, onoff (with `on 1s off 2s`). Repeatable.
+    /// Patterns: cbr, poisson, onoff (with `on 1s off 2s`). IPv6 addresses
+    /// in brackets (`from [fd00::1]:9 to [fd00::2]:9`) send IPv6 packets.
+    /// Repeatable.
     #[arg(long = "traffic", short = 't', value_name = "SPEC")]
     pub traffic: Vec<String>,
     /// A file of traffic sources, one spec per line (`#` comments).
@@ -153,6 +175,9 @@ pub enum SimSetupError {
     /// Neither a configuration nor a topology.
     #[error("error: give a configuration file, or --topology FILE")]
     NoInput,
+    /// `--prefix6` is no IPv6 /64.
+    #[error("error: --prefix6: {0}")]
+    Prefix6(String),
     /// The topology has no VNs to send from.
     #[error("error: {}: the topology has no client nodes (VNs)", .0.display())]
     NoVns(PathBuf),
@@ -212,7 +237,8 @@ fn topology_scenario(
         error,
     })?;
     let prefix = pipelab_modes::topo::parse_prefix(&args.prefix).map_err(TopoError::Prefix)?;
-    let vns = pipelab_modes::topo::plan("sim", &topo, prefix, None).map_err(|source| {
+    let net6 = parse_prefix6(&args.prefix6).map_err(SimSetupError::Prefix6)?;
+    let vns = pipelab_modes::topo::plan("sim", &topo, prefix, Some(net6)).map_err(|source| {
         TopoError::Plan {
             file: file.to_path_buf(),
             source,
@@ -253,7 +279,7 @@ fn topology_scenario(
     let vn_nodes = d.routes.vns().to_vec();
     let dest = pipelab_emu::Destinations::Range {
         base: first.addr,
-        base6: None,
+        base6: first.addr6,
         count: vn_nodes.len() as u32,
     };
     let node = |a| dest.port(a).and_then(|k| vn_nodes.get(k as usize).copied());
@@ -269,12 +295,13 @@ fn topology_scenario(
     d.route_pairs(&topo, &pairs);
     let loads = pipe_loads(&d, &demands);
     let names: Vec<String> = vns.iter().map(|v| v.name.clone()).collect();
-    let mut spec = pipelab_topo::lower(&d, &names, first.addr, None, &loads).map_err(|error| {
-        SimSetupError::Lower {
-            file: file.to_path_buf(),
-            error,
-        }
-    })?;
+    let mut spec =
+        pipelab_topo::lower(&d, &names, first.addr, first.addr6, &loads).map_err(|error| {
+            SimSetupError::Lower {
+                file: file.to_path_buf(),
+                error,
+            }
+        })?;
     let mut pipe_text = pipelab_topo::lower::pipe_texts(&topo, &d, &loads);
     let mut queue_text = std::collections::BTreeMap::new();
     if let Some((name, cfg, base)) = cfg {
@@ -298,6 +325,25 @@ fn topology_scenario(
         queue_text,
         hint: None,
     })
+}
+
+/// `--prefix6`: an IPv6 /64 (`fd00::/64`), its network address (the
+/// host bits cleared).
+fn parse_prefix6(s: &str) -> Result<std::net::Ipv6Addr, String> {
+    let (a, l) = s
+        .split_once('/')
+        .ok_or_else(|| format!("'{s}': expected an IPv6 /64, e.g. fd00::/64"))?;
+    let addr: std::net::Ipv6Addr = a
+        .parse()
+        .map_err(|_| format!("'{s}': '{a}' is not an IPv6 address"))?;
+    if l != "64" {
+        return Err(format!(
+            "'{s}': length '{l}' must be 64 (VNs are hosts of a /64, as in `topo up`)"
+        ));
+    }
+    Ok(std::net::Ipv6Addr::from(
+        u128::from(addr) & !((1u128 << 64) - 1),
+    ))
 }
 
 /// The sources of `--traffic` (errors point at the column) and
@@ -621,6 +667,72 @@ mod tests {
             e.to_string()
                 .contains("no path was computed from 10.0.0.1 to 10.0.0.2"),
             "{e}"
+        );
+    }
+
+    /// A pass proves `sim --topology` numbers the VNs' IPv6 addresses as
+    /// `topo up` does, by the same plan: with the /64 a live topology
+    /// named `ring` would take from a host's ULA /48 as `--prefix6`, VN
+    /// `i` is host `i + 1` of it (`NET6::1`, `NET6::2`, ...; the default
+    /// /64 gives `fd00::1` ...), and the scenario steers each VN's IPv6
+    /// address, like its IPv4 one, to its port.
+    #[test]
+    fn vns_have_the_ipv6_addresses_topo_up_gives_them() {
+        use pipelab_modes::ledger::{subnet6_addr, topo_subnet6_index, ula_range};
+        use std::net::{IpAddr, Ipv6Addr};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("ring.gml");
+        let t = pipelab_topo::gen::ring(3, 2, &pipelab_topo::model::RoleAttrs::default())
+            .expect("ring");
+        std::fs::write(&file, pipelab_topo::gml::to_gml(&t)).expect("write");
+        let live = subnet6_addr(ula_range("a host"), topo_subnet6_index("ring"));
+        let prefix6 = format!("{live}/64");
+        let path = file.to_str().expect("utf-8");
+        let argv = [
+            "sim",
+            "--topology",
+            path,
+            "--prefix6",
+            &prefix6,
+            "--traffic",
+            "cbr rate 10pps size 100B duration 1s from 10.0.0.1:9 to 10.0.0.2:9",
+        ];
+        let args = Cmd::try_parse_from(argv).expect("arguments").sim;
+        let net6 = parse_prefix6(&args.prefix6).expect("prefix6");
+        assert_eq!(net6, live);
+        let prefix = pipelab_modes::topo::parse_prefix(&args.prefix).expect("prefix");
+        let vns = pipelab_modes::topo::plan("ring", &t, prefix, Some(net6)).expect("plan");
+        assert_eq!(vns.len(), 6);
+        for (i, v) in vns.iter().enumerate() {
+            assert_eq!(
+                v.addr6,
+                Some(Ipv6Addr::from(u128::from(live) + 1 + i as u128))
+            );
+        }
+        let traffic = traffic(&args).expect("traffic");
+        let sc = topology_scenario(&args, &file, None, &traffic).expect("scenario");
+        let dest = &sc.spec.paths.as_ref().expect("paths").dest;
+        for (i, v) in vns.iter().enumerate() {
+            let a6 = v.addr6.expect("dual-stack");
+            assert_eq!(dest.port(IpAddr::V6(a6)), Some(i as u16), "{a6}");
+            assert_eq!(dest.port(IpAddr::V4(v.addr)), Some(i as u16));
+        }
+        let past = Ipv6Addr::from(u128::from(live) + 7);
+        assert_eq!(dest.port(IpAddr::V6(past)), None);
+        // The default /64.
+        let def = Cmd::try_parse_from([
+            "sim",
+            "--topology",
+            path,
+            "-t",
+            "cbr rate 1pps size 100B duration 1s",
+        ])
+        .expect("arguments")
+        .sim;
+        assert_eq!(def.prefix6, "fd00::/64");
+        assert_eq!(
+            parse_prefix6("fd00::5/64"),
+            Ok("fd00::".parse::<Ipv6Addr>().expect("address"))
         );
     }
 }

@@ -654,8 +654,13 @@ const TEXT: &[(&str, &[u8], Outcome)] = &[
     ),
     (
         "keywords in capitals",
-        b"PIPE 1 CONFIG BW 1MBIT/S DELAY 5MS\n",
+        b"PIPE 1 CONFIG BW 1Mbit/s DELAY 5MS\n",
         Accepted("set one_pass 1\npipe 1 config bw 1Mbit/s delay 5ms\n"),
+    ),
+    (
+        "a rate unit in capitals (dummynet reads MBIT/S as bytes)",
+        b"pipe 1 config bw 1MBIT/S\n",
+        Rejected(2, "error: ambiguous unit 'MBIT/S' in '1MBIT/S'\n --> FILE:1:18"),
     ),
     (
         "a comment right after a word",
@@ -741,27 +746,9 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "bw",
-        "10b/s",
-        "error: unknown unit 'b/s' in '10b/s'\n --> FILE:1:18",
-        "did you mean bit/s?",
-    ),
-    (
-        "bw",
-        "10Kb",
-        "error: unknown unit 'Kb' in '10Kb'\n --> FILE:1:18",
-        "did you mean Kbit/s?",
-    ),
-    (
-        "bw",
         "10kbps",
         "error: unknown unit 'kbps' in '10kbps'\n --> FILE:1:18",
         "did you mean Kbit/s or KByte/s? 'kbps' is Kbit/s to ipfw, KByte/s to tc (netem's rate takes tc's words)",
-    ),
-    (
-        "bw",
-        "10Mb",
-        "error: unknown unit 'Mb' in '10Mb'\n --> FILE:1:18",
-        "did you mean Mbit/s?",
     ),
     (
         "bw",
@@ -771,51 +758,9 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "bw",
-        "10Mb/s",
-        "error: unknown unit 'Mb/s' in '10Mb/s'\n --> FILE:1:18",
-        "did you mean Mbit/s?",
-    ),
-    (
-        "bw",
-        "10M",
-        "error: unknown unit 'M' in '10M'\n --> FILE:1:18",
-        "did you mean Mbit/s?",
-    ),
-    (
-        "bw",
-        "10KB/s",
-        "error: unknown unit 'KB/s' in '10KB/s'\n --> FILE:1:18",
-        "did you mean KByte/s?",
-    ),
-    (
-        "bw",
-        "10MB/s",
-        "error: unknown unit 'MB/s' in '10MB/s'\n --> FILE:1:18",
-        "did you mean MByte/s?",
-    ),
-    (
-        "bw",
-        "10MBps",
-        "error: unknown unit 'MBps' in '10MBps'\n --> FILE:1:18",
-        "did you mean MByte/s?",
-    ),
-    (
-        "bw",
         "10Gbps",
         "error: unknown unit 'Gbps' in '10Gbps'\n --> FILE:1:18",
         "did you mean Gbit/s or GByte/s? 'Gbps' is Gbit/s to ipfw, GByte/s to tc (netem's rate takes tc's words)",
-    ),
-    (
-        "bw",
-        "10mbit",
-        "error: unknown unit 'mbit' in '10mbit'\n --> FILE:1:18",
-        "did you mean Mbit/s?",
-    ),
-    (
-        "bw",
-        "10Kbits",
-        "error: unknown unit 'Kbits' in '10Kbits'\n --> FILE:1:18",
-        "did you mean Kbit/s?",
     ),
     (
         "bw",
@@ -897,21 +842,9 @@ const UNITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "queue",
-        "10K",
-        "error: unknown unit 'K' in '10K'\n --> FILE:1:21",
-        "did you mean KB?",
-    ),
-    (
-        "queue",
         "10M",
         "error: unknown unit 'M' in '10M'\n --> FILE:1:21",
         "did you mean MB?",
-    ),
-    (
-        "burst",
-        "10K",
-        "error: unknown unit 'K' in '10K'\n --> FILE:1:21",
-        "did you mean KB?",
     ),
     (
         "burst",

@@ -153,6 +153,18 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         Rejected(2, "error: unexpected value 'yes' for '--json' found; no more were expected"),
     ),
     (
+        "sim --workers -1",
+        Bin::Pipelab,
+        &["sim", "CONF", "--workers", "-1"],
+        Rejected(2, "error: invalid value '-1' for '--workers <WORKERS>': invalid digit found in string"),
+    ),
+    (
+        "sim --workers 0",
+        Bin::Pipelab,
+        &["sim", "CONF", "--workers", "0"],
+        Rejected(2, "error: invalid value '0' for '--workers <WORKERS>': 0 is not in 1..=256"),
+    ),
+    (
         "demo --seed a word",
         Bin::Pipelab,
         &["demo", "--seed", "x"],
@@ -210,7 +222,31 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "shell --link unknown word",
         Bin::Pipelab,
         &["shell", "--link", "bw 1Mbit/s lateness 5ms", "--", "true"],
-        Rejected(2, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror"),
+        Rejected(2, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, spill, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror, preset"),
+    ),
+    (
+        "shell --workers -1",
+        Bin::Pipelab,
+        &["shell", "--workers", "-1", "--", "true"],
+        Rejected(2, "error: invalid value '-1' for '--workers <K>': --workers '-1': expected a number of workers from 1 to 64"),
+    ),
+    (
+        "shell --workers 0",
+        Bin::Pipelab,
+        &["shell", "--workers", "0", "--", "true"],
+        Rejected(2, "error: invalid value '0' for '--workers <K>': --workers '0': expected a number of workers from 1 to 64"),
+    ),
+    (
+        "shell --cpus -1",
+        Bin::Pipelab,
+        &["shell", "--cpus", "-1", "--", "true"],
+        Rejected(2, "error: --cpus '-1': '-1' is not a CPU number or range (e.g. 0,2-3, or none)"),
+    ),
+    (
+        "shell --cpus 99999",
+        Bin::Pipelab,
+        &["shell", "--cpus", "99999", "--", "true"],
+        Rejected(2, "error: --cpus '99999': CPU 99999 is not one this process may run on"),
     ),
     (
         "bridge without -f",
@@ -259,6 +295,30 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         Bin::Pipelab,
         &["bridge", "pl-nosuch-a", "pl-nosuch-b", "-f", "CONF", "--duration", "1s"],
         Rejected(1, "pipelab bridge: pl-nosuch-a: no such interface (ENODEV: No such device)"),
+    ),
+    (
+        "bridge --workers -1",
+        Bin::Pipelab,
+        &["bridge", "pha", "phb", "-f", "CONF", "--workers", "-1"],
+        Rejected(2, "error: invalid value '-1' for '--workers <K>': --workers '-1': expected a number of workers from 1 to 64"),
+    ),
+    (
+        "bridge --workers 0",
+        Bin::Pipelab,
+        &["bridge", "pha", "phb", "-f", "CONF", "--workers", "0"],
+        Rejected(2, "error: invalid value '0' for '--workers <K>': --workers '0': expected a number of workers from 1 to 64"),
+    ),
+    (
+        "bridge --cpus -1",
+        Bin::Pipelab,
+        &["bridge", "pha", "phb", "-f", "CONF", "--cpus", "-1"],
+        Rejected(2, "error: --cpus '-1': '-1' is not a CPU number or range (e.g. 0,2-3, or none)"),
+    ),
+    (
+        "bridge --cpus 99999",
+        Bin::Pipelab,
+        &["bridge", "pha", "phb", "-f", "CONF", "--cpus", "99999"],
+        Rejected(2, "error: --cpus '99999': CPU 99999 is not one this process may run on"),
     ),
     (
         "attach without a device",
@@ -619,6 +679,30 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         Bin::Pipelab,
         &["topo", "up", "GML", "--name", "plflags", "--threads", "-1"],
         Rejected(2, "error: invalid value '-1' for '--threads <THREADS>': invalid digit found in string"),
+    ),
+    (
+        "up --workers -1",
+        Bin::Pipelab,
+        &["topo", "up", "GML", "--name", "plflags", "--workers", "-1"],
+        Rejected(2, "error: invalid value '-1' for '--workers <K>': --workers '-1': expected a number of workers from 1 to 64"),
+    ),
+    (
+        "up --workers 0",
+        Bin::Pipelab,
+        &["topo", "up", "GML", "--name", "plflags", "--workers", "0"],
+        Rejected(2, "error: invalid value '0' for '--workers <K>': --workers '0': expected a number of workers from 1 to 64"),
+    ),
+    (
+        "up --cpus -1",
+        Bin::Pipelab,
+        &["topo", "up", "GML", "--name", "plflags", "--cpus", "-1"],
+        Rejected(2, "error: --cpus '-1': '-1' is not a CPU number or range (e.g. 0,2-3, or none)"),
+    ),
+    (
+        "up --cpus 99999",
+        Bin::Pipelab,
+        &["topo", "up", "GML", "--name", "plflags", "--cpus", "99999"],
+        Rejected(2, "error: --cpus '99999': CPU 99999 is not one this process may run on"),
     ),
     (
         "up --config missing",

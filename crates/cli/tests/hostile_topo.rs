@@ -34,10 +34,10 @@ const FILES: &[(&str, &str, &str, Outcome)] = &[
     (
         "an unknown role",
         "gml",
-        "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"switch\" name \"r\" ]\n  edge [ source 0 target 1 ]\n]\n",
+        "graph [\n  node [ id 0 role \"client\" name \"a\" ]\n  node [ id 1 role \"gateway\" name \"r\" ]\n  edge [ source 0 target 1 ]\n]\n",
         Rejected(
             2,
-            "error: FILE: line 3: field `role`: unknown role \"switch\" (client, stub or transit)",
+            "error: FILE: line 3: field `role`: unknown role \"gateway\" (client, stub or transit)",
         ),
     ),
     (

@@ -641,3 +641,90 @@ fn gen_classes_take_pipe_words() {
         }
     }
 }
+
+/// A NetworkX graph as `nx.write_graphml` writes it: two hosts behind two
+/// switches, Mininet's link keys (`bw` in Mbit/s, `loss` in per cent).
+const NETWORKX: &str = r#"<?xml version='1.0' encoding='utf-8'?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">
+  <key id="d3" for="edge" attr.name="loss" attr.type="long" />
+  <key id="d2" for="edge" attr.name="delay" attr.type="string" />
+  <key id="d1" for="edge" attr.name="bw" attr.type="double" />
+  <key id="d0" for="node" attr.name="type" attr.type="string" />
+  <graph edgedefault="undirected">
+    <node id="h1">
+      <data key="d0">host</data>
+    </node>
+    <node id="h2">
+      <data key="d0">host</data>
+    </node>
+    <node id="s1">
+      <data key="d0">switch</data>
+    </node>
+    <node id="s2">
+      <data key="d0">switch</data>
+    </node>
+    <edge source="h1" target="s1">
+      <data key="d1">10.0</data>
+      <data key="d2">5ms</data>
+      <data key="d3">1</data>
+    </edge>
+    <edge source="h2" target="s2">
+      <data key="d1">10.0</data>
+      <data key="d2">5ms</data>
+    </edge>
+    <edge source="s1" target="s2">
+      <data key="d1">100.0</data>
+      <data key="d2">10ms</data>
+    </edge>
+  </graph>
+</graphml>
+"#;
+
+/// `topo distill` reads a `.graphml` file (and a file of another name
+/// that is XML) as GraphML and a Shadow graph as GML; a bad value is
+/// refused naming the file, the line and the key.
+#[test]
+fn graphml_and_shadow_files_distill() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let want = "distillation: hop-by-hop (routes by delay)\nnodes: 4 (2 VNs), links: 3\npipes: 6 (3 bidirectional)\nroutes: 2 (0 unreachable)\nhops per route: mean 3.000, max 3\n";
+    for name in ["lab.graphml", "lab.net"] {
+        let f = dir.path().join(name);
+        std::fs::write(&f, NETWORKX).expect("write");
+        assert_eq!(ok(&["topo", "distill", path(&f)]), want, "{name}");
+    }
+    let f = dir.path().join("lab.graphml");
+    let v = assign_json(&f, &["--cores", "1"]);
+    assert_eq!(
+        (v["pipe_pairs"].as_u64(), v["routes"].as_u64()),
+        (Some(3), Some(2))
+    );
+
+    let bad = dir.path().join("bad.graphml");
+    std::fs::write(&bad, NETWORKX.replace(">100.0<", ">fast<")).expect("write");
+    let (code, _, err) = run(&["topo", "distill", path(&bad)]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!("{}: line 30: field `bw`", bad.display())),
+        "{err}"
+    );
+    assert!(err.contains("\"fast\" is not a double"), "{err}");
+
+    let shadow = dir.path().join("shadow.gml");
+    std::fs::write(
+        &shadow,
+        r#"graph [
+  directed 0
+  node [ id 0 host_bandwidth_down "100 Mbit" host_bandwidth_up "100 Mbit" ]
+  node [ id 1 host_bandwidth_down "100 Mbit" host_bandwidth_up "100 Mbit" ]
+  edge [ source 0 target 0 latency "1 ms" packet_loss 0.0 ]
+  edge [ source 1 target 1 latency "1 ms" packet_loss 0.0 ]
+  edge [ source 0 target 1 latency "10 ms" jitter "0 ms" packet_loss 0.01 ]
+]
+"#,
+    )
+    .expect("write");
+    assert_eq!(
+        ok(&["topo", "distill", path(&shadow)]),
+        "distillation: hop-by-hop (routes by delay)\nnodes: 2 (2 VNs), links: 1\npipes: 2 (1 bidirectional)\nroutes: 2 (0 unreachable)\nhops per route: mean 1.000, max 1\n"
+    );
+}

@@ -209,6 +209,10 @@ pub struct PipeSpec {
     pub jitter_order: Option<JitterOrder>,
     /// `queue N|SIZE`: queue bound in slots or bytes (default 50 slots).
     pub queue: Option<QueueLimit>,
+    /// `spill`: in a live run, frames waiting in this pipe may be kept on
+    /// disk when the memory cap is short (NetPath's DiskQueue); a storage
+    /// matter, with no effect on the emulation (none in virtual time).
+    pub spill: bool,
     /// `plr P`: ipfw's packet loss rate, a uniform loss probability.
     pub plr: Option<Probability>,
     /// `loss ...`: netem's loss models.
@@ -273,6 +277,10 @@ pub struct PipeSpec {
     /// ipfw's `noerror`: a drop is not reported to the sender. pipelab
     /// never reports drops to a sender, so it changes nothing.
     pub noerror: bool,
+    /// ipfw's `droptail`: the tail-drop queue, written out (the default;
+    /// dummynet's `droptail` turns RED off, `sbin/ipfw/dummynet.c`,
+    /// `TOK_DROPTAIL`). It cannot be given with a queue management.
+    pub droptail: bool,
 }
 
 /// netem's `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`.
@@ -973,13 +981,15 @@ fn model_corr(c: Option<Probability>) -> ModelProbability {
 }
 
 impl PipeSpec {
-    /// The parameter words of `pipe N config`, in canonical order.
+    /// The parameter words of `pipe N config`, in canonical order
+    /// (`droptail`, the default written out, is not listed).
     pub const PARAMS: &'static [&'static str] = &[
         "bw",
         "delay",
         "distribution",
         "jitter-order",
         "queue",
+        "spill",
         "red",
         "gred",
         "codel",
@@ -1006,6 +1016,7 @@ impl PipeSpec {
         "gap",
         "noecn",
         "noerror",
+        "preset",
     ];
 
     /// Builds the engine's validated pipe configuration, with ipfw's
@@ -1118,6 +1129,7 @@ impl PipeSpec {
             distribution,
             jitter_order,
             queue,
+            spill,
             plr,
             loss,
             duplicate,
@@ -1143,6 +1155,7 @@ impl PipeSpec {
             noecn,
             plr_ge,
             noerror,
+            droptail,
         } = top.clone();
         fn put<T>(to: &mut Option<T>, from: Option<T>) {
             if from.is_some() {
@@ -1162,6 +1175,7 @@ impl PipeSpec {
         put(&mut self.distribution, distribution);
         put(&mut self.jitter_order, jitter_order);
         put(&mut self.queue, queue);
+        self.spill |= spill;
         if plr.is_some() {
             self.plr_ge = None;
         }
@@ -1175,6 +1189,13 @@ impl PipeSpec {
         put(&mut self.reorder, reorder);
         put(&mut self.corrupt, corrupt);
         put(&mut self.ber, ber);
+        if aqm.is_some() {
+            self.droptail = false;
+        }
+        if droptail {
+            self.aqm = None;
+            self.droptail = true;
+        }
         put(&mut self.aqm, aqm);
         put(&mut self.profile, profile);
         put(&mut self.burst, burst);
@@ -1631,6 +1652,12 @@ impl fmt::Display for PipeSpec {
         if let Some(q) = self.queue {
             word(f, format_args!("queue {}", format_queue(q)))?;
         }
+        if self.spill {
+            word(f, format_args!("spill"))?;
+        }
+        if self.droptail {
+            word(f, format_args!("droptail"))?;
+        }
         if let Some(a) = &self.aqm {
             word(f, format_args!("{a}"))?;
         }
@@ -1933,6 +1960,9 @@ pub struct QueueSpec {
     /// `ecn` (true) or `noecn` (false): whether the queue management marks
     /// ECN-capable packets CE instead of dropping them (default no).
     pub ecn: Option<bool>,
+    /// `droptail`: the tail-drop queue, written out (the default); not
+    /// with a queue management.
+    pub droptail: bool,
 }
 
 impl QueueSpec {
@@ -1946,6 +1976,7 @@ impl QueueSpec {
             mask: None,
             buckets: None,
             ecn: None,
+            droptail: false,
         }
     }
 
@@ -1972,6 +2003,9 @@ impl fmt::Display for QueueSpec {
         write!(f, "{}", self.target)?;
         if let Some(q) = self.queue {
             write!(f, " queue {}", format_queue(q))?;
+        }
+        if self.droptail {
+            f.write_str(" droptail")?;
         }
         if let Some(a) = &self.aqm {
             write!(f, " {a}")?;
@@ -2104,7 +2138,180 @@ pub enum Proto {
     Number(u8),
 }
 
+/// The protocols database as FreeBSD ships it (`lib/libc/net/protocols`,
+/// installed as `/etc/protocols`): each name and alias, in lower case,
+/// with its number. ipfw looks a rule's protocol up there
+/// (`sbin/ipfw/ipfw2.c`, `add_proto0`, `getprotobyname(3)`). `ip` (0) and
+/// `ipv6` (41) are not here: ipfw reads them as any packet and as IPv6
+/// packets (`add_proto_compat`); `divert` (258) is not an IP protocol.
+pub const PROTOCOLS: &[(&str, u8)] = &[
+    ("icmp", 1),
+    ("igmp", 2),
+    ("ggp", 3),
+    ("ipencap", 4),
+    ("ip-encap", 4),
+    ("st2", 5),
+    ("tcp", 6),
+    ("cbt", 7),
+    ("egp", 8),
+    ("igp", 9),
+    ("bbn-rcc", 10),
+    ("bbn-rcc-mon", 10),
+    ("nvp", 11),
+    ("nvp-ii", 11),
+    ("pup", 12),
+    ("argus", 13),
+    ("emcon", 14),
+    ("xnet", 15),
+    ("chaos", 16),
+    ("udp", 17),
+    ("mux", 18),
+    ("dcn", 19),
+    ("dcn-meas", 19),
+    ("hmp", 20),
+    ("prm", 21),
+    ("xns-idp", 22),
+    ("trunk-1", 23),
+    ("trunk-2", 24),
+    ("leaf-1", 25),
+    ("leaf-2", 26),
+    ("rdp", 27),
+    ("irtp", 28),
+    ("iso-tp4", 29),
+    ("netblt", 30),
+    ("mfe-nsp", 31),
+    ("merit-inp", 32),
+    ("dccp", 33),
+    ("3pc", 34),
+    ("idpr", 35),
+    ("xtp", 36),
+    ("ddp", 37),
+    ("idpr-cmtp", 38),
+    ("tp++", 39),
+    ("il", 40),
+    ("sdrp", 42),
+    ("ipv6-route", 43),
+    ("ipv6-frag", 44),
+    ("idrp", 45),
+    ("rsvp", 46),
+    ("gre", 47),
+    ("dsr", 48),
+    ("bna", 49),
+    ("esp", 50),
+    ("ah", 51),
+    ("i-nlsp", 52),
+    ("swipe", 53),
+    ("narp", 54),
+    ("mobile", 55),
+    ("tlsp", 56),
+    ("skip", 57),
+    ("ipv6-icmp", 58),
+    ("icmp6", 58),
+    ("ipv6-nonxt", 59),
+    ("ipv6-opts", 60),
+    ("cftp", 62),
+    ("sat-expak", 64),
+    ("kryptolan", 65),
+    ("rvd", 66),
+    ("ippc", 67),
+    ("sat-mon", 69),
+    ("visa", 70),
+    ("ipcv", 71),
+    ("cpnx", 72),
+    ("cphb", 73),
+    ("wsn", 74),
+    ("pvp", 75),
+    ("br-sat-mon", 76),
+    ("sun-nd", 77),
+    ("wb-mon", 78),
+    ("wb-expak", 79),
+    ("iso-ip", 80),
+    ("vmtp", 81),
+    ("secure-vmtp", 82),
+    ("vines", 83),
+    ("ttp", 84),
+    ("nsfnet-igp", 85),
+    ("dgp", 86),
+    ("tcf", 87),
+    ("eigrp", 88),
+    ("ospf", 89),
+    ("ospfigp", 89),
+    ("sprite-rpc", 90),
+    ("larp", 91),
+    ("mtp", 92),
+    ("ax.25", 93),
+    ("ipip", 94),
+    ("micp", 95),
+    ("scc-sp", 96),
+    ("etherip", 97),
+    ("encap", 98),
+    ("gmtp", 100),
+    ("ifmp", 101),
+    ("pnni", 102),
+    ("pim", 103),
+    ("aris", 104),
+    ("scps", 105),
+    ("qnx", 106),
+    ("a/n", 107),
+    ("ipcomp", 108),
+    ("snp", 109),
+    ("compaq-peer", 110),
+    ("ipx-in-ip", 111),
+    ("carp", 112),
+    ("vrrp", 112),
+    ("pgm", 113),
+    ("l2tp", 115),
+    ("ddx", 116),
+    ("iatp", 117),
+    ("stp", 118),
+    ("srp", 119),
+    ("uti", 120),
+    ("smp", 121),
+    ("sm", 122),
+    ("ptp", 123),
+    ("isis", 124),
+    ("fire", 125),
+    ("crtp", 126),
+    ("crudp", 127),
+    ("sscopmce", 128),
+    ("iplt", 129),
+    ("sps", 130),
+    ("pipe", 131),
+    ("sctp", 132),
+    ("fc", 133),
+    ("rsvp-e2e-ignore", 134),
+    ("mobility-header", 135),
+    ("udplite", 136),
+    ("mpls-in-ip", 137),
+    ("manet", 138),
+    ("hip", 139),
+    ("shim6", 140),
+    ("wesp", 141),
+    ("rohc", 142),
+    ("pfsync", 240),
+];
+
 impl Proto {
+    /// The protocol a name of the protocols database ([`PROTOCOLS`]) or
+    /// one of ipfw's own words (`ip`, `all`, `ip4`, `ipv4`, `ip6`,
+    /// `ipv6`) stands for, compared without case; `tcp`, `udp` and
+    /// `icmp` are their own variants, any other name its number.
+    pub fn from_name(name: &str) -> Option<Proto> {
+        let lower = name.to_ascii_lowercase();
+        Some(match lower.as_str() {
+            "ip" | "all" => Proto::Ip,
+            "ip4" | "ipv4" => Proto::Ip4,
+            "ip6" | "ipv6" => Proto::Ip6,
+            "tcp" => Proto::Tcp,
+            "udp" => Proto::Udp,
+            "icmp" => Proto::Icmp,
+            w => {
+                let &(_, n) = PROTOCOLS.iter().find(|(p, _)| *p == w)?;
+                Proto::Number(n)
+            }
+        })
+    }
+
     /// The IP protocol number, `None` for `ip`, `ip4`, `ip6`.
     pub fn number(self) -> Option<u8> {
         match self {

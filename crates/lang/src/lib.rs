@@ -53,6 +53,7 @@ pub mod lexer;
 pub mod netconfig;
 pub mod output;
 pub mod parser;
+pub mod presets;
 pub mod source;
 pub mod state;
 pub mod traffic;
@@ -67,7 +68,8 @@ pub use ast::{
 pub use ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, WirelessSpec};
 pub use error::{render_all, ParseError, SourceLines, Spanned, MAX_RENDERED_ERRORS};
 pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
-pub use parser::{parse_line, parse_pipe_params, parse_script};
+pub use parser::{parse_line, parse_pipe_params, parse_script, parse_side_params};
+pub use presets::{Preset, Side, PRESETS};
 pub use state::{render_errors, ApplyError, Config, Outcome, ScriptError, Table};
 pub use traffic::{
     parse_traffic, parse_traffic_lines, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec,

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! pipe N config [PARAM ...]                 (any order, each once)
-//!     PARAM   = bw RATE | queue N|SIZE
+//!     PARAM   = bw RATE | queue N|SIZE | spill
 //!             | delay DUR [SIGMA [CORR%]] | distribution uniform|normal|pareto
 //!               |paretonormal|file:PATH | jitter-order keep|allow
 //!             | plr P | loss P% [CORR%] | loss gemodel P% [R% [1-H% [1-K%]]]
@@ -80,6 +80,7 @@ use crate::ast::{MaskSpec, QueueSpec, QueueTarget, SchedSpec, WirelessError, Wir
 use crate::ast::{NetemRate, SlotDelaySpec, SlotSpec};
 use crate::error::{ParseError, Spanned};
 use crate::lexer::{tokenize_line, Token, TokenKind};
+use crate::presets::{self, Side};
 use crate::units::{self, UnitError};
 use pipelab_engine::config::JitterOrder;
 use pipelab_engine::mask::MAX_BUCKETS;
@@ -157,9 +158,59 @@ const LATER_OPTIONS: &[&str] = &[
 /// The queue management words; a pipe takes at most one.
 const AQM_WORDS: &[&str] = &["red", "gred", "codel", "pie"];
 
-/// ipfw/netem pipe parameters that pipelab will support later.
-const LATER_PIPE_PARAMS: &[&str] = &[
-    "droptail", "sched", "weight", "lmax", "link", "type", "pipe", "flowset", "pri", "priority",
+/// Words dummynet takes after `pipe N config` that belong to a flow
+/// queue or a scheduler (`sbin/ipfw/dummynet.c`, `ipfw_config_pipe`: a
+/// pipe's own FIFO queue and scheduler take them), with where pipelab
+/// takes them instead.
+const PIPE_ELSEWHERE: &[(&str, &str)] = &[
+    ("weight", "a weight is a flow queue's: queue N config pipe P weight W"),
+    ("lmax", LMAX_HINT),
+    ("maxlen", LMAX_HINT),
+    ("pri", PRI_HINT),
+    ("priority", PRI_HINT),
+    ("sched", "a pipe's queue feeds the pipe itself: a flow queue names its scheduler, queue N config sched S"),
+    ("pipe", "a pipe's queue feeds the pipe itself: a flow queue names its pipe, queue N config pipe P"),
+    ("type", "a pipe's scheduler is configured as a scheduler: sched N config pipe N type T"),
+];
+
+/// dummynet's `lmax` (QFQ's largest packet), where pipelab takes it.
+const LMAX_HINT: &str =
+    "QFQ's largest packet is its quantum: sched N config pipe N type qfq quantum BYTES";
+
+/// dummynet's `pri`, where pipelab takes it.
+const PRI_HINT: &str =
+    "the prio scheduler takes a flow queue's priority from its weight, as dummynet's dn_sched_prio.c: queue N config sched S weight W";
+
+/// Words of fq_codel and fq_pie (`sbin/ipfw/dummynet.c`,
+/// `process_extra_parms`) that pipelab's schedulers do not take.
+const FQ_LATER: &[&str] = &[
+    "limit",
+    "flows",
+    "tupdate",
+    "alpha",
+    "beta",
+    "max_burst",
+    "max_ecnth",
+    "capdrop",
+    "nocapdrop",
+    "onoff",
+    "dre",
+    "ts",
+    "derand",
+    "noderand",
+];
+
+/// Words of pie (`sbin/ipfw/dummynet.c`, `process_extra_parms`) that
+/// pipelab's PIE does not take: its ECN threshold and its mode switches.
+const PIE_LATER: &[&str] = &[
+    "max_ecnth",
+    "capdrop",
+    "nocapdrop",
+    "onoff",
+    "dre",
+    "ts",
+    "derand",
+    "noderand",
 ];
 
 const WIRELESS_HINT: &str =
@@ -195,12 +246,30 @@ pub fn parse_line(text: &str) -> Result<Option<Command>, ParseError> {
 /// (`bw 10Mbit/s delay 20ms queue 50`), as `pipelab shell --link` takes
 /// them. Errors are on line 1 and their columns count from the start of
 /// `text`; an empty text is a pipe with every default.
+///
+/// A preset among them (`preset nlc-3g/down`) must name its side: see
+/// [`parse_side_params`] for words whose side is known.
 pub fn parse_pipe_params(text: &str) -> Result<PipeSpec, ParseError> {
+    params(text, None)
+}
+
+/// [`parse_pipe_params`] for the words of one direction of a link
+/// (`--uplink`, `--downlink`, each direction of `--link`): a preset named
+/// without a side takes `side` (`--link preset:nlc-3g`).
+pub fn parse_side_params(text: &str, side: Side) -> Result<PipeSpec, ParseError> {
+    params(text, Some(side))
+}
+
+fn params(text: &str, side: Option<Side>) -> Result<PipeSpec, ParseError> {
     let toks = tokenize_line(text, 1);
+    let (toks, found) = match presets::expand(&toks, side)? {
+        Some(x) => x,
+        None => (toks, Vec::new()),
+    };
     let mut p = Parser::new(&toks, 1);
-    let spec = p.pipe_spec()?;
-    p.finish()?;
-    Ok(spec)
+    p.pipe_spec()
+        .and_then(|spec| p.finish().map(|()| spec))
+        .map_err(|e| presets::explain(e, &found))
 }
 
 /// Parses a script: one command per line, `#` comments, blank lines.
@@ -230,6 +299,14 @@ pub(crate) fn parse_tokens(
     toks: &[Token<'_>],
     line: u32,
 ) -> Result<Option<Spanned<Command>>, ParseError> {
+    match presets::expand(toks, None)? {
+        Some((toks, found)) => parse_expanded(&toks, line).map_err(|e| presets::explain(e, &found)),
+        None => parse_expanded(toks, line),
+    }
+}
+
+/// [`parse_tokens`] once presets are expanded.
+fn parse_expanded(toks: &[Token<'_>], line: u32) -> Result<Option<Spanned<Command>>, ParseError> {
     let mut p = Parser::new(toks, line);
     if let Some(head) = p.peek().filter(|t| t.is_word("ipfw") || t.is_word("dnctl")) {
         p.pos += 1;
@@ -484,12 +561,14 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "gap" => ("gap", "e.g. gap 5"),
                 "noecn" => ("noecn", "noecn"),
                 "noerror" => ("noerror", "noerror"),
+                "droptail" => ("droptail", "droptail"),
                 "distribution" => (
                     "distribution",
                     "e.g. distribution normal or distribution file:delays.txt",
                 ),
                 "jitter-order" => ("jitter-order", "jitter-order keep or jitter-order allow"),
                 "queue" => ("queue", "e.g. queue 50 or queue 100KB"),
+                "spill" => ("spill", "spill"),
                 "plr" => ("plr", "e.g. plr 0.05"),
                 "loss" | "drop" => (
                     "loss",
@@ -511,7 +590,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "ecn" => ("ecn", "ecn"),
                 "accounting" => ("accounting", "e.g. accounting l3 or accounting l2"),
                 "overhead" => ("overhead", "e.g. overhead 10 cellsize 48 celloverhead 5"),
-                "mask" => ("mask", MASK_HINT),
+                "mask" | "sched_mask" | "flow_mask" => ("mask", MASK_HINT),
                 "buckets" => ("buckets", "e.g. buckets 256"),
                 "wireless" => ("wireless", WIRELESS_HINT),
                 "timevarying" => ("timevarying", "e.g. timevarying link.markov"),
@@ -522,12 +601,16 @@ impl<'t, 'a> Parser<'t, 'a> {
                         Some("netem's jitter follows the delay: delay 20ms 5ms".into()),
                     ))
                 }
-                w if LATER_PIPE_PARAMS.contains(&w) => {
+                w if PIPE_ELSEWHERE.iter().any(|(p, _)| *p == w) => {
+                    let hint = PIPE_ELSEWHERE
+                        .iter()
+                        .find(|(p, _)| *p == w)
+                        .map(|(_, h)| (*h).to_string());
                     return Err(self.err_at(
                         tok,
-                        format!("parameter '{}' is not supported yet", tok.text),
-                        None,
-                    ))
+                        format!("'{}' is not a pipe's parameter", tok.text),
+                        hint,
+                    ));
                 }
                 _ => {
                     return Err(self.err_at(
@@ -562,6 +645,24 @@ impl<'t, 'a> Parser<'t, 'a> {
                     ));
                 }
             }
+            let tail_drop = |n: &str| n == "droptail";
+            let conflict = if tail_drop(name) {
+                seen.iter().find(|(n, _, _)| AQM_WORDS.contains(n))
+            } else if AQM_WORDS.contains(&name) {
+                seen.iter().find(|(n, _, _)| tail_drop(n))
+            } else {
+                None
+            };
+            if let Some((other, first, _)) = conflict {
+                return Err(self.err_at(
+                    tok,
+                    format!("'{}' cannot be combined with '{other}'", tok.text),
+                    Some(format!(
+                        "droptail is the tail-drop queue, without red, gred, codel or pie; '{other}' was given at column {}",
+                        first.column
+                    )),
+                ));
+            }
             // codel and pie take only optional words: the keyword stands
             // for their value in error positions.
             if name == "ecn" || name == "noecn" {
@@ -576,7 +677,15 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             let value = if matches!(
                 name,
-                "codel" | "pie" | "mask" | "ecn" | "noecn" | "noerror" | "slot"
+                "codel"
+                    | "pie"
+                    | "mask"
+                    | "ecn"
+                    | "noecn"
+                    | "noerror"
+                    | "droptail"
+                    | "slot"
+                    | "spill"
             ) {
                 tok
             } else {
@@ -617,7 +726,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "profile" => spec.profile = Some(value.text.to_string()),
                 "wireless" => spec.wireless = Some(self.wireless(tok, value)?),
                 "timevarying" => spec.timevarying = Some(value.text.to_string()),
-                "burst" => spec.burst = Some(self.unit(value, units::parse_size(value.text))?),
+                "burst" => spec.burst = Some(self.unit(value, units::parse_burst(value.text))?),
                 "ecn" => spec.ecn = true,
                 "noecn" => spec.noecn = true,
                 "limit" => {
@@ -673,6 +782,8 @@ impl<'t, 'a> Parser<'t, 'a> {
                     })
                 }
                 "noerror" => spec.noerror = true,
+                "droptail" => spec.droptail = true,
+                "spill" => spec.spill = true,
                 "plr" if self.peek().is_some_and(|t| t.kind == TokenKind::Comma) => {
                     // ipfw's `plr K,p,H,r` (Gilbert-Elliott).
                     let mut v = [self.unit(value, units::parse_probability(value.text))?; 4];
@@ -838,7 +949,8 @@ impl<'t, 'a> Parser<'t, 'a> {
             return Err(self.err_at(word, format!("duplicate '{}'", word.text), None));
         }
         let v = self.expect_word("duration", Some(example))?;
-        *slot = Some(self.unit(v, units::parse_duration(v.text))?);
+        // A bare number is milliseconds, as dummynet's time_to_us reads it.
+        *slot = Some(self.unit(v, units::parse_delay(v.text))?);
         Ok(())
     }
 
@@ -850,6 +962,15 @@ impl<'t, 'a> Parser<'t, 'a> {
             let slot = match lower(&t).as_str() {
                 "target" => &mut target,
                 "interval" => &mut interval,
+                x @ ("limit" | "flows" | "quantum") => {
+                    return Err(self.err_at(
+                        t,
+                        format!("'{}' is not a parameter of codel", t.text),
+                        Some(format!(
+                            "dummynet: {x} is for fq_codel; a queue's limit is queue N"
+                        )),
+                    ))
+                }
                 _ => break,
             };
             self.pos += 1;
@@ -869,6 +990,23 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "target" | "tupdate" | "max_burst" => None,
                 "alpha" => Some(&mut p.alpha),
                 "beta" => Some(&mut p.beta),
+                x if PIE_LATER.contains(&x) => {
+                    return Err(self.err_at(
+                        t,
+                        format!("pie parameter '{}' is not supported yet", t.text),
+                        Some(
+                            "pipelab's PIE takes target, tupdate, alpha, beta and max_burst (and the pipe's ecn or noecn)"
+                                .into(),
+                        ),
+                    ))
+                }
+                x @ ("limit" | "flows" | "quantum") => {
+                    return Err(self.err_at(
+                        t,
+                        format!("'{}' is not a parameter of pie", t.text),
+                        Some(format!("dummynet: {x} is for fq_pie; a queue's limit is queue N")),
+                    ))
+                }
                 _ => break,
             };
             self.pos += 1;
@@ -1438,13 +1576,10 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn proto(&self, tok: Token<'_>) -> Result<Proto, ParseError> {
+        if let Some(p) = Proto::from_name(tok.text) {
+            return Ok(p);
+        }
         Ok(match lower(&tok).as_str() {
-            "ip" | "all" => Proto::Ip,
-            "ip4" | "ipv4" => Proto::Ip4,
-            "ip6" | "ipv6" => Proto::Ip6,
-            "tcp" => Proto::Tcp,
-            "udp" => Proto::Udp,
-            "icmp" => Proto::Icmp,
             w if is_digits(w) => match w.parse::<u64>() {
                 Ok(n) if n <= 255 => Proto::Number(n as u8),
                 _ => {
@@ -1459,7 +1594,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 return Err(self.err_at(
                     tok,
                     format!("unknown protocol '{}'", tok.text),
-                    Some("protocols: ip, all, ip4, ip6, tcp, udp, icmp, or a number 0..255".into()),
+                    Some("protocols: ip, all, ip4, ip6, a name of FreeBSD's /etc/protocols (tcp, udp, icmp, sctp, gre, ipv6-icmp, ...), or a number 0..255".into()),
                 ))
             }
         })
@@ -2136,7 +2271,39 @@ impl<'t, 'a> Parser<'t, 'a> {
         let mut m = MaskSpec::default();
         let mut any = false;
         while let Some(t) = self.peek() {
-            let w = lower(&t);
+            // dummynet's spellings (`sbin/ipfw/dummynet.c`,
+            // `dummynet_params`): `src-ipv6` is `src-ip6`.
+            let w = match lower(&t).as_str() {
+                "src-ipv6" => "src-ip6".to_string(),
+                "dst-ipv6" => "dst-ip6".to_string(),
+                w => w.to_string(),
+            };
+            if w == "flow-id" {
+                return Err(self.err_at(
+                    t,
+                    "mask 'flow-id' is not supported yet",
+                    Some(format!(
+                        "pipelab's masks keep addresses, ports and the protocol: {}",
+                        MaskSpec::WORDS.join(", ")
+                    )),
+                ));
+            }
+            // dummynet's `mask queue` (a flow per queue number) ends the
+            // mask; a number after `queue` is the queue's size.
+            if w == "queue"
+                && !self
+                    .toks
+                    .get(self.pos + 1)
+                    .is_some_and(|n| self.is_number_like(*n))
+            {
+                return Err(self.err_at(
+                    t,
+                    "mask 'queue' is not supported yet",
+                    Some(
+                        "pipelab's instances are keyed by addresses, ports and the protocol".into(),
+                    ),
+                ));
+            }
             if !MaskSpec::WORDS.contains(&w.as_str()) {
                 break;
             }
@@ -2152,9 +2319,9 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "dst-ip" => m.dst_ip = Some(self.ip4_mask(v)?),
                 "src-ip6" => m.src_ip6 = Some(self.prefix_len(v)?),
                 "dst-ip6" => m.dst_ip6 = Some(self.prefix_len(v)?),
-                "src-port" => m.src_port = Some(self.hex_or_dec(v, "port mask", 0xffff)? as u16),
-                "dst-port" => m.dst_port = Some(self.hex_or_dec(v, "port mask", 0xffff)? as u16),
-                _ => m.proto = Some(self.hex_or_dec(v, "proto mask", 0xff)? as u8),
+                "src-port" => m.src_port = Some(self.mask_bits(v, "port mask", 16)? as u16),
+                "dst-port" => m.dst_port = Some(self.mask_bits(v, "port mask", 16)? as u16),
+                _ => m.proto = Some(self.mask_bits(v, "proto mask", 8)? as u8),
             }
         }
         if !any {
@@ -2191,10 +2358,41 @@ impl<'t, 'a> Parser<'t, 'a> {
         }
     }
 
-    /// An IPv4 mask: `0xffffff00` or `255.255.255.0`.
+    /// A mask of `bits` bits: `0xHEX`, a decimal number, or dummynet's
+    /// `/N`, which keeps the *low* `N` bits (`sbin/ipfw/dummynet.c`,
+    /// `ipfw_config_pipe`, `TOK_MASK`: `(1 << N) - 1`, all bits for 32):
+    /// `dst-port /8` is `0x00ff`, `src-ip /8` is `0x000000ff`.
+    fn mask_bits(&self, tok: Token<'_>, what: &str, bits: u32) -> Result<u32, ParseError> {
+        let max = if bits >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << bits) - 1
+        };
+        let Some(n) = tok.text.strip_prefix('/') else {
+            return self.hex_or_dec(tok, what, max);
+        };
+        match n.parse::<u32>() {
+            Ok(n) if is_digits(tok.text.get(1..).unwrap_or("")) && n <= bits => {
+                Ok(if n >= 32 { u32::MAX } else { (1u32 << n) - 1 })
+            }
+            _ => Err(self.err_at(
+                tok,
+                format!("invalid {what} '{}'", tok.text),
+                Some(format!(
+                    "/N keeps the low N bits, N in 0..{bits} (dummynet's reading); or write 0x0..0x{max:x}"
+                )),
+            )),
+        }
+    }
+
+    /// An IPv4 mask: `0xffffff00`, `255.255.255.0`, or dummynet's `/N`
+    /// (the low `N` bits, see [`Parser::mask_bits`]).
     fn ip4_mask(&self, tok: Token<'_>) -> Result<u32, ParseError> {
         if let Ok(a) = tok.text.parse::<std::net::Ipv4Addr>() {
             return Ok(u32::from(a));
+        }
+        if tok.text.starts_with('/') {
+            return self.mask_bits(tok, "address mask", 32);
         }
         self.hex_or_dec(tok, "address mask", u32::MAX).map_err(|_| {
             self.err_at(
@@ -2334,12 +2532,29 @@ impl<'t, 'a> Parser<'t, 'a> {
                 }
                 ("type", _) => "type",
                 (_, Some(p)) => p.name(),
-                ("mask", _) => {
+                ("mask" | "sched_mask" | "flow_mask", _) => {
                     self.once(&mut seen, "mask", tok)?;
                     spec.mask = Some(self.mask()?);
                     continue;
                 }
                 ("buckets", _) => "buckets",
+                (w, _) if FQ_LATER.contains(&w) => {
+                    return Err(self.err_at(
+                        tok,
+                        format!("sched parameter '{}' is not supported yet", tok.text),
+                        Some(
+                            "pipelab's fq_codel and fq_pie take quantum, target, interval, ecn and noecn"
+                                .into(),
+                        ),
+                    ));
+                }
+                ("fq_codel" | "fq_pie", _) => {
+                    return Err(self.err_at(
+                        tok,
+                        format!("unknown sched parameter '{}'", tok.text),
+                        Some(format!("a scheduler's kind follows 'type': type {word}")),
+                    ));
+                }
                 _ => {
                     let known: Vec<&str> = core::iter::once("type")
                         .chain(SchedParam::ALL.iter().map(|p| p.name()))
@@ -2403,16 +2618,30 @@ impl<'t, 'a> Parser<'t, 'a> {
         let mut mask = None;
         let mut buckets = None;
         let mut ecn = None;
+        let mut droptail = false;
         let mut seen: Vec<(&'static str, Token<'a>)> = Vec::new();
         while let Some(tok) = self.next() {
             let name: &'static str = match lower(&tok).as_str() {
                 "weight" => "weight",
                 "sched" | "pipe" => "sched",
                 "queue" => "queue",
-                "red" | "gred" | "codel" | "pie" => "aqm",
-                "mask" => "mask",
+                // droptail is the absence of a queue management.
+                "red" | "gred" | "codel" | "pie" | "droptail" => "aqm",
+                "mask" | "sched_mask" | "flow_mask" => "mask",
                 "buckets" => "buckets",
                 "ecn" | "noecn" => "ecn",
+                w @ ("lmax" | "maxlen" | "pri" | "priority" | "plr" | "noerror") => {
+                    let hint = match w {
+                        "lmax" | "maxlen" => LMAX_HINT,
+                        "pri" | "priority" => PRI_HINT,
+                        _ => "a flow queue's losses are its pipe's: pipe P config plr X",
+                    };
+                    return Err(self.err_at(
+                        tok,
+                        format!("queue parameter '{}' is not supported yet", tok.text),
+                        Some(hint.into()),
+                    ));
+                }
                 _ => {
                     return Err(self.err_at(
                         tok,
@@ -2429,7 +2658,12 @@ impl<'t, 'a> Parser<'t, 'a> {
                     return Err(self.err_at(
                         tok,
                         format!("'{}' cannot be combined with '{}'", tok.text, first.text),
-                        Some("a queue has one queue management (red, gred, codel or pie)".into()),
+                        Some(if first.is_word("droptail") || tok.is_word("droptail") {
+                            "droptail is the tail-drop queue, without red, gred, codel or pie"
+                                .into()
+                        } else {
+                            "a queue has one queue management (red, gred, codel or pie)".into()
+                        }),
                     ));
                 }
             }
@@ -2447,9 +2681,10 @@ impl<'t, 'a> Parser<'t, 'a> {
             match w.as_str() {
                 "ecn" => ecn = Some(true),
                 "noecn" => ecn = Some(false),
+                "droptail" => droptail = true,
                 "codel" => aqm = Some(self.codel()?),
                 "pie" => aqm = Some(self.pie()?),
-                "mask" => mask = Some(self.mask()?),
+                "mask" | "sched_mask" | "flow_mask" => mask = Some(self.mask()?),
                 _ => {
                     let v = self.expect_word("value", Some(HINT))?;
                     match w.as_str() {
@@ -2477,6 +2712,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             mask,
             buckets,
             ecn,
+            droptail,
         };
         // The limit and the queue management are checked as a pipe's.
         let as_pipe = PipeSpec {

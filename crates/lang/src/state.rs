@@ -145,7 +145,9 @@ pub enum ApplyError {
         rules: Vec<u32>,
     },
     /// `add N` where rule `N` exists.
-    #[error("rule {0} already exists")]
+    #[error(
+        "rule {0} already exists: ipfw lets rules share a number, pipelab gives each rule its own"
+    )]
     RuleExists(u32),
     /// `delete N` where rule `N` does not exist.
     #[error("rule {0} does not exist")]

@@ -405,8 +405,10 @@ fn lookup(table: &[(&str, u128)], unit: &str) -> Option<u128> {
     table.iter().find(|(u, _)| *u == lower).map(|&(_, m)| m)
 }
 
-/// Rate units and their multiplier to bit/s. K, M, G are powers of 1000.
-/// The plurals are ipfw's spellings (`1mbits/s`, `10KBytes/s`).
+/// Rate units and their multiplier to bit/s, as netem's `rate` takes the
+/// language's words besides tc's. K, M, G are powers of 1000. The plurals
+/// are ipfw's spellings (`1mbits/s`, `10KBytes/s`). `bw` reads more of
+/// ipfw's spellings (see `ipfw_rate_unit`).
 const RATE_UNITS: &[(&str, u128)] = &[
     ("bit/s", 1),
     ("kbit/s", 1_000),
@@ -471,7 +473,7 @@ fn si_prefix(unit: &str) -> (&'static str, &str) {
 }
 
 /// The rate unit the user probably meant by `unit`, if it is a common
-/// spelling we do not accept (`Mbps`, `MB/s`, `mbit`, `kbits`).
+/// spelling we do not accept (`Mbps`, `Mbit/sec`).
 ///
 /// `bps` with a lower-case `b` (`Mbps`, `kbps`, `bps`) has two meanings:
 /// ipfw reads it as bits per second, tc as *bytes* per second. The hint
@@ -519,22 +521,78 @@ pub fn parse_rate(word: &str) -> Result<Rate, UnitError> {
             ),
         )
     })?;
-    let mult = if n.unit.is_empty() {
-        1
+    let mult = ipfw_rate_unit(word, n.unit)?;
+    exact(word, &n, mult, "bit/s").map(Rate::from_bps)
+}
+
+/// The multiplier to bit/s of a rate unit as FreeBSD's dummynet reads it
+/// (`sbin/ipfw/dummynet.c`, `read_bandwidth`): an optional `K`, `M` or `G`
+/// (any case, powers of 1000), then bytes if what follows starts with `B`
+/// but not `Bi`, or with `by`; bits otherwise. So `1Mbit/s`, `1Mb/s`,
+/// `1Mbits`, `1M` and `1MBit/s` are bits, `1MB/s`, `1MBps`, `1Mbyte/s`
+/// and `1KBytes/s` bytes. The words after the prefix are those of ipfw(8)
+/// (`bit`, `bits`, `b`, `Byte`, `Bytes`, `B`, `byte`, `bytes`, each with or
+/// without `/s`, and `Bps`); dummynet reads past anything else, which is
+/// refused here. Two spellings dummynet reads against what they seem to
+/// say are refused with a hint: `BIT/s` (a capital `B` before a capital
+/// `I` is bytes to dummynet) and `bps` with a lower-case `b` (bits to
+/// ipfw, bytes to tc).
+fn ipfw_rate_unit(word: &str, unit: &str) -> Result<u128, UnitError> {
+    if unit.is_empty() {
+        return Ok(1);
+    }
+    let (prefix, rest) = si_prefix(unit);
+    let scale: u128 = match prefix {
+        "K" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        _ => 1,
+    };
+    let unknown = || {
+        let hint =
+            rate_hint(unit).unwrap_or_else(|| format!("known rate units: {RATE_UNIT_NAMES}"));
+        UnitError::with_hint(format!("unknown unit '{unit}' in '{word}'"), hint)
+    };
+    if rest.is_empty() {
+        return if prefix.is_empty() {
+            Err(unknown())
+        } else {
+            Ok(scale)
+        };
+    }
+    if rest.starts_with("BI") {
+        return Err(UnitError::with_hint(
+            format!("ambiguous unit '{unit}' in '{word}'"),
+            format!(
+                "dummynet reads a capital B not followed by a small i as bytes: write {prefix}bit/s or {prefix}Byte/s"
+            ),
+        ));
+    }
+    let (bytes, after) = if let Some(after) = rest.strip_prefix('B') {
+        (!after.starts_with('i'), after)
+    } else if let Some(after) = rest.strip_prefix('b') {
+        (after.starts_with('y'), after)
     } else {
-        match lookup(RATE_UNITS, n.unit) {
-            Some(m) => m,
-            None => {
-                let hint = rate_hint(n.unit)
-                    .unwrap_or_else(|| format!("known rate units: {RATE_UNIT_NAMES}"));
-                return Err(UnitError::with_hint(
-                    format!("unknown unit '{}' in '{word}'", n.unit),
-                    hint,
-                ));
-            }
+        return Err(unknown());
+    };
+    // What follows the first letter, compared without case.
+    let after = after.to_ascii_lowercase();
+    let known = if after == "ps" {
+        // `Bps` is bytes to ipfw and to tc; `bps` is not known (two
+        // meanings, see `rate_hint`).
+        bytes
+    } else {
+        let word = after.strip_suffix("/s").unwrap_or(&after);
+        if bytes {
+            ["", "yte", "ytes"].contains(&word)
+        } else {
+            ["", "it", "its"].contains(&word)
         }
     };
-    exact(word, &n, mult, "bit/s").map(Rate::from_bps)
+    if !known {
+        return Err(unknown());
+    }
+    Ok(if bytes { scale * 8 } else { scale })
 }
 
 /// Parses a rate in tc's dialect, as netem's `rate` takes it (tc(8),
@@ -796,8 +854,15 @@ fn parse_bytes(word: &str) -> Result<(Number<'_>, Option<u128>), UnitError> {
 }
 
 /// Parses a queue bound: a bare number is slots (`queue 20`), a size is
-/// bytes (`queue 100KB`, K = 1024 as in ipfw; also `KiB`, `MiB`).
+/// bytes (`queue 100KB`, K = 1024 as in ipfw; also `KiB`, `MiB`). As
+/// dummynet reads it (`sbin/ipfw/dummynet.c`, `ipfw_config_pipe`,
+/// `TOK_QUEUE`), a `K` alone is KB too (`queue 100K` is 102400 bytes).
 pub fn parse_queue(word: &str) -> Result<QueueLimit, UnitError> {
+    if let Ok(n) = split_number(word) {
+        if n.unit == "K" || n.unit == "k" {
+            return exact(word, &n, 1 << 10, "bytes").map(QueueLimit::Bytes);
+        }
+    }
     let parsed = parse_bytes(word).map_err(|e| match split_number(word) {
         // `10slots`, `10pkts`: slots are written as a bare number.
         Ok(n)
@@ -827,6 +892,27 @@ pub fn parse_queue(word: &str) -> Result<QueueLimit, UnitError> {
 pub fn parse_size(word: &str) -> Result<u64, UnitError> {
     let (n, m) = parse_bytes(word)?;
     exact(word, &n, m.unwrap_or(1), "bytes")
+}
+
+/// Parses a burst size as FreeBSD's `expand_number(3)` reads it (which
+/// `sbin/ipfw/dummynet.c`, `ipfw_config_pipe`, `TOK_BURST`, calls): a
+/// bare number is bytes, `K`, `M`, `G`, `T` (any case, with or without
+/// a `B` after them) are powers of 1024; and the size words of
+/// [`parse_size`] (`64KBytes`, `1KiB`).
+pub fn parse_burst(word: &str) -> Result<u64, UnitError> {
+    if let Ok(n) = split_number(word) {
+        let mult = match n.unit.to_ascii_lowercase().as_str() {
+            "k" => Some(1u128 << 10),
+            "m" => Some(1 << 20),
+            "g" => Some(1 << 30),
+            "t" | "tb" => Some(1 << 40),
+            _ => None,
+        };
+        if let Some(m) = mult {
+            return exact(word, &n, m, "bytes");
+        }
+    }
+    parse_size(word)
 }
 
 /// Formats a byte count with the largest exact unit: `100KB`, `1MB`, `1500B`.
@@ -1156,11 +1242,63 @@ mod tests {
         );
     }
 
+    /// The prefix and the words after the first letter are read without
+    /// case; the first letter is `B` (bytes) or `b` (bits), as dummynet's
+    /// `read_bandwidth` reads it.
     #[test]
-    fn rate_units_are_case_insensitive() {
-        assert_eq!(rate("3MBIT/S"), 3_000_000);
+    fn rate_units_are_case_insensitive_but_for_the_b() {
         assert_eq!(rate("3mbit/s"), 3_000_000);
+        assert_eq!(rate("3MbIT/S"), 3_000_000);
         assert_eq!(rate("3kbyte/S"), 24_000);
+        assert_eq!(rate("3KBYTE/S"), 24_000);
+        // `BI`: dummynet reads a B without a small i after it as bytes.
+        assert_eq!(
+            err(parse_rate("3MBIT/S")),
+            "ambiguous unit 'MBIT/S' in '3MBIT/S': dummynet reads a capital B not followed by a small i as bytes: write Mbit/s or MByte/s"
+        );
+    }
+
+    /// Every spelling dummynet's `read_bandwidth` reads
+    /// (`sbin/ipfw/dummynet.c`): K, M, G are 1000s; bytes when the unit
+    /// starts with `B` but not `Bi`, or with `by`.
+    #[test]
+    fn freebsd_rate_spellings() {
+        for (w, bps) in [
+            ("1Mbit/s", 1_000_000),
+            ("1Mb/s", 1_000_000),
+            ("1Mb", 1_000_000),
+            ("1Mbit", 1_000_000),
+            ("1Mbits", 1_000_000),
+            ("1M", 1_000_000),
+            ("1m", 1_000_000),
+            ("1MBit/s", 1_000_000),
+            ("1MBits/s", 1_000_000),
+            ("1MB/s", 8_000_000),
+            ("1MB", 8_000_000),
+            ("1MBps", 8_000_000),
+            ("1Mbyte/s", 8_000_000),
+            ("1Mbytes", 8_000_000),
+            ("1MByte", 8_000_000),
+            ("1Kbytes/s", 8_000),
+            ("1KB/s", 8_000),
+            ("1K", 1_000),
+            ("1k", 1_000),
+            ("1Kb/s", 1_000),
+            ("1G", 1_000_000_000),
+            ("2Gb/s", 2_000_000_000),
+            ("1000bit/s", 1_000),
+            ("1000bits/s", 1_000),
+            ("1000b/s", 1_000),
+            ("1000b", 1_000),
+            ("1000", 1_000),
+            ("1000B/s", 8_000),
+            ("1000B", 8_000),
+            ("1000Bps", 8_000),
+            ("1000bytes/s", 8_000),
+            ("1000byte", 8_000),
+        ] {
+            assert_eq!(rate(w), bps, "{w}");
+        }
     }
 
     #[test]
@@ -1191,24 +1329,20 @@ mod tests {
             "unknown unit 'kbps' in '10kbps': did you mean Kbit/s or KByte/s? 'kbps' is Kbit/s to ipfw, KByte/s to tc (netem's rate takes tc's words)"
         );
         // One meaning in both dialects: `MBps` is megabytes to ipfw too.
-        assert_eq!(
-            err(parse_rate("10MBps")),
-            "unknown unit 'MBps' in '10MBps': did you mean MByte/s?"
-        );
+        assert_eq!(rate("10MBps"), 80_000_000);
         assert_eq!(rate("1mbits/s"), 1_000_000, "ipfw's plural");
         assert_eq!(rate("64Kbits/s"), 64_000);
         assert_eq!(rate("10KBytes/s"), 80_000);
+        assert_eq!(rate("10MB/s"), 80_000_000, "dummynet's MB/s");
+        assert_eq!(rate("10mbit"), 10_000_000, "dummynet's mbit");
+        assert_eq!(rate("10Gbits"), 10_000_000_000, "dummynet's Gbits");
         assert_eq!(
-            err(parse_rate("10MB/s")),
-            "unknown unit 'MB/s' in '10MB/s': did you mean MByte/s?"
+            err(parse_rate("10Mbit/sec")),
+            "unknown unit 'Mbit/sec' in '10Mbit/sec': did you mean Mbit/s?"
         );
         assert_eq!(
-            err(parse_rate("10mbit")),
-            "unknown unit 'mbit' in '10mbit': did you mean Mbit/s?"
-        );
-        assert_eq!(
-            err(parse_rate("10Gbits")),
-            "unknown unit 'Gbits' in '10Gbits': did you mean Gbit/s?"
+            err(parse_rate("10Mibit/s")),
+            format!("unknown unit 'Mibit/s' in '10Mibit/s': known rate units: {RATE_UNIT_NAMES}")
         );
         assert_eq!(
             err(parse_rate("10furlongs")),
@@ -1384,9 +1518,22 @@ mod tests {
             err(parse_queue("99999999999")),
             "value '99999999999' is too large"
         );
+        // dummynet: a K alone is KB (`TOK_QUEUE`).
+        assert_eq!(parse_queue("10K"), Ok(QueueLimit::Bytes(10_240)));
+        assert_eq!(parse_queue("10k"), Ok(QueueLimit::Bytes(10_240)));
+        assert_eq!(parse_queue("10Kbytes"), Ok(QueueLimit::Bytes(10_240)));
+        assert_eq!(parse_queue("1000bytes"), Ok(QueueLimit::Bytes(1000)));
+        // expand_number(3) for burst: K, M, G, T with or without B.
+        assert_eq!(parse_burst("64K"), Ok(65_536));
+        assert_eq!(parse_burst("64kb"), Ok(65_536));
+        assert_eq!(parse_burst("2M"), Ok(2 << 20));
+        assert_eq!(parse_burst("1g"), Ok(1 << 30));
+        assert_eq!(parse_burst("1T"), Ok(1 << 40));
+        assert_eq!(parse_burst("1500"), Ok(1500));
+        assert_eq!(parse_burst("64KBytes"), Ok(65_536));
         assert_eq!(
-            err(parse_queue("10K")),
-            "unknown unit 'K' in '10K': did you mean KB?"
+            err(parse_burst("64Kbit")),
+            "unknown unit 'Kbit' in '64Kbit': sizes are in bytes (KB = 1024 bytes), e.g. 100KB"
         );
         assert_eq!(parse_size("1000B"), Ok(1000));
         assert_eq!(parse_size("1000"), Ok(1000));

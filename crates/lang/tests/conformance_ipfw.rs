@@ -9,15 +9,15 @@
 
 mod conformance;
 
-use conformance::{IPFW, IPFW_REJECT, NETEM, NETEM_REJECT};
-use pipelab_lang::parse_line;
+use conformance::{ReadBack, Reject};
+use conformance::{FREEBSD, FREEBSD_REJECT, IPFW, IPFW_REJECT, NETEM, NETEM_REJECT};
+use pipelab_lang::ast::{Command, Proto, PROTOCOLS};
+use pipelab_lang::{parse_line, Config};
 
-/// Pass proves: every ipfw/dnctl example parses, prints back as the table
-/// says, and the printed text parses back to the same command.
-#[test]
-fn every_ipfw_example_reads_back_canonically() {
+/// Parses each case, prints it back and parses the print: the failures.
+fn read_back(cases: &[ReadBack]) -> Vec<String> {
     let mut failures = Vec::new();
-    for c in IPFW {
+    for c in cases {
         let cmd = match parse_line(c.input) {
             Ok(Some(cmd)) => cmd,
             other => {
@@ -37,6 +37,32 @@ fn every_ipfw_example_reads_back_canonically() {
             other => failures.push(format!("[{}] {printed} reads back as {other:?}", c.source)),
         }
     }
+    failures
+}
+
+/// Parses each refused line: the ones without their exact message.
+fn refusals(cases: &[Reject]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for r in cases {
+        match parse_line(r.input) {
+            Err(e) if e.to_string() == r.error => {}
+            other => failures.push(format!(
+                "[{}] {}\n  got  {:?}\n  want {}",
+                r.source,
+                r.input,
+                other.map_err(|e| e.to_string()),
+                r.error
+            )),
+        }
+    }
+    failures
+}
+
+/// Pass proves: every ipfw/dnctl example parses, prints back as the table
+/// says, and the printed text parses back to the same command.
+#[test]
+fn every_ipfw_example_reads_back_canonically() {
+    let failures = read_back(IPFW);
     assert!(
         failures.is_empty(),
         "{} of {} failed:\n{}",
@@ -50,20 +76,81 @@ fn every_ipfw_example_reads_back_canonically() {
 /// hint.
 #[test]
 fn ipfw_refusals_have_their_messages() {
-    let mut failures = Vec::new();
-    for r in IPFW_REJECT {
-        match parse_line(r.input) {
-            Err(e) if e.to_string() == r.error => {}
-            other => failures.push(format!(
-                "[{}] {}\n  got  {:?}\n  want {}",
-                r.source,
-                r.input,
-                other.map_err(|e| e.to_string()),
-                r.error
-            )),
-        }
-    }
+    let failures = refusals(IPFW_REJECT);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Pass proves: every form FreeBSD's own parser accepts that the table
+/// lists (each with the function it follows) parses with FreeBSD's
+/// meaning, which the canonical text spells out (`bw 1MB/s` is `bw
+/// 8Mbit/s`, `queue 100K` is `queue 100KB`, `sctp` is protocol 132), and
+/// the printed text parses back to the same command.
+#[test]
+fn every_freebsd_form_reads_back_with_its_meaning() {
+    let failures = read_back(FREEBSD);
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        FREEBSD.len(),
+        failures.join("\n")
+    );
+}
+
+/// Pass proves: what FreeBSD accepts and pipelab cannot emulate (or reads
+/// against what the words seem to say) is refused with a message naming
+/// it, at its line and column.
+#[test]
+fn freebsd_refusals_name_what_and_where() {
+    let failures = refusals(FREEBSD_REJECT);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Pass proves: every name of FreeBSD's protocols database reads as its
+/// number in a rule (`ipfw2.c` `add_proto0` looks names up with
+/// getprotobyname), and an unknown name is refused.
+#[test]
+fn every_protocol_name_reads_as_its_number() {
+    assert_eq!(PROTOCOLS.len(), 144);
+    for &(name, number) in PROTOCOLS {
+        let line = format!("add 100 pipe 1 {name} from any to any");
+        let Ok(Some(Command::Add(rule))) = parse_line(&line) else {
+            panic!("{line} does not parse");
+        };
+        assert_eq!(rule.proto.number(), Some(number), "{name}");
+        assert_eq!(Proto::from_name(&name.to_uppercase()), Some(rule.proto));
+    }
+    assert_eq!(Proto::from_name("sctp"), Some(Proto::Number(132)));
+    assert_eq!(Proto::from_name("tcp"), Some(Proto::Tcp));
+    assert_eq!(Proto::from_name("ipv6"), Some(Proto::Ip6));
+    assert_eq!(Proto::from_name("divert"), None);
+}
+
+/// Pass proves: a second rule with a number in use is refused with a
+/// message naming the difference from ipfw (which keeps both, in the order
+/// added), and `delete N` removes the rule numbered N.
+#[test]
+fn rules_sharing_a_number_are_refused_by_name() {
+    let mut c = Config::new();
+    c.apply_script("add 100 pipe 1 ip from any to any\npipe 1 config bw 1Mbit/s\n")
+        .expect("the first rule applies");
+    let second = parse_line("add 100 allow tcp from any to any")
+        .ok()
+        .flatten()
+        .expect("the second rule parses");
+    let e = c.apply(&second).expect_err("a shared number is refused");
+    assert_eq!(
+        e.to_string(),
+        "rule 100 already exists: ipfw lets rules share a number, pipelab gives each rule its own",
+        "[{}]",
+        conformance::BSD_RULES
+    );
+    let del = parse_line("delete 100")
+        .ok()
+        .flatten()
+        .expect("delete parses");
+    c.apply(&del).expect("delete 100 applies");
+    assert!(c.rules.is_empty());
 }
 
 /// Pass proves the suite's size: at least 60 cases read back and 20

@@ -67,12 +67,12 @@ const CASES: &[(&str, &str)] = &[
         "1:18: unknown unit 'kbps' in '10kbps': did you mean Kbit/s or KByte/s? 'kbps' is Kbit/s to ipfw, KByte/s to tc (netem's rate takes tc's words)",
     ),
     (
-        "pipe 1 config bw 10MB/s",
-        "1:18: unknown unit 'MB/s' in '10MB/s': did you mean MByte/s?",
+        "pipe 1 config bw 10Mbit/sec",
+        "1:18: unknown unit 'Mbit/sec' in '10Mbit/sec': did you mean Mbit/s?",
     ),
     (
-        "pipe 1 config bw 10mbit",
-        "1:18: unknown unit 'mbit' in '10mbit': did you mean Mbit/s?",
+        "pipe 1 config bw 10MBIT/s",
+        "1:18: ambiguous unit 'MBIT/s' in '10MBIT/s': dummynet reads a capital B not followed by a small i as bytes: write Mbit/s or MByte/s",
     ),
     (
         "pipe 1 config bw 0.5bit/s",
@@ -107,8 +107,8 @@ const CASES: &[(&str, &str)] = &[
         "1:21: invalid queue '0': a queue must hold at least one packet",
     ),
     (
-        "pipe 1 config queue 10K",
-        "1:21: unknown unit 'K' in '10K': did you mean KB?",
+        "pipe 1 config queue 10Kbit",
+        "1:21: unknown unit 'Kbit' in '10Kbit': sizes are in bytes (KB = 1024 bytes), e.g. 100KB",
     ),
     // queue management and link-server extras
     (
@@ -136,8 +136,8 @@ const CASES: &[(&str, &str)] = &[
         "1:15: invalid codel: target must be positive",
     ),
     (
-        "pipe 1 config codel target 5",
-        "1:28: missing unit in '5': write e.g. 5s or 5ms",
+        "pipe 1 config codel target 5min",
+        "1:28: unknown unit 'min' in '5min': did you mean ms? (minutes are written in seconds, e.g. 60s)",
     ),
     (
         "pipe 1 config codel target 5ms target 6ms",
@@ -202,7 +202,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, spill, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror, preset",
     ),
     // masks and dynamic pipes
     (
@@ -457,7 +457,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "add 100 allow sctpp from any to any",
-        "1:15: unknown protocol 'sctpp': protocols: ip, all, ip4, ip6, tcp, udp, icmp, or a number 0..255",
+        "1:15: unknown protocol 'sctpp': protocols: ip, all, ip4, ip6, a name of FreeBSD's /etc/protocols (tcp, udp, icmp, sctp, gre, ipv6-icmp, ...), or a number 0..255",
     ),
     (
         "add 100 allow ip from 10.0.0.0/33 to any",

@@ -441,9 +441,9 @@ fn a_bad_value_gives_the_languages_error_with_file_and_line() {
         (
             "profile p.prof",
             "p.prof",
-            "bw 1KB/s\nprob delay\n0 1\n1 2\n",
+            "bw 1KBIT/s\nprob delay\n0 1\n1 2\n",
             1,
-            rate("1KB/s"),
+            rate("1KBIT/s"),
         ),
         (
             "profile p.prof",

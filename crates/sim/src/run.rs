@@ -786,8 +786,9 @@ pub fn simulate_with_loader(
 }
 
 /// The port a source enters by: with a topology's paths, the port its
-/// source address belongs to (and its destination must belong to one);
-/// else port 0.
+/// source address (IPv4 or IPv6: both of a VN's addresses are its
+/// port's) belongs to (and its destination, of the same family, must
+/// belong to one); else port 0.
 fn source_port(spec: &Spec, key: &FlowKey, flow: usize) -> Result<u16, SimError> {
     let Some(paths) = &spec.paths else {
         return Ok(0);
@@ -798,6 +799,17 @@ fn source_port(spec: &Spec, key: &FlowKey, flow: usize) -> Result<u16, SimError>
             reason: format!("{what} address {a} is no VN's (VNs have the topology's addresses)"),
         })
     };
+    // A VN's two addresses are of its two families: a packet from one
+    // to the other's would be neither an IPv4 nor an IPv6 packet.
+    if key.src.is_ipv4() != key.dst.is_ipv4() {
+        return Err(SimError::Traffic {
+            flow,
+            reason: format!(
+                "from {} and to {} are not of one family: give both IPv4 or both IPv6 addresses",
+                key.src, key.dst
+            ),
+        });
+    }
     let to = port(key.dst, "to")?;
     let from = port(key.src, "from")?;
     // Paths built for some pairs only (a topology lowered for its

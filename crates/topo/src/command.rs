@@ -680,6 +680,10 @@ impl Resolved {
             Resolved::Node { id, up: false } => net.node_down(id)?,
             Resolved::Node { id, up: true } => net.node_up(id)?,
             Resolved::Cross(d) => {
+                // Routes on demand: the demands' pairs are routed now,
+                // so their loads follow them (and every re-route).
+                let pairs: Vec<(usize, usize)> = d.iter().map(|x| (x.src, x.dst)).collect();
+                net.route_pairs(&pairs);
                 *cross = d;
                 Change::default()
             }

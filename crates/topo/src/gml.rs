@@ -15,7 +15,8 @@
 //! `Creator`, ...) are skipped. Attributes:
 //!
 //! * node: `id` (required, integer), `role` or `type` (`client`, `stub`,
-//!   `transit`; default `stub`), `name` or `label`; metadata
+//!   `transit`; default `stub`, `client` for a node with Shadow's host
+//!   bandwidths), `name` or `label`; metadata
 //!   ([`crate::attrs::is_metadata`]: capitalised keys, `graphics`, ...) is
 //!   skipped, any other key refused with its line.
 //! * edge: `source`, `target` (node ids, required); `bandwidth` or `bw`
@@ -37,6 +38,11 @@
 //! decimal if written with an exponent, `1e6` = `1000000`); an unquoted
 //! word such as `10Mbit/s` is read like a string.
 //!
+//! Shadow's network graphs read too: its node keys `host_bandwidth_up`
+//! and `host_bandwidth_down`, its edge keys `latency`, `packet_loss` and
+//! `jitter` with their units, its self-loops and `directed 1`
+//! ([`crate::dialects`]).
+//!
 //! Every error names the line and the field ([`GmlError`]). The reader
 //! never panics on its input.
 
@@ -45,11 +51,14 @@ use std::collections::HashMap;
 
 use pipelab_engine::{Duration, QueueLimit, Rate};
 
-use crate::attrs::{build_link, read_link, reborrow, FileReader, Written};
+use crate::attrs::{build_link, read_link, reborrow, FileReader};
+use crate::dialects::{
+    apply_hosts, edge_attr, merge_directed, Dialect, Hosts, EDGE_KEYS, HOST_KEYS,
+};
 use crate::linkset::loss_probability;
 use crate::model::{Link, Node, PipeWords, Role, Topology};
 
-/// A GML error: where, which field, what is wrong.
+/// A GML (or GraphML) error: where, which field, what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GmlError {
     /// 1-based line number.
@@ -76,7 +85,25 @@ impl fmt::Display for GmlError {
 
 impl std::error::Error for GmlError {}
 
-fn err(line: usize, field: &str, message: impl Into<String>) -> GmlError {
+/// Two nodes of one name are refused at the second's line, naming the
+/// first's (`node_line[i]` is node `i`'s line).
+pub(crate) fn unique_names(topo: &Topology, node_line: &[usize]) -> Result<(), GmlError> {
+    match topo.duplicate_name() {
+        Some((a, b)) => Err(err(
+            node_line[b],
+            "name",
+            format!(
+                "{}; node {} is on line {}",
+                topo.duplicate_name_message(a, b),
+                topo.nodes[a].id,
+                node_line[a]
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn err(line: usize, field: &str, message: impl Into<String>) -> GmlError {
     GmlError {
         line,
         field: field.to_string(),
@@ -300,7 +327,15 @@ fn as_text(e: &Entry) -> Result<String, GmlError> {
 }
 
 /// The keys of a node.
-const NODE_KEYS: &[&str] = &["id", "role", "type", "name", "label"];
+const NODE_KEYS: &[&str] = &[
+    "id",
+    "role",
+    "type",
+    "name",
+    "label",
+    "host_bandwidth_up",
+    "host_bandwidth_down",
+];
 
 /// A number token as the unit layer reads it: as written, or in plain
 /// decimal if written with an exponent or a sign (`1e6` = `1000000`,
@@ -385,8 +420,13 @@ fn parse_gml_text(
     let Value::List(items) = &graph.value else {
         return Err(err(graph.line, "graph", "expected `[`"));
     };
+    // Shadow's `directed 1`: an edge and its reverse are one link.
+    let directed = items
+        .iter()
+        .any(|e| e.key == "directed" && matches!(&e.value, Value::Num(v, _) if *v != 0.0));
     let mut topo = Topology::new();
     let mut node_line = Vec::new();
+    let mut hosts: Vec<Hosts> = Vec::new();
     // Node index by id: a lookup per node and per edge end, not a scan
     // (a scan made a 100,000-node file take seconds).
     let mut by_id: HashMap<u64, usize> = HashMap::new();
@@ -395,20 +435,24 @@ fn parse_gml_text(
             return Err(err(e.line, "node", "expected `[`"));
         };
         let mut id = None;
-        let mut role = Role::Stub;
+        let mut role = None;
         let mut name = String::new();
+        let mut host = Hosts::default();
         for a in attrs {
             match a.key.as_str() {
                 "id" => id = Some(as_id(a)?),
                 "role" | "type" => {
                     let s = as_text(a)?;
-                    role = Role::parse(&s).ok_or_else(|| {
+                    role = Some(Role::parse(&s).ok_or_else(|| {
                         err(
                             a.line,
                             &a.key,
                             format!("unknown role \"{s}\" (client, stub or transit)"),
                         )
-                    })?;
+                    })?);
+                }
+                k if HOST_KEYS.contains(&k) => {
+                    host.read(k, &as_text(a)?, a.line)?;
                 }
                 "name" | "label" => name = as_text(a)?,
                 k if crate::attrs::is_metadata(k) => {}
@@ -426,22 +470,15 @@ fn parse_gml_text(
                 format!("node id {id} already used on line {}", node_line[k]),
             ));
         }
+        // A node where Shadow's hosts attach is a VN unless it says.
+        let role = role.unwrap_or(if host.any() { Role::Client } else { Role::Stub });
         by_id.insert(id, topo.nodes.len());
         topo.nodes.push(Node { id, role, name });
         node_line.push(e.line);
+        hosts.push(host);
     }
-    if let Some((a, b)) = topo.duplicate_name() {
-        return Err(err(
-            node_line[b],
-            "name",
-            format!(
-                "{}; node {} is on line {}",
-                topo.duplicate_name_message(a, b),
-                topo.nodes[a].id,
-                node_line[a]
-            ),
-        ));
-    }
+    unique_names(&topo, &node_line)?;
+    let mut edge_line = Vec::new();
     for e in items.iter().filter(|e| e.key == "edge") {
         let Value::List(attrs) = &e.value else {
             return Err(err(e.line, "edge", "expected `[`"));
@@ -449,6 +486,9 @@ fn parse_gml_text(
         let mut src = None;
         let mut dst = None;
         let mut written = Vec::new();
+        // The key each attribute was written as (Shadow's `latency` is
+        // read as `delay`): errors name it.
+        let mut as_written: Vec<&str> = Vec::new();
         for a in attrs {
             let line = a.line;
             let key = a.key.as_str();
@@ -472,10 +512,23 @@ fn parse_gml_text(
                 (_, Value::Num(v, raw)) => number(*v, raw),
                 (_, Value::Str(s)) => s.clone(),
             };
-            written.push(Written::new(key, value, line));
+            if let Some(w) =
+                edge_attr(Dialect::Gml, key, &value, line).map_err(|m| err(line, key, m))?
+            {
+                written.push(w);
+                as_written.push(key);
+            }
         }
-        let read = read_link(&written, &["source", "target"], false)
-            .map_err(|e| err(e.line, &e.key, e.message))?;
+        // An error of a rewritten key names the key as written.
+        let named = |line: usize, key: &str| {
+            written
+                .iter()
+                .zip(&as_written)
+                .find(|(w, _)| w.line == line && w.key == key)
+                .map_or(key.to_string(), |(_, k)| k.to_string())
+        };
+        let read = read_link(&written, EDGE_KEYS, false)
+            .map_err(|e| err(e.line, &named(e.line, &e.key), e.message))?;
         let base = Link {
             a: 0,
             b: 0,
@@ -490,7 +543,7 @@ fn parse_gml_text(
             build_link(&read, &written, &base, &mut reader).map_err(|x| match x.line {
                 // A default refused: the edge's line.
                 0 => err(e.line, "edge", x.message),
-                line => err(line, &x.key, x.message),
+                line => err(line, &named(line, &x.key), x.message),
             })?;
         let read_files = reader.read;
         topo.files.extend(&read_files);
@@ -505,10 +558,19 @@ fn parse_gml_text(
             .copied()
             .ok_or_else(|| err(tl, "target", format!("no node with id {t}")))?;
         if link.a == link.b {
+            // Shadow's loop: the path between two hosts of one node.
+            if hosts[link.a].any() {
+                continue;
+            }
             return Err(err(tl, "target", format!("edge is a loop on node {s}")));
         }
         topo.links.push(link);
+        edge_line.push(e.line);
     }
+    if directed {
+        merge_directed(&mut topo, &edge_line)?;
+    }
+    apply_hosts(&mut topo, &hosts, &node_line)?;
     Ok(topo)
 }
 

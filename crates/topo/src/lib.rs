@@ -5,10 +5,12 @@
 //! offline half of its five phases (§2.1) and hands the result to the pure
 //! engine:
 //!
-//! * **Create** ([`model`], [`gml`], [`native`], [`gen`]): a graph of
-//!   clients (VNs), stubs and transits joined by bidirectional links with
-//!   bandwidth, delay, loss and queue; read from GML or TOML, or generated
-//!   (ring, star, dumbbell, tree, GT-ITM-style transit-stub, Waxman).
+//! * **Create** ([`model`], [`gml`], [`graphml`], [`native`], [`gen`]):
+//!   a graph of clients (VNs), stubs and transits joined by bidirectional
+//!   links with bandwidth, delay, loss and queue; read from GML
+//!   (ModelNet's, and Shadow's network graphs), GraphML (NetworkX's, with
+//!   Mininet's link keys: [`dialects`]) or TOML, or generated (ring, star,
+//!   dumbbell, tree, GT-ITM-style transit-stub, Waxman).
 //! * **Distill** ([`mod@distill`], §4.1): hop-by-hop, end-to-end, walk-in,
 //!   walk-out and last-mile pipe topologies, with their routes.
 //! * **Route** ([`paths`], [`route`], §2.2, §4.3): shortest paths by
@@ -38,7 +40,7 @@
 //! bounds and seeded generators; on the command language (`pipelab-lang`)
 //! for parsing every value and for its lexer and errors; on `pipelab-emu`
 //! for the spec; on petgraph for graphs and shortest paths; on serde and
-//! toml for the native format.
+//! toml for the native format; on roxmltree for GraphML.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -47,9 +49,11 @@ pub mod assign;
 pub mod attrs;
 pub mod command;
 pub mod cross;
+pub mod dialects;
 pub mod distill;
 pub mod gen;
 pub mod gml;
+pub mod graphml;
 pub mod linkset;
 pub mod lower;
 pub mod model;
@@ -62,11 +66,12 @@ pub use assign::{greedy_k_clusters, partition_balanced, Assignment};
 pub use command::{parse_command, CommandError, LinkAction, Resolved, TopoCommand};
 pub use distill::{distill, distill_report, distill_unrouted, Distilled, Mode, PipeSpec, Stats};
 pub use gml::{parse_gml, GmlError};
+pub use graphml::parse_graphml;
 pub use linkset::{LinkAttr, LinkSet, Setting};
-pub use lower::{lower, pipe_config, pipe_number};
+pub use lower::{lower, lower_on_demand, pipe_config, pipe_number};
 pub use model::{Link, LinkAttrs, LinkClass, Node, Role, RoleAttrs, Topology};
 pub use native::{parse_toml, to_toml};
-pub use route::{Metric, Network, RouteCache, RouteMatrix, Router, Routes};
+pub use route::{Metric, Network, PathCache, RouteCache, RouteMatrix, Router, Routes};
 
 use core::fmt;
 

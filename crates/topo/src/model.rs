@@ -41,11 +41,12 @@ impl Role {
         }
     }
 
-    /// Parse a role name (`client`/`vn`, `stub`/`router`, `transit`).
+    /// Parse a role name (`client`/`vn`/`host`, `stub`/`router`/`switch`,
+    /// `transit`).
     pub fn parse(s: &str) -> Option<Role> {
         match s.trim().to_ascii_lowercase().as_str() {
             "client" | "vn" | "host" => Some(Role::Client),
-            "stub" | "router" => Some(Role::Stub),
+            "stub" | "router" | "switch" => Some(Role::Stub),
             "transit" => Some(Role::Transit),
             _ => None,
         }

@@ -37,6 +37,9 @@ fn topology_file_corpus() {
         if let Ok(t) = parse_toml(text) {
             let _ = to_toml(&t);
         }
+        if let Ok(t) = pipelab_topo::parse_graphml(text) {
+            let _ = to_toml(&t);
+        }
     }
 }
 

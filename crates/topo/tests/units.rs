@@ -99,13 +99,9 @@ fn table() -> Vec<(P, &'static str, Want)> {
             "99999999999Gbit/s",
             All(Err("value '99999999999Gbit/s' is too large".into())),
         ),
-        (
-            P::Bw,
-            "10MB/s",
-            All(Err(
-                "unknown unit 'MB/s' in '10MB/s': did you mean MByte/s?".into(),
-            )),
-        ),
+        // ipfw's spellings (dummynet.c read_bandwidth): `B` is bytes.
+        (P::Bw, "10MB/s", All(Ok(V::Bps(80_000_000)))),
+        (P::Bw, "10Mb/s", All(Ok(V::Bps(10_000_000)))),
         (
             P::Bw,
             "fast",
@@ -172,11 +168,8 @@ fn table() -> Vec<(P, &'static str, Want)> {
                 "invalid queue '0': a queue must hold at least one packet".into(),
             )),
         ),
-        (
-            P::Queue,
-            "10K",
-            All(Err("unknown unit 'K' in '10K': did you mean KB?".into())),
-        ),
+        // ipfw's `queue 10K` (TOK_QUEUE): KB, K = 1024.
+        (P::Queue, "10K", All(Ok(V::Queue(QueueLimit::Bytes(10_240))))),
         (P::Loss, "5%", All(Ok(V::Ppb(50_000_000)))),
         (P::Loss, "0.5%", All(Ok(V::Ppb(5_000_000)))),
         (

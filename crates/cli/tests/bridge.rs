@@ -8,7 +8,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{in_one_of_three, live, ping_avg_ms, read_stats, tmp_path, Bg, TwoHosts, BIN};
+use common::{
+    in_one_of_three, live, ping_avg_ms, read_stats, steal_slack, tmp_path, Bg, TwoHosts, BIN,
+};
 
 fn sh(cmd: &str) {
     let st = Command::new("sh").args(["-c", cmd]).status().expect("sh");
@@ -133,17 +135,24 @@ fn probe_through_bridge_sees_the_delay() {
 
 /// The bound for a 10 ms pipe: probe traffic at `rate` for 3 s
 /// sees a one-way delay of mean 10 ms ± 0.2 ms and p99 at most 11 ms, and
-/// loses nothing (in one of three runs: see [`in_one_of_three`]).
+/// loses nothing (in one of three runs: see [`in_one_of_three`]; wider
+/// by [`common::Slack`] where the hypervisor took the CPUs).
 fn within_10ms(tb: &Testbed, rate: &str) -> Result<(), String> {
     in_one_of_three(|| {
         let r = probe(tb, rate, "3s");
         let mean = r["delay_ms"]["mean"].as_f64().expect("mean");
         let p99 = r["delay_ms"]["p99"].as_f64().expect("p99");
         let lost = r["lost"].as_u64();
-        if (mean - 10.0).abs() <= 0.2 && p99 <= 11.0 && lost == Some(0) {
+        let slack = steal_slack();
+        if (mean - 10.0).abs() <= 0.2 + slack.mean_ms
+            && p99 <= 11.0 + slack.p99_ms
+            && lost == Some(0)
+        {
             Ok(())
         } else {
-            Err(format!("mean {mean} ms, p99 {p99} ms, lost {lost:?}"))
+            Err(format!(
+                "mean {mean} ms, p99 {p99} ms, lost {lost:?} (slack for steal {slack:?})"
+            ))
         }
     })
 }
@@ -250,7 +259,7 @@ fn probe_from_two_threads_is_two_flows_summed() {
         let offered: Vec<f64> = threads.iter().map(|t| f(t, "offered_pps")).collect();
         let received: Vec<u64> = threads.iter().map(|t| n(t, "received")).collect();
         if received == [20_000, 20_000]
-            && (mean - 5.0).abs() <= 1.0
+            && (mean - 5.0).abs() <= 1.0 + steal_slack().mean_ms
             && min >= 5.0
             && offered.iter().all(|&o| o >= 9_000.0)
             && f(&r, "offered_pps") >= 18_000.0
@@ -295,11 +304,12 @@ fn non_ip_frames_cross_with_the_delay() {
 }
 
 /// Non-IP frames cross a pipe of `delay` ms with a one-way delay in
-/// `[delay, delay + 1]` ms (in one of three runs: see [`in_one_of_three`]).
+/// `[delay, delay + 1]` ms (in one of three runs: see [`in_one_of_three`];
+/// the top wider by [`common::Slack`] where the hypervisor took the CPUs).
 fn non_ip_within(tb: &Testbed, delay: f64) -> Result<(), String> {
     in_one_of_three(|| {
         let v = non_ip_delays(tb);
-        if v[0] >= delay && v[1] <= delay + 1.0 {
+        if v[0] >= delay && v[1] <= delay + 1.0 + steal_slack().p99_ms {
             Ok(())
         } else {
             Err(format!("{v:?} ms"))

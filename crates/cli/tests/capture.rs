@@ -390,10 +390,11 @@ fn shell_capture_shows_the_link() {
         // the echoes within 0.2 ms: a departure later than that is the
         // runner's lateness on a loaded, shared machine (its meter in the
         // report says so), which the capture shows as it was.
-        if min >= 19.99 && p95 <= 20.2 {
+        let slack = common::steal_slack();
+        if min >= 19.99 && p95 <= 20.2 + slack.p99_ms {
             Ok(())
         } else {
-            Err(summary)
+            Err(format!("{summary} (slack for steal {slack:?})"))
         }
     });
     if let Err(e) = r {

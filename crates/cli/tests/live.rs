@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 
 mod common;
 use common::{
-    check_accounting, free_udp_port, in_one_of_three, live, ping_avg_ms, ping_min_ms, tmp_path, Bg,
-    BIN,
+    check_accounting, free_udp_port, in_one_of_three, live, ping_avg_ms, ping_min_ms, steal_slack,
+    tmp_path, Bg, BIN,
 };
 
 fn leftovers() -> Vec<String> {
@@ -99,10 +99,13 @@ fn shell_ping_rtt_is_twice_the_delay() {
             "ping -c 20 -i 0.05 -q $PIPELAB_OUTSIDE",
         );
         let avg = ping_avg_ms(&out);
-        if (avg - 40.0).abs() <= 0.5 && out.contains("20 received") {
+        let slack = steal_slack();
+        if (avg - 40.0).abs() <= 0.5 + 2.0 * slack.mean_ms && out.contains("20 received") {
             Ok(())
         } else {
-            Err(format!("mean RTT {avg} ms: {out}"))
+            Err(format!(
+                "mean RTT {avg} ms (slack for steal {slack:?}): {out}"
+            ))
         }
     });
     if let Err(e) = r {
@@ -131,15 +134,16 @@ fn shell_ping6_rtt_is_twice_the_delay() {
         // The pipes carried the echoes (40 frames at least, each way).
         let delivered = v["stats"]["delivered"].as_u64().unwrap_or(0);
         eprintln!("ping -6: min {min} ms, mean {avg} ms, {delivered} delivered");
-        if (40.0..=41.0).contains(&min)
-            && (avg - 40.0).abs() <= 1.0
+        let slack = steal_slack();
+        if (40.0..=41.0 + 2.0 * slack.mean_ms).contains(&min)
+            && (avg - 40.0).abs() <= 1.0 + 2.0 * slack.mean_ms
             && out.contains("20 received")
             && delivered >= 40
         {
             Ok(())
         } else {
             Err(format!(
-                "min {min} ms, mean {avg} ms, {delivered} delivered: {out}"
+                "min {min} ms, mean {avg} ms, {delivered} delivered (slack for steal {slack:?}): {out}"
             ))
         }
     });
@@ -150,7 +154,8 @@ fn shell_ping6_rtt_is_twice_the_delay() {
 
 /// The probe through a 10 ms link: mean one-way delay 10 ms ± 0.2 ms and
 /// p99 within +1 ms, at 1 kpps and at 10 kpps; nothing lost (in one of three
-/// runs: see [`in_one_of_three`]).
+/// runs: see [`in_one_of_three`]; wider by [`common::Slack`] where the
+/// hypervisor took the CPUs).
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -165,10 +170,16 @@ fn probe_one_way_delay_is_accurate() {
             let mean = d["mean"].as_f64().expect("mean");
             let p99 = d["p99"].as_f64().expect("p99");
             let lost = r["lost"].as_u64();
-            if (mean - 10.0).abs() <= 0.2 && p99 <= 11.0 && lost == Some(0) {
+            let slack = steal_slack();
+            if (mean - 10.0).abs() <= 0.2 + slack.mean_ms
+                && p99 <= 11.0 + slack.p99_ms
+                && lost == Some(0)
+            {
                 Ok(())
             } else {
-                Err(format!("mean {mean} ms, p99 {p99} ms, lost {lost:?}"))
+                Err(format!(
+                    "mean {mean} ms, p99 {p99} ms, lost {lost:?} (slack for steal {slack:?})"
+                ))
             }
         });
         if let Err(e) = r {
@@ -367,6 +378,14 @@ fn memory_cap_holds_under_overload() {
 /// departures were late, how late and the likely cause, and its report
 /// counts the late windows (`precision.late_windows`) with their causes
 /// and worst lateness.
+///
+/// The link's delay is 40 ms, near the 50 ms the runner gets a second: a
+/// packet read early in that spell leaves within it, on time, and only
+/// one whose departure falls after it is late. With 5 ms, only the
+/// packets read in a spell's last 5 ms were late, about 1 % of a window,
+/// and the p99 crossed the threshold in one run of three; with 40 ms most
+/// replies (read 40 ms into the spell) are late, about half the
+/// departures.
 #[test]
 #[cfg_attr(
     not(pipelab_live),
@@ -401,7 +420,7 @@ fn lateness_is_said_when_the_machine_is_overloaded() {
             "shell",
             "--no-realtime",
             "--link",
-            "delay 5ms",
+            "delay 40ms",
             "--stats",
             &stats,
         ])

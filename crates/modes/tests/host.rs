@@ -211,6 +211,12 @@ fn ping_rtt_is_twice_the_pipe_delay() {
     let net = TestNet::new(1, "pipelab_test_rtt");
     let plane = net.plane(7411);
     assert!(table_exists(&net.table));
+    // The same path undelayed first: through the queue to user space and
+    // back with no configuration (the default rule accepts). That queue
+    // costs 0.05–0.6 ms of a round trip on this machine from one hour to
+    // the next, pipes or not.
+    let undelayed = ping(&[], net.peer, 20, "0.05");
+    assert_eq!(undelayed.received, 20, "{undelayed:?}");
     plane
         .apply(&config(
             "pipe 1 config delay 20ms\nadd 100 pipe 1 ip from any to any\n",
@@ -221,21 +227,27 @@ fn ping_rtt_is_twice_the_pipe_delay() {
     // then, and every packet of both counted below.
     let mut p = ping(&[], net.peer, 20, "0.05");
     let mut rounds = 1;
-    if p.median > 40.5 {
+    let bound = 40.5 + undelayed.median;
+    if p.median > bound {
         eprintln!("{p:?}: once more");
         p = ping(&[], net.peer, 20, "0.05");
         rounds += 1;
     }
     let s = plane.stats();
-    eprintln!("{p:?}\n{}", serde_json::to_string(&s).unwrap_or_default());
+    eprintln!(
+        "{p:?}, undelayed {undelayed:?}\n{}",
+        serde_json::to_string(&s).unwrap_or_default()
+    );
     assert_eq!((p.sent, p.received), (20, 20), "{p:?}");
     assert!(p.min >= 40.0, "{p:?}");
-    assert!(p.median <= 40.5, "{p:?}");
+    assert!(p.median <= bound, "{p:?}, undelayed {undelayed:?}");
     let n = 40 * rounds;
-    assert_eq!(s.verdicts.accepted, n, "{s:?}");
+    // The undelayed round: 40 packets more through the runner, by the
+    // default rule.
+    assert_eq!(s.verdicts.accepted, n + 40, "{s:?}");
     assert_eq!(s.verdicts.dropped, 0, "{s:?}");
     assert_eq!(s.verdicts.held, 0, "{s:?}");
-    assert_eq!(s.runner.delivered, n, "{s:?}");
+    assert_eq!(s.runner.delivered, n + 40, "{s:?}");
     assert_eq!(s.rules.first().map(|r| (r.0, r.1)), Some((100, n)));
     assert_eq!(s.pipes.first().map(|p| p.departures), Some(n));
     plane.stop().expect("stops");
@@ -473,8 +485,14 @@ fn uid_rule_delays_only_that_users_traffic() {
     assert!(root.median < 5.0, "root's traffic is not delayed: {root:?}");
     assert_eq!(user.received, 10, "{user:?}");
     // Only the request carries the user's uid (the reply reaches no
-    // socket at the input hook): one delay per round trip.
-    assert!(user.min >= 30.0 && user.median <= 30.5, "{user:?}");
+    // socket at the input hook): one delay per round trip, over the
+    // round trip of the same path undelayed (root's ping, measured
+    // alongside: the queue to user space costs 0.05–0.6 ms of it on
+    // this machine from one hour to the next).
+    assert!(
+        user.min >= 30.0 && user.median <= 30.5 + root.median,
+        "{user:?}, undelayed {root:?}"
+    );
     assert_eq!(s.rules.first().map(|r| (r.0, r.1)), Some((100, 10)));
 }
 

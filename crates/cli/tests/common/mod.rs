@@ -64,23 +64,109 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
 /// and 11.002 ms, a worker's lateness p99 at 2.2 and 8.0 ms, each test
 /// passing when run again). `Err` carries every run's figures, each
 /// with the share of CPU time the hypervisor took from this machine
-/// during it (steal time): a failure on a stolen CPU says so.
+/// during it (steal time): a failure on a stolen CPU says so. Each try
+/// waits first, up to 5 s, for a quarter second in which the hypervisor
+/// took at most [`QUIET_STEAL`] of the CPUs (steal comes in spells).
 pub fn in_one_of_three(mut measure: impl FnMut() -> Result<(), String>) -> Result<(), String> {
     let mut seen = Vec::new();
     for _ in 0..3 {
+        quiet_moment();
         let before = cpu_ticks();
+        TRY_BEGAN.with(|t| t.set(before));
         match measure() {
             Ok(()) => return Ok(()),
-            Err(e) => seen.push(match (before, cpu_ticks()) {
-                (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => format!(
-                    "{e} (CPU steal {:.1} %)",
-                    100.0 * s1.saturating_sub(s0) as f64 / (t1 - t0) as f64
-                ),
-                _ => e,
+            Err(e) => seen.push(match before.and_then(steal_since) {
+                Some(stolen) => format!("{e} (CPU steal {stolen:.1} %)"),
+                None => e,
             }),
         }
     }
     Err(seen.join("; then "))
+}
+
+/// Steal time (per cent) a quarter second may have and still count as
+/// quiet for [`in_one_of_three`].
+pub const QUIET_STEAL: f64 = 5.0;
+
+/// Waits, up to 5 s, for a quarter second with at most [`QUIET_STEAL`]
+/// per cent steal time.
+fn quiet_moment() {
+    let began = std::time::Instant::now();
+    while began.elapsed() < std::time::Duration::from_secs(5) {
+        let Some(before) = cpu_ticks() else { return };
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        if steal_since(before).is_some_and(|stolen| stolen <= QUIET_STEAL) {
+            return;
+        }
+    }
+}
+
+thread_local! {
+    /// `/proc/stat`'s ticks when the try of [`in_one_of_three`] under
+    /// way began.
+    static TRY_BEGAN: std::cell::Cell<Option<(u64, u64)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Steal time (per cent of all CPU time) above which a delay bound
+/// widens by [`Slack`]: the hypervisor ran something else on this
+/// machine's CPUs.
+pub const STEAL_SHARE: f64 = 1.0;
+
+/// How much wider a delay bound is in a try of [`in_one_of_three`]
+/// during which the hypervisor took more than [`STEAL_SHARE`] of the
+/// CPUs' time (steal): time no program inside the machine gets back.
+/// On this machine 2–9 % steal put a 10 ms pipe's p99 at 11.1–12.7 ms
+/// and its mean at 10.08–10.23 ms for every binary alike (one without
+/// any CPU kept awake too), where the quiet figures are 10.3–10.5 and
+/// 10.05–10.2. On a CI host that took 26–30 % the p99 was 17.5–20.9 ms
+/// and the mean 10.87–11.32 ms; at 11–16 % a 15 ms pipe's worst frame
+/// took 19.6–23.0 ms. The slack is a host's time slice (3 ms) on a p99
+/// and 0.3 ms on a mean, growing by 0.4 ms and 0.04 ms for each further
+/// per cent stolen: a bound still fails beyond them (a pipe that adds
+/// twice its delay fails at any steal below 20 %), and the precise
+/// figures are the benchmarks' (`benches/precision.sh`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slack {
+    /// Steal time during the try, per cent of all CPU time.
+    pub steal: f64,
+    /// Added to a bound on a high percentile, ms.
+    pub p99_ms: f64,
+    /// Added to a bound on a mean, ms.
+    pub mean_ms: f64,
+}
+
+impl Slack {
+    /// The slack for `steal` per cent of the CPUs' time taken.
+    pub fn for_steal(steal: f64) -> Slack {
+        if steal > STEAL_SHARE {
+            let beyond = steal - STEAL_SHARE;
+            Slack {
+                steal,
+                p99_ms: 3.0 + 0.4 * beyond,
+                mean_ms: 0.3 + 0.04 * beyond,
+            }
+        } else {
+            Slack {
+                steal,
+                p99_ms: 0.0,
+                mean_ms: 0.0,
+            }
+        }
+    }
+}
+
+/// The [`Slack`] of the try of [`in_one_of_three`] under way, from the
+/// steal time since it began (none outside a try, or with little steal).
+pub fn steal_slack() -> Slack {
+    let stolen = TRY_BEGAN.with(|t| t.get()).and_then(steal_since);
+    Slack::for_steal(stolen.unwrap_or(0.0))
+}
+
+/// Steal time, per cent of all CPU time, since `before` ([`cpu_ticks`]):
+/// none if `/proc/stat` cannot be read or no tick has passed.
+fn steal_since((s0, t0): (u64, u64)) -> Option<f64> {
+    let (s1, t1) = cpu_ticks()?;
+    (t1 > t0).then(|| 100.0 * s1.saturating_sub(s0) as f64 / (t1 - t0) as f64)
 }
 
 /// All CPUs' steal ticks and total ticks so far (`/proc/stat`).
@@ -174,7 +260,7 @@ impl Drop for Bg {
 /// terms: `received + handoffs_in = delivered + dropped + handoffs_out +
 /// inside`, the workers' figures adding up to the total's.
 pub fn check_accounting(v: &Value) {
-    const DROPS: [&str; 12] = [
+    const DROPS: [&str; 13] = [
         "dropped_queue",
         "dropped_loss",
         "dropped_aqm",
@@ -187,6 +273,7 @@ pub fn check_accounting(v: &Value) {
         "dropped_down",
         "dropped_tx",
         "dropped_handoff",
+        "dropped_spill",
     ];
     let s = &v["stats"];
     let n = |s: &Value, k: &str| s[k].as_u64().unwrap_or(0);

@@ -16,7 +16,7 @@ pub const PIPELABD: &str = env!("CARGO_BIN_EXE_pipelabd");
 #[path = "../common/mod.rs"]
 mod common;
 #[allow(unused_imports)]
-pub use common::{in_one_of_three, is_root, live, reads, TwoHosts, BIN};
+pub use common::{in_one_of_three, is_root, live, reads, steal_slack, TwoHosts, BIN};
 
 /// A directory everyone may traverse (the socket's and the helper's).
 pub fn open_dir(base: Option<&Path>) -> tempfile::TempDir {

@@ -377,7 +377,8 @@ fn memory_cap_holds_under_overload() {
 /// second; ping runs on another CPU) warns on standard error that
 /// departures were late, how late and the likely cause, and its report
 /// counts the late windows (`precision.late_windows`) with their causes
-/// and worst lateness.
+/// and worst lateness, and the windows where its runner waited for the
+/// CPU so long that arrivals were held (`precision.held_windows`).
 ///
 /// The link's delay is 40 ms, near the 50 ms the runner gets a second: a
 /// packet read early in that spell leaves within it, on time, and only
@@ -441,6 +442,10 @@ fn lateness_is_said_when_the_machine_is_overloaded() {
     let p = &v["precision"];
     assert!(p["late_windows"].as_u64().unwrap_or(0) >= 1, "{p}");
     assert!(p["worst_us"].as_f64().unwrap_or(0.0) > 1000.0, "{p}");
+    // The runner waited for its CPU most of each second: the arrivals it
+    // read late are said too, not only the departures.
+    assert!(p["held_windows"].as_u64().unwrap_or(0) >= 1, "{p}");
+    assert!(p["worst_wait_us"].as_f64().unwrap_or(0.0) > 250.0, "{p}");
     assert_eq!(p["threshold_us"].as_f64(), Some(250.0), "{p}");
     assert!(p["causes"].as_array().is_some_and(|c| !c.is_empty()), "{p}");
     assert!(

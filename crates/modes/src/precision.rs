@@ -16,6 +16,17 @@
 //!   CPUs the runners needed;
 //! * otherwise unknown.
 //!
+//! Departures are measured from when the runner read the packet: a
+//! packet that waited in the kernel (a TAP's queue, a socket's) while
+//! the runner waited for a CPU is late by that wait too, and no port
+//! stamps its arrival (a TAP has no timestamp). So the watcher also
+//! reads each runner's waits for a CPU (`schedstat`'s run delay over its
+//! number of runs): a window where a runner waited on average more than
+//! the threshold each time it woke is late as well ("arrivals held"),
+//! whatever its departures' p99. A runner starved of its CPU (50 ms a
+//! second beside a real-time hog) reads a burst, sends it on time from
+//! its reading, and would otherwise look punctual.
+//!
 //! Warnings go to the mode's sink (standard error) at most once every 10
 //! seconds, each naming how many late windows it stands for.
 
@@ -76,6 +87,12 @@ pub struct Precision {
     pub over_threshold: u64,
     /// The worst lateness seen in a late window, µs.
     pub worst_us: f64,
+    /// Windows in which a runner waited for a CPU, on average, more
+    /// than the threshold each time it woke: arrivals were held that
+    /// long before it read them (counted in `late_windows` too).
+    pub held_windows: u64,
+    /// The longest of those average waits, µs.
+    pub worst_wait_us: f64,
     /// Late windows by likely cause.
     pub causes: Vec<(Cause, u64)>,
     /// The warnings given (as printed).
@@ -129,14 +146,35 @@ impl Kernel {
     }
 }
 
-/// A thread's time on its CPU so far, ns (`schedstat`'s first field).
-fn thread_cpu_ns(tid: u64) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+/// A thread's scheduling so far (`/proc/self/task/TID/schedstat`): time
+/// on its CPU, time runnable but waiting for a CPU (ns), and how many
+/// times it ran.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sched {
+    cpu_ns: u64,
+    wait_ns: u64,
+    runs: u64,
+}
+
+impl Sched {
+    fn read(tid: u64) -> Option<Sched> {
+        let s = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+        let mut f = s.split_whitespace().map(|x| x.parse::<u64>().ok());
+        Some(Sched {
+            cpu_ns: f.next()??,
+            wait_ns: f.next()??,
+            runs: f.next()??,
+        })
+    }
+
+    /// The share of `wall` on the CPU since `before`, and the mean wait
+    /// for a CPU per run, ns (0 if it did not run).
+    fn since(&self, before: &Sched, wall: Duration) -> (f64, u64) {
+        let busy = self.cpu_ns.saturating_sub(before.cpu_ns) as f64 / wall.as_nanos().max(1) as f64;
+        let runs = self.runs.saturating_sub(before.runs);
+        let wait = self.wait_ns.saturating_sub(before.wait_ns);
+        (busy, wait.checked_div(runs).unwrap_or(0))
+    }
 }
 
 /// The likely cause of a late window of `wall` from the kernel figures
@@ -164,6 +202,8 @@ fn cause(before: &Kernel, after: &Kernel, wall: Duration, busiest: f64) -> Cause
 struct Window {
     counts: LateCounts,
     worst_ns: u64,
+    /// The longest mean wait of a runner for a CPU per run, ns.
+    wait_ns: u64,
 }
 
 /// The watcher's state, shared with the thread.
@@ -191,14 +231,19 @@ impl State {
         p.windows += 1;
         let over = w.counts.over[1];
         p.over_threshold += over;
-        let p99 = w.counts.quantile_over(0.01)?;
-        if p99 < WARN_LATE_NS {
+        let p99 = w.counts.quantile_over(0.01).unwrap_or(0);
+        let held = w.wait_ns >= WARN_LATE_NS;
+        if p99 < WARN_LATE_NS && !held {
             return None;
         }
         let cause = cause();
         p.late_windows += 1;
         p.late_departures += w.counts.departures;
         p.worst_us = p.worst_us.max(w.worst_ns as f64 / 1e3);
+        if held {
+            p.held_windows += 1;
+            p.worst_wait_us = p.worst_wait_us.max(w.wait_ns as f64 / 1e3);
+        }
         match p.causes.iter_mut().find(|(c, _)| *c == cause) {
             Some((_, n)) => *n += 1,
             None => p.causes.push((cause, 1)),
@@ -215,14 +260,26 @@ impl State {
             1 => String::new(),
             n => format!(" ({n} late windows since the last warning)"),
         };
-        let msg = format!(
-            "departures late: p99 above {} in the last second ({pct:.1}% of {} packets more than {} µs late, the worst {:.1} ms){also}; likely cause: {}",
-            fmt_ns(p99),
-            w.counts.departures,
-            WARN_LATE_NS / 1000,
-            w.worst_ns as f64 / 1e6,
-            cause.advice()
+        let held_msg = format!(
+            "arrivals held: the emulator waited on average {} for a CPU each time it woke in the last second, and packets that came meanwhile waited as long before it read them",
+            fmt_ns(w.wait_ns)
         );
+        let what = if p99 >= WARN_LATE_NS {
+            let mut m = format!(
+                "departures late: p99 above {} in the last second ({pct:.1}% of {} packets more than {} µs late, the worst {:.1} ms)",
+                fmt_ns(p99),
+                w.counts.departures,
+                WARN_LATE_NS / 1000,
+                w.worst_ns as f64 / 1e6,
+            );
+            if held {
+                m = format!("{m}; {held_msg}");
+            }
+            m
+        } else {
+            held_msg
+        };
+        let msg = format!("{what}{also}; likely cause: {}", cause.advice());
         self.last_warning = Some(now);
         self.unsaid = 0;
         if self.precision.warnings.len() < 20 {
@@ -306,8 +363,8 @@ fn watch(
     state: Arc<Mutex<State>>,
     sink: Sink,
 ) {
-    let cpu = |m: &LateMeter| m.thread().and_then(thread_cpu_ns).unwrap_or(0);
-    let mut last_cpu: Vec<u64> = meters.iter().map(|m| cpu(m)).collect();
+    let sched = |m: &LateMeter| m.thread().and_then(Sched::read).unwrap_or_default();
+    let mut last_sched: Vec<Sched> = meters.iter().map(|m| sched(m)).collect();
     let mut kernel = Kernel::read();
     let mut at = Instant::now();
     loop {
@@ -320,20 +377,23 @@ fn watch(
         let mut counts = LateCounts::default();
         let mut worst = 0;
         let mut busiest: f64 = 0.0;
+        let mut wait_ns = 0;
         for (i, m) in meters.iter().enumerate() {
             let c = m.counts();
             counts.add(&c.since(&last[i]));
             last[i] = c;
             worst = worst.max(m.take_worst());
-            let t = cpu(m);
-            busiest =
-                busiest.max(t.saturating_sub(last_cpu[i]) as f64 / wall.as_nanos().max(1) as f64);
-            last_cpu[i] = t;
+            let t = sched(m);
+            let (busy, wait) = t.since(&last_sched[i], wall);
+            busiest = busiest.max(busy);
+            wait_ns = wait_ns.max(wait);
+            last_sched[i] = t;
         }
         let k = Kernel::read();
         let window = Window {
             counts,
             worst_ns: worst,
+            wait_ns,
         };
         let said = state.lock().unwrap_or_else(|e| e.into_inner()).window(
             &window,
@@ -356,6 +416,7 @@ mod tests {
         Window {
             counts: LateCounts { departures, over },
             worst_ns,
+            wait_ns: 0,
         }
     }
 
@@ -420,6 +481,67 @@ mod tests {
         assert_eq!(p.causes, vec![(Cause::Contention, 1), (Cause::Steal, 2)]);
         assert_eq!(p.warnings.len(), 2);
         assert!(!p.held());
+    }
+
+    /// A pass proves a window whose departures were on time is still
+    /// late when a runner waited on average more than the threshold for
+    /// a CPU each time it woke (arrivals held before it read them): the
+    /// warning says so, and `held_windows` and `worst_wait_us` count it;
+    /// a wait below the threshold says nothing.
+    #[test]
+    fn arrivals_held_by_a_waiting_runner_are_late() {
+        let mut s = State::default();
+        let t0 = Instant::now();
+        let mut w = window(100, [0; 4], 10_000);
+        w.wait_ns = 200_000;
+        assert!(s.window(&w, || Cause::Contention, t0).is_none());
+        w.wait_ns = 450_000_000;
+        let msg = s.window(&w, || Cause::Contention, t0).expect("a warning");
+        assert!(
+            msg.starts_with("arrivals held: the emulator waited on average 450 ms for a CPU"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("likely cause: other processes compete"),
+            "{msg}"
+        );
+        // Both at once: the departures first, the wait after.
+        let mut both = window(100, [10, 10, 10, 0], 3_000_000);
+        both.wait_ns = 1_500_000;
+        let msg = s
+            .window(&both, || Cause::Contention, t0 + Duration::from_secs(10))
+            .expect("a warning");
+        assert!(msg.starts_with("departures late: p99 above 1 ms"), "{msg}");
+        assert!(
+            msg.contains("; arrivals held: the emulator waited on average 1 ms"),
+            "{msg}"
+        );
+        let p = &s.precision;
+        assert_eq!((p.windows, p.late_windows, p.held_windows), (3, 2, 2));
+        assert_eq!(p.worst_wait_us, 450_000.0);
+    }
+
+    /// A pass proves the mean wait per run is the run delay over the
+    /// runs between two readings, and a thread that did not run waited 0.
+    #[test]
+    fn mean_wait_per_run_from_schedstat() {
+        let a = Sched {
+            cpu_ns: 1_000,
+            wait_ns: 5_000,
+            runs: 10,
+        };
+        let b = Sched {
+            cpu_ns: 501_000,
+            wait_ns: 905_000,
+            runs: 13,
+        };
+        let (busy, wait) = b.since(&a, Duration::from_millis(1));
+        assert_eq!(busy, 0.5);
+        assert_eq!(wait, 300_000);
+        assert_eq!(a.since(&a, Duration::from_millis(1)), (0.0, 0));
+        // This thread's own figures parse.
+        let tid = nix::unistd::gettid().as_raw() as u64;
+        assert!(Sched::read(tid).is_some_and(|s| s.cpu_ns > 0 && s.runs > 0));
     }
 
     /// A pass proves the cause is read in order: steal above 5 % of the

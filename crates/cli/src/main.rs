@@ -10,17 +10,14 @@
 
 #![forbid(unsafe_code)]
 
-mod capture;
+use pipelab_cli::{capture, daemon_args, outputs, seed, series};
+
 mod client;
-mod daemon_args;
 mod error;
 mod install;
 mod live;
-mod outputs;
 mod plot;
 mod progress;
-mod seed;
-mod series;
 mod sim;
 mod topo;
 

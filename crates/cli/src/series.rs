@@ -172,7 +172,7 @@ pub fn open_csv(path: &std::path::Path) -> Result<(PathBuf, std::fs::File), Seri
 }
 
 /// The file of `--FLAG`, created now (mode 0644, less the umask).
-pub(crate) fn open_file(
+pub fn open_file(
     flag: &'static str,
     path: &std::path::Path,
 ) -> Result<(PathBuf, std::fs::File), SeriesError> {

@@ -6,22 +6,11 @@
 
 #![forbid(unsafe_code)]
 
-// The recording flags are `pipelab`'s (one parser per value); the
-// conversions for a background process are not used here.
-#[path = "../../capture.rs"]
-#[allow(dead_code)]
-mod capture;
-#[path = "../../daemon_args.rs"]
-mod daemon_args;
 mod host;
-#[path = "../../outputs.rs"]
-#[allow(dead_code)]
-mod outputs;
-#[path = "../../seed.rs"]
-mod seed;
-#[path = "../../series.rs"]
-#[allow(dead_code)]
-mod series;
+
+// The recording flags are `pipelab`'s (one parser per value), from the
+// library both binaries link.
+use pipelab_cli::{capture, daemon_args, outputs, series};
 
 use std::process::ExitCode;
 

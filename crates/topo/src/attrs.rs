@@ -48,8 +48,9 @@
 //!
 //! What a topology link cannot be is refused in one place
 //! ([`REFUSED`]): a dynamic pipe (`mask`, `buckets`: a topology link is
-//! one static pipe per direction), and the link's own attributes given as
-//! language words under `pipe` (they are keys of their own).
+//! one static pipe per direction), the link's own attributes given as
+//! language words under `pipe` (they are keys of their own), and a queue
+//! kept on disk (`spill`: live topologies have no spill directories).
 //!
 //! **Files.** The words that name a file (`bw trace:FILE`, `loss
 //! trace:FILE`, `distribution file:FILE` or a `.dist` table's path, a tc
@@ -162,6 +163,10 @@ pub const REFUSED: &[(&str, &str)] = &[
         "plr",
         "is the link's own attribute: give it as the key loss (loss 0.01)",
     ),
+    (
+        "spill",
+        "keeps a queue on disk, which a topology does not (pipelab shell and bridge do, with --spill-dir)",
+    ),
 ];
 
 /// The first word of [`REFUSED`] that `spec` (a `pipe` key's words) holds.
@@ -176,6 +181,7 @@ fn refused_word(spec: &PipeSpec) -> Option<(&'static str, &'static str)> {
             .is_some_and(|d| d > pipelab_engine::Duration::ZERO),
         "queue" => spec.queue.is_some(),
         "plr" => spec.plr.is_some(),
+        "spill" => spec.spill,
         _ => false,
     };
     REFUSED.iter().find(|(w, _)| has(w)).copied()

@@ -53,9 +53,12 @@ A=plpA$ID; B=plpB$ID
 HOG_PIDS=()
 hogs_on() { local i; for i in $(seq "$1"); do yes >/dev/null & HOG_PIDS+=($!); done; sleep 0.3; }
 hogs_off() { [ ${#HOG_PIDS[@]} -gt 0 ] && kill "${HOG_PIDS[@]}" 2>/dev/null; wait "${HOG_PIDS[@]}" 2>/dev/null || true; HOG_PIDS=(); }
+MM_USER=${MM_USER:-pipelab-mmbench}
+made_user=
 cleanup() {
     hogs_off
     ip netns del $A 2>/dev/null || true; ip netns del $B 2>/dev/null || true
+    [ -n "$made_user" ] && userdel "$MM_USER" 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -67,8 +70,17 @@ ip -n $A addr add 10.79.0.1/24 dev eth0; ip -n $A link set eth0 up; ip -n $A lin
 ip -n $B addr add 10.79.0.2/24 dev eth0; ip -n $B link set eth0 up; ip -n $B link set lo up
 ip netns exec $A ping -c 2 -i 0.2 -q 10.79.0.2 >/dev/null || true
 
-MM=
-command -v mm-delay >/dev/null && MM=1
+# Mahimahi (setuid root, it refuses to run as root) runs as $MM_USER
+# (created if missing, removed after) inside namespace A, where IP
+# forwarding, which it requires, is turned on: the host's stays as it is.
+MM=${MM:-$(command -v mm-delay || ls /opt/mahimahi/bin/mm-delay 2>/dev/null || true)}
+if [ -n "$MM" ]; then
+    ip netns exec $A sysctl -qw net.ipv4.ip_forward=1
+    if ! id "$MM_USER" >/dev/null 2>&1; then
+        useradd --system --no-create-home --shell /usr/sbin/nologin "$MM_USER"
+        made_user=1
+    fi
+fi
 ms() { python3 -c "import sys; s=sys.argv[1]; print(float(s[:-2]) if s.endswith('ms') else float(s[:-1])*1e3 if s.endswith('s') else float(s))" "$1"; }
 DELAY_MS=$(ms "$DELAY")
 
@@ -140,7 +152,8 @@ for hogs in 0 $HOGS; do
         [ -n "$BASE" ] && pipelab_ping "base.h$hogs"
         ping_run "veth.h$hogs" ip netns exec $A ping -c "$COUNT" -i "$INTERVAL" 10.79.0.2
         # shellcheck disable=SC2016
-        [ -n "$MM" ] && ping_run "mm.h$hogs" mm-delay "${DELAY_MS%.*}" sh -c "ping -c $COUNT -i $INTERVAL \$MAHIMAHI_BASE"
+        [ -n "$MM" ] && ping_run "mm.h$hogs" ip netns exec $A setpriv --reuid "$MM_USER" --regid "$MM_USER" --clear-groups \
+            "$MM" "${DELAY_MS%.*}" sh -c "ping -c $COUNT -i $INTERVAL \$MAHIMAHI_BASE"
     done
     hogs_off
     for v in "${!variants[@]}"; do

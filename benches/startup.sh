@@ -13,10 +13,12 @@
 #
 # Usage: benches/startup.sh [path/to/pipelab]   (default: target/release/pipelab)
 #   RUNS=10 DELAY=20   (ms)   MM=path/to/mm-delay (default: found on PATH
-#   or under /opt/mahimahi/bin)
+#   or under /opt/mahimahi/bin)   BASE=path/to/another/pipelab (one more
+#   row, interleaved: a before/after in one run)
 set -euo pipefail
 BIN=$(readlink -f "${1:-target/release/pipelab}")
 RUNS=${RUNS:-10}
+BASE=${BASE:+$(readlink -f "$BASE")}
 DELAY=${DELAY:-20}
 MM=${MM:-$(command -v mm-delay || ls /opt/mahimahi/bin/mm-delay 2>/dev/null || true)}
 MM_USER=${MM_USER:-pipelab-mmbench}
@@ -64,6 +66,9 @@ floor() {
 for _ in $(seq "$RUNS"); do
     run floor floor
     run pipelab ip netns exec "$NS" "$BIN" shell --link "delay ${DELAY}ms" -- true
+    if [ -n "$BASE" ]; then
+        run base ip netns exec "$NS" "$BASE" shell --link "delay ${DELAY}ms" -- true
+    fi
     if [ -n "$MM" ]; then
         run mahimahi ip netns exec "$NS" setpriv --reuid "$MM_USER" --regid "$MM_USER" \
             --clear-groups "$MM" "$DELAY" true
@@ -73,7 +78,7 @@ done
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "# start + teardown of \`true\`, $RUNS interleaved runs, delay ${DELAY} ms; $(nproc) CPUs, $cpu; $(date -u +%FT%TZ)"
 printf '%-10s %8s %8s %8s\n' "" "min s" "median s" "max s"
-for name in floor pipelab mahimahi; do
+for name in floor pipelab base mahimahi; do
     [ -n "${T[$name]:-}" ] || continue
     echo "${T[$name]}" | tr ' ' '\n' | sed '/^$/d' | sort -g |
         awk -v n="$name" '{v[NR]=$1} END {printf "%-10s %8.3f %8.3f %8.3f\n", n, v[1], (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2), v[NR]}'

@@ -174,6 +174,14 @@ impl Tap {
         Ok(())
     }
 
+    /// This handle, reporting `name` as its port's ([`Port::name`]) where
+    /// that differs from the device's own (a shell's TAP made in its
+    /// namespace as `eth0`, reported as `pliPID`).
+    pub fn labelled(mut self, name: &str) -> Tap {
+        self.name = name.to_string();
+        self
+    }
+
     /// A second handle on the same device (a duplicated descriptor), for
     /// a worker that transmits on it while another receives from it
     /// (writes to a TAP are atomic per frame, from any thread). It writes

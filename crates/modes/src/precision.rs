@@ -539,9 +539,11 @@ mod tests {
         assert_eq!(busy, 0.5);
         assert_eq!(wait, 300_000);
         assert_eq!(a.since(&a, Duration::from_millis(1)), (0.0, 0));
-        // This thread's own figures parse.
+        // This thread's own figures parse (it has run; its time on the
+        // CPU may still read 0: the kernel adds a slice when it ends).
         let tid = nix::unistd::gettid().as_raw() as u64;
-        assert!(Sched::read(tid).is_some_and(|s| s.cpu_ns > 0 && s.runs > 0));
+        let me = Sched::read(tid);
+        assert!(me.is_some_and(|s| s.runs > 0), "{me:?}");
     }
 
     /// A pass proves the cause is read in order: steal above 5 % of the

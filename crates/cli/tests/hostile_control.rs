@@ -682,8 +682,16 @@ fn as_user(
     op: Option<&Op>,
     user: Option<&str>,
 ) -> (Vec<String>, std::process::Child) {
-    let exe = std::env::current_exe().expect("test binary");
-    let mut cmd = Command::new(exe);
+    // A copy the user may run wherever the build is (a checkout under
+    // /root, or a mktemp directory, is closed to other users); it goes
+    // once the process runs it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod dir");
+    let exe = dir.path().join("helper");
+    std::fs::copy(std::env::current_exe().expect("test binary"), &exe).expect("copy");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut cmd = Command::new(&exe);
     cmd.args(["--exact", "user_helper", "--nocapture", "--test-threads=1"])
         .env("HOSTILE_SOCKET", sock)
         .env("HOSTILE_CONNS", n.to_string())
@@ -698,7 +706,18 @@ fn as_user(
     if let Some(u) = user {
         cmd.env("HOSTILE_USER", u);
     }
-    let mut child = cmd.spawn().expect("helper");
+    // Another test's fork may hold the copy open for writing an instant
+    // (ETXTBSY): try again.
+    let mut tries = 0;
+    let mut child = loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(26) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => break r.expect("helper"),
+        }
+    };
     let out = child.stdout.take().expect("stdout");
     let mut lines = Vec::new();
     for l in BufReader::new(out).lines() {

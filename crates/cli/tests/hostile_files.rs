@@ -371,7 +371,12 @@ fn expected(kind: &Kind, target: Target) -> (Outcome, String) {
 /// The command reading `path` as `kind` (a configuration for a pipe's
 /// file is written in `dir`).
 fn command(dir: &Path, kind: &Kind, path: &Path) -> Command {
-    let mut cmd = Command::new(PIPELAB);
+    command_of(Path::new(PIPELAB), dir, kind, path)
+}
+
+/// [`command`], running the binary `bin`.
+fn command_of(bin: &Path, dir: &Path, kind: &Kind, path: &Path) -> Command {
+    let mut cmd = Command::new(bin);
     let p = path.display().to_string();
     match kind.reader {
         Reader::Pipe(line) => {
@@ -462,6 +467,7 @@ const NOBODY: u32 = 4_000_111;
 fn a_file_the_reader_may_not_open_is_refused_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let bin = hostile::pipelab_for_others(dir.path());
     let mut failures = Vec::new();
     for kind in KINDS {
         let kdir = dir.path().join(kind.name.replace(' ', "-"));
@@ -470,7 +476,7 @@ fn a_file_the_reader_may_not_open_is_refused_naming_it() {
         let path = kdir.join(format!("secret{}", kind.suffix));
         std::fs::write(&path, kind.good).expect("write");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-        let mut cmd = command(&kdir, kind, &path);
+        let mut cmd = command_of(&bin, &kdir, kind, &path);
         cmd.uid(NOBODY).gid(NOBODY).current_dir(&kdir);
         let ran = run_bounded(cmd, Duration::from_secs(10));
         let want = format!(

@@ -1163,7 +1163,7 @@ fn a_target_the_user_may_not_open_is_named_with_the_way_in() {
         "socket": sock, "started": 0,
     });
     std::fs::write(run.join("locked.json"), entry.to_string()).expect("write entry");
-    let mut cmd = Command::new(PIPELAB);
+    let mut cmd = Command::new(hostile::pipelab_for_others(dir.path()));
     cmd.args(["--target", "locked", "show"])
         .env("PIPELAB_RUN_DIR", &run)
         .uid(NOBODY)

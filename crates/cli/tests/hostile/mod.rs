@@ -22,6 +22,19 @@ use std::time::{Duration, Instant};
 pub const PIPELAB: &str = env!("CARGO_BIN_EXE_pipelab");
 pub const PIPELABD: &str = env!("CARGO_BIN_EXE_pipelabd");
 
+/// A copy of `pipelab` that any user may run, in `dir` (made 0755): the
+/// build's own may be under a directory closed to other users (a
+/// checkout under /root, a `mktemp -d`).
+#[allow(dead_code)]
+pub fn pipelab_for_others(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod dir");
+    let bin = dir.join("pipelab");
+    std::fs::copy(PIPELAB, &bin).expect("copy of the binary");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
 /// How long a case may take unless its row says otherwise: a case that
 /// takes longer is a hang, and fails.
 pub const BOUND: Duration = Duration::from_secs(20);

@@ -682,15 +682,11 @@ fn as_user(
     op: Option<&Op>,
     user: Option<&str>,
 ) -> (Vec<String>, std::process::Child) {
-    // A copy the user may run wherever the build is (a checkout under
-    // /root, or a mktemp directory, is closed to other users); it goes
-    // once the process runs it.
+    // A copy the user may run wherever the build is; it goes once the
+    // process runs it.
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
-        .expect("chmod dir");
-    let exe = dir.path().join("helper");
-    std::fs::copy(std::env::current_exe().expect("test binary"), &exe).expect("copy");
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let exe =
+        hostile::runnable_by_others(&std::env::current_exe().expect("test binary"), dir.path());
     let mut cmd = Command::new(&exe);
     cmd.args(["--exact", "user_helper", "--nocapture", "--test-threads=1"])
         .env("HOSTILE_SOCKET", sock)

@@ -22,15 +22,24 @@ use std::time::{Duration, Instant};
 pub const PIPELAB: &str = env!("CARGO_BIN_EXE_pipelab");
 pub const PIPELABD: &str = env!("CARGO_BIN_EXE_pipelabd");
 
-/// A copy of `pipelab` that any user may run, in `dir` (made 0755): the
-/// build's own may be under a directory closed to other users (a
-/// checkout under /root, a `mktemp -d`).
+/// A copy of `pipelab` that any user may run, in `dir`: see
+/// [`runnable_by_others`].
 #[allow(dead_code)]
 pub fn pipelab_for_others(dir: &std::path::Path) -> std::path::PathBuf {
+    runnable_by_others(std::path::Path::new(PIPELAB), dir)
+}
+
+/// A copy of the program `src` that any user may run, in `dir` (made
+/// 0755): the build's own may be under a directory closed to other
+/// users (a checkout under /root, a `mktemp -d`). A copy may be removed
+/// once its process runs.
+#[allow(dead_code)]
+pub fn runnable_by_others(src: &std::path::Path, dir: &std::path::Path) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod dir");
-    let bin = dir.join("pipelab");
-    std::fs::copy(PIPELAB, &bin).expect("copy of the binary");
+    let name = src.file_name().expect("a program's file name");
+    let bin = dir.join(name);
+    std::fs::copy(src, &bin).expect("copy of the program");
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     bin
 }

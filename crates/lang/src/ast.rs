@@ -1658,6 +1658,11 @@ impl fmt::Display for PipeSpec {
         if self.droptail {
             word(f, format_args!("droptail"))?;
         }
+        // netem's limit goes before the AQM: after `codel` or `pie`,
+        // `limit` is read as a (refused) parameter of theirs.
+        if let Some(l) = self.limit {
+            word(f, format_args!("limit {l}"))?;
+        }
         if let Some(a) = &self.aqm {
             word(f, format_args!("{a}"))?;
         }
@@ -1672,6 +1677,11 @@ impl fmt::Display for PipeSpec {
         }
         if let Some(d) = self.duplicate {
             word(f, format_args!("duplicate {d}"))?;
+        }
+        // netem's `gap` alone goes before `reorder`: after it, `gap` is
+        // read as the reorder's own.
+        if let Some(g) = self.gap {
+            word(f, format_args!("gap {g}"))?;
         }
         if let Some(r) = self.reorder {
             word(f, format_args!("reorder {r}"))?;
@@ -1709,17 +1719,11 @@ impl fmt::Display for PipeSpec {
         if let Some(p) = &self.timevarying {
             word(f, format_args!("timevarying {p}"))?;
         }
-        if let Some(l) = self.limit {
-            word(f, format_args!("limit {l}"))?;
-        }
         if let Some(r) = &self.rate {
             word(f, format_args!("rate {r}"))?;
         }
         if let Some(sl) = &self.slot {
             word(f, format_args!("slot {sl}"))?;
-        }
-        if let Some(g) = self.gap {
-            word(f, format_args!("gap {g}"))?;
         }
         if let Some(sd) = self.seed {
             word(f, format_args!("seed {sd}"))?;

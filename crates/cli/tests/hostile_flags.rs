@@ -222,7 +222,7 @@ const FLAGS: &[(&str, Bin, &[&str], Outcome)] = &[
         "shell --link unknown word",
         Bin::Pipelab,
         &["shell", "--link", "bw 1Mbit/s lateness 5ms", "--", "true"],
-        Rejected(2, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, spill, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror, preset"),
+        Rejected(2, "error: --link: unknown pipe parameter 'lateness': known parameters: bw, delay, distribution, jitter-order, queue, spill, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, timeline, limit, rate, slot, seed, gap, noecn, noerror, preset"),
     ),
     (
         "shell --workers -1",

@@ -453,3 +453,49 @@ fn lateness_is_said_when_the_machine_is_overloaded() {
         "{p}"
     );
 }
+
+/// `pipelab shell --link 'delay trace:FILE'` with a trace that is 5 ms
+/// for a second, then 25 ms for a second, looping: each direction takes
+/// the trace's delay at its instant, so every RTT is 10, 30 (a request
+/// out at 25 ms, its reply back at 5 ms) or 50 ms, and both ends of the
+/// trace show in a 4-second ping (in one of three runs: see
+/// [`in_one_of_three`]).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn shell_follows_a_delay_trace() {
+    let Some(_g) = live() else { return };
+    let trace = tmp_path("delay.trace");
+    std::fs::write(&trace, "# time delay\n0 5\n1000 25\n2000 loop\n").expect("write trace");
+    let link = format!("delay trace:{trace}");
+    let r = in_one_of_three(|| {
+        let (out, _) = shell(&["--link", &link], "ping -c 40 -i 0.1 $PIPELAB_OUTSIDE");
+        let rtts: Vec<f64> = out
+            .lines()
+            .filter_map(|l| l.split("time=").nth(1))
+            .filter_map(|v| v.split_whitespace().next())
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        let slack = steal_slack();
+        let near = |want: f64| {
+            rtts.iter()
+                .filter(|&&r| r >= want - 0.05 && r <= want + 1.0 + slack.p99_ms)
+                .count()
+        };
+        let (low, mid, high) = (near(10.0), near(30.0), near(50.0));
+        if rtts.len() == 40 && low >= 10 && high >= 10 && low + mid + high >= 38 {
+            Ok(())
+        } else {
+            Err(format!(
+                "RTTs near 10/30/50 ms: {low}/{mid}/{high} of {} (slack {slack:?}): {rtts:?}",
+                rtts.len()
+            ))
+        }
+    });
+    let _ = std::fs::remove_file(&trace);
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}

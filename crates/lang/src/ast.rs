@@ -42,6 +42,7 @@ use pipelab_engine::sched::{FlowSpec, SchedConfig, SchedKind, SchedParams};
 use pipelab_engine::time::{Duration, Rate};
 
 use crate::files;
+use crate::timeline;
 use crate::units::UnitError;
 use crate::units::{
     self, format_percent, format_queue, format_size, format_tc_rate, Ber, Decimal, Probability,
@@ -186,7 +187,8 @@ pub enum Command {
 /// `PipeSpec::default()` and assign.
 ///
 /// Files named by the spec (`distribution file:PATH`, `loss trace:PATH`,
-/// `bw trace:PATH`, `profile PATH`, `timevarying PATH`) are kept as paths
+/// `bw trace:PATH`, `profile PATH`, `timevarying PATH`, `delay
+/// trace:PATH`, `timeline PATH`) are kept as paths
 /// as written. [`PipeSpec::to_config_with`] takes a loader that turns a
 /// path into its text (resolving it as its front door does, and reading it
 /// with [`crate::files::read_named_file`]), then reads the text's format
@@ -255,6 +257,12 @@ pub struct PipeSpec {
     /// `timevarying PATH`: the link follows the Markov graph in the file
     /// (PlanetLab-Dummynet §4.4).
     pub timevarying: Option<String>,
+    /// `delay trace:PATH`: the one-way delay follows the trace in the
+    /// file ([`crate::timeline`]; excludes `delay DUR`).
+    pub delay_trace: Option<String>,
+    /// `timeline PATH`: the link's bw, delay and loss change at the
+    /// instants of the file's rows ([`crate::timeline`]).
+    pub timeline: Option<String>,
     /// netem's `limit N`: at most `N` packets held by the pipe, delay
     /// line included.
     pub limit: Option<u32>,
@@ -1009,6 +1017,7 @@ impl PipeSpec {
         "buckets",
         "wireless",
         "timevarying",
+        "timeline",
         "limit",
         "rate",
         "slot",
@@ -1063,6 +1072,12 @@ impl PipeSpec {
         if let Some(p) = &self.timevarying {
             out.push(("timevarying", p.as_str()));
         }
+        if let Some(p) = &self.delay_trace {
+            out.push(("delay", p.as_str()));
+        }
+        if let Some(p) = &self.timeline {
+            out.push(("timeline", p.as_str()));
+        }
         if let Some(DistSpec::Table(t)) = &self.distribution {
             if t.contains('/') {
                 out.push(("distribution", t.as_str()));
@@ -1105,6 +1120,8 @@ impl PipeSpec {
         out.extend(self.bw_trace.as_mut());
         out.extend(self.profile.as_mut());
         out.extend(self.timevarying.as_mut());
+        out.extend(self.delay_trace.as_mut());
+        out.extend(self.timeline.as_mut());
         if let Some(SlotSpec {
             delay: SlotDelaySpec::Dist { dist, .. },
             ..
@@ -1147,6 +1164,8 @@ impl PipeSpec {
             buckets,
             wireless,
             timevarying,
+            delay_trace,
+            timeline,
             limit,
             rate,
             slot,
@@ -1170,6 +1189,19 @@ impl PipeSpec {
         }
         put(&mut self.bw, bw);
         put(&mut self.bw_trace, bw_trace);
+        // One way of saying the delay, one way of changing the link over
+        // time: each replaces the others.
+        if delay.is_some() || jitter.is_some() {
+            self.delay_trace = None;
+        }
+        if delay_trace.is_some() {
+            (self.delay, self.jitter) = (None, None);
+        }
+        if timevarying.is_some() || timeline.is_some() || delay_trace.is_some() {
+            (self.timevarying, self.timeline, self.delay_trace) = (None, None, None);
+        }
+        put(&mut self.delay_trace, delay_trace);
+        put(&mut self.timeline, timeline);
         put(&mut self.delay, delay);
         put(&mut self.jitter, jitter);
         put(&mut self.distribution, distribution);
@@ -1224,11 +1256,44 @@ impl PipeSpec {
             let w = w.to_config().map_err(|e| err("wireless", e.to_string()))?;
             cfg = cfg.with_wireless(w)?;
         }
-        if let Some(path) = &self.timevarying {
-            if let Some(text) = files.text("timevarying", path)? {
-                let g = files::parse_markov_graph(&text)
-                    .map_err(|e| err("timevarying", format!("'{path}': {e}")))?;
-                cfg = cfg.with_timevarying(g)?;
+        // The link over time: a Markov graph, a timeline or a delay
+        // trace, each read into the engine's graph (one at most).
+        let over_time = [
+            ("timevarying", "timevarying", &self.timevarying),
+            ("timeline", "timeline", &self.timeline),
+            ("delay", "delay trace:", &self.delay_trace),
+        ];
+        let given: Vec<&str> = over_time
+            .iter()
+            .filter(|(_, _, p)| p.is_some())
+            .map(|(_, word, _)| *word)
+            .collect();
+        if given.len() > 1 {
+            return Err(err(
+                "timeline",
+                format!(
+                    "'{}' and '{}' both change the link over time: give one (a timeline can set the delay too)",
+                    given[0], given[1]
+                ),
+            ));
+        }
+        for (param, _, path) in over_time {
+            let Some(path) = path else { continue };
+            if let Some(text) = files.text(param, path)? {
+                let read = match param {
+                    "timevarying" => files::parse_markov_graph(&text),
+                    "timeline" => timeline::parse_timeline(&text),
+                    _ => timeline::parse_delay_trace(&text),
+                };
+                let g = read.map_err(|e| err(param, format!("'{path}': {e}")))?;
+                cfg = cfg.with_timevarying(g).map_err(|e| ConfigError {
+                    param,
+                    // A timeline's or a trace's states are its rows.
+                    reason: match (param, e.reason.strip_prefix("state `line ")) {
+                        ("timevarying", _) | (_, None) => e.reason,
+                        (_, Some(rest)) => format!("'{path}': line {}", rest.replacen('`', ":", 1)),
+                    },
+                })?;
             }
         }
         Ok(cfg)
@@ -1629,6 +1694,9 @@ impl fmt::Display for PipeSpec {
         if let Some(p) = &self.bw_trace {
             word(f, format_args!("bw trace:{p}"))?;
         }
+        if let Some(p) = &self.delay_trace {
+            word(f, format_args!("delay trace:{p}"))?;
+        }
         if self.delay.is_some() || self.jitter.is_some() {
             let d = self.delay.unwrap_or(Duration::ZERO);
             word(f, format_args!("delay {d}"))?;
@@ -1718,6 +1786,9 @@ impl fmt::Display for PipeSpec {
         }
         if let Some(p) = &self.timevarying {
             word(f, format_args!("timevarying {p}"))?;
+        }
+        if let Some(p) = &self.timeline {
+            word(f, format_args!("timeline {p}"))?;
         }
         if let Some(r) = &self.rate {
             word(f, format_args!("rate {r}"))?;

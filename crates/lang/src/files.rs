@@ -319,7 +319,7 @@ pub fn starts_with_any(content: &str, keywords: &[&str]) -> bool {
 
 /// The meaningful lines of a text: `(1-based line number, content)` with
 /// `#` comments and surrounding blanks removed and empty lines skipped.
-fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines().enumerate().filter_map(|(i, raw)| {
         let content = match raw.find('#') {
             Some(hash) => &raw[..hash],
@@ -731,7 +731,7 @@ fn parse_profile_lines(text: &str) -> Result<Profile, TextError> {
 
 /// The parameters of a `state` line after its name: `[bw RATE] [loss P]
 /// [snr DB] [netload P] [collision P] [delay D]`, each at most once.
-fn state_params(words: &[&str]) -> Result<StateParams, String> {
+pub(crate) fn state_params(words: &[&str]) -> Result<StateParams, String> {
     let mut p = StateParams::default();
     if let [.., last] = words {
         if !words.len().is_multiple_of(2) {

@@ -56,6 +56,7 @@ pub mod parser;
 pub mod presets;
 pub mod source;
 pub mod state;
+pub mod timeline;
 pub mod traffic;
 pub mod units;
 

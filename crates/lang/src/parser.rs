@@ -17,6 +17,7 @@
 //!             | codel [target D] [interval D]
 //!             | pie [target D] [tupdate D] [alpha A] [beta B] [max_burst D]
 //!             | bw trace:PATH | profile PATH | burst SIZE
+//!             | delay trace:PATH | timeline PATH | timevarying PATH
 //!             | accounting l3 | accounting l2 [header N] [fcs N] [preamble N]
 //!               [ifg N] [minframe N] | overhead N [cellsize C [celloverhead O]]
 //!             | mask MASK... | buckets N          (dynamic pipe; N in 1..65536)
@@ -550,7 +551,10 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             let (name, example): (&'static str, &str) = match lower(&tok).as_str() {
                 "bw" | "bandwidth" => ("bw", "e.g. bw 10Mbit/s"),
-                "delay" | "latency" => ("delay", "e.g. delay 20ms or delay 20ms 5ms 25%"),
+                "delay" | "latency" => (
+                    "delay",
+                    "e.g. delay 20ms, delay 20ms 5ms 25% or delay trace:FILE",
+                ),
                 "limit" => ("limit", "e.g. limit 1000"),
                 "rate" => ("rate", "e.g. rate 10mbit or rate 5kbit 20 100 5"),
                 "slot" => (
@@ -594,6 +598,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "buckets" => ("buckets", "e.g. buckets 256"),
                 "wireless" => ("wireless", WIRELESS_HINT),
                 "timevarying" => ("timevarying", "e.g. timevarying link.markov"),
+                "timeline" => ("timeline", "e.g. timeline handover.timeline"),
                 "jitter" => {
                     return Err(self.err_at(
                         tok,
@@ -726,6 +731,18 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "profile" => spec.profile = Some(value.text.to_string()),
                 "wireless" => spec.wireless = Some(self.wireless(tok, value)?),
                 "timevarying" => spec.timevarying = Some(value.text.to_string()),
+                "timeline" => spec.timeline = Some(value.text.to_string()),
+                "delay" if lower(&value).starts_with("trace:") => {
+                    let path = &value.text["trace:".len()..];
+                    if path.is_empty() {
+                        return Err(self.err_at(
+                            value,
+                            "missing path after 'trace:'",
+                            Some("e.g. delay trace:rtt.trace".into()),
+                        ));
+                    }
+                    spec.delay_trace = Some(path.to_string());
+                }
                 "burst" => spec.burst = Some(self.unit(value, units::parse_burst(value.text))?),
                 "ecn" => spec.ecn = true,
                 "noecn" => spec.noecn = true,

@@ -202,7 +202,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "pipe 1 config bandwith 1Mbit/s",
-        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, spill, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, limit, rate, slot, seed, gap, noecn, noerror, preset",
+        "1:15: unknown pipe parameter 'bandwith': known parameters: bw, delay, distribution, jitter-order, queue, spill, red, gred, codel, pie, plr, loss, duplicate, reorder, corrupt, ber, profile, burst, ecn, accounting, overhead, mask, buckets, wireless, timevarying, timeline, limit, rate, slot, seed, gap, noecn, noerror, preset",
     ),
     // masks and dynamic pipes
     (

@@ -3,7 +3,7 @@
 //! input of their corpora (seeds and fixed crashes) parses or fails with
 //! a message.
 
-use pipelab_lang::files;
+use pipelab_lang::{files, timeline};
 
 /// The inputs of a fuzz target: its seeds in `fuzz/corpus/TARGET/`, and
 /// every crash the fuzzer found, saved there (as `crash-…`) once fixed.
@@ -52,8 +52,14 @@ fn file_reader_corpora() {
         }
     }
     for (name, text) in texts("timevarying_file") {
-        if let Err(e) = files::parse_markov_graph(&text) {
-            assert!(!e.to_string().is_empty(), "{name}");
+        for read in [
+            files::parse_markov_graph,
+            timeline::parse_timeline,
+            timeline::parse_delay_trace,
+        ] {
+            if let Err(e) = read(&text) {
+                assert!(!e.to_string().is_empty(), "{name}");
+            }
         }
     }
 }

@@ -871,6 +871,8 @@ const PIPE_PHRASES: &[&str] = &[
     "noerror",
     "wireless 802.11b rate 11Mbit/s",
     "wireless 802.11b rate 11Mbit/s snr 20dB",
+    "delay trace:d.trace",
+    "timeline t.tl",
 ];
 
 /// Pass proves: any two of a pipe's words, in either order, that parse

@@ -15,10 +15,10 @@
 //!   `distribution`, `jitter-order`, `red`, `gred`, `codel`, `pie`,
 //!   `duplicate`, `reorder`, `corrupt`, `ber`, `burst`, `ecn`, `noecn`,
 //!   `noerror`, `accounting`, `overhead`, `wireless`, `profile`,
-//!   `timevarying`, `limit`, `rate`, `slot`, `seed`, `gap` (GML keys
+//!   `timevarying`, `timeline`, `limit`, `rate`, `slot`, `seed`, `gap` (GML keys
 //!   cannot hold `-`: write `jitter_order`), and the forms of `bw`,
 //!   `delay`, `loss` and `plr` that only the language has (`bw
-//!   "trace:FILE"`, `delay "20ms 5ms 25%"`, `loss "gemodel 1% 10% 70%
+//!   "trace:FILE"`, `delay "trace:FILE"`, `delay "20ms 5ms 25%"`, `loss "gemodel 1% 10% 70%
 //!   0.1%"`, `plr "K,p,H,r"`). The value is the rest of the words (`codel
 //!   "target 5ms interval 100ms"`, `codel ""` for the defaults); a flag
 //!   (`ecn`, `noecn`, `noerror`) takes `1`/`true`/`yes` or
@@ -54,7 +54,8 @@
 //!
 //! **Files.** The words that name a file (`bw trace:FILE`, `loss
 //! trace:FILE`, `distribution file:FILE` or a `.dist` table's path, a tc
-//! table by name, `profile FILE`, `timevarying FILE`) are read when the
+//! table by name, `profile FILE`, `timevarying FILE`, `delay trace:FILE`,
+//! `timeline FILE`) are read when the
 //! link is built, through the caller's loader ([`FileReader`]: the CLI
 //! reads relative paths from the topology file's directory with
 //! [`pipelab_lang::files::read_named_file`]), and kept in the topology
@@ -125,6 +126,7 @@ const PIPE_KEYS: &[&str] = &[
     "wireless",
     "profile",
     "timevarying",
+    "timeline",
     "limit",
     "rate",
     "slot",
@@ -552,6 +554,10 @@ pub fn read_link(
                 pieces.push((i, "bw"));
             }
             "bw" | "bandwidth" => set(LinkAttr::Bw, value, &mut out)?,
+            "delay" if first.to_ascii_lowercase().starts_with("trace:") => {
+                push(&mut text, i, "delay", value, a.column_at(value));
+                pieces.push((i, "delay"));
+            }
             "kbps" => {
                 if !value.bytes().all(|b| b.is_ascii_digit() || b == b'.') || value.is_empty() {
                     return Err(err(

@@ -256,9 +256,12 @@ impl MarkovGraph {
         }
         let n = states.len();
         let mut out: Vec<State> = Vec::with_capacity(n);
+        // A timeline or a delay trace is a chain of one state per row:
+        // names are checked in a set, not against every earlier state.
+        let mut names = std::collections::HashSet::with_capacity(n);
         for (i, s) in states.into_iter().enumerate() {
             let at = |m: String| ModelError::at(WHAT, i, m);
-            if out.iter().any(|o| o.name == s.name) {
+            if !names.insert(s.name.clone()) {
                 return Err(at(format!("state `{}` is declared twice", s.name)));
             }
             s.params.check().map_err(|e| at(e.message))?;

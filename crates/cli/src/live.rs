@@ -421,6 +421,12 @@ pub struct ShellArgs {
     /// 'profile 802.11b-11 cw 16'. Excludes --link, --uplink, --downlink.
     #[arg(long, value_name = "PIPE PARAMETERS", conflicts_with_all = ["link", "uplink", "downlink"])]
     shared: Option<String>,
+    /// A chain of Mahimahi shells as typed for Mahimahi, e.g. 'mm-delay
+    /// 20 mm-loss uplink 0.01 mm-link up.trace down.trace' (mm-delay,
+    /// mm-loss, mm-link and its queue options), made into the two
+    /// directions' pipes. Excludes --link, --uplink, --downlink, --shared.
+    #[arg(long, value_name = "MAHIMAHI SHELLS", conflicts_with_all = ["link", "uplink", "downlink", "shared"])]
+    mm: Option<String>,
     /// A configuration of the language (pipes, schedulers, flow queues,
     /// rules, tables), applied after the link words. Rules see the
     /// namespace's traffic as `out` and traffic to it as `in`. Without
@@ -687,7 +693,16 @@ fn flag_error(flag: &'static str, value: &str, error: UnitError) -> FlagError {
 fn shell_config(a: &ShellArgs) -> Result<pipelab_lang::Config, ShellError> {
     let words =
         a.link.is_some() || a.uplink.is_some() || a.downlink.is_some() || a.shared.is_some();
-    let mut cfg = if words || a.config.is_none() {
+    let mut cfg = if let Some(text) = &a.mm {
+        let chain = pipelab_lang::mahimahi::parse_mm_chain(text).map_err(|error| {
+            ShellError::LinkWords {
+                flag: "mm",
+                text: text.to_string(),
+                error: Box::new(error),
+            }
+        })?;
+        link_config(chain.uplink, Some(chain.downlink)).map_err(ShellError::Link)?
+    } else if words || a.config.is_none() {
         let both = a.link.as_deref().unwrap_or("");
         match a.shared.as_deref() {
             Some(text) => {

@@ -499,3 +499,38 @@ fn shell_follows_a_delay_trace() {
         panic!("{e}");
     }
 }
+
+/// `pipelab shell --mm 'mm-delay 10 mm-link T T'`, a Mahimahi chain as
+/// typed for Mahimahi, with a trace of one delivery opportunity per
+/// millisecond: a ping waits less than one opportunity each way, so its
+/// RTT is 20 to 22 ms plus the live path's own fraction of a millisecond
+/// (mean at most 22.6 ms; in one of three runs: see [`in_one_of_three`]).
+#[test]
+#[cfg_attr(
+    not(pipelab_live),
+    ignore = "live: needs root (CAP_NET_ADMIN, CAP_NET_RAW); run as root or with PIPELAB_LIVE=1"
+)]
+fn shell_runs_a_mahimahi_chain() {
+    let Some(_g) = live() else { return };
+    let trace = tmp_path("mm.trace");
+    std::fs::write(&trace, "1\n").expect("write trace");
+    let chain = format!("mm-delay 10 mm-link {trace} {trace}");
+    let r = in_one_of_three(|| {
+        let (out, v) = shell(&["--mm", &chain], "ping -c 20 -i 0.05 -q $PIPELAB_OUTSIDE");
+        let (min, avg) = (ping_min_ms(&out), ping_avg_ms(&out));
+        let slack = steal_slack();
+        let pipes = v["pipes"].as_array().map_or(0, Vec::len);
+        if min >= 19.95 && avg <= 22.6 + slack.mean_ms && out.contains("20 received") && pipes == 2
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "min {min} ms, mean {avg} ms, {pipes} pipes (slack {slack:?}): {out}"
+            ))
+        }
+    });
+    let _ = std::fs::remove_file(&trace);
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}

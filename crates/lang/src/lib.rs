@@ -50,6 +50,7 @@ pub mod ast;
 pub mod error;
 pub mod files;
 pub mod lexer;
+pub mod mahimahi;
 pub mod netconfig;
 pub mod output;
 pub mod parser;

@@ -502,7 +502,9 @@ impl Classifier {
     /// unchanged (same number, same text): their counters and their `prob`
     /// streams, so that reconfiguring a running emulation neither resets
     /// the counters of the rules it did not touch nor replays their draws.
-    /// Both lists are in number order, so this is one merge.
+    /// Both lists are in number order (rules that share a number in the
+    /// order added), so this is one merge. A dynamic state goes on under
+    /// the first unchanged rule of its number.
     pub fn inherit(&mut self, old: &Classifier) {
         // Rule number → index here, of the rules that stand unchanged.
         let mut kept: BTreeMap<u32, usize> = BTreeMap::new();
@@ -513,12 +515,15 @@ impl Classifier {
             }
             let Some(o) = old.rules.get(j) else { break };
             if o.number == r.number && o.spec == r.spec {
-                kept.insert(r.number, i);
+                kept.entry(r.number).or_insert(i);
                 r.rng = o.rng.clone();
                 r.streams = o.streams.clone();
                 if let (Some(c), Some(oc)) = (self.counters.get_mut(i), old.counters.get(j)) {
                     *c = *oc;
                 }
+                // Taken: the next rule of a shared number meets the next
+                // old one.
+                j += 1;
             }
         }
         // Dynamic states whose rule stands unchanged go on, under their

@@ -2,10 +2,9 @@
 
 use super::*;
 use pipelab_lang::{parse_line, Command};
-use std::collections::BTreeMap;
 
-fn rules(lines: &[&str]) -> BTreeMap<u32, RuleSpec> {
-    let mut m = BTreeMap::new();
+fn rules(lines: &[&str]) -> pipelab_lang::Rules {
+    let mut m = pipelab_lang::Rules::new();
     for l in lines {
         match parse_line(l) {
             Ok(Some(Command::Add(r))) => {
@@ -50,6 +49,49 @@ fn first_match_in_number_order() {
     assert_eq!(m.decision, Decision::Pipe(2));
     let counts: Vec<u64> = c.rules().map(|(_, _, k)| k.packets).collect();
     assert_eq!(counts, vec![1, 1, 0]);
+}
+
+/// Rules that share a number are checked in the order they were added
+/// (ipfw's), and a skipto to that number lands on the first of them.
+#[test]
+fn rules_sharing_a_number_match_in_the_order_added() {
+    let mut c = classifier(&[
+        "add 300 pipe 3 ip from any to any",
+        "add 100 skipto 200 ip from 10.0.0.0/8 to any",
+        "add 200 pipe 2 udp from any to any dst-port 2",
+        "add 200 pipe 4 ip from any to any",
+        "add 150 pipe 1 ip from any to any",
+    ]);
+    let m = c.classify(&udp("10.1.2.3", 1, "1.1.1.1", 2, None), 0);
+    assert_eq!(m.decision, Decision::Pipe(2));
+    let m = c.classify(&udp("10.1.2.3", 1, "1.1.1.1", 9, None), 0);
+    assert_eq!(m.decision, Decision::Pipe(4));
+    let m = c.classify(&udp("11.1.2.3", 1, "1.1.1.1", 2, None), 0);
+    assert_eq!(m.decision, Decision::Pipe(1));
+    let order: Vec<u32> = c.rules().map(|(n, _, _)| n).collect();
+    assert_eq!(order, vec![100, 150, 200, 200, 300, 65535]);
+    let counts: Vec<u64> = c.rules().map(|(_, _, k)| k.packets).collect();
+    assert_eq!(counts, vec![2, 1, 1, 1, 0, 0]);
+}
+
+/// A reconfiguration keeps the counters of every unchanged rule, also
+/// of each rule that shares its number with another.
+#[test]
+fn inherit_keeps_the_counters_of_rules_sharing_a_number() {
+    let lines = [
+        "add 200 pipe 2 udp from any to any dst-port 2",
+        "add 200 pipe 4 ip from any to any",
+    ];
+    let mut old = classifier(&lines);
+    for port in [2, 9, 9] {
+        old.classify(&udp("10.1.2.3", 1, "1.1.1.1", port, None), 0);
+    }
+    let mut more = lines.to_vec();
+    more.push("add 200 pipe 5 ip from any to any");
+    let mut new = classifier(&more);
+    new.inherit(&old);
+    let counts: Vec<u64> = new.rules().map(|(_, _, k)| k.packets).collect();
+    assert_eq!(counts, vec![1, 2, 0, 0]);
 }
 
 /// Unmatched traffic falls to rule 65535, allow.

@@ -486,10 +486,14 @@ impl State {
             .cfg
             .apply_script(script)
             .map_err(|e| script_errors(e, script))?;
-        // Rules added: print them as ipfw does.
+        // Rules added: print them as ipfw does (a rule sharing a number
+        // comes after those that had it).
         let mut output = String::new();
+        let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
         for (n, r) in &block.cfg.rules {
-            if !current.cfg.rules.contains_key(n) {
+            let k = seen.entry(*n).or_insert(0);
+            *k += 1;
+            if *k > current.cfg.rules.numbered(n).len() {
                 let mut r = r.clone();
                 r.number = None;
                 output.push_str(&format!("{n:05} {r}\n"));

@@ -17,7 +17,7 @@ use pipelab_classify::Direction;
 use pipelab_engine::mask::FlowMask;
 use pipelab_engine::sched::{FlowSpec, SchedConfig};
 use pipelab_engine::PipeConfig;
-use pipelab_lang::{RuleSpec, Table, TableId};
+use pipelab_lang::{Rules, Table, TableId};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
@@ -398,8 +398,9 @@ pub struct Spec {
     pub pipes: BTreeMap<u32, PipeDef>,
     /// Flow queues by number.
     pub queues: BTreeMap<u32, QueueDef>,
-    /// Rules by number (the default rule 65535 is implicit).
-    pub rules: BTreeMap<u32, RuleSpec>,
+    /// Rules by number, several to a number in the order added (the
+    /// default rule 65535 is implicit).
+    pub rules: Rules,
     /// Lookup tables by number or name.
     pub tables: BTreeMap<TableId, Table>,
     /// `set one_pass`: false reinjects a packet leaving a pipe into the
@@ -418,7 +419,7 @@ impl Default for Spec {
         Spec {
             pipes: BTreeMap::new(),
             queues: BTreeMap::new(),
-            rules: BTreeMap::new(),
+            rules: Rules::new(),
             tables: BTreeMap::new(),
             one_pass: true,
             env: Env::default(),

@@ -55,6 +55,7 @@ pub mod netconfig;
 pub mod output;
 pub mod parser;
 pub mod presets;
+pub mod rules;
 pub mod source;
 pub mod state;
 pub mod timeline;
@@ -72,6 +73,7 @@ pub use error::{render_all, ParseError, SourceLines, Spanned, MAX_RENDERED_ERROR
 pub use netconfig::{parse_netconfig, NetCommand, NetKind, NetLinks, NetSpec, Selector};
 pub use parser::{parse_line, parse_pipe_params, parse_script, parse_side_params};
 pub use presets::{Preset, Side, PRESETS};
+pub use rules::Rules;
 pub use state::{render_errors, ApplyError, Config, Outcome, ScriptError, Table};
 pub use traffic::{
     parse_traffic, parse_traffic_lines, Pattern, Period, TrafficProto, TrafficRate, TrafficSpec,

@@ -13,8 +13,10 @@
 //! `list`. pipelab is an emulator, not a firewall, so traffic no rule
 //! claims passes untouched.
 //!
-//! Differences from ipfw, on purpose: two rules may not share a number
-//! (ipfw allows it); a rule may not send to a pipe that is not configured
+//! Rules may share a number, as in ipfw: they are checked in the order
+//! they were added, and `delete N` removes them all ([`Rules`]).
+//!
+//! Differences from ipfw, on purpose: a rule may not send to a pipe that is not configured
 //! once the script is applied; a pipe used by a rule cannot be deleted;
 //! deleting a missing rule or pipe is an error.
 //!
@@ -39,6 +41,7 @@ use crate::ast::{QueueSpec, QueueTarget, SchedSpec};
 pub type Table = BTreeMap<IpNet, u32>;
 use crate::error::{more_errors, ParseError, SourceLines, MAX_RENDERED_ERRORS};
 use crate::parser::parse_script;
+use crate::rules::Rules;
 
 /// Pipes, rules and switches, as applied so far.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,8 +55,9 @@ pub struct Config {
     pub scheds: BTreeMap<u32, SchedSpec>,
     /// Flow queues by number (`queue N config`), each feeding a scheduler.
     pub queues: BTreeMap<u32, QueueSpec>,
-    /// Rules by number (`1..=65534`); each rule's `number` is `Some(key)`.
-    pub rules: BTreeMap<u32, RuleSpec>,
+    /// Rules by number (`1..=65534`), several to a number in the order
+    /// added; each rule's `number` is `Some(its number)`.
+    pub rules: Rules,
     /// Lookup tables by number (`0..=65535`) or name. A table made by
     /// `table T add` alone is never empty (deleting its last entry removes
     /// it); one made by `table T create` stays until `table T destroy`
@@ -75,7 +79,7 @@ impl Default for Config {
             pipes: BTreeMap::new(),
             scheds: BTreeMap::new(),
             queues: BTreeMap::new(),
-            rules: BTreeMap::new(),
+            rules: Rules::new(),
             tables: BTreeMap::new(),
             created_tables: BTreeSet::new(),
             one_pass: true,
@@ -144,11 +148,6 @@ pub enum ApplyError {
         /// The rules that send to it.
         rules: Vec<u32>,
     },
-    /// `add N` where rule `N` exists.
-    #[error(
-        "rule {0} already exists: ipfw lets rules share a number, pipelab gives each rule its own"
-    )]
-    RuleExists(u32),
     /// `delete N` where rule `N` does not exist.
     #[error("rule {0} does not exist")]
     NoSuchRule(u32),
@@ -463,9 +462,6 @@ impl Config {
                     }
                     None => self.next_rule_number()?,
                 };
-                if self.rules.contains_key(&n) {
-                    return Err(ApplyError::RuleExists(n));
-                }
                 if let Action::Skipto(target) = spec.action {
                     if target <= n {
                         return Err(ApplyError::SkiptoBackward { rule: n, target });
@@ -598,9 +594,9 @@ impl Config {
     /// The number `add` without a number would get: the highest rule
     /// number + 100, or 100 for the first rule.
     pub fn next_rule_number(&self) -> Result<u32, ApplyError> {
-        match self.rules.keys().next_back() {
+        match self.rules.last_number() {
             None => Ok(AUTOINC_STEP),
-            Some(&last) => last
+            Some(last) => last
                 .checked_add(AUTOINC_STEP)
                 .filter(|&n| n <= MAX_RULE)
                 .ok_or(ApplyError::RuleNumberOverflow { last }),
@@ -849,10 +845,9 @@ mod tests {
     fn delete_and_duplicates_and_skipto() {
         let mut c = Config::new();
         c.apply(&cmd("add 100 allow")).unwrap();
-        assert_eq!(
-            c.apply(&cmd("add 100 deny")),
-            Err(ApplyError::RuleExists(100))
-        );
+        // ipfw keeps both, in the order added.
+        assert_eq!(c.apply(&cmd("add 100 deny")), Ok(Outcome::RuleAdded(100)));
+        assert_eq!(c.rules.len(), 2);
         assert_eq!(
             c.apply(&cmd("delete 100 200")),
             Err(ApplyError::NoSuchRule(200))

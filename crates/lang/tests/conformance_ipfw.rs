@@ -126,31 +126,41 @@ fn every_protocol_name_reads_as_its_number() {
     assert_eq!(Proto::from_name("divert"), None);
 }
 
-/// Pass proves: a second rule with a number in use is refused with a
-/// message naming the difference from ipfw (which keeps both, in the order
-/// added), and `delete N` removes the rule numbered N.
+/// Pass proves: rules may share a number, as in ipfw: both are kept, in
+/// the order added, listed and printed back so, `add` without a number
+/// follows the highest, and `delete N` removes every rule numbered N.
 #[test]
-fn rules_sharing_a_number_are_refused_by_name() {
+fn rules_sharing_a_number_are_kept_in_the_order_added() {
     let mut c = Config::new();
-    c.apply_script("add 100 pipe 1 ip from any to any\npipe 1 config bw 1Mbit/s\n")
-        .expect("the first rule applies");
-    let second = parse_line("add 100 allow tcp from any to any")
-        .ok()
-        .flatten()
-        .expect("the second rule parses");
-    let e = c.apply(&second).expect_err("a shared number is refused");
+    c.apply_script(
+        "pipe 1 config bw 1Mbit/s\nadd 100 pipe 1 ip from any to any\nadd 100 allow tcp from any to any\nadd 50 deny udp from any to any\nadd 100 count ip from any to any\nadd allow icmp from any to any\n",
+    )
+    .expect("rules sharing a number apply");
+    let listing: Vec<String> = c.rule_listing().lines().map(str::to_string).collect();
     assert_eq!(
-        e.to_string(),
-        "rule 100 already exists: ipfw lets rules share a number, pipelab gives each rule its own",
+        listing,
+        [
+            "00050 deny udp from any to any",
+            "00100 pipe 1 ip from any to any",
+            "00100 allow tcp from any to any",
+            "00100 count ip from any to any",
+            "00200 allow icmp from any to any",
+            "65535 allow ip from any to any",
+        ],
         "[{}]",
         conformance::BSD_RULES
     );
+    let mut back = Config::new();
+    back.apply_script(&c.to_script())
+        .expect("the script applies");
+    assert_eq!(back, c);
     let del = parse_line("delete 100")
         .ok()
         .flatten()
         .expect("delete parses");
     c.apply(&del).expect("delete 100 applies");
-    assert!(c.rules.is_empty());
+    assert_eq!(c.rules.len(), 2);
+    assert!(!c.rules.contains_key(&100));
 }
 
 /// Pass proves the suite's size: at least 60 cases read back and 20

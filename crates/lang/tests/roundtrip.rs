@@ -696,7 +696,7 @@ fn config() -> impl Strategy<Value = Config> {
             let tables = tables.into_iter().map(|(t, (e, _))| (t, e)).collect();
             let mut c = Config {
                 pipes,
-                rules,
+                rules: rules.into(),
                 tables,
                 created_tables: created,
                 one_pass,

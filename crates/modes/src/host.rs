@@ -82,7 +82,7 @@ use pipelab_io::backends::PortStats;
 use pipelab_io::buffers::BUF_SIZE;
 use pipelab_io::nftables::{Hook, OwnedTable, QueueChain};
 use pipelab_io::runner::{Lateness, Runner, RunnerOptions, RunnerStats};
-use pipelab_lang::{Config, IpNet, OptionKind, RuleSpec, UserMatch};
+use pipelab_lang::{Config, IpNet, OptionKind, Rules, UserMatch};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -799,7 +799,7 @@ pub fn rules_installed(table: &str) -> bool {
 
 /// Users named by `uid NAME` in `rules`, resolved through the system's
 /// user database (unknown names match nothing).
-fn users(rules: &BTreeMap<u32, RuleSpec>) -> BTreeMap<String, u32> {
+fn users(rules: &Rules) -> BTreeMap<String, u32> {
     let mut m = BTreeMap::new();
     for r in rules.values() {
         for o in &r.options {

@@ -349,8 +349,10 @@ pub struct Totals {
 pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
     let mut stats = RunnerStats::default();
     let mut hist: Option<Histogram<u64>> = None;
-    let mut rules: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-    let mut rule_order: Vec<u32> = Vec::new();
+    // By (number, place among the rules of that number): rules may share
+    // a number, and every worker lists the same rules in the same order.
+    let mut rules: BTreeMap<(u32, usize), (u64, u64)> = BTreeMap::new();
+    let mut rule_order: Vec<(u32, usize)> = Vec::new();
     let mut queues: BTreeMap<u32, QueueCounters> = BTreeMap::new();
     let mut pipes: BTreeMap<u32, PipeCounters> = BTreeMap::new();
     let mut workers = Vec::new();
@@ -369,9 +371,13 @@ pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
         }
         realtime &= s.lateness.realtime;
         demotions += s.lateness.rt_demotions;
+        let mut place: BTreeMap<u32, usize> = BTreeMap::new();
         for (n, p, b) in &s.rules {
-            let e = rules.entry(*n).or_insert_with(|| {
-                rule_order.push(*n);
+            let k = place.entry(*n).or_insert(0);
+            let key = (*n, *k);
+            *k += 1;
+            let e = rules.entry(key).or_insert_with(|| {
+                rule_order.push(key);
                 (0, 0)
             });
             e.0 += p;
@@ -432,7 +438,7 @@ pub fn totals(snaps: Vec<Snapshot>, cpus: &[Option<usize>]) -> Totals {
         lateness,
         rules: rule_order
             .into_iter()
-            .filter_map(|n| rules.get(&n).map(|&(p, b)| (n, p, b)))
+            .filter_map(|key| rules.get(&key).map(|&(p, b)| (key.0, p, b)))
             .collect(),
         queues: queues.into_values().collect(),
         pipes: pipes.into_values().collect(),
@@ -518,6 +524,42 @@ mod tests {
         assert_eq!(o.get(&4), Some(&1));
         let one = rule_owners(&s, &by_port(2, 1));
         assert!(one.values().all(|&w| w == 0));
+    }
+
+    /// A pass proves the workers' rule counters are summed rule by rule,
+    /// also for rules that share a number (each keeps its own line).
+    #[test]
+    fn rule_counters_sum_per_rule_also_when_numbers_are_shared() {
+        let snap = |worker: u16, rules: Vec<(u32, u64, u64)>| Snapshot {
+            worker,
+            ports: Vec::new(),
+            pipes: 0,
+            stats: RunnerStats::default(),
+            hist: Histogram::new(3).expect("histogram"),
+            lateness: Lateness::default(),
+            handoff_latency: Lateness::default(),
+            rules,
+            queues: Vec::new(),
+            pipe_counters: Vec::new(),
+            seed: 1,
+        };
+        let t = totals(
+            vec![
+                snap(
+                    0,
+                    vec![(100, 1, 10), (200, 2, 20), (200, 3, 30), (65535, 0, 0)],
+                ),
+                snap(
+                    1,
+                    vec![(100, 4, 40), (200, 5, 50), (200, 6, 60), (65535, 1, 1)],
+                ),
+            ],
+            &[None, None],
+        );
+        assert_eq!(
+            t.rules,
+            vec![(100, 5, 50), (200, 7, 70), (200, 9, 90), (65535, 1, 1)]
+        );
     }
 
     /// A pass proves an explicit `--workers` is kept up to the useful

@@ -46,6 +46,10 @@ pub struct MmChain {
     pub downlink: PipeSpec,
 }
 
+/// One direction's `--*-queue=TYPE` word and `--*-queue-args=ARGS` (the
+/// option's word and the arguments).
+type QueueOptions<'a> = (Option<Word<'a>>, Option<(Word<'a>, String)>);
+
 /// A word of the chain and its column (from 1, in characters).
 #[derive(Clone, Copy)]
 struct Word<'a> {
@@ -171,7 +175,7 @@ pub fn parse_mm_chain(text: &str) -> Result<MmChain, ParseError> {
                 i += 2;
                 chain.uplink.bw_trace = Some(up.text.to_string());
                 chain.downlink.bw_trace = Some(down.text.to_string());
-                let mut queues: [(Option<Word<'_>>, Option<(Word<'_>, String)>); 2] =
+                let mut queues: [QueueOptions<'_>; 2] =
                     [(None, None), (None, None)];
                 while let Some(&o) = ws.get(i) {
                     if !o.text.starts_with("--") {
@@ -290,8 +294,9 @@ fn link_queue(
                 ));
             };
             match name.trim() {
-                "packets" => packets = Some(n),
-                "bytes" => bytes = Some(n),
+                // 0 is no bound on that measure, as in Mahimahi.
+                "packets" => packets = Some(n).filter(|&n| n > 0),
+                "bytes" => bytes = Some(n).filter(|&n| n > 0),
                 t @ ("target" | "interval" | "qdelay_ref" | "max_burst") => {
                     times.push((t.to_string(), n))
                 }
@@ -321,8 +326,7 @@ fn link_queue(
         (Some(p), None) => Some(QueueLimit::Slots(
             u32::try_from(p)
                 .unwrap_or(u32::MAX)
-                .min(MAX_QUEUE_SLOTS)
-                .max(1),
+                .clamp(1, MAX_QUEUE_SLOTS),
         )),
         (None, Some(b)) => Some(QueueLimit::Bytes(b.max(1))),
         (None, None) => None,

@@ -153,7 +153,7 @@ mod tests {
         r.insert(100, rule(Action::Pipe(1)));
         r.insert(200, rule(Action::Pipe(2)));
         r.insert(100, rule(Action::Allow));
-        let order: Vec<(u32, Action)> = r.iter().map(|(n, x)| (*n, x.action.clone())).collect();
+        let order: Vec<(u32, Action)> = r.iter().map(|(n, x)| (*n, x.action)).collect();
         assert_eq!(
             order,
             vec![
@@ -167,7 +167,7 @@ mod tests {
         assert_eq!(r.remove(&100).map(|v| v.len()), Some(2));
         assert_eq!(r.len(), 2);
         assert!(r.remove(&100).is_none());
-        assert_eq!(r.get(&200).map(|x| x.action.clone()), Some(Action::Deny));
+        assert_eq!(r.get(&200).map(|x| x.action), Some(Action::Deny));
         r.clear();
         assert!(r.is_empty());
     }

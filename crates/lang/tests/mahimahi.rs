@@ -92,6 +92,11 @@ fn what_cannot_run_is_refused_at_its_word() {
         ),
         ("mm-link u d --uplink-queue=droptail", 28, "needs a limit"),
         (
+            "mm-link u d --uplink-queue=droptail --uplink-queue-args=packets=0",
+            28,
+            "needs a limit",
+        ),
+        (
             "mm-link u d --uplink-queue=codel --uplink-queue-args=packets=5",
             28,
             "target and interval",

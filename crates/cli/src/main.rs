@@ -517,6 +517,7 @@ mod tests {
         "USER",
         "NAME|PID|PATH",
         "PIPE PARAMETERS",
+        "MAHIMAHI SHELLS",
         "SPEC",
         "'SRC DST RATE ...'",
         "CONFIG",

@@ -16,7 +16,8 @@
 # 2. probe: one-way delay of 100-byte probe packets through
 #    `pipelab shell --link 'delay $PROBE_DELAY'` (namespace -> host) at
 #    each rate of $PROBE_RATES for $PROBE_SECS, quiet and with hogs: mean,
-#    stddev, p99, max, lost; and the same probe over the plain veth pair
+#    stddev, p99, max, lost, for each variant of $VARIANTS; and the same
+#    probe over the plain veth pair
 #    (the machine's own floor: its stddev is the least any emulator
 #    could show here).
 #
@@ -134,12 +135,12 @@ EOF
 }
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+IFS=';' read -r -a variants <<<"$VARIANTS"
 if want ping; then
 echo "## ping through \`pipelab shell --link 'delay $DELAY'\`: $RUNS x $COUNT pings every ${INTERVAL}s per row ($(date -u +%F), $(nproc) CPUs, $cpu, $(uname -r))"
 echo
 echo "| variant | pings | mean ms | mdev ms: median of runs (range) | p50 ms | p99 ms | max ms | > RTT + 1 ms | lateness p99 / max µs |"
 echo "|---|---|---|---|---|---|---|---|---|"
-IFS=';' read -r -a variants <<<"$VARIANTS"
 for hogs in 0 $HOGS; do
     [ "$hogs" -gt 0 ] && hogs_on "$hogs"
     for r in $(seq "$RUNS"); do
@@ -195,12 +196,18 @@ port=$((20000 + ID % 20000))
 for hogs in 0 $HOGS; do
     [ "$hogs" -gt 0 ] && hogs_on "$hogs"
     for rate in $PROBE_RATES; do
-      for bin in "$BIN" $BASE; do
-        label=pipelab; [ "$bin" = "$BASE" ] && label=base
+      # Each variant of this binary, then the base's defaults.
+      rows=()
+      for v in "${!variants[@]}"; do rows+=("$BIN|${variants[$v]}"); done
+      [ -n "$BASE" ] && rows+=("$BASE|defaults")
+      for row in "${rows[@]}"; do
+        bin=${row%%|*}; flags=${row#*|}
+        label="pipelab $flags"; [ "$bin" = "$BASE" ] && label=base
+        [ "$flags" = defaults ] && flags=""
         "$BIN" probe recv --listen "0.0.0.0:$port" --once >/dev/null 2>&1 & rx=$!
         sleep 0.3
-        # shellcheck disable=SC2016
-        "$bin" shell --link "delay $PROBE_DELAY" --stats "$WORK/probe.stats" -- \
+        # shellcheck disable=SC2016,SC2086
+        "$bin" shell $flags --link "delay $PROBE_DELAY" --stats "$WORK/probe.stats" -- \
             sh -c "$BIN probe send \$PIPELAB_OUTSIDE:$port --rate $rate --size 100B --duration ${PROBE_SECS}s --burst 8 --json" \
             >"$WORK/probe.json" 2>/dev/null || true
         kill $rx 2>/dev/null || true; wait $rx 2>/dev/null || true

@@ -315,7 +315,6 @@ fn hostile_requests_are_refused_and_change_nothing() {
             "queue 9 delete",
             "sched 8 delete",
             "table 3 delete 10.0.0.1",
-            "add 100 pipe 1",
             "add 200 pipe 77",
             "pipe 0 config",
             "pipe 65536 config",

@@ -172,6 +172,23 @@ pub fn parse_mm_chain(text: &str) -> Result<MmChain, ParseError> {
                         ));
                     }
                 }
+                for t in [up, down] {
+                    // The pipe's words must hold the path as it is (they
+                    // are printed in reports and read back).
+                    let line = format!("pipe 1 config bw trace:{}", t.text);
+                    let held = matches!(
+                        crate::parse_line(&line),
+                        Ok(Some(crate::Command::PipeConfig { spec, .. }))
+                            if spec.bw_trace.as_deref() == Some(t.text)
+                    );
+                    if !held {
+                        return Err(at(
+                            t,
+                            format!("the trace path '{}' cannot be written as a pipe's word", t.text),
+                            Some("rename the file without commas, quotes, braces or '#'"),
+                        ));
+                    }
+                }
                 i += 2;
                 chain.uplink.bw_trace = Some(up.text.to_string());
                 chain.downlink.bw_trace = Some(down.text.to_string());
@@ -260,6 +277,28 @@ pub fn parse_mm_chain(text: &str) -> Result<MmChain, ParseError> {
             spec.queue.get_or_insert(QueueLimit::Slots(MAX_QUEUE_SLOTS));
         }
     }
+    // Each pipe must be one the language writes and reads back (it is
+    // printed in reports and by `pipe show`): values Mahimahi takes that
+    // a pipe refuses (a delay beyond the engine's range) are said here,
+    // at the link (or the first shell), with the language's message.
+    let w = link.unwrap_or(ws[0]);
+    for (dir, spec) in [("uplink", &chain.uplink), ("downlink", &chain.downlink)] {
+        let line = format!("pipe 1 config {spec}");
+        let back = crate::parse_line(&line);
+        let same =
+            matches!(&back, Ok(Some(crate::Command::PipeConfig { spec: b, .. })) if b == spec);
+        if !same {
+            let why = match back {
+                Err(e) => e.message,
+                _ => "it does not read back as written".into(),
+            };
+            return Err(at(
+                w,
+                format!("the {dir} cannot be a pipe: {why}"),
+                Some("see the values of the chain"),
+            ));
+        }
+    }
     Ok(chain)
 }
 
@@ -297,9 +336,11 @@ fn link_queue(
                 // 0 is no bound on that measure, as in Mahimahi.
                 "packets" => packets = Some(n).filter(|&n| n > 0),
                 "bytes" => bytes = Some(n).filter(|&n| n > 0),
-                t @ ("target" | "interval" | "qdelay_ref" | "max_burst") => {
+                // 0 is not given, as Mahimahi reads it.
+                t @ ("target" | "interval" | "qdelay_ref" | "max_burst") if n > 0 => {
                     times.push((t.to_string(), n))
                 }
+                "target" | "interval" | "qdelay_ref" | "max_burst" => {}
                 other => {
                     return Err(err(
                         *w,

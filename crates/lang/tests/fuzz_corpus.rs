@@ -38,6 +38,12 @@ fn command_parser_corpus() {
                     "{name}: {printed}"
                 );
             }
+            if let Ok(chain) = pipelab_lang::mahimahi::parse_mm_chain(line) {
+                for spec in [&chain.uplink, &chain.downlink] {
+                    let printed = format!("pipe 1 config {spec}");
+                    assert!(parse_line(&printed).is_ok(), "{name}: {line}: {printed}");
+                }
+            }
         }
         let _ = parse_script(text);
         let mut cfg = Config::new();

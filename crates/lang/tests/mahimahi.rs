@@ -111,6 +111,13 @@ fn what_cannot_run_is_refused_at_its_word() {
             13,
             "no arguments",
         ),
+        ("mm-link up.trace t=5,interval=100", 18, "cannot be written"),
+        (
+            "mm-link u d --uplink-queue=codel --uplink-queue-args=packets=50,target=0,interval=100",
+            28,
+            "target and interval",
+        ),
+        ("mm-delay 20747431s", 1, "cannot be a pipe"),
         ("mm-onoff uplink 1 1", 1, "not supported"),
         ("mm-webreplay dir", 1, "not one of Mahimahi's link shells"),
         ("ping 10.0.0.1", 1, "expected a Mahimahi shell"),

@@ -698,15 +698,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             };
             match name {
                 "bw" if lower(&value).starts_with("trace:") => {
-                    let path = &value.text["trace:".len()..];
-                    if path.is_empty() {
-                        return Err(self.err_at(
-                            value,
-                            "missing path after 'trace:'",
-                            Some("e.g. bw trace:link.trace".into()),
-                        ));
-                    }
-                    spec.bw_trace = Some(path.to_string());
+                    spec.bw_trace = Some(self.trace_path(value, "e.g. bw trace:link.trace")?);
                 }
                 "bw" => spec.bw = Some(self.unit(value, units::parse_rate(value.text))?),
                 "red" | "gred" => spec.aqm = Some(AqmSpec::Red(self.red(value, name == "gred")?)),
@@ -733,15 +725,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                 "timevarying" => spec.timevarying = Some(value.text.to_string()),
                 "timeline" => spec.timeline = Some(value.text.to_string()),
                 "delay" if lower(&value).starts_with("trace:") => {
-                    let path = &value.text["trace:".len()..];
-                    if path.is_empty() {
-                        return Err(self.err_at(
-                            value,
-                            "missing path after 'trace:'",
-                            Some("e.g. delay trace:rtt.trace".into()),
-                        ));
-                    }
-                    spec.delay_trace = Some(path.to_string());
+                    spec.delay_trace = Some(self.trace_path(value, "e.g. delay trace:rtt.trace")?);
                 }
                 "burst" => spec.burst = Some(self.unit(value, units::parse_burst(value.text))?),
                 "ecn" => spec.ecn = true,
@@ -953,6 +937,16 @@ impl<'t, 'a> Parser<'t, 'a> {
             max_th: threshold("max_th", max_th)?,
             max_p: self.unit(value, units::parse_probability(max_p))?,
         })
+    }
+
+    /// The path of a `trace:PATH` value (`bw`, `delay`, `loss`), which
+    /// must not be empty.
+    fn trace_path(&self, value: Token<'a>, example: &str) -> Result<String, ParseError> {
+        let path = &value.text["trace:".len()..];
+        if path.is_empty() {
+            return Err(self.err_at(value, "missing path after 'trace:'", Some(example.into())));
+        }
+        Ok(path.to_string())
     }
 
     /// A duration after one of codel's or pie's words, which must not repeat.
@@ -1213,15 +1207,9 @@ impl<'t, 'a> Parser<'t, 'a> {
             "gemodel" => (4, false),
             "state" => (5, true),
             _ if w.starts_with("trace:") => {
-                let path = &value.text["trace:".len()..];
-                if path.is_empty() {
-                    return Err(self.err_at(
-                        value,
-                        "missing path after 'trace:'",
-                        Some("e.g. loss trace:drops.txt".into()),
-                    ));
-                }
-                return Ok(LossSpec::Trace(path.to_string()));
+                return Ok(LossSpec::Trace(
+                    self.trace_path(value, "e.g. loss trace:drops.txt")?,
+                ));
             }
             _ if self.is_number_like(value) => return self.chance(value).map(LossSpec::Random),
             _ => {

@@ -390,16 +390,24 @@ fn shares<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Res
         .iter()
         .map(|s| drawable(s.1))
         .fold(0.0, f64::max);
+    // A negative value (a malformed report) is drawn below the axis'
+    // zero, within the chart: every bar lies inside its range.
+    let min = data
+        .shares
+        .iter()
+        .map(|s| drawable(s.1))
+        .fold(0.0, f64::min);
     let (div, unit) = scale(data.shares_unit, max);
     let n = data.shares.len();
     let top = if max > 0.0 { max / div * 1.15 } else { 1.0 };
+    let bottom = min / div * 1.15;
     let names: Vec<String> = data.shares.iter().map(|s| s.0.clone()).collect();
     let mut chart = ChartBuilder::on(root)
         .caption(&data.title, (FAMILY, 18))
         .margin(14)
         .x_label_area_size(46)
         .y_label_area_size(64)
-        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..top)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, bottom..top)
         .map_err(err)?;
     let label = |x: &f64| {
         let i = x.round();
